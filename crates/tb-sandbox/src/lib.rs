@@ -1,1 +1,19 @@
-//! tb-sandbox
+//! The state engine and the tool runtime of thinkingbox-rs.
+//!
+//! - [`schema`]: field kinds, models and tables, written as compact text.
+//! - [`coerce`]: pydantic-style lax validation into JSON-mode values, with pydantic's messages.
+//! - [`state`]: tables of rows, the reference's create/update/delete and data-patch rules,
+//!   stable state and its sha256 hash.
+//! - [`diff`]: the reference's deep diff.
+//! - [`pyjson`]: Python-exact `json.dumps` text (hash input and tool result text).
+//! - [`runtime`]: domains, sessions, tool calls and their error shapes.
+
+pub mod coerce;
+pub mod diff;
+pub mod pyjson;
+pub mod runtime;
+pub mod schema;
+pub mod state;
+
+pub use runtime::{Args, CallOutcome, Clock, Domain, DomainError, Loaded, Session, Tool, ToolError, ToolFn};
+pub use state::{Row, State, StateError};

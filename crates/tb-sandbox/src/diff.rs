@@ -1,0 +1,136 @@
+//! The reference's deep diff of two JSON trees (result vs golden), entry for entry.
+
+use serde_json::{Map, Value, json};
+
+/// Python's `type(x).__name__` for a JSON value.
+pub fn py_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+/// Python `==` on two scalars of the same type.
+fn scalar_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
+                i == j
+            } else if let (Some(i), Some(j)) = (x.as_u64(), y.as_u64()) {
+                i == j
+            } else {
+                x.as_f64() == y.as_f64()
+            }
+        }
+        _ => a == b,
+    }
+}
+
+/// `calculate_deep_diff(result, golden, path="root")`.
+pub fn deep_diff(result: &Value, golden: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    diff_into(result, golden, "root", &mut out);
+    out
+}
+
+fn entry(path: &str, kind: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("path".into(), Value::String(path.to_string()));
+    m.insert("type".into(), Value::String(kind.to_string()));
+    m
+}
+
+fn diff_into(a: &Value, b: &Value, path: &str, out: &mut Vec<Value>) {
+    match (a, b) {
+        (Value::Null, Value::Null) => return,
+        (Value::Null, _) => {
+            let mut m = entry(path, "result is None, golden is not");
+            m.insert("result".into(), Value::Null);
+            m.insert("golden".into(), json!(py_type_name(b)));
+            out.push(Value::Object(m));
+            return;
+        }
+        (_, Value::Null) => {
+            let mut m = entry(path, "result is not None, golden is None");
+            m.insert("result".into(), json!(py_type_name(a)));
+            m.insert("golden".into(), Value::Null);
+            out.push(Value::Object(m));
+            return;
+        }
+        _ => {}
+    }
+    let (ta, tb) = (py_type_name(a), py_type_name(b));
+    if ta != tb {
+        let mut m = entry(path, "type mismatch");
+        m.insert("result".into(), json!(ta));
+        m.insert("golden".into(), json!(tb));
+        out.push(Value::Object(m));
+        return;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))).collect();
+            keys.sort_unstable_by(|p, q| p.as_bytes().cmp(q.as_bytes()));
+            for key in keys {
+                let key_path = if path == "root" { key.clone() } else { format!("{path}.{key}") };
+                match (x.get(key), y.get(key)) {
+                    (None, _) => out.push(Value::Object(entry(&key_path, "missing in result (present in golden)"))),
+                    (_, None) => out.push(Value::Object(entry(&key_path, "present in result (missing in golden)"))),
+                    (Some(va), Some(vb)) => diff_into(va, vb, &key_path, out),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                let mut m = entry(path, "length mismatch");
+                m.insert("result".into(), json!(x.len()));
+                m.insert("golden".into(), json!(y.len()));
+                out.push(Value::Object(m));
+            }
+            for i in 0..x.len().max(y.len()) {
+                let item_path = format!("{path}[{i}]");
+                match (x.get(i), y.get(i)) {
+                    (None, _) => out.push(Value::Object(entry(&item_path, "missing in result (present in golden)"))),
+                    (_, None) => out.push(Value::Object(entry(&item_path, "present in result (missing in golden)"))),
+                    (Some(va), Some(vb)) => diff_into(va, vb, &item_path, out),
+                }
+            }
+        }
+        _ => {
+            if !scalar_eq(a, b) {
+                let mut m = entry(path, "value mismatch");
+                m.insert("result".into(), a.clone());
+                m.insert("golden".into(), b.clone());
+                out.push(Value::Object(m));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_matches_reference_shapes() {
+        let a = json!({"t": [{"id": 1, "x": 1}, {"id": 2}], "u": 1, "v": null, "w": 2});
+        let b = json!({"t": [{"id": 1, "x": 1.0}], "u": 2, "v": "s", "z": true, "w": 2});
+        let d = deep_diff(&a, &b);
+        assert_eq!(
+            Value::Array(d),
+            json!([
+                {"path": "t", "type": "length mismatch", "result": 2, "golden": 1},
+                {"path": "t[0].x", "type": "type mismatch", "result": "int", "golden": "float"},
+                {"path": "t[1]", "type": "present in result (missing in golden)"},
+                {"path": "u", "type": "value mismatch", "result": 1, "golden": 2},
+                {"path": "v", "type": "result is None, golden is not", "result": null, "golden": "str"},
+                {"path": "z", "type": "missing in result (present in golden)"}
+            ])
+        );
+    }
+}

@@ -1,0 +1,417 @@
+//! The tool runtime: a domain is a table layout plus tools (a declared input model and a
+//! function); a session is one attempt's state with its clock, and runs tools the way the
+//! reference's servers do, including the exact shape of every error the agent sees.
+
+use crate::coerce::{self, Ctx};
+use crate::pyjson;
+use crate::schema::{self, Kind, Model, SchemaDoc, SchemaError, ToolDecl};
+use crate::state::{Layout, State, StateError};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// An error a tool raises. Its text follows `Tool execution failed: ` in the result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl ToolError {
+    /// A plain message (the reference's `ExecutionError(message)`).
+    pub fn new(msg: impl Into<String>) -> Self {
+        ToolError(msg.into())
+    }
+
+    /// `ExecutionError(message, details)`: `message: d1; d2`.
+    pub fn with_details(msg: &str, details: &[String]) -> Self {
+        if details.is_empty() { ToolError(msg.to_string()) } else { ToolError(format!("{msg}: {}", details.join("; "))) }
+    }
+}
+
+impl From<StateError> for ToolError {
+    fn from(e: StateError) -> Self {
+        ToolError(e.to_string())
+    }
+}
+
+/// Validated tool arguments: the input model's fields, coerced, defaults filled, in model order.
+pub type Args = Map<String, Value>;
+
+/// A tool's function.
+pub type ToolFn = fn(&mut Session, &Args) -> Result<Value, ToolError>;
+
+/// A tool: its declaration (name, input model with our descriptions) and its function.
+#[derive(Clone)]
+pub struct Tool {
+    /// Name and input model.
+    pub decl: ToolDecl,
+    /// What it does.
+    pub run: ToolFn,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("name", &self.decl.name).finish()
+    }
+}
+
+/// Errors building a domain.
+#[derive(Debug, thiserror::Error)]
+pub enum DomainError {
+    /// A schema text is malformed.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    /// Declared tools and functions do not pair up.
+    #[error("domain {domain}: {message}")]
+    Tools {
+        /// Domain.
+        domain: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Initial data could not be loaded.
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+/// A domain: a server of the reference (tables and tools), ready to open sessions.
+#[derive(Debug)]
+pub struct Domain {
+    /// The server name (also the scenario and `init.<server>` key).
+    pub name: String,
+    layout: Layout,
+    tools: Vec<Tool>,
+    index: HashMap<String, usize>,
+}
+
+impl Domain {
+    /// Builds a domain from schema texts (`.tables`, `.tools`) and the tools' functions. Every
+    /// declared tool must have exactly one function and every function a declaration.
+    pub fn new(name: &str, texts: &[(&str, &str)], functions: &[(&str, ToolFn)]) -> Result<Self, DomainError> {
+        let doc: SchemaDoc = schema::parse(texts)?;
+        let fail = |message: String| DomainError::Tools { domain: name.to_string(), message };
+        let mut fns: HashMap<&str, ToolFn> = HashMap::new();
+        for (n, f) in functions {
+            if fns.insert(n, *f).is_some() {
+                return Err(fail(format!("function for `{n}` given twice")));
+            }
+        }
+        let mut tools = Vec::new();
+        for decl in &doc.tools {
+            let run = fns.remove(decl.name.as_str()).ok_or_else(|| fail(format!("tool `{}` has no function", decl.name)))?;
+            tools.push(Tool { decl: decl.clone(), run });
+        }
+        if let Some(extra) = fns.keys().next() {
+            return Err(fail(format!("function `{extra}` has no declaration")));
+        }
+        let index = tools.iter().enumerate().map(|(i, t)| (t.decl.name.clone(), i)).collect();
+        Ok(Domain { name: name.to_string(), layout: Layout::new(doc), tools, index })
+    }
+
+    /// The table layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The tools, in declaration order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// A tool by name.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The MCP tool list: name, description and JSON input schema of each tool.
+    pub fn tool_list(&self) -> Vec<Value> {
+        self.tools
+            .iter()
+            .map(|t| json!({"name": t.decl.name, "description": t.decl.input.description, "inputSchema": input_schema(&t.decl.input)}))
+            .collect()
+    }
+
+    /// Loads the initial data under `toolslib` into a base state for sessions.
+    pub fn load(self: &Arc<Self>, toolslib: &Path) -> Result<Loaded, DomainError> {
+        let clock = Clock::default();
+        let now = clock.now_naive_iso();
+        let base = State::load_initial(self.layout.clone(), toolslib, Ctx { now: &now })?;
+        Ok(Loaded { domain: self.clone(), base })
+    }
+}
+
+/// A domain with its initial data loaded: the base every session starts from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The domain.
+    pub domain: Arc<Domain>,
+    /// Initial state (before any data patch).
+    pub base: State,
+}
+
+impl Loaded {
+    /// A fresh session: a copy of the base state with the config's `data_patch` applied.
+    /// `config` is what the reference sends to `__reserved__init` (`sources`, `data_patch`, ...).
+    pub fn session(&self, config: &Value, clock: Clock) -> Result<Session, StateError> {
+        let mut state = self.base.clone();
+        let now = clock.now_naive_iso();
+        if let Some(patch) = config.get("data_patch") {
+            state.apply_patch(patch, Ctx { now: &now })?;
+        }
+        let sources = config.get("sources").and_then(Value::as_array).cloned().unwrap_or_default();
+        Ok(Session { domain: self.domain.clone(), state, clock, sources, now_naive: now })
+    }
+}
+
+/// The time a session's tools see. Pinned, never the wall clock unless asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Default for Clock {
+    /// 2025-10-01T13:00:00Z, the current time the v1 scenarios state.
+    fn default() -> Self {
+        Clock { now: DateTime::parse_from_rfc3339("2025-10-01T13:00:00Z").map(|d| d.with_timezone(&Utc)).unwrap_or_default() }
+    }
+}
+
+impl Clock {
+    /// A clock pinned at `now`.
+    pub fn at(now: DateTime<Utc>) -> Self {
+        Clock { now }
+    }
+
+    /// Parses an RFC 3339 instant.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        DateTime::parse_from_rfc3339(s)
+            .map(|d| Clock { now: d.with_timezone(&Utc) })
+            .map_err(|e| format!("invalid time `{s}` (want RFC 3339, e.g. 2025-10-01T13:00:00Z): {e}"))
+    }
+
+    /// `datetime.utcnow().isoformat()`-like text (naive), used for `default_factory=utcnow`.
+    pub fn now_naive_iso(&self) -> String {
+        self.now.naive_utc().format("%Y-%m-%dT%H:%M:%S").to_string()
+    }
+
+    /// ISO-8601 UTC with `Z`.
+    pub fn now_iso(&self) -> String {
+        self.now.to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+}
+
+/// What calling a tool gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutcome {
+    /// The tool ran; its result.
+    Ok(Value),
+    /// The tool failed; the full error message (`Tool execution failed: ...`).
+    ToolFailed(String),
+    /// No such tool in this session.
+    UnknownTool(String),
+}
+
+impl CallOutcome {
+    /// The JSON the MCP server sends back as text: the result, or `{"error", "tool"}`.
+    /// An unknown tool is reported as the in-process system does (`Unknown tool: x`).
+    pub fn to_json(&self, tool: &str) -> Value {
+        match self {
+            CallOutcome::Ok(v) => v.clone(),
+            CallOutcome::ToolFailed(msg) => json!({"error": msg, "tool": tool}),
+            CallOutcome::UnknownTool(name) => json!({"error": format!("Unknown tool: {name}"), "tool": tool}),
+        }
+    }
+
+    /// The MCP text content: Python `json.dumps` of [`CallOutcome::to_json`].
+    pub fn to_text(&self, tool: &str) -> String {
+        pyjson::dumps(&self.to_json(tool), pyjson::Layout::Default)
+    }
+
+    /// Whether the tool ran without error.
+    pub fn is_ok(&self) -> bool {
+        matches!(self, CallOutcome::Ok(_))
+    }
+}
+
+/// One attempt's backend: state, clock and the policy sources, bound to a domain.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// The domain.
+    pub domain: Arc<Domain>,
+    /// The live state.
+    pub state: State,
+    /// The clock tools read.
+    pub clock: Clock,
+    /// The scenario's policy sources (for policy search).
+    pub sources: Vec<Value>,
+    now_naive: String,
+}
+
+impl Session {
+    /// Validation context (the clock for `@now` defaults).
+    pub fn ctx(&self) -> Ctx<'_> {
+        Ctx { now: &self.now_naive }
+    }
+
+    /// Validates and inserts a row (`db.create`).
+    pub fn insert(&mut self, table: &str, row: &Value) -> Result<crate::state::Row, ToolError> {
+        let now = self.now_naive.clone();
+        Ok(self.state.insert(table, row, Ctx { now: &now })?)
+    }
+
+    /// Validates and replaces a row by id (`db.update`).
+    pub fn replace(&mut self, table: &str, row: &Value) -> Result<crate::state::Row, ToolError> {
+        let now = self.now_naive.clone();
+        Ok(self.state.replace(table, row, Ctx { now: &now })?)
+    }
+
+    /// Calls a tool by name with raw JSON arguments, as the reference's server does: input
+    /// validation first (errors as `Input validation failed: loc: msg; ...`), then the tool.
+    pub fn call(&mut self, name: &str, args: &Value) -> CallOutcome {
+        let Some(tool) = self.domain.tool(name).cloned() else {
+            return CallOutcome::UnknownTool(name.to_string());
+        };
+        let validated = match coerce::validate_model(&tool.decl.input, args, self.ctx()) {
+            Ok(a) => a,
+            Err(errors) => {
+                let details: Vec<String> = errors.iter().map(|e| e.display()).collect();
+                return CallOutcome::ToolFailed(format!(
+                    "Tool execution failed: {}",
+                    ToolError::with_details("Input validation failed", &details)
+                ));
+            }
+        };
+        // A failing tool leaves the state as it was at the failure point, as in the reference.
+        match (tool.run)(self, &validated) {
+            Ok(v) => CallOutcome::Ok(v),
+            Err(e) => CallOutcome::ToolFailed(format!("Tool execution failed: {e}")),
+        }
+    }
+}
+
+/// The JSON schema of a tool input model: the structure pydantic gives (types, enums,
+/// nullability, defaults, required, nested models inlined) with our descriptions.
+pub fn input_schema(model: &Model) -> Value {
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for f in &model.fields {
+        let mut s = kind_schema(&f.kind);
+        if let Value::Object(m) = &mut s {
+            if !f.description.is_empty() {
+                m.insert("description".into(), Value::String(f.description.clone()));
+            }
+            match &f.default {
+                schema::Default::Required => required.push(Value::String(f.name.clone())),
+                schema::Default::Value(v) => {
+                    m.insert("default".into(), v.clone());
+                }
+                schema::Default::Now => {}
+            }
+        }
+        props.insert(f.name.clone(), s);
+    }
+    let mut out = Map::new();
+    if !model.description.is_empty() {
+        out.insert("description".into(), Value::String(model.description.clone()));
+    }
+    out.insert("properties".into(), Value::Object(props));
+    if !required.is_empty() {
+        out.insert("required".into(), Value::Array(required));
+    }
+    out.insert("type".into(), json!("object"));
+    if model.forbid_extra {
+        out.insert("additionalProperties".into(), json!(false));
+    }
+    Value::Object(out)
+}
+
+fn kind_schema(kind: &Kind) -> Value {
+    match kind {
+        Kind::Str => json!({"type": "string"}),
+        Kind::Int => json!({"type": "integer"}),
+        Kind::Float => json!({"type": "number"}),
+        Kind::Bool => json!({"type": "boolean"}),
+        Kind::Decimal => json!({"anyOf": [{"type": "number"}, {"type": "string"}]}),
+        Kind::DateTime => json!({"type": "string", "format": "date-time"}),
+        Kind::Date => json!({"type": "string", "format": "date"}),
+        Kind::Any => json!({}),
+        Kind::Enum(values) => json!({"enum": values.as_ref(), "type": "string"}),
+        Kind::List(k) => json!({"items": kind_schema(k), "type": "array"}),
+        Kind::Dict(k) => json!({"additionalProperties": kind_schema(k), "type": "object"}),
+        Kind::Optional(k) => json!({"anyOf": [kind_schema(k), {"type": "null"}]}),
+        Kind::Model(m) => input_schema(m),
+        Kind::Union(alts) => json!({"anyOf": alts.iter().map(kind_schema).collect::<Vec<_>>()}),
+        Kind::Constrained(k, c) => {
+            let mut s = kind_schema(k);
+            if let Value::Object(m) = &mut s {
+                let is_list = matches!(k.as_ref(), Kind::List(_));
+                if let Some(v) = c.min_len {
+                    m.insert(if is_list { "minItems" } else { "minLength" }.into(), json!(v));
+                }
+                if let Some(v) = c.max_len {
+                    m.insert(if is_list { "maxItems" } else { "maxLength" }.into(), json!(v));
+                }
+                let num = |x: f64| if x.fract() == 0.0 { json!(x as i64) } else { json!(x) };
+                for (key, v) in [("minimum", c.ge), ("exclusiveMinimum", c.gt), ("maximum", c.le), ("exclusiveMaximum", c.lt)] {
+                    if let Some(v) = v {
+                        m.insert(key.into(), num(v));
+                    }
+                }
+            }
+            s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bump(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+        let id = a["id"].clone();
+        let row = s.state.get("items", &id)?.cloned().ok_or_else(|| ToolError::new(format!("Item {} not found", crate::state::py_str(&id))))?;
+        let mut row = row;
+        let n = row["n"].as_i64().unwrap_or(0) + a["by"].as_i64().unwrap_or(1);
+        row.insert("n".into(), json!(n));
+        s.replace("items", &Value::Object(row.clone()))?;
+        Ok(json!({"item": row}))
+    }
+
+    fn domain() -> Arc<Domain> {
+        let tables = "table items file=x/items id=id forbid\n  id str\n  n int = 0\n";
+        let tools = "tool bump class=BumpInput\n  | Adds to a counter.\n  id str : Which item\n  by int{ge=1} = 1 : How much\n";
+        Arc::new(Domain::new("demo", &[("demo.tables", tables), ("demo.tools", tools)], &[("bump", bump)]).unwrap())
+    }
+
+    #[test]
+    fn calls_validate_run_and_shape_errors() {
+        let d = domain();
+        let loaded = Loaded { domain: d.clone(), base: State::empty(d.layout().clone()) };
+        let mut s = loaded.session(&json!({"data_patch": {"items": [{"id": "a"}]}}), Clock::default()).unwrap();
+        assert_eq!(s.call("bump", &json!({"id": "a", "by": "2"})), CallOutcome::Ok(json!({"item": {"id": "a", "n": 2}})));
+        assert_eq!(
+            s.call("bump", &json!({"by": 0})).to_text("bump"),
+            r#"{"error": "Tool execution failed: Input validation failed: id: Field required; by: Input should be greater than or equal to 1", "tool": "bump"}"#
+        );
+        assert_eq!(
+            s.call("bump", &json!({"id": "zz"})).to_json("bump")["error"],
+            json!("Tool execution failed: Item zz not found")
+        );
+        assert_eq!(s.call("nope", &json!({})), CallOutcome::UnknownTool("nope".into()));
+        assert_eq!(
+            s.call("bump", &Value::Null).to_json("bump")["error"],
+            json!("Tool execution failed: Input validation failed: unknown: Input should be a valid dictionary or instance of BumpInput")
+        );
+        let schema = &d.tool_list()[0]["inputSchema"];
+        assert_eq!(schema["required"], json!(["id"]));
+        assert_eq!(schema["properties"]["by"]["minimum"], json!(1));
+    }
+
+    #[test]
+    fn missing_function_is_an_error() {
+        let e = Domain::new("d", &[("d.tools", "tool a\n")], &[]).unwrap_err();
+        assert!(e.to_string().contains("tool `a` has no function"));
+    }
+}

@@ -1,0 +1,471 @@
+//! The backend state of one session: tables of rows, as the reference's in-memory store keeps
+//! them, with its lookup, create, update and delete rules, and the stable state and hash that
+//! grade an attempt.
+//!
+//! A row is the JSON-mode dump of a validated model (field order = model order). Tables are
+//! shared copy-on-write: cloning a [`State`] copies one pointer per table, and the first write
+//! to a table copies that table's rows only.
+
+use crate::coerce::{self, Ctx, ValidationError};
+use crate::pyjson;
+use crate::schema::{IdSpec, SchemaDoc, TableDef};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One row: field name to JSON-mode value, in model field order.
+pub type Row = Map<String, Value>;
+
+/// Errors of the state engine. Their text is what the reference's tools report.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// A table name that the domain does not have.
+    #[error("Unknown table: {0}")]
+    UnknownTable(String),
+    /// `db.create` of an id that exists.
+    #[error("Object with ID {0} already exists")]
+    Duplicate(String),
+    /// `db.update`/`db.delete` of an id that does not exist.
+    #[error("Object with ID {0} does not exist")]
+    Missing(String),
+    /// A row that fails its model.
+    #[error("{}", coerce::display_errors(.errors))]
+    Invalid {
+        /// Table.
+        table: String,
+        /// Pydantic-style errors.
+        errors: Vec<ValidationError>,
+    },
+    /// `update`/`delete` on a table whose model has no id.
+    #[error("Object must have a get_id() method for updates")]
+    NoId,
+    /// A data patch that did not apply cleanly (rows before the error stay applied).
+    #[error("Data patch validation failed: {0}")]
+    Patch(String),
+    /// An initial-data file that cannot be read or parsed.
+    #[error("{path}: {message}")]
+    InitialData {
+        /// File.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A domain's table layout with a name index. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    doc: Arc<SchemaDoc>,
+    index: Arc<HashMap<String, usize>>,
+}
+
+impl Layout {
+    /// Wraps a parsed schema document.
+    pub fn new(doc: SchemaDoc) -> Self {
+        let index = doc.tables.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
+        Layout { doc: Arc::new(doc), index: Arc::new(index) }
+    }
+
+    /// The schema document.
+    pub fn doc(&self) -> &SchemaDoc {
+        &self.doc
+    }
+
+    /// Table definitions in store order.
+    pub fn tables(&self) -> &[TableDef] {
+        &self.doc.tables
+    }
+
+    /// A table's position.
+    pub fn position(&self, table: &str) -> Option<usize> {
+        self.index.get(table).copied()
+    }
+
+    /// A table's definition.
+    pub fn table(&self, table: &str) -> Option<&TableDef> {
+        self.position(table).map(|i| &self.doc.tables[i])
+    }
+}
+
+/// The state of one session.
+#[derive(Debug, Clone)]
+pub struct State {
+    layout: Layout,
+    tables: Vec<Arc<Vec<Row>>>,
+}
+
+/// Python's `str(x)` for a JSON value, as used in ids and sort keys.
+pub fn py_str(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) if n.is_f64() => pyjson::float_repr(n.as_f64().unwrap_or(0.0)),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        other => pyjson::dumps(other, pyjson::Layout::Default),
+    }
+}
+
+/// Python `==` for two JSON values (ints and floats compare by value, `True == 1`).
+pub fn py_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Bool(x), Value::Number(_)) => py_eq(&Value::from(i64::from(*x)), b),
+        (Value::Number(_), Value::Bool(y)) => py_eq(a, &Value::from(i64::from(*y))),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+impl TableDef {
+    /// `get_id()` of a row, if the model has one.
+    pub fn row_id(&self, row: &Row) -> Option<Value> {
+        match self.id.as_ref()? {
+            IdSpec::Field(f) => Some(row.get(f).cloned().unwrap_or(Value::Null)),
+            IdSpec::Template(t) => {
+                let mut out = String::new();
+                let mut rest = t.as_str();
+                while let Some(open) = rest.find('{') {
+                    out.push_str(&rest[..open]);
+                    let close = rest[open..].find('}').map_or(rest.len(), |c| open + c);
+                    let field = &rest[open + 1..close];
+                    out.push_str(&py_str(row.get(field).unwrap_or(&Value::Null)));
+                    rest = rest.get(close + 1..).unwrap_or("");
+                }
+                out.push_str(rest);
+                Some(Value::String(out))
+            }
+        }
+    }
+}
+
+impl State {
+    /// An empty state with every table of the layout.
+    pub fn empty(layout: Layout) -> Self {
+        let tables = layout.tables().iter().map(|_| Arc::new(Vec::new())).collect();
+        State { layout, tables }
+    }
+
+    /// Loads each table's initial rows from `<toolslib>/<file>.json`, validating each row.
+    /// A missing file, or a file whose top level is not a list, gives no rows (as the reference).
+    pub fn load_initial(layout: Layout, toolslib: &Path, ctx: Ctx<'_>) -> Result<Self, StateError> {
+        let mut state = State::empty(layout.clone());
+        for (i, t) in layout.tables().iter().enumerate() {
+            let path = toolslib.join(format!("{}.json", t.file));
+            let text = match std::fs::read_to_string(&path) {
+                Ok(s) => s,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(StateError::InitialData { path, message: e.to_string() }),
+            };
+            let v: Value = serde_json::from_str(&text)
+                .map_err(|e| StateError::InitialData { path: path.clone(), message: format!("invalid JSON: {e}") })?;
+            let Value::Array(items) = v else { continue };
+            let mut rows = Vec::with_capacity(items.len());
+            for (n, item) in items.iter().enumerate() {
+                let row = coerce::validate_model(&t.model, item, ctx).map_err(|errors| StateError::InitialData {
+                    path: path.clone(),
+                    message: format!("row {n}: {}", coerce::display_errors(&errors)),
+                })?;
+                rows.push(row);
+            }
+            state.tables[i] = Arc::new(rows);
+        }
+        Ok(state)
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn pos(&self, table: &str) -> Result<usize, StateError> {
+        self.layout.position(table).ok_or_else(|| StateError::UnknownTable(table.to_string()))
+    }
+
+    /// A table's definition.
+    pub fn def(&self, table: &str) -> Result<&TableDef, StateError> {
+        Ok(&self.layout.tables()[self.pos(table)?])
+    }
+
+    /// All rows of a table, in store order.
+    pub fn rows(&self, table: &str) -> Result<&[Row], StateError> {
+        Ok(&self.tables[self.pos(table)?])
+    }
+
+    /// Mutable rows of a table (copies the table on first write). Rows written here are not
+    /// revalidated: prefer [`State::insert`] and [`State::replace`].
+    pub fn rows_mut(&mut self, table: &str) -> Result<&mut Vec<Row>, StateError> {
+        let i = self.pos(table)?;
+        Ok(Arc::make_mut(&mut self.tables[i]))
+    }
+
+    /// Number of rows.
+    pub fn count(&self, table: &str) -> Result<usize, StateError> {
+        Ok(self.rows(table)?.len())
+    }
+
+    /// `get_by_id`: the first row whose `get_id()` equals `id` (Python equality).
+    pub fn get(&self, table: &str, id: &Value) -> Result<Option<&Row>, StateError> {
+        let i = self.pos(table)?;
+        let def = &self.layout.tables()[i];
+        Ok(self.tables[i].iter().find(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, id))))
+    }
+
+    /// The first row whose `field` equals `value` (Python equality).
+    pub fn find_by(&self, table: &str, field: &str, value: &Value) -> Result<Option<&Row>, StateError> {
+        Ok(self.rows(table)?.iter().find(|r| r.get(field).is_some_and(|v| py_eq(v, value))))
+    }
+
+    /// Validates `input` against the table's model, with the given clock for `@now` defaults.
+    pub fn validate_row(&self, table: &str, input: &Value, ctx: Ctx<'_>) -> Result<Row, StateError> {
+        let def = self.def(table)?;
+        coerce::validate_model(&def.model, input, ctx)
+            .map_err(|errors| StateError::Invalid { table: table.to_string(), errors })
+    }
+
+    /// `db.create`: validates, refuses an existing id, appends. Returns the stored row.
+    pub fn insert(&mut self, table: &str, input: &Value, ctx: Ctx<'_>) -> Result<Row, StateError> {
+        let row = self.validate_row(table, input, ctx)?;
+        let i = self.pos(table)?;
+        let def = &self.layout.tables()[i];
+        if let Some(id) = def.row_id(&row) {
+            if self.tables[i].iter().any(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, &id))) {
+                return Err(StateError::Duplicate(py_str(&id)));
+            }
+        }
+        Arc::make_mut(&mut self.tables[i]).push(row.clone());
+        Ok(row)
+    }
+
+    /// `db.update`: validates, replaces every row with the same id in place (the whole row).
+    pub fn replace(&mut self, table: &str, input: &Value, ctx: Ctx<'_>) -> Result<Row, StateError> {
+        let row = self.validate_row(table, input, ctx)?;
+        let i = self.pos(table)?;
+        let def = self.layout.tables()[i].clone();
+        let id = def.row_id(&row).ok_or(StateError::NoId)?;
+        let rows = Arc::make_mut(&mut self.tables[i]);
+        let mut found = false;
+        for r in rows.iter_mut() {
+            if def.row_id(r).is_some_and(|rid| py_eq(&rid, &id)) {
+                *r = row.clone();
+                found = true;
+            }
+        }
+        if found { Ok(row) } else { Err(StateError::Missing(py_str(&id))) }
+    }
+
+    /// `db.delete_by_id`: removes every row with that id.
+    pub fn delete(&mut self, table: &str, id: &Value) -> Result<(), StateError> {
+        let i = self.pos(table)?;
+        let def = self.layout.tables()[i].clone();
+        if def.id.is_none() {
+            return Err(StateError::NoId);
+        }
+        let before = self.tables[i].len();
+        let rows = Arc::make_mut(&mut self.tables[i]);
+        rows.retain(|r| !def.row_id(r).is_some_and(|rid| py_eq(&rid, id)));
+        if rows.len() == before { Err(StateError::Missing(py_str(id))) } else { Ok(()) }
+    }
+
+    /// Applies a data patch (`{table: [rows]}`) as the reference does: tables in the patch's
+    /// order, each row validated and upserted by id (whole-row replace in place, else append).
+    /// An unknown table or an invalid row is collected; the rest of that table is skipped,
+    /// other tables still apply, and one error lists everything at the end.
+    pub fn apply_patch(&mut self, patch: &Value, ctx: Ctx<'_>) -> Result<(), StateError> {
+        let Value::Object(tables) = patch else {
+            return if patch.is_null() { Ok(()) } else { Err(StateError::Patch("data_patch must be a mapping".into())) };
+        };
+        let mut errors = Vec::new();
+        for (table, rows) in tables {
+            let Some(i) = self.layout.position(table) else {
+                errors.push(format!("Unknown table '{table}'"));
+                continue;
+            };
+            let Value::Array(rows) = rows else {
+                errors.push(format!("{table}: expected a list of rows"));
+                continue;
+            };
+            let def = self.layout.tables()[i].clone();
+            for (n, raw) in rows.iter().enumerate() {
+                let row = match coerce::validate_model(&def.model, raw, ctx) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        errors.push(format!("{table}[{n}]: {}", coerce::display_errors(&e)));
+                        break;
+                    }
+                };
+                let target = Arc::make_mut(&mut self.tables[i]);
+                let id = def.row_id(&row);
+                let existing =
+                    id.as_ref().and_then(|id| target.iter().position(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, id))));
+                match existing {
+                    Some(p) => target[p] = row,
+                    None => target.push(row),
+                }
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(StateError::Patch(errors.join("; "))) }
+    }
+
+    /// The full state, unstable fields included: `{table: [rows]}` in store order.
+    pub fn full_state(&self) -> Value {
+        let mut out = Map::new();
+        for (def, rows) in self.layout.tables().iter().zip(&self.tables) {
+            out.insert(def.name.clone(), Value::Array(rows.iter().map(|r| Value::Object(r.clone())).collect()));
+        }
+        Value::Object(out)
+    }
+
+    /// The stable state the reference hashes: unstable fields dropped, scalar lists sorted,
+    /// rows sorted by `str(row["id"])` (stable, so tables without an `id` keep store order).
+    pub fn stable_state(&self) -> Value {
+        let mut out = Map::new();
+        for (def, rows) in self.layout.tables().iter().zip(&self.tables) {
+            let mut items: Vec<(String, Value)> = rows
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    for f in &def.unstable {
+                        r.shift_remove(f);
+                    }
+                    let key = r.get("id").map(py_str).unwrap_or_default();
+                    let mut v = Value::Object(r);
+                    sort_scalar_lists(&mut v);
+                    (key, v)
+                })
+                .collect();
+            items.sort_by(|a, b| a.0.cmp(&b.0));
+            out.insert(def.name.clone(), Value::Array(items.into_iter().map(|(_, v)| v).collect()));
+        }
+        Value::Object(out)
+    }
+
+    /// sha256 of the canonical JSON of the stable state.
+    pub fn hash(&self) -> String {
+        hash_stable(&self.stable_state())
+    }
+}
+
+/// sha256 hex of `json.dumps(stable, sort_keys=True, separators=(",", ":"))`.
+pub fn hash_stable(stable: &Value) -> String {
+    let digest = Sha256::digest(pyjson::canonical(stable).as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Sorts, at any depth, every non-empty list whose items are all str/int/float/bool.
+pub fn sort_scalar_lists(v: &mut Value) {
+    match v {
+        Value::Object(m) => m.values_mut().for_each(sort_scalar_lists),
+        Value::Array(items) => {
+            let scalar = !items.is_empty()
+                && items.iter().all(|x| matches!(x, Value::String(_) | Value::Number(_) | Value::Bool(_)));
+            if scalar {
+                items.sort_by(py_cmp_scalar);
+            } else {
+                items.iter_mut().for_each(sort_scalar_lists);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn py_num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    }
+}
+
+/// Python's `<` ordering for scalars: numbers (with bools) by value, strings by code point.
+/// Mixed strings and numbers raise in Python; here numbers sort first.
+fn py_cmp_scalar(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::String(_), _) => Ordering::Greater,
+        (_, Value::String(_)) => Ordering::Less,
+        (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64() => x.as_i64().cmp(&y.as_i64()),
+        _ => py_num(a).partial_cmp(&py_num(b)).unwrap_or(Ordering::Equal),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema;
+    use serde_json::json;
+
+    const CTX: Ctx<'static> = Ctx { now: "2025-10-01T13:00:05Z" };
+
+    fn layout() -> Layout {
+        let doc = schema::parse(&[(
+            "t",
+            "table a file=x/a id=id unstable=note\n  id str\n  n float = 0.0\n  note str? = null\n  tags list<str> = []\n\
+             table b file=x/b id={k}_{p}\n  k str\n  p int\n",
+        )])
+        .unwrap();
+        Layout::new(doc)
+    }
+
+    #[test]
+    fn crud_follows_the_reference() {
+        let mut s = State::empty(layout());
+        s.insert("a", &json!({"id": "9", "n": 2, "note": "x", "tags": ["b", "a"]}), CTX).unwrap();
+        s.insert("a", &json!({"id": "10"}), CTX).unwrap();
+        assert_eq!(
+            s.insert("a", &json!({"id": "9"}), CTX).unwrap_err().to_string(),
+            "Object with ID 9 already exists"
+        );
+        assert_eq!(s.get("a", &json!("9")).unwrap().unwrap()["n"], json!(2.0));
+        s.replace("a", &json!({"id": "9", "n": 3}), CTX).unwrap();
+        assert_eq!(s.rows("a").unwrap()[0]["note"], Value::Null, "whole row replaced");
+        assert_eq!(s.delete("a", &json!("11")).unwrap_err().to_string(), "Object with ID 11 does not exist");
+        s.insert("b", &json!({"k": "L", "p": 3}), CTX).unwrap();
+        assert!(s.get("b", &json!("L_3")).unwrap().is_some());
+        let stable = s.stable_state();
+        // "10" sorts before "9"; unstable `note` dropped; scalar lists sorted.
+        assert_eq!(stable["a"][0]["id"], json!("10"));
+        assert!(stable["a"][1].get("note").is_none());
+        assert_eq!(stable["a"][1]["tags"], json!([]));
+    }
+
+    #[test]
+    fn patch_upserts_and_collects_errors() {
+        let mut s = State::empty(layout());
+        s.insert("a", &json!({"id": "1", "tags": ["z"]}), CTX).unwrap();
+        let err = s
+            .apply_patch(&json!({"a": [{"id": "1", "n": 5}, {"id": "2"}], "nope": [], "b": [{"k": 1, "p": 1}, {"k": "x", "p": 2}]}), CTX)
+            .unwrap_err();
+        assert!(err.to_string().starts_with("Data patch validation failed: Unknown table 'nope'; b[0]: k: Input should be a valid string"), "{err}");
+        assert_eq!(s.rows("a").unwrap().len(), 2);
+        assert_eq!(s.rows("a").unwrap()[0]["tags"], json!([]));
+        assert_eq!(s.rows("b").unwrap().len(), 0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn hash_ignores_key_order_and_creation_order(ids in proptest::collection::btree_set("[a-z0-9]{1,4}", 1..8)) {
+            let ids: Vec<String> = ids.into_iter().collect();
+            let mut s1 = State::empty(layout());
+            let mut s2 = State::empty(layout());
+            for id in &ids {
+                s1.insert("a", &json!({"id": id, "tags": ["q", "p"]}), CTX).unwrap();
+            }
+            for id in ids.iter().rev() {
+                // Keys given in another order, list in another order.
+                s2.insert("a", &json!({"tags": ["p", "q"], "id": id}), CTX).unwrap();
+            }
+            proptest::prop_assert_eq!(s1.hash(), s2.hash());
+        }
+    }
+}
