@@ -1,1 +1,80 @@
-//! tb-domains
+//! The five ThinkingBox-Bench v1 domains, each a server of the reference: table definitions
+//! (`tables/<server>.tables`), tool declarations (`tools/*.tools`, our descriptions) and small
+//! tool functions on the shared runtime of `tb-sandbox`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use tb_sandbox::{Domain, DomainError, ToolFn};
+
+pub mod auto_insurance;
+pub mod booking;
+pub mod consulting;
+pub mod neobank;
+pub mod retail;
+pub mod util;
+pub mod zendesk;
+
+/// The server names of the v1 domains, in the order the benchmark lists them.
+pub const SERVERS: [&str; 5] = [
+    "sandbox_external_retail",
+    "external_booking_v1",
+    "sandbox_auto_insurance",
+    "sandbox_neobank_support_v1",
+    "sandbox_consulting",
+];
+
+/// Builds a domain from its table text, the zendesk toolkit of its variant and its own tools.
+pub(crate) fn build(
+    server: &str,
+    tables: &'static str,
+    zendesk: zendesk::Variant,
+    tools: &'static str,
+    functions: &[(&'static str, ToolFn)],
+) -> Result<Domain, DomainError> {
+    let (zd_text, zd_fns) = zendesk::toolkit(zendesk);
+    let mut fns: Vec<(&str, ToolFn)> = zd_fns;
+    fns.extend_from_slice(functions);
+    Domain::new(
+        server,
+        &[(&format!("{server}.tables"), tables), (&format!("zendesk/{zendesk:?}.tools"), zd_text), (&format!("{server}.tools"), tools)],
+        &fns,
+    )
+}
+
+fn registry() -> &'static Result<Vec<Arc<Domain>>, String> {
+    static REG: OnceLock<Result<Vec<Arc<Domain>>, String>> = OnceLock::new();
+    REG.get_or_init(|| {
+        let built = [
+            retail::domain(),
+            booking::domain(),
+            auto_insurance::domain(),
+            neobank::domain(),
+            consulting::domain(),
+        ];
+        built.into_iter().map(|d| d.map(Arc::new).map_err(|e| e.to_string())).collect()
+    })
+}
+
+/// Every domain. Fails only if a domain's own definition is broken (a bug, caught by tests).
+pub fn all() -> Result<&'static [Arc<Domain>], DomainError> {
+    registry().as_deref().map_err(|m| DomainError::Tools { domain: "registry".into(), message: m.clone() })
+}
+
+/// A domain by server name.
+pub fn by_name(server: &str) -> Result<Option<Arc<Domain>>, DomainError> {
+    Ok(all()?.iter().find(|d| d.name == server).cloned())
+}
+
+/// The toolslib folder under a data root (where `<toolset>/initial_data/*.json` live).
+pub fn toolslib(data_root: &Path) -> PathBuf {
+    data_root.join("servers/tb_business_ops_servers_202606/tb_business_ops_servers_202606/toolslib")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_domain_builds() {
+        let all = super::all().unwrap();
+        assert_eq!(all.len(), 5);
+    }
+}

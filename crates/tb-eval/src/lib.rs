@@ -1,1 +1,3 @@
-//! tb-eval
+//! Sessions, episodes, judges, offline agents, and replay of recorded reference traces.
+
+pub mod replay;

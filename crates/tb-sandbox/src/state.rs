@@ -155,12 +155,14 @@ impl State {
         State { layout, tables }
     }
 
-    /// Loads each table's initial rows from `<toolslib>/<file>.json`, validating each row.
+    /// Loads each table's initial rows from `<toolslib>/<toolset>/initial_data/<stem>.json`, validating each row.
     /// A missing file, or a file whose top level is not a list, gives no rows (as the reference).
     pub fn load_initial(layout: Layout, toolslib: &Path, ctx: Ctx<'_>) -> Result<Self, StateError> {
         let mut state = State::empty(layout.clone());
         for (i, t) in layout.tables().iter().enumerate() {
-            let path = toolslib.join(format!("{}.json", t.file));
+            // `file` is `<toolset path>/<stem>`; rows live in `<toolset path>/initial_data/<stem>.json`.
+            let (dir, stem) = t.file.rsplit_once('/').unwrap_or(("", &t.file));
+            let path = toolslib.join(dir).join("initial_data").join(format!("{stem}.json"));
             let text = match std::fs::read_to_string(&path) {
                 Ok(s) => s,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,

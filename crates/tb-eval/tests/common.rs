@@ -1,0 +1,87 @@
+//! Shared by the parity tests: finds the shared data, loads tasks and traces of one domain
+//! without the dataset loader (the tasks' `init` blocks come from `tb-bench-v1/tasks`).
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::PathBuf;
+use tb_eval::replay::{ReplaySummary, Trace, read_traces, replay_trace};
+use tb_sandbox::Clock;
+
+/// `../shared` beside the workspace, or `$TB_SHARED`. None (with a loud message) when missing
+/// outside CI; a panic in CI.
+pub fn shared() -> Option<PathBuf> {
+    let p = std::env::var_os("TB_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    if p.join("tb-bench-v1/traces").is_dir() && p.join("thinkingbox-data/servers").is_dir() {
+        return Some(p);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("benchmark data not found at {} (set TB_SHARED); CI needs it", p.display());
+    }
+    eprintln!("SKIPPED: benchmark data not found at {}; set TB_SHARED to run the parity tests", p.display());
+    None
+}
+
+/// Replays every trace file whose name starts with `server`, at the recorded-results clock.
+pub fn replay_domain(server: &str) -> Option<ReplaySummary> {
+    let shared = shared()?;
+    let domain = tb_domains::by_name(server).unwrap().unwrap();
+    let loaded = domain.load(&tb_domains::toolslib(&shared.join("thinkingbox-data"))).unwrap();
+    let clock = Clock::parse("2026-11-30T12:00:00Z").unwrap();
+    let mut summary = ReplaySummary::default();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("tb-bench-v1/traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(server) && p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    for f in files {
+        let tasks_file = shared.join("tb-bench-v1/tasks").join(f.file_name().unwrap());
+        let tasks: Vec<Value> = std::fs::read_to_string(&tasks_file)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for trace in read_traces(&f).unwrap() {
+            let task = tasks.iter().find(|t| t["id"] == trace.id.as_str()).expect("task for trace");
+            let config = &task["init"][server];
+            replay_trace(&loaded, config, clock, &trace, &mut summary);
+        }
+    }
+    Some(summary)
+}
+
+/// Prints a summary and its first mismatches.
+pub fn report(server: &str, s: &ReplaySummary) {
+    eprintln!(
+        "{server}: traces {} initial {} golden_hash {} golden_diff {} calls {}/{} final {} diff {}",
+        s.traces, s.initial_match, s.golden_hash_match, s.golden_diff_match, s.calls_match, s.calls, s.final_match, s.diff_match
+    );
+    let mut shown: Vec<&tb_eval::replay::Mismatch> = s.mismatches.iter().filter(|m| m.what != "call").take(20).collect();
+    shown.extend(s.mismatches.iter().filter(|m| m.what == "call").take(20));
+    for m in shown {
+        eprintln!("  {} {:?} {:?} {}: {}", m.trace, m.call, m.tool, m.what, m.detail);
+    }
+}
+
+/// Asserts that the state engine alone (no tools) reproduces the trace vectors.
+pub fn assert_state_vectors(server: &str) {
+    let Some(s) = replay_domain(server) else { return };
+    report(server, &s);
+    assert!(s.traces > 0);
+    assert_eq!(s.initial_match, s.traces, "initial states");
+    assert_eq!(s.golden_hash_match, s.traces, "golden hashes");
+    assert_eq!(s.golden_diff_match, s.traces, "golden diffs");
+}
+
+/// Asserts full parity for a domain: every call, final state and diff.
+pub fn assert_full_parity(server: &str, expected_traces: usize) {
+    let Some(s) = replay_domain(server) else { return };
+    report(server, &s);
+    assert_eq!(s.traces, expected_traces);
+    assert!(s.clean(), "{} mismatches", s.mismatches.len());
+    assert_eq!(s.final_match, expected_traces);
+}
+
+pub type _T = Trace;
