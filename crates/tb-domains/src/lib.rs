@@ -10,6 +10,7 @@ pub mod auto_insurance;
 pub mod booking;
 pub mod consulting;
 pub mod neobank;
+pub mod policy;
 pub mod retail;
 pub mod util;
 pub mod zendesk;
