@@ -792,24 +792,30 @@ impl Constructor<'_> {
         pairs: &[(&Node, &Node)],
         ptr: &mut String,
     ) -> Result<Value, YamlError> {
-        let mut out = Map::new();
-        // Python key identity -> JSON key of the first insertion.
-        let mut ids: HashMap<KeyId, String> = HashMap::new();
+        // First the Python dict (key identity as Python compares keys, first position kept,
+        // last value wins), then its JSON text form read back (as json.dumps + json.loads:
+        // equal JSON keys keep the first position and the last value).
+        let mut entries: Vec<(String, Value)> = Vec::with_capacity(pairs.len());
+        let mut ids: HashMap<KeyId, usize> = HashMap::new();
         for (k, v) in pairs {
             let (id, json_key) = self.key_of(k)?;
-            let json_key = match ids.get(&id) {
-                Some(existing) => existing.clone(),
-                None => {
-                    ids.insert(id, json_key.clone());
-                    json_key
-                }
-            };
             let len = ptr.len();
             ptr.push('/');
             ptr.push_str(&json_key.replace('~', "~0").replace('/', "~1"));
             let value = self.construct(v, ptr);
             ptr.truncate(len);
-            out.insert(json_key, value?);
+            let value = value?;
+            match ids.get(&id) {
+                Some(&i) => entries[i].1 = value,
+                None => {
+                    ids.insert(id, entries.len());
+                    entries.push((json_key, value));
+                }
+            }
+        }
+        let mut out = Map::with_capacity(entries.len());
+        for (k, v) in entries {
+            out.insert(k, v);
         }
         Ok(Value::Object(out))
     }
