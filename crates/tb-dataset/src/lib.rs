@@ -527,7 +527,7 @@ impl Dataset {
             base_line: t.line,
         };
         let y = &t.yaml;
-        let ctx = |k: &str| format!("{}: {k}", t.name);
+        let ctx = |k: &str| format!("{k}` of `{}", t.name);
         let scenario_name = f.req_str(y, "", &ctx("scenario"), "scenario")?;
         let query = f.req_str(y, "", &ctx("query"), "query")?;
         let user_context = f.opt_str(y, "", &ctx("user_context"), "user_context")?;
