@@ -24,6 +24,8 @@
 //! # Ok::<(), tb_dataset::DatasetError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod config;
 mod dedent;
 mod error;

@@ -1,7 +1,8 @@
 //! Loads all 507 ThinkingBox-Bench v1.0 tasks and compares them with the reference extraction
 //! in `shared/tb-bench-v1/tasks/*.jsonl`.
 //!
-//! Data: `$THINKINGBOX_DATA`, else `<workspace>/../shared/thinkingbox-data`. Missing data fails
+//! Data: `$THINKINGBOX_DATA`, else `<workspace>/../shared/thinkingbox-data`; the reference
+//! records: `$TB_SHARED/tb-bench-v1`, else `<workspace>/../shared/tb-bench-v1`. Missing data fails
 //! the test when `CI` is set and is skipped loudly otherwise.
 
 use serde_json::{Map, Value};
@@ -11,8 +12,12 @@ use tb_dataset::{Check, Dataset, merge_init_config};
 
 const LIST: &str = "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml";
 
+/// `$TB_SHARED`, else `<workspace>/../shared`.
 fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+    std::env::var_os("TB_SHARED")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
 }
 
 fn data_root() -> Option<PathBuf> {
