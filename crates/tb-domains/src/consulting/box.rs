@@ -84,5 +84,13 @@ mod tests {
             ),
             "Tool execution failed: Missing required parameter: permission_level"
         );
+        assert_eq!(
+            err(
+                &mut s,
+                "box_api",
+                json!({"action": "delete_folder", "folder_id": "FLD-T"})
+            ),
+            "Tool execution failed: Input validation failed: action: Input should be 'get_folder_details' or 'grant_folder_access'"
+        );
     }
 }

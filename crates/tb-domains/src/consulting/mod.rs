@@ -245,3 +245,71 @@ pub(crate) mod testutil {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn helpers_follow_the_reference() {
+        // ExecutionErrors pass as they are; database errors get the tool's prefix.
+        assert_eq!(
+            finish("Failed to x", Err(exec("Device not found: D")))
+                .unwrap_err()
+                .0,
+            "Device not found: D"
+        );
+        let dup: Fail = StateError::Duplicate("AAL-2-000000".into()).into();
+        assert_eq!(
+            finish("Failed to provision access", Err(dup))
+                .unwrap_err()
+                .0,
+            "Failed to provision access: Object with ID AAL-2-000000 already exists"
+        );
+        let row = json!({"a": "2025-01-02T03:04:05Z", "b": "2025-01-02T03:04:05", "c": "2025-01-02T03:04:05.250000+02:00", "d": null});
+        let row = row.as_object().unwrap();
+        assert_eq!(iso(row, "a"), json!("2025-01-02T03:04:05+00:00"));
+        assert_eq!(iso(row, "b"), json!("2025-01-02T03:04:05"));
+        assert_eq!(iso(row, "c"), json!("2025-01-02T03:04:05.250000+02:00"));
+        assert_eq!(iso(row, "d"), Value::Null);
+        assert_eq!(
+            dump([("x", json!(1)), ("y", Value::Null), ("z", json!(""))]),
+            json!({"x": 1, "z": ""})
+        );
+        let args: Args = json!({"email": "", "id": "X"}).as_object().unwrap().clone();
+        assert_eq!(
+            need(&args, "email")
+                .map_err(|f| finish("p", Err(f)).unwrap_err().0)
+                .unwrap_err(),
+            "Missing required parameter: email"
+        );
+        assert_eq!(opt(&args, "id"), Some("X"));
+    }
+
+    #[test]
+    fn probed_ids_fill_the_first_gap() {
+        let Some(mut s) = testutil::session(json!({
+            "approval_approval_requests": [
+                {"id": "APR-2-000000", "request_type": "travel", "requester_email": "a", "approver_email": "b"},
+                {"id": "APR-2-000002", "request_type": "travel", "requester_email": "a", "approver_email": "b"}
+            ]
+        })) else {
+            return;
+        };
+        assert_eq!(
+            probe_id(&s, "approval_approval_requests", "APR-2").unwrap(),
+            "APR-2-000001"
+        );
+        let made = testutil::call(
+            &mut s,
+            "approval_create_request",
+            json!({"request_type": "travel", "requester_email": "a", "approver_email": "b"}),
+        );
+        assert_eq!(made, json!({"approval_id": "APR-2-000001"}));
+        assert_eq!(
+            probe_id(&s, "approval_approval_requests", "APR-2").unwrap(),
+            "APR-2-000003"
+        );
+    }
+}
