@@ -15,7 +15,12 @@ pub fn data_root(arg: &Option<PathBuf>) -> Result<PathBuf> {
 /// Opens the dataset and loads every domain's initial data from the same root.
 pub fn open(root: &Path) -> Result<(Dataset, Sandbox)> {
     let ds = Dataset::open(root)?;
-    let sandbox = Sandbox::load(ds.root()).with_context(|| format!("loading the tools' initial data under {}", ds.root().display()))?;
+    let sandbox = Sandbox::load(ds.root()).with_context(|| {
+        format!(
+            "loading the tools' initial data under {}",
+            ds.root().display()
+        )
+    })?;
     Ok((ds, sandbox))
 }
 

@@ -43,7 +43,10 @@ pub struct InferArgs {
 /// Runs `tb infer`.
 pub fn run(a: &InferArgs) -> Result<ExitCode> {
     let Some(agent) = OfflineAgent::parse(&a.agent) else {
-        bail!("unknown agent `{}`: the offline agents are `golden` and `noop` (model agents need a config, -c)", a.agent);
+        bail!(
+            "unknown agent `{}`: the offline agents are `golden` and `noop` (model agents need a config, -c)",
+            a.agent
+        );
     };
     if a.repeat == 0 {
         bail!("--repeat must be at least 1");
@@ -65,7 +68,10 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     for t in &tasks {
         if !bot_instructions.contains_key(&t.scenario) {
             let s = ds.scenario(&t.scenario)?;
-            bot_instructions.insert(t.scenario.clone(), s.bot_instructions.clone().unwrap_or_default());
+            bot_instructions.insert(
+                t.scenario.clone(),
+                s.bot_instructions.clone().unwrap_or_default(),
+            );
         }
     }
     let agent_cfg = ds.agent("think").ok();
@@ -86,16 +92,22 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     let mut out = match &a.output {
         Some(p) => {
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
             }
-            Some(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?))
+            Some(std::io::BufWriter::new(
+                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+            ))
         }
         None => None,
     };
     let (mut attempts, mut passed, mut errors) = (0usize, 0usize, 0usize);
     let mut per_scenario: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
-    let unjudged: usize = tasks.iter().filter(|t| t.checks.contains(&tb_core::Check::ValidateRubricsYesno)).count();
+    let unjudged: usize = tasks
+        .iter()
+        .filter(|t| t.checks.contains(&tb_core::Check::ValidateRubricsYesno))
+        .count();
     for rep in 0..a.repeat {
         for task in &tasks {
             let rec = attempt_offline(&env, agent, task, rep);
@@ -119,11 +131,22 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
             }
         }
     }
-    println!("agent {}: {attempts} attempts of {} tasks x {}", agent.name(), tasks.len(), a.repeat);
+    println!(
+        "agent {}: {attempts} attempts of {} tasks x {}",
+        agent.name(),
+        tasks.len(),
+        a.repeat
+    );
     for (s, (n, p)) in &per_scenario {
-        println!("  {s:<32} {p:>5}/{n:<5} passed ({:.1}%)", 100.0 * *p as f64 / *n as f64);
+        println!(
+            "  {s:<32} {p:>5}/{n:<5} passed ({:.1}%)",
+            100.0 * *p as f64 / *n as f64
+        );
     }
-    println!("passed {passed}/{attempts} ({:.1}%), system errors {errors}", 100.0 * passed as f64 / attempts.max(1) as f64);
+    println!(
+        "passed {passed}/{attempts} ({:.1}%), system errors {errors}",
+        100.0 * passed as f64 / attempts.max(1) as f64
+    );
     if unjudged > 0 {
         println!(
             "note: {unjudged} task(s) also have yes/no rubric checks; offline agents run no judge model, so only their database check is graded"
@@ -142,12 +165,18 @@ fn describe_failure(rec: &tb_core::TrialRecord) -> String {
     let mut s = format!("FAIL {}", rec.key);
     if let Some(v) = &rec.verdict {
         for sv in v.state.iter().filter(|x| !x.passed) {
-            s.push_str(&format!("\n  {}: {} difference(s) from golden", sv.server, sv.diff.len()));
+            s.push_str(&format!(
+                "\n  {}: {} difference(s) from golden",
+                sv.server,
+                sv.diff.len()
+            ));
             for d in sv.diff.iter().take(5) {
                 let path = d.get("path").and_then(|x| x.as_str()).unwrap_or("");
                 let kind = d.get("type").and_then(|x| x.as_str()).unwrap_or("");
                 match (d.get("result"), d.get("golden")) {
-                    (Some(r), Some(g)) => s.push_str(&format!("\n    {path}: {kind} (result {r}, golden {g})")),
+                    (Some(r), Some(g)) => {
+                        s.push_str(&format!("\n    {path}: {kind} (result {r}, golden {g})"))
+                    }
                     _ => s.push_str(&format!("\n    {path}: {kind}")),
                 }
             }

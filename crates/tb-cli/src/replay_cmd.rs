@@ -35,11 +35,22 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     for file in &a.traces {
         let traces = read_traces(file).map_err(anyhow::Error::msg)?;
         for trace in traces {
-            let task = ds.load_task(&trace.id).with_context(|| format!("{}: trace {}", file.display(), trace.id))?;
-            let config = task.world_state.get(&trace.domain).cloned().unwrap_or_default();
-            let loaded = sandbox
-                .domain(&trace.domain)
-                .with_context(|| format!("{}: trace {} names unknown server {}", file.display(), trace.id, trace.domain))?;
+            let task = ds
+                .load_task(&trace.id)
+                .with_context(|| format!("{}: trace {}", file.display(), trace.id))?;
+            let config = task
+                .world_state
+                .get(&trace.domain)
+                .cloned()
+                .unwrap_or_default();
+            let loaded = sandbox.domain(&trace.domain).with_context(|| {
+                format!(
+                    "{}: trace {} names unknown server {}",
+                    file.display(),
+                    trace.id,
+                    trace.domain
+                )
+            })?;
             replay_trace(loaded, &config, clock, &trace, &mut summary);
         }
     }
@@ -55,12 +66,25 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         println!("final_match       {}/{}", s.final_match, s.traces);
         println!("diff_match        {}/{}", s.diff_match, s.traces);
         for m in s.mismatches.iter().take(a.show) {
-            let call = m.call.map(|c| format!(" call {c} ({})", m.tool.clone().unwrap_or_default())).unwrap_or_default();
-            println!("  {}{call} {}: first difference at {}", m.trace, m.what, m.detail);
+            let call = m
+                .call
+                .map(|c| format!(" call {c} ({})", m.tool.clone().unwrap_or_default()))
+                .unwrap_or_default();
+            println!(
+                "  {}{call} {}: first difference at {}",
+                m.trace, m.what, m.detail
+            );
         }
         if s.mismatches.len() > a.show {
-            println!("  ... {} more mismatches (use --show N or --json)", s.mismatches.len() - a.show);
+            println!(
+                "  ... {} more mismatches (use --show N or --json)",
+                s.mismatches.len() - a.show
+            );
         }
     }
-    Ok(if summary.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if summary.clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -33,8 +33,11 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
             Ok(s) => {
                 for server in s.server_names() {
                     for (tool, _) in t.golden_calls(&server) {
-                        if s.server(&server).is_some_and(|x| x.domain.tool(&tool).is_none()) {
-                            problems.push(format!("{}: golden call to unknown tool `{tool}`", t.uid));
+                        if s.server(&server)
+                            .is_some_and(|x| x.domain.tool(&tool).is_none())
+                        {
+                            problems
+                                .push(format!("{}: golden call to unknown tool `{tool}`", t.uid));
                         }
                     }
                 }
@@ -43,19 +46,40 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
         }
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"tasks": tasks.len(), "scenarios": summary, "problems": problems}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"tasks": tasks.len(), "scenarios": summary, "problems": problems})
+            )?
+        );
     } else {
-        println!("{:<32} {:>6} {:>7} {:>6} {:>9} {:>8}", "scenario", "tasks", "golden", "tools", "db-check", "rubrics");
+        println!(
+            "{:<32} {:>6} {:>7} {:>6} {:>9} {:>8}",
+            "scenario", "tasks", "golden", "tools", "db-check", "rubrics"
+        );
         for s in &summary {
             println!(
                 "{:<32} {:>6} {:>7} {:>6} {:>9} {:>8}",
-                s.scenario, s.tasks, s.golden_calls, s.tools, s.validate_database, s.validate_rubrics_yesno
+                s.scenario,
+                s.tasks,
+                s.golden_calls,
+                s.tools,
+                s.validate_database,
+                s.validate_rubrics_yesno
             );
         }
-        println!("{} tasks loaded from {}", tasks.len(), a.test_list.display());
+        println!(
+            "{} tasks loaded from {}",
+            tasks.len(),
+            a.test_list.display()
+        );
         for p in &problems {
             println!("problem: {p}");
         }
     }
-    Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -4,5 +4,8 @@
 pub mod record;
 pub mod task;
 
-pub use record::{FinishReason, Message, RubricVerdict, StateVerdict, TestResult, TestTags, ToolCall, TrialRecord, Usage, UsageByRole, Verdict, attempt_key};
+pub use record::{
+    FinishReason, Message, RubricVerdict, StateVerdict, TestResult, TestTags, ToolCall,
+    TrialRecord, Usage, UsageByRole, Verdict, attempt_key,
+};
 pub use task::{Check, SourceLoc, Task};

@@ -43,7 +43,11 @@ pub enum Message {
 impl Message {
     /// A plain text message.
     pub fn text(role: &str, content: impl Into<String>) -> Self {
-        Message::Text { metadata: Map::new(), role: role.into(), content: content.into() }
+        Message::Text {
+            metadata: Map::new(),
+            role: role.into(),
+            content: content.into(),
+        }
     }
 
     /// Whether this is visible assistant text (`tag` text or direct, not dummy).
@@ -51,8 +55,15 @@ impl Message {
         match self {
             Message::Text { metadata, role, .. } => {
                 role == "assistant"
-                    && metadata.get("tag").and_then(Value::as_str).unwrap_or("text") != "think"
-                    && !metadata.get("is_dummy").and_then(Value::as_bool).unwrap_or(false)
+                    && metadata
+                        .get("tag")
+                        .and_then(Value::as_str)
+                        .unwrap_or("text")
+                        != "think"
+                    && !metadata
+                        .get("is_dummy")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false)
             }
             _ => false,
         }
@@ -148,7 +159,10 @@ impl Usage {
         self.input_tokens_details.cached_tokens += o.input_tokens_details.cached_tokens;
         self.output_tokens += o.output_tokens;
         self.output_tokens_details.reasoning_tokens += o.output_tokens_details.reasoning_tokens;
-        self.total_tokens = Some(self.total_tokens.unwrap_or(0) + o.total_tokens.unwrap_or(o.input_tokens + o.output_tokens));
+        self.total_tokens = Some(
+            self.total_tokens.unwrap_or(0)
+                + o.total_tokens.unwrap_or(o.input_tokens + o.output_tokens),
+        );
     }
 }
 
@@ -304,7 +318,12 @@ mod tests {
     fn messages_serialize_like_the_reference() {
         let m = Message::ParallelToolCall {
             metadata: Map::new(),
-            tool_calls: vec![ToolCall { metadata: Map::new(), name: "get_order".into(), arguments: serde_json::json!({"order_id": "O1"}), id: "c1".into() }],
+            tool_calls: vec![ToolCall {
+                metadata: Map::new(),
+                name: "get_order".into(),
+                arguments: serde_json::json!({"order_id": "O1"}),
+                id: "c1".into(),
+            }],
         };
         assert_eq!(
             serde_json::to_string(&m).unwrap(),
@@ -312,6 +331,9 @@ mod tests {
         );
         let back: Message = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         assert_eq!(back, m);
-        assert_eq!(serde_json::to_string(&FinishReason::NoUserLlm).unwrap(), "\"no_user_llm\"");
+        assert_eq!(
+            serde_json::to_string(&FinishReason::NoUserLlm).unwrap(),
+            "\"no_user_llm\""
+        );
     }
 }

@@ -5,7 +5,9 @@ use crate::offline::{OfflineAgent, run_offline};
 use crate::sandbox::{Sandbox, SandboxError};
 use serde_json::{Map, Value, json};
 use std::time::Instant;
-use tb_core::{Check, FinishReason, Message, TestResult, TestTags, Task, TrialRecord, Verdict, attempt_key};
+use tb_core::{
+    Check, FinishReason, Message, Task, TestResult, TestTags, TrialRecord, Verdict, attempt_key,
+};
 use tb_sandbox::Clock;
 
 /// What an attempt needs besides the task.
@@ -26,25 +28,40 @@ pub struct AttemptEnv<'a> {
 }
 
 /// Runs one attempt of an offline agent and grades it.
-pub fn attempt_offline(env: &AttemptEnv<'_>, agent: OfflineAgent, task: &Task, repetition: u32) -> TrialRecord {
+pub fn attempt_offline(
+    env: &AttemptEnv<'_>,
+    agent: OfflineAgent,
+    task: &Task,
+    repetition: u32,
+) -> TrialRecord {
     let started = Instant::now();
     let mut metadata = Map::new();
     metadata.insert("scenario".into(), json!(task.scenario));
     metadata.insert("agent".into(), json!(agent.name()));
     metadata.insert("test_case_file".into(), json!(task.source.path));
-    metadata.insert("test_case_name".into(), json!(task.uid.rsplit(':').next().unwrap_or("")));
+    metadata.insert(
+        "test_case_name".into(),
+        json!(task.uid.rsplit(':').next().unwrap_or("")),
+    );
     metadata.insert("repetition".into(), json!(repetition));
     let mut messages = system_messages(env, task);
     let outcome = (|| -> Result<(Vec<Message>, FinishReason, Verdict), SandboxError> {
         let mut session = env.sandbox.session(task, env.clock)?;
         let t0 = Instant::now();
         let episode = run_offline(agent, task, &mut session);
-        metadata.insert("time_agent_user_loop".into(), json!(t0.elapsed().as_secs_f64()));
+        metadata.insert(
+            "time_agent_user_loop".into(),
+            json!(t0.elapsed().as_secs_f64()),
+        );
         let t1 = Instant::now();
         let state = env.judge.judge(env.sandbox, task, env.clock, &session)?;
         metadata.insert("time_test".into(), json!(t1.elapsed().as_secs_f64()));
         let rubrics_unjudged: Vec<String> = if task.checks.contains(&Check::ValidateRubricsYesno) {
-            session.server_names().iter().flat_map(|s| task.rubrics_yesno(s)).collect()
+            session
+                .server_names()
+                .iter()
+                .flat_map(|s| task.rubrics_yesno(s))
+                .collect()
         } else {
             Vec::new()
         };
@@ -52,14 +69,30 @@ pub fn attempt_offline(env: &AttemptEnv<'_>, agent: OfflineAgent, task: &Task, r
             metadata.insert("rubrics_not_judged".into(), json!(rubrics_unjudged.len()));
         }
         let passed = state.iter().all(|s| s.passed);
-        Ok((episode.messages, episode.finish_reason, Verdict { passed, state, rubrics: Vec::new() }))
+        Ok((
+            episode.messages,
+            episode.finish_reason,
+            Verdict {
+                passed,
+                state,
+                rubrics: Vec::new(),
+            },
+        ))
     })();
-    let record = |messages: Vec<Message>, finish_reason, verdict: Option<Verdict>, test_result, is_system_error, metadata| TrialRecord {
+    let record = |messages: Vec<Message>,
+                  finish_reason,
+                  verdict: Option<Verdict>,
+                  test_result,
+                  is_system_error,
+                  metadata| TrialRecord {
         uid: task.uid.clone(),
         messages,
         test_result,
         test_context: None,
-        test_tags: Some(TestTags { domain: Some(task.scenario.clone()), ..TestTags::default() }),
+        test_tags: Some(TestTags {
+            domain: Some(task.scenario.clone()),
+            ..TestTags::default()
+        }),
         tools: None,
         raw_messages: None,
         user_llm_history: None,
@@ -76,13 +109,29 @@ pub fn attempt_offline(env: &AttemptEnv<'_>, agent: OfflineAgent, task: &Task, r
     match outcome {
         Ok((episode_messages, finish_reason, verdict)) => {
             messages.extend(episode_messages);
-            metadata.insert("execution_time".into(), json!(started.elapsed().as_secs_f64()));
+            metadata.insert(
+                "execution_time".into(),
+                json!(started.elapsed().as_secs_f64()),
+            );
             let test_result = test_result_of(&verdict);
-            record(messages, finish_reason, Some(verdict), Some(test_result), false, metadata)
+            record(
+                messages,
+                finish_reason,
+                Some(verdict),
+                Some(test_result),
+                false,
+                metadata,
+            )
         }
         Err(e) => {
-            metadata.insert("error".into(), json!({"type": "SessionError", "message": e.to_string()}));
-            metadata.insert("execution_time".into(), json!(started.elapsed().as_secs_f64()));
+            metadata.insert(
+                "error".into(),
+                json!({"type": "SessionError", "message": e.to_string()}),
+            );
+            metadata.insert(
+                "execution_time".into(),
+                json!(started.elapsed().as_secs_f64()),
+            );
             record(messages, FinishReason::Done, None, None, true, metadata)
         }
     }
@@ -95,7 +144,11 @@ pub fn system_messages(env: &AttemptEnv<'_>, task: &Task) -> Vec<Message> {
     if let Some(a) = env.agent_instructions.filter(|s| !s.is_empty()) {
         out.push(Message::text("system", a));
     }
-    let scenario = env.bot_instructions.get(&task.scenario).cloned().unwrap_or_default();
+    let scenario = env
+        .bot_instructions
+        .get(&task.scenario)
+        .cloned()
+        .unwrap_or_default();
     let task_bi = task.bot_instructions.clone().unwrap_or_default();
     if !scenario.is_empty() || !task_bi.is_empty() {
         out.push(Message::text("system", format!("{scenario}\n{task_bi}")));
@@ -112,9 +165,17 @@ pub fn test_result_of(v: &Verdict) -> TestResult {
         .filter(|s| !s.passed)
         .map(|s| {
             let diff = serde_json::to_string(&s.diff).unwrap_or_default();
-            format!("AssertionError: Database state mismatch for {}: {diff}", s.server)
+            format!(
+                "AssertionError: Database state mismatch for {}: {diff}",
+                s.server
+            )
         })
-        .chain(v.rubrics.iter().filter(|r| !r.passed).map(|r| format!("AssertionError: rubric not met: {}", r.rubric)))
+        .chain(
+            v.rubrics
+                .iter()
+                .filter(|r| !r.passed)
+                .map(|r| format!("AssertionError: rubric not met: {}", r.rubric)),
+        )
         .collect();
     TestResult {
         result: v.passed,

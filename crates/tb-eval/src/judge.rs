@@ -34,7 +34,12 @@ impl StateJudge {
 
     /// The golden states of a task: a fresh session, then every golden call in order; a call
     /// that fails is ignored, as the reference's `geteffects` does.
-    pub fn golden(&self, sandbox: &Sandbox, task: &Task, clock: Clock) -> Result<std::sync::Arc<Vec<Golden>>, SandboxError> {
+    pub fn golden(
+        &self,
+        sandbox: &Sandbox,
+        task: &Task,
+        clock: Clock,
+    ) -> Result<std::sync::Arc<Vec<Golden>>, SandboxError> {
         let key = format!("{}@{}", task.uid, clock.now_iso());
         if let Some(g) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(g);
@@ -48,7 +53,11 @@ impl StateJudge {
             }
             let state = s.state.stable_state();
             let hash = tb_sandbox::state::hash_stable(&state);
-            out.push(Golden { server, state, hash });
+            out.push(Golden {
+                server,
+                state,
+                hash,
+            });
         }
         let g = std::sync::Arc::new(out);
         if let Ok(mut c) = self.cache.lock() {
@@ -58,7 +67,13 @@ impl StateJudge {
     }
 
     /// Judges an attempt's final sessions against the golden states.
-    pub fn judge(&self, sandbox: &Sandbox, task: &Task, clock: Clock, result: &TaskSession) -> Result<Vec<StateVerdict>, SandboxError> {
+    pub fn judge(
+        &self,
+        sandbox: &Sandbox,
+        task: &Task,
+        clock: Clock,
+        result: &TaskSession,
+    ) -> Result<Vec<StateVerdict>, SandboxError> {
         let golden = self.golden(sandbox, task, clock)?;
         Ok(golden
             .iter()
@@ -72,8 +87,18 @@ impl StateJudge {
                     None => (Value::Null, String::new()),
                 };
                 let passed = hash == g.hash;
-                let diff = if passed { Vec::new() } else { deep_diff(&state, &g.state) };
-                StateVerdict { server: g.server.clone(), result_hash: hash, golden_hash: g.hash.clone(), passed, diff }
+                let diff = if passed {
+                    Vec::new()
+                } else {
+                    deep_diff(&state, &g.state)
+                };
+                StateVerdict {
+                    server: g.server.clone(),
+                    result_hash: hash,
+                    golden_hash: g.hash.clone(),
+                    passed,
+                    diff,
+                }
             })
             .collect())
     }

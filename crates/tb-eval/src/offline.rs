@@ -59,10 +59,20 @@ pub fn run_offline(agent: OfflineAgent, task: &Task, session: &mut TaskSession) 
                 let id = format!("call_golden_{n}");
                 messages.push(Message::ParallelToolCall {
                     metadata: Map::new(),
-                    tool_calls: vec![ToolCall { metadata: Map::new(), name: tool.clone(), arguments: params.clone(), id: id.clone() }],
+                    tool_calls: vec![ToolCall {
+                        metadata: Map::new(),
+                        name: tool.clone(),
+                        arguments: params.clone(),
+                        id: id.clone(),
+                    }],
                 });
                 let outcome = session.call(&tool, &params);
-                messages.push(Message::ToolResponse { metadata: Map::new(), name: tool.clone(), content: outcome.to_text(&tool), id });
+                messages.push(Message::ToolResponse {
+                    metadata: Map::new(),
+                    name: tool.clone(),
+                    content: outcome.to_text(&tool),
+                    id,
+                });
             }
         }
     }
@@ -70,6 +80,14 @@ pub fn run_offline(agent: OfflineAgent, task: &Task, session: &mut TaskSession) 
     let mut meta = Map::new();
     meta.insert("is_done".into(), Value::Bool(true));
     meta.insert("tag".into(), json!("text"));
-    messages.push(Message::Text { metadata: meta, role: "assistant".into(), content: response.clone() });
-    Episode { messages, finish_reason: FinishReason::Done, response }
+    messages.push(Message::Text {
+        metadata: meta,
+        role: "assistant".into(),
+        content: response.clone(),
+    });
+    Episode {
+        messages,
+        finish_reason: FinishReason::Done,
+        response,
+    }
 }

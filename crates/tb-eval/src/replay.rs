@@ -111,7 +111,13 @@ fn first_difference(ours: &Value, theirs: &Value) -> String {
 
 /// Replays one trace. `config` is the task's merged `world_state[server]` (its `data_patch`
 /// is what matters). Everything found goes into `summary`.
-pub fn replay_trace(loaded: &Loaded, config: &Value, clock: Clock, trace: &Trace, summary: &mut ReplaySummary) {
+pub fn replay_trace(
+    loaded: &Loaded,
+    config: &Value,
+    clock: Clock,
+    trace: &Trace,
+    summary: &mut ReplaySummary,
+) {
     summary.traces += 1;
     let mismatch = |what: &str, call: Option<(usize, &str)>, detail: String| Mismatch {
         trace: trace.id.clone(),
@@ -124,12 +130,18 @@ pub fn replay_trace(loaded: &Loaded, config: &Value, clock: Clock, trace: &Trace
     if hash_stable(&trace.golden_state) == trace.golden_hash {
         summary.golden_hash_match += 1;
     } else {
-        summary.mismatches.push(mismatch("golden_hash", None, "our hash of the trace's golden_state differs".into()));
+        summary.mismatches.push(mismatch(
+            "golden_hash",
+            None,
+            "our hash of the trace's golden_state differs".into(),
+        ));
     }
     let mut session = match loaded.session(config, clock) {
         Ok(s) => s,
         Err(e) => {
-            summary.mismatches.push(mismatch("session", None, e.to_string()));
+            summary
+                .mismatches
+                .push(mismatch("session", None, e.to_string()));
             return;
         }
     };
@@ -137,40 +149,62 @@ pub fn replay_trace(loaded: &Loaded, config: &Value, clock: Clock, trace: &Trace
     if initial == trace.initial_state && hash_stable(&initial) == trace.initial_hash {
         summary.initial_match += 1;
     } else {
-        summary.mismatches.push(mismatch("initial_state", None, first_difference(&initial, &trace.initial_state)));
+        summary.mismatches.push(mismatch(
+            "initial_state",
+            None,
+            first_difference(&initial, &trace.initial_state),
+        ));
     }
     if let Some(expected) = &trace.diff_initial_vs_golden {
         let ours = Value::Array(deep_diff(&initial, &trace.golden_state));
         if &ours == expected {
             summary.golden_diff_match += 1;
         } else {
-            summary.mismatches.push(mismatch("golden_diff", None, first_difference(&ours, expected)));
+            summary.mismatches.push(mismatch(
+                "golden_diff",
+                None,
+                first_difference(&ours, expected),
+            ));
         }
     } else {
         summary.golden_diff_match += 1;
     }
     for (i, call) in trace.calls.iter().enumerate() {
         summary.calls += 1;
-        let params = if call.parameters.is_null() { Value::Object(Default::default()) } else { call.parameters.clone() };
+        let params = if call.parameters.is_null() {
+            Value::Object(Default::default())
+        } else {
+            call.parameters.clone()
+        };
         let got = session.call(&call.tool, &params).to_json(&call.tool);
         if got == call.result {
             summary.calls_match += 1;
         } else {
-            summary.mismatches.push(mismatch("call", Some((i, &call.tool)), first_difference(&got, &call.result)));
+            summary.mismatches.push(mismatch(
+                "call",
+                Some((i, &call.tool)),
+                first_difference(&got, &call.result),
+            ));
         }
     }
     let final_state = session.state.stable_state();
     if final_state == trace.golden_state && hash_stable(&final_state) == trace.golden_hash {
         summary.final_match += 1;
     } else {
-        summary.mismatches.push(mismatch("final_state", None, first_difference(&final_state, &trace.golden_state)));
+        summary.mismatches.push(mismatch(
+            "final_state",
+            None,
+            first_difference(&final_state, &trace.golden_state),
+        ));
     }
     if let Some(expected) = &trace.diff_initial_vs_golden {
         let ours = Value::Array(deep_diff(&initial, &final_state));
         if &ours == expected {
             summary.diff_match += 1;
         } else {
-            summary.mismatches.push(mismatch("diff", None, first_difference(&ours, expected)));
+            summary
+                .mismatches
+                .push(mismatch("diff", None, first_difference(&ours, expected)));
         }
     } else {
         summary.diff_match += 1;
@@ -183,6 +217,9 @@ pub fn read_traces(path: &std::path::Path) -> Result<Vec<Trace>, String> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: not a trace line: {e}", path.display(), i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| format!("{}:{}: not a trace line: {e}", path.display(), i + 1))
+        })
         .collect()
 }

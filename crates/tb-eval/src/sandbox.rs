@@ -43,7 +43,10 @@ impl Sandbox {
     /// Loads every domain's initial data from `<data_root>/servers/...`.
     pub fn load(data_root: &Path) -> Result<Self, SandboxError> {
         let toolslib = tb_domains::toolslib(data_root);
-        let domains = tb_domains::all()?.iter().map(|d| d.load(&toolslib)).collect::<Result<Vec<_>, _>>()?;
+        let domains = tb_domains::all()?
+            .iter()
+            .map(|d| d.load(&toolslib))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Sandbox { domains })
     }
 
@@ -56,14 +59,24 @@ impl Sandbox {
     pub fn session(&self, task: &Task, clock: Clock) -> Result<TaskSession, SandboxError> {
         let mut servers = Vec::new();
         for (server, config) in &task.world_state {
-            let loaded = self.domain(server).ok_or_else(|| SandboxError::UnknownServer {
-                task: task.uid.clone(),
-                server: server.clone(),
-                known: self.domains.iter().map(|d| d.domain.name.as_str()).collect::<Vec<_>>().join(", "),
-            })?;
+            let loaded = self
+                .domain(server)
+                .ok_or_else(|| SandboxError::UnknownServer {
+                    task: task.uid.clone(),
+                    server: server.clone(),
+                    known: self
+                        .domains
+                        .iter()
+                        .map(|d| d.domain.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?;
             let session = loaded
                 .session(config, clock)
-                .map_err(|source| SandboxError::Init { task: task.uid.clone(), source })?;
+                .map_err(|source| SandboxError::Init {
+                    task: task.uid.clone(),
+                    source,
+                })?;
             servers.push(session);
         }
         Ok(TaskSession { servers })
@@ -81,7 +94,12 @@ impl TaskSession {
     /// Calls a tool. When several servers export the name, the later one wins (as the
     /// reference's scenario tool merge).
     pub fn call(&mut self, tool: &str, args: &Value) -> CallOutcome {
-        match self.servers.iter_mut().rev().find(|s| s.domain.tool(tool).is_some()) {
+        match self
+            .servers
+            .iter_mut()
+            .rev()
+            .find(|s| s.domain.tool(tool).is_some())
+        {
             Some(s) => s.call(tool, args),
             None => CallOutcome::UnknownTool(tool.to_string()),
         }

@@ -17,9 +17,15 @@ pub fn shared() -> Option<PathBuf> {
         return Some(p);
     }
     if std::env::var_os("CI").is_some() {
-        panic!("benchmark data not found at {} (set TB_SHARED); CI needs it", p.display());
+        panic!(
+            "benchmark data not found at {} (set TB_SHARED); CI needs it",
+            p.display()
+        );
     }
-    eprintln!("SKIPPED: benchmark data not found at {}; set TB_SHARED to run the parity tests", p.display());
+    eprintln!(
+        "SKIPPED: benchmark data not found at {}; set TB_SHARED to run the parity tests",
+        p.display()
+    );
     None
 }
 
@@ -27,24 +33,34 @@ pub fn shared() -> Option<PathBuf> {
 pub fn replay_domain(server: &str) -> Option<ReplaySummary> {
     let shared = shared()?;
     let domain = tb_domains::by_name(server).unwrap().unwrap();
-    let loaded = domain.load(&tb_domains::toolslib(&shared.join("thinkingbox-data"))).unwrap();
+    let loaded = domain
+        .load(&tb_domains::toolslib(&shared.join("thinkingbox-data")))
+        .unwrap();
     let clock = Clock::parse("2026-11-30T12:00:00Z").unwrap();
     let mut summary = ReplaySummary::default();
     let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("tb-bench-v1/traces"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(server) && p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| {
+            p.file_name().unwrap().to_string_lossy().starts_with(server)
+                && p.extension().is_some_and(|e| e == "jsonl")
+        })
         .collect();
     files.sort();
     for f in files {
-        let tasks_file = shared.join("tb-bench-v1/tasks").join(f.file_name().unwrap());
+        let tasks_file = shared
+            .join("tb-bench-v1/tasks")
+            .join(f.file_name().unwrap());
         let tasks: Vec<Value> = std::fs::read_to_string(&tasks_file)
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         for trace in read_traces(&f).unwrap() {
-            let task = tasks.iter().find(|t| t["id"] == trace.id.as_str()).expect("task for trace");
+            let task = tasks
+                .iter()
+                .find(|t| t["id"] == trace.id.as_str())
+                .expect("task for trace");
             let config = &task["init"][server];
             replay_trace(&loaded, config, clock, &trace, &mut summary);
         }
@@ -56,18 +72,35 @@ pub fn replay_domain(server: &str) -> Option<ReplaySummary> {
 pub fn report(server: &str, s: &ReplaySummary) {
     eprintln!(
         "{server}: traces {} initial {} golden_hash {} golden_diff {} calls {}/{} final {} diff {}",
-        s.traces, s.initial_match, s.golden_hash_match, s.golden_diff_match, s.calls_match, s.calls, s.final_match, s.diff_match
+        s.traces,
+        s.initial_match,
+        s.golden_hash_match,
+        s.golden_diff_match,
+        s.calls_match,
+        s.calls,
+        s.final_match,
+        s.diff_match
     );
-    let mut shown: Vec<&tb_eval::replay::Mismatch> = s.mismatches.iter().filter(|m| m.what != "call").take(20).collect();
+    let mut shown: Vec<&tb_eval::replay::Mismatch> = s
+        .mismatches
+        .iter()
+        .filter(|m| m.what != "call")
+        .take(20)
+        .collect();
     shown.extend(s.mismatches.iter().filter(|m| m.what == "call").take(20));
     for m in shown {
-        eprintln!("  {} {:?} {:?} {}: {}", m.trace, m.call, m.tool, m.what, m.detail);
+        eprintln!(
+            "  {} {:?} {:?} {}: {}",
+            m.trace, m.call, m.tool, m.what, m.detail
+        );
     }
 }
 
 /// Asserts that the state engine alone (no tools) reproduces the trace vectors.
 pub fn assert_state_vectors(server: &str) {
-    let Some(s) = replay_domain(server) else { return };
+    let Some(s) = replay_domain(server) else {
+        return;
+    };
     report(server, &s);
     assert!(s.traces > 0);
     assert_eq!(s.initial_match, s.traces, "initial states");
@@ -77,7 +110,9 @@ pub fn assert_state_vectors(server: &str) {
 
 /// Asserts full parity for a domain: every call, final state and diff.
 pub fn assert_full_parity(server: &str, expected_traces: usize) {
-    let Some(s) = replay_domain(server) else { return };
+    let Some(s) = replay_domain(server) else {
+        return;
+    };
     report(server, &s);
     assert_eq!(s.traces, expected_traces);
     assert!(s.clean(), "{} mismatches", s.mismatches.len());

@@ -15,7 +15,10 @@ pub struct ValidationError {
 
 impl ValidationError {
     fn new(msg: impl Into<String>) -> Self {
-        ValidationError { loc: Vec::new(), msg: msg.into() }
+        ValidationError {
+            loc: Vec::new(),
+            msg: msg.into(),
+        }
     }
 
     fn at(mut self, key: &str) -> Self {
@@ -25,14 +28,22 @@ impl ValidationError {
 
     /// `loc: msg`, with the loc dotted as the reference's tools print it.
     pub fn display(&self) -> String {
-        let loc = if self.loc.is_empty() { "unknown".to_string() } else { self.loc.join(".") };
+        let loc = if self.loc.is_empty() {
+            "unknown".to_string()
+        } else {
+            self.loc.join(".")
+        };
         format!("{loc}: {}", self.msg)
     }
 }
 
 /// The errors of one validation, joined as the reference's tools print them.
 pub fn display_errors(errors: &[ValidationError]) -> String {
-    errors.iter().map(ValidationError::display).collect::<Vec<_>>().join("; ")
+    errors
+        .iter()
+        .map(ValidationError::display)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Context a validation needs: the value of `@now` defaults (an ISO-8601 dump).
@@ -44,7 +55,11 @@ pub struct Ctx<'a> {
 
 /// Validates a JSON object against a model: fills defaults, coerces, drops unknown keys (or
 /// rejects them when the model forbids extras). The result has the model's field order.
-pub fn validate_model(model: &Model, input: &Value, ctx: Ctx<'_>) -> Result<Map<String, Value>, Vec<ValidationError>> {
+pub fn validate_model(
+    model: &Model,
+    input: &Value,
+    ctx: Ctx<'_>,
+) -> Result<Map<String, Value>, Vec<ValidationError>> {
     let Value::Object(obj) = input else {
         return Err(vec![ValidationError::new(format!(
             "Input should be a valid dictionary or instance of {}",
@@ -62,7 +77,9 @@ pub fn validate_model(model: &Model, input: &Value, ctx: Ctx<'_>) -> Result<Map<
                 Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(&field.name))),
             },
             None => match &field.default {
-                Default::Required => errors.push(ValidationError::new("Field required").at(&field.name)),
+                Default::Required => {
+                    errors.push(ValidationError::new("Field required").at(&field.name))
+                }
                 Default::Value(v) => {
                     out.insert(field.name.clone(), v.clone());
                 }
@@ -79,7 +96,11 @@ pub fn validate_model(model: &Model, input: &Value, ctx: Ctx<'_>) -> Result<Map<
             }
         }
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
 /// Validates one value against a kind.
@@ -125,7 +146,11 @@ pub fn validate(kind: &Kind, v: &Value, ctx: Ctx<'_>) -> Result<Value, Vec<Valid
                     Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(&i.to_string()))),
                 }
             }
-            if errors.is_empty() { Ok(Value::Array(out)) } else { Err(errors) }
+            if errors.is_empty() {
+                Ok(Value::Array(out))
+            } else {
+                Err(errors)
+            }
         }
         Kind::Dict(inner) => {
             let Value::Object(obj) = v else {
@@ -141,7 +166,11 @@ pub fn validate(kind: &Kind, v: &Value, ctx: Ctx<'_>) -> Result<Value, Vec<Valid
                     Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(k))),
                 }
             }
-            if errors.is_empty() { Ok(Value::Object(out)) } else { Err(errors) }
+            if errors.is_empty() {
+                Ok(Value::Object(out))
+            } else {
+                Err(errors)
+            }
         }
         Kind::Model(m) => validate_model(m, v, ctx).map(Value::Object),
         Kind::Union(alts) => {
@@ -213,57 +242,77 @@ pub fn enum_choices(values: &[String]) -> String {
 }
 
 fn fmt_bound(b: f64) -> String {
-    if b.fract() == 0.0 && b.abs() < 1e15 { format!("{}", b as i64) } else { crate::pyjson::float_repr(b) }
+    if b.fract() == 0.0 && b.abs() < 1e15 {
+        format!("{}", b as i64)
+    } else {
+        crate::pyjson::float_repr(b)
+    }
 }
 
 fn check_constraints(v: &Value, c: &Constraints) -> Result<(), String> {
     if let Value::String(s) = v {
         let n = s.chars().count();
-        if let Some(min) = c.min_len {
-            if n < min {
-                return Err(format!("String should have at least {min} character{}", if min == 1 { "" } else { "s" }));
-            }
+        if let Some(min) = c.min_len
+            && n < min
+        {
+            return Err(format!(
+                "String should have at least {min} character{}",
+                if min == 1 { "" } else { "s" }
+            ));
         }
-        if let Some(max) = c.max_len {
-            if n > max {
-                return Err(format!("String should have at most {max} character{}", if max == 1 { "" } else { "s" }));
-            }
+        if let Some(max) = c.max_len
+            && n > max
+        {
+            return Err(format!(
+                "String should have at most {max} character{}",
+                if max == 1 { "" } else { "s" }
+            ));
         }
     }
     if let Value::Array(a) = v {
-        if let Some(min) = c.min_len {
-            if a.len() < min {
-                return Err(format!(
-                    "List should have at least {min} item{} after validation, not {}",
-                    if min == 1 { "" } else { "s" },
-                    a.len()
-                ));
-            }
+        if let Some(min) = c.min_len
+            && a.len() < min
+        {
+            return Err(format!(
+                "List should have at least {min} item{} after validation, not {}",
+                if min == 1 { "" } else { "s" },
+                a.len()
+            ));
         }
-        if let Some(max) = c.max_len {
-            if a.len() > max {
-                return Err(format!(
-                    "List should have at most {max} item{} after validation, not {}",
-                    if max == 1 { "" } else { "s" },
-                    a.len()
-                ));
-            }
+        if let Some(max) = c.max_len
+            && a.len() > max
+        {
+            return Err(format!(
+                "List should have at most {max} item{} after validation, not {}",
+                if max == 1 { "" } else { "s" },
+                a.len()
+            ));
         }
     }
     let num = match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) if c.ge.is_some() || c.gt.is_some() || c.le.is_some() || c.lt.is_some() => s.parse().ok(),
+        Value::String(s)
+            if c.ge.is_some() || c.gt.is_some() || c.le.is_some() || c.lt.is_some() =>
+        {
+            s.parse().ok()
+        }
         _ => None,
     };
     if let Some(x) = num {
         if let Some(b) = c.ge.filter(|b| x < *b) {
-            return Err(format!("Input should be greater than or equal to {}", fmt_bound(b)));
+            return Err(format!(
+                "Input should be greater than or equal to {}",
+                fmt_bound(b)
+            ));
         }
         if let Some(b) = c.gt.filter(|b| x <= *b) {
             return Err(format!("Input should be greater than {}", fmt_bound(b)));
         }
         if let Some(b) = c.le.filter(|b| x > *b) {
-            return Err(format!("Input should be less than or equal to {}", fmt_bound(b)));
+            return Err(format!(
+                "Input should be less than or equal to {}",
+                fmt_bound(b)
+            ));
         }
         if let Some(b) = c.lt.filter(|b| x >= *b) {
             return Err(format!("Input should be less than {}", fmt_bound(b)));
@@ -279,7 +328,10 @@ fn coerce_int(v: &Value) -> Result<i64, String> {
                 Ok(i)
             } else if let Some(f) = n.as_f64() {
                 if f.fract() != 0.0 {
-                    Err("Input should be a valid integer, got a number with a fractional part".into())
+                    Err(
+                        "Input should be a valid integer, got a number with a fractional part"
+                            .into(),
+                    )
                 } else if f.is_finite() && f.abs() < 9.2e18 {
                     Ok(f as i64)
                 } else {
@@ -292,17 +344,20 @@ fn coerce_int(v: &Value) -> Result<i64, String> {
         Value::Bool(b) => Ok(i64::from(*b)),
         Value::String(s) => {
             let t = s.trim();
-            if let Ok(i) = t.replace('_', "").parse::<i64>() {
-                if !t.starts_with('_') && !t.ends_with('_') {
-                    return Ok(i);
-                }
+            if let Ok(i) = t.replace('_', "").parse::<i64>()
+                && !t.starts_with('_')
+                && !t.ends_with('_')
+            {
+                return Ok(i);
             }
             match t.parse::<f64>() {
                 Ok(f) if f.fract() == 0.0 && f.is_finite() && t.contains('.') => Ok(f as i64),
-                Ok(f) if f.is_finite() && t.contains('.') => {
-                    Err("Input should be a valid integer, got a number with a fractional part".into())
-                }
-                _ => Err("Input should be a valid integer, unable to parse string as an integer".into()),
+                Ok(f) if f.is_finite() && t.contains('.') => Err(
+                    "Input should be a valid integer, got a number with a fractional part".into(),
+                ),
+                _ => Err(
+                    "Input should be a valid integer, unable to parse string as an integer".into(),
+                ),
             }
         }
         _ => Err("Input should be a valid integer".into()),
@@ -319,25 +374,31 @@ fn coerce_float(v: &Value) -> Result<Value, String> {
                 "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
                 "-inf" | "-infinity" => f64::NEG_INFINITY,
                 "nan" => f64::NAN,
-                _ => t
-                    .replace('_', "")
-                    .parse::<f64>()
-                    .map_err(|_| "Input should be a valid number, unable to parse string as a number".to_string())?,
+                _ => t.replace('_', "").parse::<f64>().map_err(|_| {
+                    "Input should be a valid number, unable to parse string as a number".to_string()
+                })?,
             }
         }
         _ => return Err("Input should be a valid number".into()),
     };
-    Number::from_f64(f).map(Value::Number).ok_or_else(|| "Input should be a finite number".into())
+    Number::from_f64(f)
+        .map(Value::Number)
+        .ok_or_else(|| "Input should be a finite number".into())
 }
 
 fn coerce_bool(v: &Value) -> Result<bool, String> {
     match v {
         Value::Bool(b) => Ok(*b),
-        Value::Number(n) => match n.as_f64() {
-            Some(x) if x == 0.0 => Ok(false),
-            Some(x) if x == 1.0 => Ok(true),
-            _ => Err("Input should be a valid boolean, unable to interpret input".into()),
-        },
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if x == 0.0 {
+                Ok(false)
+            } else if x == 1.0 {
+                Ok(true)
+            } else {
+                Err("Input should be a valid boolean, unable to interpret input".into())
+            }
+        }
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
             "0" | "off" | "f" | "false" | "n" | "no" => Ok(false),
             "1" | "on" | "t" | "true" | "y" | "yes" => Ok(true),
@@ -353,7 +414,11 @@ fn coerce_decimal(v: &Value) -> Result<String, String> {
         Value::Number(n) if n.is_f64() => crate::pyjson::float_repr(n.as_f64().unwrap_or(0.0)),
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.trim().to_string(),
-        _ => return Err("Decimal input should be an integer, float, string or Decimal object".into()),
+        _ => {
+            return Err(
+                "Decimal input should be an integer, float, string or Decimal object".into(),
+            );
+        }
     };
     decimal_to_string(&text).ok_or_else(|| "Input should be a valid decimal".into())
 }
@@ -373,7 +438,11 @@ pub fn decimal_to_string(text: &str) -> Option<String> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    if !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit()) {
+    if !int_part
+        .bytes()
+        .chain(frac_part.bytes())
+        .all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     let digits: String = format!("{int_part}{frac_part}");
@@ -492,7 +561,16 @@ fn parse_date_part(s: &str) -> Option<(i32, u32, u32)> {
 pub fn parse_datetime(s: &str) -> Option<DateTimeParts> {
     let s = s.trim();
     let (y, mo, d) = parse_date_part(s.get(..10)?)?;
-    let mut p = DateTimeParts { year: y, month: mo, day: d, hour: 0, minute: 0, second: 0, micro: 0, offset: None };
+    let mut p = DateTimeParts {
+        year: y,
+        month: mo,
+        day: d,
+        hour: 0,
+        minute: 0,
+        second: 0,
+        micro: 0,
+        offset: None,
+    };
     let rest = &s[10..];
     if rest.is_empty() {
         return Some(p);
@@ -503,7 +581,9 @@ pub fn parse_datetime(s: &str) -> Option<DateTimeParts> {
         Some(i) => (&rest[..i], Some(&rest[i..])),
         None => (rest, None),
     };
-    let (hms, frac) = time.split_once('.').map_or((time, None), |(a, b)| (a, Some(b)));
+    let (hms, frac) = time
+        .split_once('.')
+        .map_or((time, None), |(a, b)| (a, Some(b)));
     let parts: Vec<&str> = hms.split(':').collect();
     if parts.len() < 2 || parts.len() > 3 || parts.iter().any(|x| x.len() != 2) {
         return None;
@@ -546,9 +626,9 @@ pub fn parse_datetime(s: &str) -> Option<DateTimeParts> {
 
 fn coerce_datetime(v: &Value) -> Result<String, String> {
     match v {
-        Value::String(s) => parse_datetime(s)
-            .map(|p| p.dump())
-            .ok_or_else(|| "Input should be a valid datetime or date, invalid character in year".to_string()),
+        Value::String(s) => parse_datetime(s).map(|p| p.dump()).ok_or_else(|| {
+            "Input should be a valid datetime or date, invalid character in year".to_string()
+        }),
         _ => Err("Input should be a valid datetime".into()),
     }
 }
@@ -563,8 +643,13 @@ fn coerce_date(v: &Value) -> Result<String, String> {
                 Some(p) if p.hour == 0 && p.minute == 0 && p.second == 0 && p.micro == 0 => {
                     Ok(format!("{:04}-{:02}-{:02}", p.year, p.month, p.day))
                 }
-                Some(_) => Err("Datetimes provided to dates should have zero time - e.g. be exact dates".into()),
-                None => Err("Input should be a valid date or datetime, invalid character in year".into()),
+                Some(_) => Err(
+                    "Datetimes provided to dates should have zero time - e.g. be exact dates"
+                        .into(),
+                ),
+                None => Err(
+                    "Input should be a valid date or datetime, invalid character in year".into(),
+                ),
             }
         }
         _ => Err("Input should be a valid date".into()),
@@ -578,11 +663,16 @@ mod tests {
     use serde_json::json;
     use std::sync::Arc;
 
-    const CTX: Ctx<'static> = Ctx { now: "2025-10-01T13:00:05Z" };
+    const CTX: Ctx<'static> = Ctx {
+        now: "2025-10-01T13:00:05Z",
+    };
 
     #[test]
     fn lax_numbers() {
-        assert_eq!(validate(&Kind::Float, &json!(435), CTX).unwrap(), json!(435.0));
+        assert_eq!(
+            validate(&Kind::Float, &json!(435), CTX).unwrap(),
+            json!(435.0)
+        );
         assert!(validate(&Kind::Float, &json!(435), CTX).unwrap().is_f64());
         assert_eq!(validate(&Kind::Int, &json!(3.0), CTX).unwrap(), json!(3));
         assert_eq!(validate(&Kind::Int, &json!("17"), CTX).unwrap(), json!(17));
@@ -591,7 +681,10 @@ mod tests {
             validate(&Kind::Int, &json!(3.5), CTX).unwrap_err()[0].msg,
             "Input should be a valid integer, got a number with a fractional part"
         );
-        assert_eq!(validate(&Kind::Str, &json!(5), CTX).unwrap_err()[0].msg, "Input should be a valid string");
+        assert_eq!(
+            validate(&Kind::Str, &json!(5), CTX).unwrap_err()[0].msg,
+            "Input should be a valid string"
+        );
     }
 
     #[test]
@@ -609,11 +702,20 @@ mod tests {
     #[test]
     fn datetimes_dump_like_pydantic() {
         let d = |s: &str| validate(&Kind::DateTime, &json!(s), CTX).unwrap();
-        assert_eq!(d("2025-10-01T13:00:05+00:00"), json!("2025-10-01T13:00:05Z"));
-        assert_eq!(d("2025-10-01T13:00:05.120Z"), json!("2025-10-01T13:00:05.120000Z"));
+        assert_eq!(
+            d("2025-10-01T13:00:05+00:00"),
+            json!("2025-10-01T13:00:05Z")
+        );
+        assert_eq!(
+            d("2025-10-01T13:00:05.120Z"),
+            json!("2025-10-01T13:00:05.120000Z")
+        );
         assert_eq!(d("2025-10-01 13:00"), json!("2025-10-01T13:00:00"));
         assert_eq!(d("2025-10-01"), json!("2025-10-01T00:00:00"));
-        assert_eq!(d("2025-10-01T13:00:05+02:00"), json!("2025-10-01T13:00:05+02:00"));
+        assert_eq!(
+            d("2025-10-01T13:00:05+02:00"),
+            json!("2025-10-01T13:00:05+02:00")
+        );
         assert!(validate(&Kind::DateTime, &json!("2025-02-30T00:00:00Z"), CTX).is_err());
     }
 
@@ -624,19 +726,41 @@ mod tests {
             forbid_extra: true,
             description: String::new(),
             fields: vec![
-                Field { name: "id".into(), kind: Kind::Str, default: Default::Required, description: String::new() },
-                Field { name: "tags".into(), kind: Kind::List(Box::new(Kind::Str)), default: Default::Value(json!([])), description: String::new() },
-                Field { name: "at".into(), kind: Kind::DateTime, default: Default::Now, description: String::new() },
+                Field {
+                    name: "id".into(),
+                    kind: Kind::Str,
+                    default: Default::Required,
+                    description: String::new(),
+                },
+                Field {
+                    name: "tags".into(),
+                    kind: Kind::List(Box::new(Kind::Str)),
+                    default: Default::Value(json!([])),
+                    description: String::new(),
+                },
+                Field {
+                    name: "at".into(),
+                    kind: Kind::DateTime,
+                    default: Default::Now,
+                    description: String::new(),
+                },
                 Field {
                     name: "status".into(),
-                    kind: Kind::Enum(Arc::new(vec!["open".into(), "closed".into(), "hold".into()])),
+                    kind: Kind::Enum(Arc::new(vec![
+                        "open".into(),
+                        "closed".into(),
+                        "hold".into(),
+                    ])),
                     default: Default::Value(json!("open")),
                     description: String::new(),
                 },
             ],
         };
         let ok = validate_model(&m, &json!({"id": "1"}), CTX).unwrap();
-        assert_eq!(Value::Object(ok), json!({"id": "1", "tags": [], "at": "2025-10-01T13:00:05Z", "status": "open"}));
+        assert_eq!(
+            Value::Object(ok),
+            json!({"id": "1", "tags": [], "at": "2025-10-01T13:00:05Z", "status": "open"})
+        );
         let errs = validate_model(&m, &json!({"status": "x", "zzz": 1}), CTX).unwrap_err();
         assert_eq!(
             display_errors(&errs),

@@ -74,13 +74,26 @@ fn diff_into(a: &Value, b: &Value, path: &str, out: &mut Vec<Value>) {
     }
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            let mut keys: Vec<&String> = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))).collect();
+            let mut keys: Vec<&String> = x
+                .keys()
+                .chain(y.keys().filter(|k| !x.contains_key(*k)))
+                .collect();
             keys.sort_unstable_by(|p, q| p.as_bytes().cmp(q.as_bytes()));
             for key in keys {
-                let key_path = if path == "root" { key.clone() } else { format!("{path}.{key}") };
+                let key_path = if path == "root" {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
                 match (x.get(key), y.get(key)) {
-                    (None, _) => out.push(Value::Object(entry(&key_path, "missing in result (present in golden)"))),
-                    (_, None) => out.push(Value::Object(entry(&key_path, "present in result (missing in golden)"))),
+                    (None, _) => out.push(Value::Object(entry(
+                        &key_path,
+                        "missing in result (present in golden)",
+                    ))),
+                    (_, None) => out.push(Value::Object(entry(
+                        &key_path,
+                        "present in result (missing in golden)",
+                    ))),
                     (Some(va), Some(vb)) => diff_into(va, vb, &key_path, out),
                 }
             }
@@ -95,8 +108,14 @@ fn diff_into(a: &Value, b: &Value, path: &str, out: &mut Vec<Value>) {
             for i in 0..x.len().max(y.len()) {
                 let item_path = format!("{path}[{i}]");
                 match (x.get(i), y.get(i)) {
-                    (None, _) => out.push(Value::Object(entry(&item_path, "missing in result (present in golden)"))),
-                    (_, None) => out.push(Value::Object(entry(&item_path, "present in result (missing in golden)"))),
+                    (None, _) => out.push(Value::Object(entry(
+                        &item_path,
+                        "missing in result (present in golden)",
+                    ))),
+                    (_, None) => out.push(Value::Object(entry(
+                        &item_path,
+                        "present in result (missing in golden)",
+                    ))),
                     (Some(va), Some(vb)) => diff_into(va, vb, &item_path, out),
                 }
             }

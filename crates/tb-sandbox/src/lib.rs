@@ -15,5 +15,7 @@ pub mod runtime;
 pub mod schema;
 pub mod state;
 
-pub use runtime::{Args, CallOutcome, Clock, Domain, DomainError, Loaded, Session, Tool, ToolError, ToolFn};
+pub use runtime::{
+    Args, CallOutcome, Clock, Domain, DomainError, Loaded, Session, Tool, ToolError, ToolFn,
+};
 pub use state::{Row, State, StateError};

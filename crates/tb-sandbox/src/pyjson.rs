@@ -40,7 +40,11 @@ fn write_value(out: &mut String, value: &Value, layout: Layout) {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(if layout == Layout::Canonical { "," } else { ", " });
+                    out.push_str(if layout == Layout::Canonical {
+                        ","
+                    } else {
+                        ", "
+                    });
                 }
                 write_value(out, item, layout);
             }
@@ -95,10 +99,18 @@ pub fn float_repr(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // Rust's `{:e}` gives the shortest round-trip digits, e.g. "1.2345e-5" or "1e16".
     let sci = format!("{f:e}");
@@ -205,12 +217,16 @@ mod tests {
     #[test]
     fn default_layout_keeps_order() {
         let v = json!({"b": 1, "a": [1, {"x": 0.5}]});
-        assert_eq!(dumps(&v, Layout::Default), r#"{"b": 1, "a": [1, {"x": 0.5}]}"#);
+        assert_eq!(
+            dumps(&v, Layout::Default),
+            r#"{"b": 1, "a": [1, {"x": 0.5}]}"#
+        );
     }
 
     #[test]
     fn large_ints_stay_ints() {
-        let v: Value = serde_json::from_str("[18446744073709551615, -9223372036854775808]").unwrap();
+        let v: Value =
+            serde_json::from_str("[18446744073709551615, -9223372036854775808]").unwrap();
         assert_eq!(canonical(&v), "[18446744073709551615,-9223372036854775808]");
     }
 

@@ -25,7 +25,11 @@ impl ToolError {
 
     /// `ExecutionError(message, details)`: `message: d1; d2`.
     pub fn with_details(msg: &str, details: &[String]) -> Self {
-        if details.is_empty() { ToolError(msg.to_string()) } else { ToolError(format!("{msg}: {}", details.join("; "))) }
+        if details.is_empty() {
+            ToolError(msg.to_string())
+        } else {
+            ToolError(format!("{msg}: {}", details.join("; ")))
+        }
     }
 }
 
@@ -52,7 +56,9 @@ pub struct Tool {
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tool").field("name", &self.decl.name).finish()
+        f.debug_struct("Tool")
+            .field("name", &self.decl.name)
+            .finish()
     }
 }
 
@@ -88,9 +94,16 @@ pub struct Domain {
 impl Domain {
     /// Builds a domain from schema texts (`.tables`, `.tools`) and the tools' functions. Every
     /// declared tool must have exactly one function and every function a declaration.
-    pub fn new(name: &str, texts: &[(&str, &str)], functions: &[(&str, ToolFn)]) -> Result<Self, DomainError> {
+    pub fn new(
+        name: &str,
+        texts: &[(&str, &str)],
+        functions: &[(&str, ToolFn)],
+    ) -> Result<Self, DomainError> {
         let doc: SchemaDoc = schema::parse(texts)?;
-        let fail = |message: String| DomainError::Tools { domain: name.to_string(), message };
+        let fail = |message: String| DomainError::Tools {
+            domain: name.to_string(),
+            message,
+        };
         let mut fns: HashMap<&str, ToolFn> = HashMap::new();
         for (n, f) in functions {
             if fns.insert(n, *f).is_some() {
@@ -99,14 +112,28 @@ impl Domain {
         }
         let mut tools = Vec::new();
         for decl in &doc.tools {
-            let run = fns.remove(decl.name.as_str()).ok_or_else(|| fail(format!("tool `{}` has no function", decl.name)))?;
-            tools.push(Tool { decl: decl.clone(), run });
+            let run = fns
+                .remove(decl.name.as_str())
+                .ok_or_else(|| fail(format!("tool `{}` has no function", decl.name)))?;
+            tools.push(Tool {
+                decl: decl.clone(),
+                run,
+            });
         }
         if let Some(extra) = fns.keys().next() {
             return Err(fail(format!("function `{extra}` has no declaration")));
         }
-        let index = tools.iter().enumerate().map(|(i, t)| (t.decl.name.clone(), i)).collect();
-        Ok(Domain { name: name.to_string(), layout: Layout::new(doc), tools, index })
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.decl.name.clone(), i))
+            .collect();
+        Ok(Domain {
+            name: name.to_string(),
+            layout: Layout::new(doc),
+            tools,
+            index,
+        })
     }
 
     /// The table layout.
@@ -137,7 +164,10 @@ impl Domain {
         let clock = Clock::default();
         let now = clock.now_naive_iso();
         let base = State::load_initial(self.layout.clone(), toolslib, Ctx { now: &now })?;
-        Ok(Loaded { domain: self.clone(), base })
+        Ok(Loaded {
+            domain: self.clone(),
+            base,
+        })
     }
 }
 
@@ -159,8 +189,18 @@ impl Loaded {
         if let Some(patch) = config.get("data_patch") {
             state.apply_patch(patch, Ctx { now: &now })?;
         }
-        let sources = config.get("sources").and_then(Value::as_array).cloned().unwrap_or_default();
-        Ok(Session { domain: self.domain.clone(), state, clock, sources, now_naive: now })
+        let sources = config
+            .get("sources")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        Ok(Session {
+            domain: self.domain.clone(),
+            state,
+            clock,
+            sources,
+            now_naive: now,
+        })
     }
 }
 
@@ -174,7 +214,11 @@ pub struct Clock {
 impl Default for Clock {
     /// 2025-10-01T13:00:00Z, the current time the v1 scenarios state.
     fn default() -> Self {
-        Clock { now: DateTime::parse_from_rfc3339("2025-10-01T13:00:00Z").map(|d| d.with_timezone(&Utc)).unwrap_or_default() }
+        Clock {
+            now: DateTime::parse_from_rfc3339("2025-10-01T13:00:00Z")
+                .map(|d| d.with_timezone(&Utc))
+                .unwrap_or_default(),
+        }
     }
 }
 
@@ -187,8 +231,12 @@ impl Clock {
     /// Parses an RFC 3339 instant.
     pub fn parse(s: &str) -> Result<Self, String> {
         DateTime::parse_from_rfc3339(s)
-            .map(|d| Clock { now: d.with_timezone(&Utc) })
-            .map_err(|e| format!("invalid time `{s}` (want RFC 3339, e.g. 2025-10-01T13:00:00Z): {e}"))
+            .map(|d| Clock {
+                now: d.with_timezone(&Utc),
+            })
+            .map_err(|e| {
+                format!("invalid time `{s}` (want RFC 3339, e.g. 2025-10-01T13:00:00Z): {e}")
+            })
     }
 
     /// `datetime.utcnow().isoformat()`-like text (naive), used for `default_factory=utcnow`.
@@ -220,7 +268,9 @@ impl CallOutcome {
         match self {
             CallOutcome::Ok(v) => v.clone(),
             CallOutcome::ToolFailed(msg) => json!({"error": msg, "tool": tool}),
-            CallOutcome::UnknownTool(name) => json!({"error": format!("Unknown tool: {name}"), "tool": tool}),
+            CallOutcome::UnknownTool(name) => {
+                json!({"error": format!("Unknown tool: {name}"), "tool": tool})
+            }
         }
     }
 
@@ -252,7 +302,9 @@ pub struct Session {
 impl Session {
     /// Validation context (the clock for `@now` defaults).
     pub fn ctx(&self) -> Ctx<'_> {
-        Ctx { now: &self.now_naive }
+        Ctx {
+            now: &self.now_naive,
+        }
     }
 
     /// Validates and inserts a row (`db.create`).
@@ -314,7 +366,10 @@ pub fn input_schema(model: &Model) -> Value {
     }
     let mut out = Map::new();
     if !model.description.is_empty() {
-        out.insert("description".into(), Value::String(model.description.clone()));
+        out.insert(
+            "description".into(),
+            Value::String(model.description.clone()),
+        );
     }
     out.insert("properties".into(), Value::Object(props));
     if !required.is_empty() {
@@ -348,13 +403,30 @@ fn kind_schema(kind: &Kind) -> Value {
             if let Value::Object(m) = &mut s {
                 let is_list = matches!(k.as_ref(), Kind::List(_));
                 if let Some(v) = c.min_len {
-                    m.insert(if is_list { "minItems" } else { "minLength" }.into(), json!(v));
+                    m.insert(
+                        if is_list { "minItems" } else { "minLength" }.into(),
+                        json!(v),
+                    );
                 }
                 if let Some(v) = c.max_len {
-                    m.insert(if is_list { "maxItems" } else { "maxLength" }.into(), json!(v));
+                    m.insert(
+                        if is_list { "maxItems" } else { "maxLength" }.into(),
+                        json!(v),
+                    );
                 }
-                let num = |x: f64| if x.fract() == 0.0 { json!(x as i64) } else { json!(x) };
-                for (key, v) in [("minimum", c.ge), ("exclusiveMinimum", c.gt), ("maximum", c.le), ("exclusiveMaximum", c.lt)] {
+                let num = |x: f64| {
+                    if x.fract() == 0.0 {
+                        json!(x as i64)
+                    } else {
+                        json!(x)
+                    }
+                };
+                for (key, v) in [
+                    ("minimum", c.ge),
+                    ("exclusiveMinimum", c.gt),
+                    ("maximum", c.le),
+                    ("exclusiveMaximum", c.lt),
+                ] {
                     if let Some(v) = v {
                         m.insert(key.into(), num(v));
                     }
@@ -371,7 +443,9 @@ mod tests {
 
     fn bump(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         let id = a["id"].clone();
-        let row = s.state.get("items", &id)?.cloned().ok_or_else(|| ToolError::new(format!("Item {} not found", crate::state::py_str(&id))))?;
+        let row = s.state.get("items", &id)?.cloned().ok_or_else(|| {
+            ToolError::new(format!("Item {} not found", crate::state::py_str(&id)))
+        })?;
         let mut row = row;
         let n = row["n"].as_i64().unwrap_or(0) + a["by"].as_i64().unwrap_or(1);
         row.insert("n".into(), json!(n));
@@ -382,15 +456,33 @@ mod tests {
     fn domain() -> Arc<Domain> {
         let tables = "table items file=x/items id=id forbid\n  id str\n  n int = 0\n";
         let tools = "tool bump class=BumpInput\n  | Adds to a counter.\n  id str : Which item\n  by int{ge=1} = 1 : How much\n";
-        Arc::new(Domain::new("demo", &[("demo.tables", tables), ("demo.tools", tools)], &[("bump", bump)]).unwrap())
+        Arc::new(
+            Domain::new(
+                "demo",
+                &[("demo.tables", tables), ("demo.tools", tools)],
+                &[("bump", bump)],
+            )
+            .unwrap(),
+        )
     }
 
     #[test]
     fn calls_validate_run_and_shape_errors() {
         let d = domain();
-        let loaded = Loaded { domain: d.clone(), base: State::empty(d.layout().clone()) };
-        let mut s = loaded.session(&json!({"data_patch": {"items": [{"id": "a"}]}}), Clock::default()).unwrap();
-        assert_eq!(s.call("bump", &json!({"id": "a", "by": "2"})), CallOutcome::Ok(json!({"item": {"id": "a", "n": 2}})));
+        let loaded = Loaded {
+            domain: d.clone(),
+            base: State::empty(d.layout().clone()),
+        };
+        let mut s = loaded
+            .session(
+                &json!({"data_patch": {"items": [{"id": "a"}]}}),
+                Clock::default(),
+            )
+            .unwrap();
+        assert_eq!(
+            s.call("bump", &json!({"id": "a", "by": "2"})),
+            CallOutcome::Ok(json!({"item": {"id": "a", "n": 2}}))
+        );
         assert_eq!(
             s.call("bump", &json!({"by": 0})).to_text("bump"),
             r#"{"error": "Tool execution failed: Input validation failed: id: Field required; by: Input should be greater than or equal to 1", "tool": "bump"}"#
@@ -399,10 +491,15 @@ mod tests {
             s.call("bump", &json!({"id": "zz"})).to_json("bump")["error"],
             json!("Tool execution failed: Item zz not found")
         );
-        assert_eq!(s.call("nope", &json!({})), CallOutcome::UnknownTool("nope".into()));
+        assert_eq!(
+            s.call("nope", &json!({})),
+            CallOutcome::UnknownTool("nope".into())
+        );
         assert_eq!(
             s.call("bump", &Value::Null).to_json("bump")["error"],
-            json!("Tool execution failed: Input validation failed: unknown: Input should be a valid dictionary or instance of BumpInput")
+            json!(
+                "Tool execution failed: Input validation failed: unknown: Input should be a valid dictionary or instance of BumpInput"
+            )
         );
         let schema = &d.tool_list()[0]["inputSchema"];
         assert_eq!(schema["required"], json!(["id"]));

@@ -247,7 +247,10 @@ fn parse_one(doc: &mut SchemaDoc, source_name: &str, text: &str) -> Result<(), S
             }
             match head {
                 "toolset" => {
-                    let mut ts = Toolset { path: name, namespace: None };
+                    let mut ts = Toolset {
+                        path: name,
+                        namespace: None,
+                    };
                     for w in words {
                         if let Some(ns) = w.strip_prefix("namespace=") {
                             ts.namespace = Some(ns.to_string());
@@ -302,7 +305,10 @@ fn parse_one(doc: &mut SchemaDoc, source_name: &str, text: &str) -> Result<(), S
                     if head == "model" {
                         block = Block::Model(name);
                     } else {
-                        doc.tools.push(ToolDecl { name, input: Arc::new(m.clone()) });
+                        doc.tools.push(ToolDecl {
+                            name,
+                            input: Arc::new(m.clone()),
+                        });
                         block = Block::Tool(doc.tools.len() - 1);
                     }
                     pending = Some(m);
@@ -312,9 +318,15 @@ fn parse_one(doc: &mut SchemaDoc, source_name: &str, text: &str) -> Result<(), S
             continue;
         }
         let Some(model) = pending.as_mut() else {
-            return Err(err(lineno, "indented line outside a table, model or tool".into()));
+            return Err(err(
+                lineno,
+                "indented line outside a table, model or tool".into(),
+            ));
         };
-        if let Some(doc_text) = line.strip_prefix("| ").or(if line == "|" { Some("") } else { None }) {
+        if let Some(doc_text) =
+            line.strip_prefix("| ")
+                .or(if line == "|" { Some("") } else { None })
+        {
             if !model.description.is_empty() {
                 model.description.push('\n');
             }
@@ -323,7 +335,10 @@ fn parse_one(doc: &mut SchemaDoc, source_name: &str, text: &str) -> Result<(), S
         }
         let field = parse_field(line, &doc.models).map_err(|m| err(lineno, m))?;
         if model.field(&field.name).is_some() {
-            return Err(err(lineno, format!("field `{}` declared twice", field.name)));
+            return Err(err(
+                lineno,
+                format!("field `{}` declared twice", field.name),
+            ));
         }
         model.fields.push(field);
     }
@@ -332,12 +347,19 @@ fn parse_one(doc: &mut SchemaDoc, source_name: &str, text: &str) -> Result<(), S
 }
 
 fn empty_model(name: &str) -> Model {
-    Model { name: name.to_string(), fields: Vec::new(), forbid_extra: false, description: String::new() }
+    Model {
+        name: name.to_string(),
+        fields: Vec::new(),
+        forbid_extra: false,
+        description: String::new(),
+    }
 }
 
 /// Parses `name kind [= default] [: description]`.
 fn parse_field(line: &str, models: &HashMap<String, Arc<Model>>) -> Result<Field, String> {
-    let (name, rest) = line.split_once(' ').ok_or_else(|| format!("field `{line}` has no kind"))?;
+    let (name, rest) = line
+        .split_once(' ')
+        .ok_or_else(|| format!("field `{line}` has no kind"))?;
     let rest = rest.trim_start();
     let kind_len = kind_token_len(rest)?;
     let kind = parse_kind(&rest[..kind_len], models)?;
@@ -366,7 +388,12 @@ fn parse_field(line: &str, models: &HashMap<String, Arc<Model>>) -> Result<Field
     } else {
         return Err(format!("field `{name}`: unexpected `{rest}`"));
     };
-    Ok(Field { name: name.to_string(), kind, default, description })
+    Ok(Field {
+        name: name.to_string(),
+        kind,
+        default,
+        description,
+    })
 }
 
 /// Length of the kind token: up to the first space outside brackets and quotes.
@@ -437,15 +464,23 @@ pub fn parse_kind(s: &str, models: &HashMap<String, Arc<Model>>) -> Result<Kind,
     }
     let alts = split_top(s, '|');
     if alts.len() > 1 {
-        return alts.into_iter().map(|a| parse_kind(a, models)).collect::<Result<_, _>>().map(Kind::Union);
+        return alts
+            .into_iter()
+            .map(|a| parse_kind(a, models))
+            .collect::<Result<_, _>>()
+            .map(Kind::Union);
     }
     // Constraints suffix `{...}` (not part of an enum's JSON list).
-    if s.ends_with('}') {
-        if let Some(open) = s.rfind('{') {
-            let base = parse_kind(&s[..open], models)?;
-            let c = parse_constraints(&s[open + 1..s.len() - 1])?;
-            return Ok(if c.is_empty() { base } else { Kind::Constrained(Box::new(base), c) });
-        }
+    if s.ends_with('}')
+        && let Some(open) = s.rfind('{')
+    {
+        let base = parse_kind(&s[..open], models)?;
+        let c = parse_constraints(&s[open + 1..s.len() - 1])?;
+        return Ok(if c.is_empty() {
+            base
+        } else {
+            Kind::Constrained(Box::new(base), c)
+        });
     }
     if let Some(list) = s.strip_prefix("enum") {
         let values: Vec<String> =
@@ -467,15 +502,24 @@ pub fn parse_kind(s: &str, models: &HashMap<String, Arc<Model>>) -> Result<Kind,
         "datetime" => Kind::DateTime,
         "date" => Kind::Date,
         "any" => Kind::Any,
-        name => Kind::Model(models.get(name).cloned().ok_or_else(|| format!("unknown kind or model `{name}`"))?),
+        name => Kind::Model(
+            models
+                .get(name)
+                .cloned()
+                .ok_or_else(|| format!("unknown kind or model `{name}`"))?,
+        ),
     })
 }
 
 fn parse_constraints(s: &str) -> Result<Constraints, String> {
     let mut c = Constraints::default();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part.split_once('=').ok_or_else(|| format!("bad constraint `{part}`"))?;
-        let num: f64 = v.parse().map_err(|_| format!("bad constraint value `{part}`"))?;
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("bad constraint `{part}`"))?;
+        let num: f64 = v
+            .parse()
+            .map_err(|_| format!("bad constraint value `{part}`"))?;
         match k {
             "min" => c.min_len = Some(num as usize),
             "max" => c.max_len = Some(num as usize),
@@ -518,12 +562,22 @@ tool get_order
         assert_eq!(t.unstable, vec!["subject", "description"]);
         assert_eq!(t.model.fields.len(), 5);
         assert_eq!(t.model.fields[4].default, Default::Now);
-        assert!(matches!(&t.model.fields[2].kind, Kind::Optional(k) if matches!(**k, Kind::Enum(ref v) if v[1] == "In Grace Period")));
+        assert!(
+            matches!(&t.model.fields[2].kind, Kind::Optional(k) if matches!(**k, Kind::Enum(ref v) if v[1] == "In Grace Period"))
+        );
         let tool = &doc.tools[0];
         assert_eq!(tool.input.description, "Looks up one order.");
-        assert_eq!(tool.input.fields[0].description, "The order's id, e.g. \"ORD-1\"");
-        assert!(matches!(&tool.input.fields[1].kind, Kind::Optional(k) if matches!(**k, Kind::Union(_))));
-        assert_eq!(tool.input.fields[2].default, Default::Value(serde_json::json!(512)));
+        assert_eq!(
+            tool.input.fields[0].description,
+            "The order's id, e.g. \"ORD-1\""
+        );
+        assert!(
+            matches!(&tool.input.fields[1].kind, Kind::Optional(k) if matches!(**k, Kind::Union(_)))
+        );
+        assert_eq!(
+            tool.input.fields[2].default,
+            Default::Value(serde_json::json!(512))
+        );
     }
 
     #[test]

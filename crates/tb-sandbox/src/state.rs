@@ -64,8 +64,16 @@ pub struct Layout {
 impl Layout {
     /// Wraps a parsed schema document.
     pub fn new(doc: SchemaDoc) -> Self {
-        let index = doc.tables.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
-        Layout { doc: Arc::new(doc), index: Arc::new(index) }
+        let index = doc
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect();
+        Layout {
+            doc: Arc::new(doc),
+            index: Arc::new(index),
+        }
     }
 
     /// The schema document.
@@ -118,7 +126,9 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
         },
         (Value::Bool(x), Value::Number(_)) => py_eq(&Value::from(i64::from(*x)), b),
         (Value::Number(_), Value::Bool(y)) => py_eq(a, &Value::from(i64::from(*y))),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
         }
@@ -151,7 +161,11 @@ impl TableDef {
 impl State {
     /// An empty state with every table of the layout.
     pub fn empty(layout: Layout) -> Self {
-        let tables = layout.tables().iter().map(|_| Arc::new(Vec::new())).collect();
+        let tables = layout
+            .tables()
+            .iter()
+            .map(|_| Arc::new(Vec::new()))
+            .collect();
         State { layout, tables }
     }
 
@@ -162,20 +176,32 @@ impl State {
         for (i, t) in layout.tables().iter().enumerate() {
             // `file` is `<toolset path>/<stem>`; rows live in `<toolset path>/initial_data/<stem>.json`.
             let (dir, stem) = t.file.rsplit_once('/').unwrap_or(("", &t.file));
-            let path = toolslib.join(dir).join("initial_data").join(format!("{stem}.json"));
+            let path = toolslib
+                .join(dir)
+                .join("initial_data")
+                .join(format!("{stem}.json"));
             let text = match std::fs::read_to_string(&path) {
                 Ok(s) => s,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(StateError::InitialData { path, message: e.to_string() }),
+                Err(e) => {
+                    return Err(StateError::InitialData {
+                        path,
+                        message: e.to_string(),
+                    });
+                }
             };
-            let v: Value = serde_json::from_str(&text)
-                .map_err(|e| StateError::InitialData { path: path.clone(), message: format!("invalid JSON: {e}") })?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| StateError::InitialData {
+                path: path.clone(),
+                message: format!("invalid JSON: {e}"),
+            })?;
             let Value::Array(items) = v else { continue };
             let mut rows = Vec::with_capacity(items.len());
             for (n, item) in items.iter().enumerate() {
-                let row = coerce::validate_model(&t.model, item, ctx).map_err(|errors| StateError::InitialData {
-                    path: path.clone(),
-                    message: format!("row {n}: {}", coerce::display_errors(&errors)),
+                let row = coerce::validate_model(&t.model, item, ctx).map_err(|errors| {
+                    StateError::InitialData {
+                        path: path.clone(),
+                        message: format!("row {n}: {}", coerce::display_errors(&errors)),
+                    }
                 })?;
                 rows.push(row);
             }
@@ -190,7 +216,9 @@ impl State {
     }
 
     fn pos(&self, table: &str) -> Result<usize, StateError> {
-        self.layout.position(table).ok_or_else(|| StateError::UnknownTable(table.to_string()))
+        self.layout
+            .position(table)
+            .ok_or_else(|| StateError::UnknownTable(table.to_string()))
     }
 
     /// A table's definition.
@@ -219,19 +247,36 @@ impl State {
     pub fn get(&self, table: &str, id: &Value) -> Result<Option<&Row>, StateError> {
         let i = self.pos(table)?;
         let def = &self.layout.tables()[i];
-        Ok(self.tables[i].iter().find(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, id))))
+        Ok(self.tables[i]
+            .iter()
+            .find(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, id))))
     }
 
     /// The first row whose `field` equals `value` (Python equality).
-    pub fn find_by(&self, table: &str, field: &str, value: &Value) -> Result<Option<&Row>, StateError> {
-        Ok(self.rows(table)?.iter().find(|r| r.get(field).is_some_and(|v| py_eq(v, value))))
+    pub fn find_by(
+        &self,
+        table: &str,
+        field: &str,
+        value: &Value,
+    ) -> Result<Option<&Row>, StateError> {
+        Ok(self
+            .rows(table)?
+            .iter()
+            .find(|r| r.get(field).is_some_and(|v| py_eq(v, value))))
     }
 
     /// Validates `input` against the table's model, with the given clock for `@now` defaults.
-    pub fn validate_row(&self, table: &str, input: &Value, ctx: Ctx<'_>) -> Result<Row, StateError> {
+    pub fn validate_row(
+        &self,
+        table: &str,
+        input: &Value,
+        ctx: Ctx<'_>,
+    ) -> Result<Row, StateError> {
         let def = self.def(table)?;
-        coerce::validate_model(&def.model, input, ctx)
-            .map_err(|errors| StateError::Invalid { table: table.to_string(), errors })
+        coerce::validate_model(&def.model, input, ctx).map_err(|errors| StateError::Invalid {
+            table: table.to_string(),
+            errors,
+        })
     }
 
     /// `db.create`: validates, refuses an existing id, appends. Returns the stored row.
@@ -239,10 +284,12 @@ impl State {
         let row = self.validate_row(table, input, ctx)?;
         let i = self.pos(table)?;
         let def = &self.layout.tables()[i];
-        if let Some(id) = def.row_id(&row) {
-            if self.tables[i].iter().any(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, &id))) {
-                return Err(StateError::Duplicate(py_str(&id)));
-            }
+        if let Some(id) = def.row_id(&row)
+            && self.tables[i]
+                .iter()
+                .any(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, &id)))
+        {
+            return Err(StateError::Duplicate(py_str(&id)));
         }
         Arc::make_mut(&mut self.tables[i]).push(row.clone());
         Ok(row)
@@ -262,7 +309,11 @@ impl State {
                 found = true;
             }
         }
-        if found { Ok(row) } else { Err(StateError::Missing(py_str(&id))) }
+        if found {
+            Ok(row)
+        } else {
+            Err(StateError::Missing(py_str(&id)))
+        }
     }
 
     /// `db.delete_by_id`: removes every row with that id.
@@ -275,7 +326,11 @@ impl State {
         let before = self.tables[i].len();
         let rows = Arc::make_mut(&mut self.tables[i]);
         rows.retain(|r| !def.row_id(r).is_some_and(|rid| py_eq(&rid, id)));
-        if rows.len() == before { Err(StateError::Missing(py_str(id))) } else { Ok(()) }
+        if rows.len() == before {
+            Err(StateError::Missing(py_str(id)))
+        } else {
+            Ok(())
+        }
     }
 
     /// Applies a data patch (`{table: [rows]}`) as the reference does: tables in the patch's
@@ -284,7 +339,11 @@ impl State {
     /// other tables still apply, and one error lists everything at the end.
     pub fn apply_patch(&mut self, patch: &Value, ctx: Ctx<'_>) -> Result<(), StateError> {
         let Value::Object(tables) = patch else {
-            return if patch.is_null() { Ok(()) } else { Err(StateError::Patch("data_patch must be a mapping".into())) };
+            return if patch.is_null() {
+                Ok(())
+            } else {
+                Err(StateError::Patch("data_patch must be a mapping".into()))
+            };
         };
         let mut errors = Vec::new();
         for (table, rows) in tables {
@@ -307,22 +366,32 @@ impl State {
                 };
                 let target = Arc::make_mut(&mut self.tables[i]);
                 let id = def.row_id(&row);
-                let existing =
-                    id.as_ref().and_then(|id| target.iter().position(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, id))));
+                let existing = id.as_ref().and_then(|id| {
+                    target
+                        .iter()
+                        .position(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, id)))
+                });
                 match existing {
                     Some(p) => target[p] = row,
                     None => target.push(row),
                 }
             }
         }
-        if errors.is_empty() { Ok(()) } else { Err(StateError::Patch(errors.join("; "))) }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(StateError::Patch(errors.join("; ")))
+        }
     }
 
     /// The full state, unstable fields included: `{table: [rows]}` in store order.
     pub fn full_state(&self) -> Value {
         let mut out = Map::new();
         for (def, rows) in self.layout.tables().iter().zip(&self.tables) {
-            out.insert(def.name.clone(), Value::Array(rows.iter().map(|r| Value::Object(r.clone())).collect()));
+            out.insert(
+                def.name.clone(),
+                Value::Array(rows.iter().map(|r| Value::Object(r.clone())).collect()),
+            );
         }
         Value::Object(out)
     }
@@ -346,7 +415,10 @@ impl State {
                 })
                 .collect();
             items.sort_by(|a, b| a.0.cmp(&b.0));
-            out.insert(def.name.clone(), Value::Array(items.into_iter().map(|(_, v)| v).collect()));
+            out.insert(
+                def.name.clone(),
+                Value::Array(items.into_iter().map(|(_, v)| v).collect()),
+            );
         }
         Value::Object(out)
     }
@@ -369,7 +441,9 @@ pub fn sort_scalar_lists(v: &mut Value) {
         Value::Object(m) => m.values_mut().for_each(sort_scalar_lists),
         Value::Array(items) => {
             let scalar = !items.is_empty()
-                && items.iter().all(|x| matches!(x, Value::String(_) | Value::Number(_) | Value::Bool(_)));
+                && items
+                    .iter()
+                    .all(|x| matches!(x, Value::String(_) | Value::Number(_) | Value::Bool(_)));
             if scalar {
                 items.sort_by(py_cmp_scalar);
             } else {
@@ -396,7 +470,9 @@ fn py_cmp_scalar(a: &Value, b: &Value) -> std::cmp::Ordering {
         (Value::String(x), Value::String(y)) => x.cmp(y),
         (Value::String(_), _) => Ordering::Greater,
         (_, Value::String(_)) => Ordering::Less,
-        (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64() => x.as_i64().cmp(&y.as_i64()),
+        (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64() => {
+            x.as_i64().cmp(&y.as_i64())
+        }
         _ => py_num(a).partial_cmp(&py_num(b)).unwrap_or(Ordering::Equal),
     }
 }
@@ -407,7 +483,9 @@ mod tests {
     use crate::schema;
     use serde_json::json;
 
-    const CTX: Ctx<'static> = Ctx { now: "2025-10-01T13:00:05Z" };
+    const CTX: Ctx<'static> = Ctx {
+        now: "2025-10-01T13:00:05Z",
+    };
 
     fn layout() -> Layout {
         let doc = schema::parse(&[(
@@ -422,16 +500,30 @@ mod tests {
     #[test]
     fn crud_follows_the_reference() {
         let mut s = State::empty(layout());
-        s.insert("a", &json!({"id": "9", "n": 2, "note": "x", "tags": ["b", "a"]}), CTX).unwrap();
+        s.insert(
+            "a",
+            &json!({"id": "9", "n": 2, "note": "x", "tags": ["b", "a"]}),
+            CTX,
+        )
+        .unwrap();
         s.insert("a", &json!({"id": "10"}), CTX).unwrap();
         assert_eq!(
-            s.insert("a", &json!({"id": "9"}), CTX).unwrap_err().to_string(),
+            s.insert("a", &json!({"id": "9"}), CTX)
+                .unwrap_err()
+                .to_string(),
             "Object with ID 9 already exists"
         );
         assert_eq!(s.get("a", &json!("9")).unwrap().unwrap()["n"], json!(2.0));
         s.replace("a", &json!({"id": "9", "n": 3}), CTX).unwrap();
-        assert_eq!(s.rows("a").unwrap()[0]["note"], Value::Null, "whole row replaced");
-        assert_eq!(s.delete("a", &json!("11")).unwrap_err().to_string(), "Object with ID 11 does not exist");
+        assert_eq!(
+            s.rows("a").unwrap()[0]["note"],
+            Value::Null,
+            "whole row replaced"
+        );
+        assert_eq!(
+            s.delete("a", &json!("11")).unwrap_err().to_string(),
+            "Object with ID 11 does not exist"
+        );
         s.insert("b", &json!({"k": "L", "p": 3}), CTX).unwrap();
         assert!(s.get("b", &json!("L_3")).unwrap().is_some());
         let stable = s.stable_state();
@@ -444,7 +536,8 @@ mod tests {
     #[test]
     fn patch_upserts_and_collects_errors() {
         let mut s = State::empty(layout());
-        s.insert("a", &json!({"id": "1", "tags": ["z"]}), CTX).unwrap();
+        s.insert("a", &json!({"id": "1", "tags": ["z"]}), CTX)
+            .unwrap();
         let err = s
             .apply_patch(&json!({"a": [{"id": "1", "n": 5}, {"id": "2"}], "nope": [], "b": [{"k": 1, "p": 1}, {"k": "x", "p": 2}]}), CTX)
             .unwrap_err();
