@@ -31,7 +31,7 @@ fn age_months(asset: &Row) -> Result<i64, ToolError> {
     if raw.is_empty() {
         return Err(bad());
     }
-    let mut p = fromisoformat(&raw.replace('Z', "+00:00")).ok_or_else(bad)?;
+    let mut p = fromisoformat(&raw.replace('Z', "+00:00")).map_err(|_| bad())?;
     if p.offset.is_none() {
         p.offset = Some(0);
     }

@@ -168,8 +168,7 @@ pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     } else if let Some(t) = opt_arg(a, "bypass_expires_at").filter(|t| !t.is_empty()) {
         // Parsed (and so checked) but only stored for a bypass.
         let t = t.replace('Z', "+00:00");
-        fromisoformat(&t)
-            .ok_or_else(|| wrap(format!("Invalid isoformat string: {}", super::py_repr(&t))))?;
+        fromisoformat(&t).map_err(wrap)?;
     }
     let mut row = json!({
         "id": id,
@@ -377,6 +376,14 @@ mod tests {
                 json!({"email": WHO, "operation": "unlock_account", "bypass_expires_at": "soon"})
             ),
             "Tool execution failed: Failed to execute security action: Invalid isoformat string: 'soon'"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                tool,
+                json!({"email": WHO, "operation": "unlock_account", "bypass_expires_at": "2025-12-18T25:00Z"})
+            ),
+            "Tool execution failed: Failed to execute security action: hour must be in 0..23"
         );
         assert_eq!(
             err(

@@ -2,7 +2,9 @@
 //! `fromisoformat()`, `date.fromisoformat()`, aware/naive comparison and timedelta arithmetic.
 
 use chrono::{Datelike, NaiveDate, Timelike};
-use tb_sandbox::coerce::{DateTimeParts, parse_datetime};
+use tb_sandbox::coerce::DateTimeParts;
+#[cfg(test)]
+use tb_sandbox::coerce::parse_datetime;
 
 /// 2025-12-17T10:00:00Z, `FIXED_CURRENT_TIME` of the Okta access, license, asset and approval tools.
 pub const DEC_17: DateTimeParts = DateTimeParts {
@@ -46,13 +48,236 @@ pub fn strftime_z(p: &DateTimeParts) -> String {
     )
 }
 
-/// `datetime.fromisoformat(text)` (None where Python raises ValueError).
-pub fn fromisoformat(text: &str) -> Option<DateTimeParts> {
-    // Python does not strip whitespace and needs at least a full date.
-    if text.trim() != text || text.len() < 10 {
+/// `datetime.fromisoformat(text)` of Python 3.11: a date in one of the forms of
+/// [`date_fromisoformat`], then any one character, then `HH[:MM[:SS[.f...]]]` (or without
+/// colons) and an optional `Z` or `±HH[:MM[:SS]]`. The error is Python's ValueError text.
+pub fn fromisoformat(text: &str) -> Result<DateTimeParts, String> {
+    let invalid = || format!("Invalid isoformat string: {}", super::py_repr(text));
+    let b = text.as_bytes();
+    if b.len() < 7 {
+        return Err(invalid());
+    }
+    let sep = separator_at(b);
+    let (year, month, day) =
+        parse_date(b.get(..sep.min(b.len())).ok_or_else(invalid)?).ok_or_else(invalid)?;
+    let mut p = DateTimeParts {
+        year,
+        month,
+        day,
+        hour: 0,
+        minute: 0,
+        second: 0,
+        micro: 0,
+        offset: None,
+    };
+    if b.len() > sep {
+        // Skip the separator, a whole UTF-8 character.
+        let width = text
+            .get(sep..)
+            .and_then(|r| r.chars().next())
+            .map_or(1, char::len_utf8);
+        let t = b.get(sep + width..).ok_or_else(invalid)?;
+        let tz = t
+            .iter()
+            .position(|c| matches!(c, b'Z' | b'+' | b'-'))
+            .unwrap_or(t.len());
+        let (h, m, sec, us, trailing) =
+            parse_hms(&t[..tz], t.get(tz).copied()).ok_or_else(invalid)?;
+        (p.hour, p.minute, p.second, p.micro) = (h, m, sec, us);
+        if tz == t.len() {
+            if trailing {
+                return Err(invalid());
+            }
+        } else if t[tz] == b'Z' {
+            if tz + 1 != t.len() {
+                return Err(invalid());
+            }
+            p.offset = Some(0);
+        } else {
+            let sign: i64 = if t[tz] == b'-' { -1 } else { 1 };
+            let (oh, om, os, _, rest) = parse_hms(&t[tz + 1..], None).ok_or_else(invalid)?;
+            if rest {
+                return Err(invalid());
+            }
+            let off = sign * (i64::from(oh) * 3600 + i64::from(om) * 60 + i64::from(os));
+            if off.abs() >= 86_400 {
+                return Err(format!(
+                    "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not {}.",
+                    timedelta_repr(off)
+                ));
+            }
+            p.offset = Some(i32::try_from(off).map_err(|_| invalid())?);
+        }
+    }
+    if !(1..=9999).contains(&p.year) {
+        return Err(format!("year {} is out of range", p.year));
+    }
+    if !(1..=12).contains(&p.month) {
+        return Err("month must be in 1..12".into());
+    }
+    if NaiveDate::from_ymd_opt(p.year, p.month, p.day).is_none() {
+        return Err("day is out of range for month".into());
+    }
+    for (v, name, max) in [
+        (p.hour, "hour", 23),
+        (p.minute, "minute", 59),
+        (p.second, "second", 59),
+    ] {
+        if v > max {
+            return Err(format!("{name} must be in 0..{max}"));
+        }
+    }
+    Ok(p)
+}
+
+/// `repr(timedelta(seconds=s))`.
+fn timedelta_repr(s: i64) -> String {
+    let (days, secs) = (s.div_euclid(86_400), s.rem_euclid(86_400));
+    let mut parts = Vec::new();
+    if days != 0 {
+        parts.push(format!("days={days}"));
+    }
+    if secs != 0 {
+        parts.push(format!("seconds={secs}"));
+    }
+    if parts.is_empty() {
+        "datetime.timedelta(0)".into()
+    } else {
+        format!("datetime.timedelta({})", parts.join(", "))
+    }
+}
+
+/// Where CPython 3.11 expects the date/time separator (`_find_isoformat_datetime_separator`).
+fn separator_at(b: &[u8]) -> usize {
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    if b.len() == 7 {
+        return 7;
+    }
+    if at(4) == b'-' {
+        if at(5) != b'W' {
+            return 10;
+        }
+        if b.len() > 8 && at(8) == b'-' {
+            if b.len() == 9 {
+                return usize::MAX;
+            }
+            if b.len() > 10 && at(10).is_ascii_digit() {
+                return 8;
+            }
+            return 10;
+        }
+        return 8;
+    }
+    if at(4) == b'W' {
+        let mut idx = 7;
+        while idx < b.len() && b[idx].is_ascii_digit() {
+            idx += 1;
+        }
+        if idx < 9 {
+            return idx;
+        }
+        return if idx % 2 == 0 { 7 } else { 8 };
+    }
+    8
+}
+
+/// `n` ASCII digits at the start of `b`.
+fn take_digits(b: &[u8], n: usize) -> Option<u32> {
+    let d = b.get(..n)?;
+    if !d.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    parse_datetime(text)
+    std::str::from_utf8(d).ok()?.parse().ok()
+}
+
+/// CPython's `parse_isoformat_date`: a calendar or ISO-week date at the start of `b` (trailing
+/// characters are not checked). Calendar dates are not range-checked here.
+fn parse_date(b: &[u8]) -> Option<(i32, u32, u32)> {
+    let year = take_digits(b, 4)?;
+    let mut i = 4;
+    let dashed = b.get(i) == Some(&b'-');
+    if dashed {
+        i += 1;
+    }
+    let date = if b.get(i) == Some(&b'W') {
+        i += 1;
+        let week = take_digits(&b[i..], 2)?;
+        i += 2;
+        let day = if i < b.len() {
+            if dashed {
+                if b[i] != b'-' {
+                    return None;
+                }
+                i += 1;
+            }
+            take_digits(b.get(i..)?, 1)?
+        } else {
+            1
+        };
+        if !(1..=7).contains(&day) {
+            return None;
+        }
+        let wd = chrono::Weekday::try_from(u8::try_from(day - 1).ok()?).ok()?;
+        NaiveDate::from_isoywd_opt(i32::try_from(year).ok()?, week, wd)?
+    } else {
+        let month = take_digits(&b[i..], 2)?;
+        i += 2;
+        if dashed {
+            if b.get(i) != Some(&b'-') {
+                return None;
+            }
+            i += 1;
+        }
+        let day = take_digits(b.get(i..)?, 2)?;
+        return Some((i32::try_from(year).ok()?, month, day));
+    };
+    Some((date.year(), date.month(), date.day()))
+}
+
+/// CPython's `parse_hh_mm_ss_ff` on `b` (the time up to the zone), `end` being the character
+/// after it. Returns hour, minute, second, microsecond and whether something is left over.
+fn parse_hms(b: &[u8], end: Option<u8>) -> Option<(u32, u32, u32, u32, bool)> {
+    let mut vals = [0u32; 3];
+    let mut p = 0usize;
+    let mut colons = true;
+    for (i, v) in vals.iter_mut().enumerate() {
+        *v = take_digits(b.get(p..)?, 2)?;
+        p += 2;
+        let c = b.get(p).copied().or(end).unwrap_or(0);
+        p += 1;
+        if i == 0 {
+            colons = c == b':';
+        }
+        if p >= b.len() {
+            return Some((vals[0], vals[1], vals[2], 0, c != 0));
+        } else if colons && c == b':' {
+            continue;
+        } else if c == b'.' || c == b',' {
+            break;
+        } else if !colons {
+            p -= 1;
+        } else {
+            return None;
+        }
+    }
+    let rest = &b[p..];
+    let n = rest.len().min(6);
+    if n == 0 {
+        return None;
+    }
+    let mut us = take_digits(rest, n)?;
+    us *= 10u32.pow(u32::try_from(6 - n).ok()?);
+    let mut q = n;
+    while q < rest.len() && rest[q].is_ascii_digit() {
+        q += 1;
+    }
+    Some((
+        vals[0],
+        vals[1],
+        vals[2],
+        us,
+        q < rest.len() || end.is_some(),
+    ))
 }
 
 /// Microseconds since the epoch of the wall time, shifted to UTC for an aware value.
@@ -96,52 +321,15 @@ pub fn add_hours(p: &DateTimeParts, hours: i64) -> Result<DateTimeParts, String>
     })
 }
 
-fn digits(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
 /// `date.fromisoformat(text)` of Python 3.11: `YYYY-MM-DD`, `YYYYMMDD` and the ISO week forms
-/// `YYYY-Www[-D]`, `YYYYWww[D]`. Returns `YYYY-MM-DD`.
+/// `YYYY-Www[-D]`, `YYYYWww[D]`, for strings of 7, 8 or 10 bytes (characters after a complete
+/// date are not checked, as in CPython). Returns `YYYY-MM-DD`.
 pub fn date_fromisoformat(text: &str) -> Option<String> {
-    if !text.is_ascii() {
+    if !matches!(text.len(), 7 | 8 | 10) {
         return None;
     }
-    let year = digits(text.get(..4)?)? as i32;
-    if year == 0 {
-        return None;
-    }
-    let rest = &text[4..];
-    let date = if let Some(w) = rest.strip_prefix("-W").or_else(|| rest.strip_prefix('W')) {
-        let dashed = rest.starts_with('-');
-        let week = digits(w.get(..2)?)?;
-        let tail = &w[2..];
-        let day = match (tail.len(), dashed) {
-            (0, _) => 1,
-            (2, true) if tail.starts_with('-') => digits(&tail[1..])?,
-            (1, false) => digits(tail)?,
-            _ => return None,
-        };
-        if !(1..=7).contains(&day) {
-            return None;
-        }
-        let wd = chrono::Weekday::try_from(u8::try_from(day - 1).ok()?).ok()?;
-        NaiveDate::from_isoywd_opt(year, week, wd)?
-    } else {
-        let (m, d) = match rest.len() {
-            6 if rest.starts_with('-') && rest.as_bytes().get(3) == Some(&b'-') => {
-                (digits(&rest[1..3])?, digits(&rest[4..6])?)
-            }
-            4 => (digits(&rest[..2])?, digits(&rest[2..])?),
-            _ => return None,
-        };
-        NaiveDate::from_ymd_opt(year, m, d)?
-    };
-    if !(1..=9999).contains(&date.year()) {
-        return None;
-    }
+    let (y, m, d) = parse_date(text.as_bytes())?;
+    let date = NaiveDate::from_ymd_opt(y, m, d).filter(|d| (1..=9999).contains(&d.year()))?;
     Some(format!(
         "{:04}-{:02}-{:02}",
         date.year(),
@@ -197,6 +385,77 @@ mod tests {
     }
 
     #[test]
+    fn datetimes_like_python() {
+        let f = |t: &str| fromisoformat(t).ok().map(|p| p.dump());
+        assert_eq!(
+            f("2025-12-18T14:00:00+00:00").as_deref(),
+            Some("2025-12-18T14:00:00Z")
+        );
+        assert_eq!(
+            f("2025-12-18T14:00:00Z").as_deref(),
+            Some("2025-12-18T14:00:00Z")
+        );
+        assert_eq!(f("2025-12-18").as_deref(), Some("2025-12-18T00:00:00"));
+        assert_eq!(f("2025-12-18 14").as_deref(), Some("2025-12-18T14:00:00"));
+        assert_eq!(f("20251218T1400").as_deref(), Some("2025-12-18T14:00:00"));
+        assert_eq!(
+            f("2025-12-18x14:00:00.1234567-05:30").as_deref(),
+            Some("2025-12-18T14:00:00.123456-05:30")
+        );
+        assert_eq!(
+            f("2025-12-18T14:00:00,5").as_deref(),
+            Some("2025-12-18T14:00:00.500000")
+        );
+        assert_eq!(
+            f("2025-W51-4T10:00").as_deref(),
+            Some("2025-12-18T10:00:00")
+        );
+        assert_eq!(f("2025-12-18T24:00"), None);
+        assert_eq!(f("2025-12-18T14:00:00+24:00"), None);
+        assert_eq!(f("2025-12-18T14:00:00Zx"), None);
+        assert_eq!(f("2025-12-18T14:00 "), None);
+        assert_eq!(f("2025-12-18T"), None);
+        assert_eq!(f("tomorrow"), None);
+        assert_eq!(f(" 2025-12-18"), None);
+        assert_eq!(
+            f("2025-12-18T14:+01:00").as_deref(),
+            Some("2025-12-18T14:00:00+01:00")
+        );
+        assert_eq!(
+            f("2025-12-18T140000123").as_deref(),
+            Some("2025-12-18T14:00:00.123000")
+        );
+        assert_eq!(
+            f("2025-12-18T14:00:00:123").as_deref(),
+            Some("2025-12-18T14:00:00.123000")
+        );
+        assert_eq!(f("2025-12-18T14:00:00."), None);
+        assert_eq!(
+            f("2025-12-18T14:00:00.+01:00").as_deref(),
+            Some("2025-12-18T14:00:00+01:00")
+        );
+        assert_eq!(f("2025W514T10").as_deref(), Some("2025-12-18T10:00:00"));
+        assert_eq!(
+            f("2025-12-18T14:00:00+0530").as_deref(),
+            Some("2025-12-18T14:00:00+05:30")
+        );
+        let e = |t: &str| fromisoformat(t).unwrap_err();
+        assert_eq!(e("2025-12-18T24:00"), "hour must be in 0..23");
+        assert_eq!(e("2025-02-30T10:00"), "day is out of range for month");
+        assert_eq!(e("2025-13-01"), "month must be in 1..12");
+        assert_eq!(e("0000-01-01"), "year 0 is out of range");
+        assert_eq!(e("tomorrow"), "Invalid isoformat string: 'tomorrow'");
+        assert_eq!(
+            e("2025-12-18T14:00:00+24:00"),
+            "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not datetime.timedelta(days=1)."
+        );
+        assert_eq!(
+            e("2025-12-18T14:00:00-25:00"),
+            "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not datetime.timedelta(days=-2, seconds=82800)."
+        );
+    }
+
+    #[test]
     fn dates_like_python() {
         assert_eq!(
             date_fromisoformat("2025-12-28").as_deref(),
@@ -222,5 +481,11 @@ mod tests {
         assert_eq!(date_fromisoformat("2025/12/28"), None);
         assert_eq!(date_fromisoformat("next week"), None);
         assert_eq!(date_fromisoformat("0000-01-01"), None);
+        // CPython 3.11 ignores what follows a complete compact date.
+        assert_eq!(
+            date_fromisoformat("20251215T0").as_deref(),
+            Some("2025-12-15")
+        );
+        assert_eq!(date_fromisoformat("2025-12-1"), None);
     }
 }
