@@ -1,0 +1,139 @@
+//! Approval workflow: create requests (`APR-2-<n>` ids) and read their status.
+
+use super::{Out, finish, probe_id};
+use serde_json::{Value, json};
+use tb_sandbox::state::py_eq;
+use tb_sandbox::{Args, Session, ToolError};
+
+const TABLE: &str = "approval_approval_requests";
+
+fn arg(a: &Args, name: &str) -> Value {
+    a.get(name).cloned().unwrap_or(Value::Null)
+}
+
+/// `approval_create_request`: a new pending request.
+pub(crate) fn create_request(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let mut body = || -> Out {
+        let id = probe_id(s, TABLE, "APR-2")?;
+        let row = json!({
+            "id": id,
+            "request_type": arg(a, "request_type"),
+            "requester_email": arg(a, "requester_email"),
+            "approver_email": arg(a, "approver_email"),
+            "amount": arg(a, "amount"),
+            "engagement_code": arg(a, "engagement_code"),
+            "status": "pending",
+        });
+        s.insert(TABLE, &row)?;
+        Ok(json!({ "approval_id": id }))
+    };
+    finish("Failed to create approval request", body())
+}
+
+/// `approval_get_status`: matching requests in store order, or one `NOT_FOUND` entry.
+pub(crate) fn get_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let body = || -> Out {
+        let (kind, requester) = (arg(a, "request_type"), arg(a, "requester_email"));
+        let (engagement, approver) = (arg(a, "engagement_code"), arg(a, "approver_email"));
+        let matches = |r: &&serde_json::Map<String, Value>| {
+            let f = |k: &str| r.get(k).cloned().unwrap_or(Value::Null);
+            py_eq(&f("request_type"), &kind)
+                && py_eq(&f("requester_email"), &requester)
+                && (engagement.is_null() || py_eq(&f("engagement_code"), &engagement))
+                && (approver.is_null() || py_eq(&f("approver_email"), &approver))
+        };
+        let results: Vec<Value> = s
+            .state
+            .rows(TABLE)?
+            .iter()
+            .filter(matches)
+            .map(|r| {
+                let f = |k: &str| r.get(k).cloned().unwrap_or(Value::Null);
+                super::dump([
+                    ("approval_id", f("id")),
+                    ("status", f("status")),
+                    ("request_type", f("request_type")),
+                    ("approver_email", f("approver_email")),
+                    ("engagement_code", f("engagement_code")),
+                ])
+            })
+            .collect();
+        if results.is_empty() {
+            let approver = match approver.as_str() {
+                Some(x) if !x.is_empty() => json!(x),
+                _ => json!(""),
+            };
+            let missing = super::dump([
+                ("approval_id", json!("NOT_FOUND")),
+                ("status", json!("not_found")),
+                ("request_type", kind),
+                ("approver_email", approver),
+                ("engagement_code", engagement),
+            ]);
+            return Ok(json!({ "results": [missing] }));
+        }
+        Ok(json!({ "results": results }))
+    };
+    finish("Failed to retrieve approval status", body())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::consulting::testutil::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn create_then_status() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let none = call(
+            &mut s,
+            "approval_get_status",
+            json!({"request_type": "travel", "requester_email": "t@msg.com"}),
+        );
+        assert_eq!(
+            none,
+            json!({"results": [{"approval_id": "NOT_FOUND", "status": "not_found", "request_type": "travel", "approver_email": ""}]})
+        );
+        let made = call(
+            &mut s,
+            "approval_create_request",
+            json!({"request_type": "travel", "requester_email": "t@msg.com", "approver_email": "m@msg.com", "amount": "250"}),
+        );
+        let id = made["approval_id"].as_str().unwrap().to_string();
+        assert!(id.starts_with("APR-2-"), "{made}");
+        let row = s
+            .state
+            .get("approval_approval_requests", &json!(id))
+            .unwrap()
+            .unwrap()
+            .clone();
+        assert_eq!(row["amount"], json!(250));
+        let found = call(
+            &mut s,
+            "approval_get_status",
+            json!({"request_type": "travel", "requester_email": "t@msg.com", "approver_email": "m@msg.com"}),
+        );
+        assert_eq!(
+            found,
+            json!({"results": [{"approval_id": id, "status": "pending", "request_type": "travel", "approver_email": "m@msg.com"}]})
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "approval_create_request",
+                json!({"request_type": "lunch", "requester_email": "t@msg.com", "approver_email": "m@msg.com"})
+            ),
+            "Tool execution failed: Input validation failed: request_type: Input should be 'software_access', 'hardware_replacement', 'client_access', 'training_engagement_coordination', 'training_cost', 'expense_override', 'travel' or 'document_access'"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "approval_create_request",
+                json!({"request_type": "travel", "requester_email": "t@msg.com"})
+            ),
+            "Tool execution failed: Input validation failed: approver_email: Field required"
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! Sterling BackCheck: clearance status, starting a check, and processing times.
+
+use super::{Out, action, exec, field, finish, need};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Session, ToolError};
+
+const TABLE: &str = "client_access_clearance_record";
+
+/// `background_check_api`: `get_status`, `initiate`, `get_timeline`.
+pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let mut body = || -> Out {
+        match action(a) {
+            "get_status" => {
+                let email = need(a, "email")?;
+                let data = match s
+                    .state
+                    .rows(TABLE)?
+                    .iter()
+                    .find(|c| field(c, "employee_email") == email)
+                {
+                    Some(c) => {
+                        json!({"clearance_level": c.get("clearance_level"), "status": c.get("status")})
+                    }
+                    None => json!({"clearance_level": "standard", "status": "not_initiated"}),
+                };
+                Ok(json!({ "clearance_data": data }))
+            }
+            "initiate" => {
+                let email = need(a, "email")?;
+                let level = need(a, "clearance_level")?;
+                let existing = s
+                    .state
+                    .rows(TABLE)?
+                    .iter()
+                    .find(|c| field(c, "employee_email") == email)
+                    .cloned();
+                match existing {
+                    Some(mut c) => {
+                        c.insert("clearance_level".into(), json!(level));
+                        c.insert("status".into(), json!("in_progress"));
+                        s.replace(TABLE, &Value::Object(c))?;
+                    }
+                    None => {
+                        s.insert(TABLE, &json!({"employee_email": email, "clearance_level": level, "status": "in_progress"}))?;
+                    }
+                }
+                Ok(json!({ "success": true }))
+            }
+            "get_timeline" => {
+                let level = need(a, "clearance_level")?;
+                Ok(json!({ "estimated_days": if level == "high_security" { 28 } else { 14 } }))
+            }
+            other => Err(exec(format!("Invalid action: {other}"))),
+        }
+    };
+    finish("Failed to execute Background Check API action", body())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::consulting::testutil::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn initiate_upserts() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let status = |s: &mut tb_sandbox::Session| {
+            call(
+                s,
+                "background_check_api",
+                json!({"action": "get_status", "email": "t@msg.com"}),
+            )
+        };
+        assert_eq!(
+            status(&mut s),
+            json!({"clearance_data": {"clearance_level": "standard", "status": "not_initiated"}})
+        );
+        let start = |s: &mut tb_sandbox::Session, level: &str| {
+            call(
+                s,
+                "background_check_api",
+                json!({"action": "initiate", "email": "t@msg.com", "clearance_level": level}),
+            )
+        };
+        assert_eq!(start(&mut s, "standard"), json!({"success": true}));
+        let n = s.state.count("client_access_clearance_record").unwrap();
+        assert_eq!(start(&mut s, "high_security"), json!({"success": true}));
+        assert_eq!(s.state.count("client_access_clearance_record").unwrap(), n);
+        assert_eq!(
+            status(&mut s),
+            json!({"clearance_data": {"clearance_level": "high_security", "status": "in_progress"}})
+        );
+        assert_eq!(
+            call(
+                &mut s,
+                "background_check_api",
+                json!({"action": "get_timeline", "clearance_level": "high_security"})
+            ),
+            json!({"estimated_days": 28})
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "background_check_api",
+                json!({"action": "initiate", "email": "t@msg.com"})
+            ),
+            "Tool execution failed: Missing required parameter: clearance_level"
+        );
+    }
+}

@@ -1,0 +1,44 @@
+//! Hardware procurement: a vendor call that always answers with the same purchase order and
+//! writes nothing.
+
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Session, ToolError};
+
+/// The purchase order every order gets.
+const ORDER_ID: &str = "HWO-0056435";
+
+/// `hardware_procurement_create_order`.
+pub(crate) fn create_order(_s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
+    Ok(json!({ "order_id": ORDER_ID }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::consulting::testutil::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn fixed_order_and_validation() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let before = s.state.hash();
+        assert_eq!(
+            call(
+                &mut s,
+                "hardware_procurement_create_order",
+                json!({"device_model": "X", "quantity": "2", "deliver_to": "Austin"})
+            ),
+            json!({"order_id": "HWO-0056435"})
+        );
+        assert_eq!(s.state.hash(), before);
+        assert_eq!(
+            err(
+                &mut s,
+                "hardware_procurement_create_order",
+                json!({"device_model": "X", "quantity": 1, "deliver_to": "Boston"})
+            ),
+            "Tool execution failed: Input validation failed: deliver_to: Input should be 'New York', 'San Francisco', 'Chicago' or 'Austin'"
+        );
+    }
+}

@@ -1,0 +1,42 @@
+//! Knowledge base: policy search over the scenario's sources (shared implementation).
+
+use serde_json::Value;
+use tb_sandbox::{Args, Session, ToolError};
+
+/// `knowledge_base_search_policy`.
+pub(crate) fn search_policy(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    crate::policy::search_policy(s, a)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::consulting::testutil::{err, session};
+    use serde_json::json;
+
+    #[test]
+    fn declared_like_the_reference() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        assert_eq!(
+            err(
+                &mut s,
+                "knowledge_base_search_policy",
+                json!({"query": "x", "top_k": 2})
+            ),
+            "Tool execution failed: Input validation failed: top_k: Extra inputs are not permitted"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "knowledge_base_search_policy",
+                json!({"max_results": 2})
+            ),
+            "Tool execution failed: Input validation failed: query: Field required"
+        );
+        let tool = s.domain.tool("knowledge_base_search_policy").unwrap();
+        let schema = tb_sandbox::runtime::input_schema(&tool.decl.input);
+        assert_eq!(schema["properties"]["max_results"]["default"], json!(3));
+        assert_eq!(schema["required"], json!(["query"]));
+    }
+}

@@ -1,0 +1,112 @@
+//! Internal software catalog: look up one entry, or search entries by name.
+
+use super::{Out, exec, field, finish, get_row, val};
+use serde_json::{Map, Value, json};
+use tb_sandbox::{Args, Session, ToolError};
+
+const TABLE: &str = "software_catalog_software_catalog";
+
+/// The fields a catalog entry shows (every one is required, so nothing is dropped).
+fn entry(row: &Map<String, Value>) -> Value {
+    json!({
+        "id": val(row, "id"),
+        "name": val(row, "name"),
+        "annual_cost": val(row, "annual_cost"),
+        "pool_type": val(row, "pool_type"),
+    })
+}
+
+/// `software_catalog_get_details`: one entry by catalog id.
+pub(crate) fn get_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let body = || -> Out {
+        let id = a
+            .get("catalog_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let row = get_row(s, TABLE, id)?
+            .ok_or_else(|| exec(format!("Software not found in catalog: {id}")))?;
+        Ok(entry(&row))
+    };
+    finish("Failed to retrieve software details", body())
+}
+
+/// `software_catalog_search`: entries whose name contains the text, ignoring case, in store order.
+pub(crate) fn search(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let body = || -> Out {
+        let name = a
+            .get("software_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let term = name.to_lowercase();
+        let results: Vec<Value> = s
+            .state
+            .rows(TABLE)?
+            .iter()
+            .filter(|r| field(r, "name").to_lowercase().contains(&term))
+            .map(entry)
+            .collect();
+        if results.is_empty() {
+            return Err(exec(format!(
+                "No matching software found in catalog for: {name}"
+            )));
+        }
+        Ok(json!({ "results": results }))
+    };
+    finish("Failed to search software catalog", body())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::consulting::testutil::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn lookups_and_their_errors() {
+        let Some(mut s) = session(json!({
+            "software_catalog_software_catalog": [{"id": "CAT-T", "name": "Tableau Desktop", "annual_cost": 840, "pool_type": "standard"}]
+        })) else {
+            return;
+        };
+        let found = call(
+            &mut s,
+            "software_catalog_search",
+            json!({"software_name": "tAbLeAu"}),
+        );
+        let id = found["results"][0]["id"].clone();
+        assert!(id.is_string(), "{found}");
+        let one = call(
+            &mut s,
+            "software_catalog_get_details",
+            json!({"catalog_id": id}),
+        );
+        assert_eq!(one, found["results"][0]);
+        assert_eq!(
+            err(
+                &mut s,
+                "software_catalog_get_details",
+                json!({"catalog_id": "CAT-NOPE"})
+            ),
+            "Tool execution failed: Software not found in catalog: CAT-NOPE"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "software_catalog_search",
+                json!({"software_name": "zzqx"})
+            ),
+            "Tool execution failed: No matching software found in catalog for: zzqx"
+        );
+        assert_eq!(
+            err(&mut s, "software_catalog_search", json!({})),
+            "Tool execution failed: Input validation failed: software_name: Field required"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "software_catalog_search",
+                json!({"software_name": "x", "limit": 3})
+            ),
+            "Tool execution failed: Input validation failed: limit: Extra inputs are not permitted"
+        );
+    }
+}
