@@ -1,17 +1,113 @@
 //! The `sandbox_neobank_support_v1` server: its tables, its zendesk variant and its own tools.
+//!
+//! The tools are split by API area, as the reference names them: Workday (HR directory), Okta
+//! (application access, groups, security operations), security incidents, approver lookup,
+//! license management, asset management, hardware procurement, approvals and email.
+//! Created records get count-based ids (`OAA-{n:08d}` with n = rows + 1, and so on) and the
+//! reference's fixed timestamps, so replays are deterministic.
 
-use tb_sandbox::{Domain, DomainError, ToolFn};
+use serde_json::{Map, Value};
+use tb_sandbox::{Args, Row, Session, ToolError, ToolFn};
+
+mod approval;
+mod approver;
+mod assets;
+mod email;
+mod license;
+mod okta;
+mod procurement;
+mod pytime;
+mod security;
+mod workday;
+
+#[cfg(test)]
+mod testutil;
 
 /// The server name.
 pub const SERVER: &str = "sandbox_neobank_support_v1";
 
+/// Table names of the main toolset.
+pub(crate) mod tables {
+    pub const EMPLOYEES: &str = "sandbox_neobank_support_main_models_employees";
+    pub const OKTA_APP_ACCESS: &str = "sandbox_neobank_support_main_models_okta_app_access";
+    pub const OKTA_GROUPS: &str = "sandbox_neobank_support_main_models_okta_group_membership";
+    pub const OKTA_AUDIT: &str = "sandbox_neobank_support_main_models_okta_security_audit";
+    pub const INCIDENTS: &str = "sandbox_neobank_support_main_models_security_incidents";
+    pub const LICENSES: &str = "sandbox_neobank_support_main_models_software_licenses";
+    pub const ALLOCATIONS: &str = "sandbox_neobank_support_main_models_license_allocations";
+    pub const ASSETS: &str = "sandbox_neobank_support_main_models_hardware_assets";
+    pub const ASSIGNMENTS: &str = "sandbox_neobank_support_main_models_asset_assignments";
+    pub const ORDERS: &str = "sandbox_neobank_support_main_models_procurement_orders";
+    pub const APPROVALS: &str = "sandbox_neobank_support_main_models_approval_requests";
+    pub const NOTIFICATIONS: &str = "sandbox_neobank_support_main_models_email_notifications";
+}
+
 /// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
 fn functions() -> Vec<(&'static str, ToolFn)> {
-    vec![]
+    vec![
+        (
+            "knowledge_base_search_policy",
+            crate::policy::search_policy as ToolFn,
+        ),
+        ("approval_api_check_status", approval::check_status),
+        ("approval_api_create_request", approval::create_request),
+        (
+            "approver_lookup_api_get_contact_details",
+            approver::get_contact_details,
+        ),
+        (
+            "approver_lookup_api_get_approver_contact",
+            approver::get_approver_contact,
+        ),
+        ("asset_management_api_assign_device", assets::assign_device),
+        (
+            "asset_management_api_check_inventory",
+            assets::check_inventory,
+        ),
+        (
+            "asset_management_api_get_device_details",
+            assets::get_device_details,
+        ),
+        (
+            "asset_management_api_get_employee_devices",
+            assets::get_employee_devices,
+        ),
+        ("asset_management_api_retire_device", assets::retire_device),
+        (
+            "email_notification_api_send_notification",
+            email::send_notification,
+        ),
+        (
+            "hardware_procurement_api_create_order",
+            procurement::create_order,
+        ),
+        (
+            "license_management_api_allocate_license",
+            license::allocate_license,
+        ),
+        (
+            "license_management_api_check_availability",
+            license::check_availability,
+        ),
+        (
+            "license_management_api_check_license_type",
+            license::check_license_type,
+        ),
+        ("okta_api_add_to_group", okta::add_to_group),
+        ("okta_api_check_access", okta::check_access),
+        ("okta_api_get_user_groups", okta::get_user_groups),
+        ("okta_api_provision_access", okta::provision_access),
+        ("okta_api_revoke_access", okta::revoke_access),
+        ("okta_security_api_execute_action", okta::execute_action),
+        ("security_api_verify_incident", security::verify_incident),
+        ("workday_api_get_employee", workday::get_employee),
+        ("workday_api_get_manager_chain", workday::get_manager_chain),
+        ("workday_api_get_org_structure", workday::get_org_structure),
+    ]
 }
 
 /// Builds the domain.
-pub fn domain() -> Result<Domain, DomainError> {
+pub fn domain() -> Result<tb_sandbox::Domain, tb_sandbox::DomainError> {
     crate::build(
         SERVER,
         include_str!("../../tables/sandbox_neobank_support_v1.tables"),
@@ -19,4 +115,165 @@ pub fn domain() -> Result<Domain, DomainError> {
         include_str!("../../tools/sandbox_neobank_support_v1.tools"),
         &functions(),
     )
+}
+
+// ---- helpers shared by the tool files ----
+
+/// A string argument; empty when absent (the input model makes required ones present).
+pub(crate) fn arg<'a>(a: &'a Args, name: &str) -> &'a str {
+    a.get(name).and_then(Value::as_str).unwrap_or("")
+}
+
+/// An optional string argument (`None` for null or absent).
+pub(crate) fn opt_arg<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
+    a.get(name).and_then(Value::as_str)
+}
+
+/// A row's string field; empty when absent or not a string.
+pub(crate) fn text<'a>(row: &'a Row, field: &str) -> &'a str {
+    row.get(field).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A row's field value (null when absent).
+pub(crate) fn val(row: &Row, field: &str) -> Value {
+    row.get(field).cloned().unwrap_or(Value::Null)
+}
+
+/// A row's bool field (Python truthiness of a bool).
+pub(crate) fn flag(row: &Row, field: &str) -> bool {
+    row.get(field).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// `[e for e in db.get_all(Employee) if e.email == email][0]`.
+pub(crate) fn employee_by_email(s: &Session, email: &str) -> Result<Option<Row>, ToolError> {
+    Ok(s.state
+        .rows(tables::EMPLOYEES)?
+        .iter()
+        .find(|e| text(e, "email") == email)
+        .cloned())
+}
+
+/// An output model dumped with `exclude_none=True`: the pairs in order, null values dropped.
+pub(crate) fn out(pairs: Vec<(&str, Value)>) -> Value {
+    let mut m = Map::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        if !v.is_null() {
+            m.insert(k.to_string(), v);
+        }
+    }
+    Value::Object(m)
+}
+
+/// `f"{prefix}{n:0{width}d}"` with n = current row count + 1.
+pub(crate) fn next_id(
+    s: &Session,
+    table: &str,
+    prefix: &str,
+    width: usize,
+) -> Result<String, ToolError> {
+    let n = s.state.count(table)? + 1;
+    Ok(format!("{prefix}{n:0width$}"))
+}
+
+/// Python's `repr()` of a str.
+pub(crate) fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if c == quote => {
+                o.push('\\');
+                o.push(c);
+            }
+            c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => {
+                o.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => o.push(c),
+        }
+    }
+    o.push(quote);
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repr_like_python() {
+        assert_eq!(py_repr("abc"), "'abc'");
+        assert_eq!(py_repr("it's"), "\"it's\"");
+        assert_eq!(py_repr("a'b\"c"), "'a\\'b\"c'");
+        assert_eq!(py_repr("x\ny"), "'x\\ny'");
+        assert_eq!(py_repr(""), "''");
+    }
+
+    #[test]
+    fn tool_order_and_schemas_follow_the_reference() {
+        let d = crate::by_name(SERVER).unwrap().unwrap();
+        let ours: Vec<String> = d
+            .tools()
+            .iter()
+            .map(|t| t.decl.name.clone())
+            .filter(|n| !n.starts_with("zendesk_"))
+            .collect();
+        let Some(shared) = testutil::shared() else {
+            return;
+        };
+        let text = std::fs::read_to_string(
+            shared.join("tb-bench-v1/tools/sandbox_neobank_support_v1.json"),
+        )
+        .unwrap();
+        let reference: Value = serde_json::from_str(&text).unwrap();
+        let tools = reference["tools"].as_array().unwrap();
+        let names: Vec<String> = tools
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .filter(|n| !n.starts_with("zendesk_"))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(ours, names);
+        let list = d.tool_list();
+        for t in tools
+            .iter()
+            .filter(|t| !t["name"].as_str().unwrap_or("").starts_with("zendesk_"))
+        {
+            let mine = list.iter().find(|x| x["name"] == t["name"]).unwrap();
+            let (r, m) = (&t["input_schema"], &mine["inputSchema"]);
+            assert_eq!(r.get("required"), m.get("required"), "{}", t["name"]);
+            assert_eq!(
+                r.get("additionalProperties"),
+                m.get("additionalProperties"),
+                "{}",
+                t["name"]
+            );
+            let rp = r["properties"].as_object().cloned().unwrap_or_default();
+            let mp = m["properties"].as_object().cloned().unwrap_or_default();
+            assert_eq!(
+                rp.keys().collect::<Vec<_>>(),
+                mp.keys().collect::<Vec<_>>(),
+                "{}",
+                t["name"]
+            );
+            for (k, rv) in &rp {
+                let mv = &mp[k];
+                assert_eq!(rv.get("default"), mv.get("default"), "{} {k}", t["name"]);
+                let enum_of = |v: &Value| {
+                    v.get("enum")
+                        .cloned()
+                        .or_else(|| v.get("anyOf").and_then(|a| a[0].get("enum").cloned()))
+                };
+                assert_eq!(enum_of(rv), enum_of(mv), "{} {k}", t["name"]);
+            }
+        }
+    }
 }

@@ -1,0 +1,178 @@
+//! Approval workflow: create a request, check its status.
+
+use super::pytime::strftime_z;
+use super::{arg, next_id, out, tables, text, val};
+use serde_json::{Value, json};
+use tb_sandbox::coerce::parse_datetime;
+use tb_sandbox::{Args, Session, ToolError};
+
+/// `approval_api_create_request`: a pending request `APR-{n:08d}` from requester to approver.
+pub fn create_request(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let (req_email, appr_email) = (arg(a, "requester_email"), arg(a, "approver_email"));
+    let all = s.state.rows(tables::EMPLOYEES)?;
+    let requester = all
+        .iter()
+        .find(|e| text(e, "email") == req_email)
+        .ok_or_else(|| ToolError::new(format!("Requester not found: {req_email}")))?;
+    let approver = all
+        .iter()
+        .find(|e| text(e, "email") == appr_email)
+        .ok_or_else(|| ToolError::new(format!("Approver not found: {appr_email}")))?;
+    let (requester_id, approver_id) = (val(requester, "id"), val(approver, "id"));
+    let id = next_id(s, tables::APPROVALS, "APR-", 8)?;
+    let urgency = a
+        .get("urgency")
+        .filter(|u| !u.is_null())
+        .cloned()
+        .unwrap_or_else(|| json!("standard"));
+    let row = json!({
+        "id": id,
+        "request_type": val_of(a, "request_type"),
+        "requester_id": requester_id,
+        "approver_id": approver_id,
+        "status": "pending",
+        "urgency": urgency,
+        "details": val_of(a, "details"),
+        "ticket_id": val_of(a, "ticket_id"),
+        "created_at": null,
+        "decided_at": null,
+        "approver_feedback": null,
+    });
+    s.insert(tables::APPROVALS, &row)
+        .map_err(|e| ToolError::new(format!("Failed to create approval request: {e}")))?;
+    Ok(json!({ "approval_request_id": id, "status": "pending" }))
+}
+
+fn val_of(a: &Args, name: &str) -> Value {
+    a.get(name).cloned().unwrap_or(Value::Null)
+}
+
+/// `approval_api_check_status`: status, decision time (`%Y-%m-%dT%H:%M:%SZ`) and feedback.
+pub fn check_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let id = arg(a, "approval_request_id");
+    let r = s
+        .state
+        .rows(tables::APPROVALS)?
+        .iter()
+        .find(|r| text(r, "id") == id)
+        .ok_or_else(|| ToolError::new(format!("Approval request not found: {id}")))?;
+    let decided = r
+        .get("decided_at")
+        .and_then(Value::as_str)
+        .and_then(parse_datetime)
+        .map(|p| json!(strftime_z(&p)));
+    Ok(out(vec![
+        ("status", val(r, "status")),
+        ("decided_at", decided.unwrap_or(Value::Null)),
+        ("approver_feedback", val(r, "approver_feedback")),
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables;
+    use super::super::testutil::{call, err, session};
+    use serde_json::json;
+
+    fn request() -> serde_json::Value {
+        json!({"request_type": "access_request", "requester_email": "marcus.thompson@vdb.com",
+               "approver_email": "sarah.jones@vdb.com", "details": "Need read access"})
+    }
+
+    #[test]
+    fn create_and_check() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let n = s.state.count(tables::APPROVALS).unwrap();
+        let id = format!("APR-{:08}", n + 1);
+        assert_eq!(
+            call(&mut s, "approval_api_create_request", request()),
+            json!({"approval_request_id": id, "status": "pending"})
+        );
+        let row = s
+            .state
+            .rows(tables::APPROVALS)
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(row["urgency"], "standard");
+        assert_eq!(row["requester_id"], "WD-847291");
+        assert_eq!(
+            call(
+                &mut s,
+                "approval_api_check_status",
+                json!({"approval_request_id": id})
+            ),
+            json!({"status": "pending"})
+        );
+        let r = call(
+            &mut s,
+            "approval_api_check_status",
+            json!({"approval_request_id": "APR-19263847"}),
+        );
+        assert_eq!(
+            r,
+            json!({"status": "approved", "decided_at": "2025-09-16T14:00:00Z", "approver_feedback": "Approved for 30-day access period"})
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "approval_api_check_status",
+                json!({"approval_request_id": "APR-0"})
+            ),
+            "Tool execution failed: Approval request not found: APR-0"
+        );
+        assert_eq!(
+            err(&mut s, "approval_api_check_status", json!({})),
+            "Tool execution failed: Input validation failed: approval_request_id: Field required"
+        );
+    }
+
+    #[test]
+    fn create_errors() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let mut r = request();
+        r["requester_email"] = json!("x@x");
+        assert_eq!(
+            err(&mut s, "approval_api_create_request", r),
+            "Tool execution failed: Requester not found: x@x"
+        );
+        let mut r = request();
+        r["approver_email"] = json!("y@x");
+        assert_eq!(
+            err(&mut s, "approval_api_create_request", r),
+            "Tool execution failed: Approver not found: y@x"
+        );
+        let mut r = request();
+        r["urgency"] = json!("asap");
+        assert_eq!(
+            err(&mut s, "approval_api_create_request", r),
+            "Tool execution failed: Input validation failed: urgency: Input should be 'standard', 'urgent' or 'critical'"
+        );
+        let mut r = request();
+        r["note"] = json!("x");
+        assert_eq!(
+            err(&mut s, "approval_api_create_request", r),
+            "Tool execution failed: Input validation failed: note: Extra inputs are not permitted"
+        );
+        // The count-based id already taken: the store refuses, wrapped by the tool's catch-all.
+        let n = s.state.count(tables::APPROVALS).unwrap();
+        let taken = format!("APR-{:08}", n + 2);
+        let Some(mut s) = session(
+            json!({tables::APPROVALS: [{"id": taken, "request_type": "data_export", "requester_id": "WD-1",
+            "approver_id": "WD-2", "status": "rejected", "details": "x"}]}),
+        ) else {
+            return;
+        };
+        assert_eq!(
+            err(&mut s, "approval_api_create_request", request()),
+            format!(
+                "Tool execution failed: Failed to create approval request: Object with ID {taken} already exists"
+            )
+        );
+    }
+}

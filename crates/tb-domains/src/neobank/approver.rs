@@ -1,0 +1,146 @@
+//! Approver lookup: who approves for a department, and whether an approver is available.
+
+use super::{arg, out, tables, text, val};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Session, ToolError};
+
+/// `approver_lookup_api_get_approver_contact`: the first employee with the highest level in
+/// the department named (case-insensitively) by `required_approver`.
+pub fn get_approver_contact(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let asked = arg(a, "required_approver");
+    let dept = asked.to_lowercase();
+    if !matches!(
+        dept.as_str(),
+        "it_security" | "finance_accounting" | "compliance_risk"
+    ) {
+        return Err(ToolError::new(format!(
+            "Invalid required_approver: {asked}. Must be one of: it_security, finance_accounting, compliance_risk"
+        )));
+    }
+    let members: Vec<_> = s
+        .state
+        .rows(tables::EMPLOYEES)?
+        .iter()
+        .filter(|e| text(e, "department") == dept)
+        .collect();
+    let level = |e: &&tb_sandbox::Row| e.get("level").and_then(Value::as_i64).unwrap_or(i64::MIN);
+    let top = members
+        .iter()
+        .map(level)
+        .max()
+        .ok_or_else(|| ToolError::new(format!("No {dept} team members found")))?;
+    let Some(e) = members.iter().find(|e| level(e) == top) else {
+        return Err(ToolError::new(format!("No {dept} team members found")));
+    };
+    Ok(json!({
+        "employee_id": val(e, "id"),
+        "contact_email": val(e, "email"),
+        "contact_name": val(e, "full_name"),
+    }))
+}
+
+/// `approver_lookup_api_get_contact_details`: availability from the employment status, and
+/// the manager's email as backup when the approver is on leave.
+pub fn get_contact_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let all = s.state.rows(tables::EMPLOYEES)?;
+    let e = all
+        .iter()
+        .find(|e| text(e, "email") == email)
+        .ok_or_else(|| ToolError::new(format!("Approver not found: {email}")))?;
+    let availability = match text(e, "employment_status") {
+        "on_leave" => "on_leave",
+        "active" | "departing" => "available",
+        _ => "unavailable",
+    };
+    let mut backup = Value::Null;
+    let manager = text(e, "manager_id");
+    if availability == "on_leave"
+        && !manager.is_empty()
+        && let Some(m) = all.iter().find(|m| text(m, "id") == manager)
+    {
+        backup = val(m, "email");
+    }
+    Ok(out(vec![
+        ("name", val(e, "full_name")),
+        ("availability_status", json!(availability)),
+        ("backup_approver_email", backup),
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables;
+    use super::super::testutil::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn approver_by_department() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let r = call(
+            &mut s,
+            "approver_lookup_api_get_approver_contact",
+            json!({"required_approver": "IT_Security"}),
+        );
+        assert_eq!(
+            r,
+            json!({"employee_id": "WD-753918", "contact_email": "amanda.lee@vdb.com", "contact_name": "Amanda Lee"})
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "approver_lookup_api_get_approver_contact",
+                json!({"required_approver": "legal"})
+            ),
+            "Tool execution failed: Invalid required_approver: legal. Must be one of: it_security, finance_accounting, compliance_risk"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "approver_lookup_api_get_approver_contact",
+                json!({"required_approver": "it_security", "x": 1})
+            ),
+            "Tool execution failed: Input validation failed: x: Extra inputs are not permitted"
+        );
+    }
+
+    #[test]
+    fn availability_and_backup() {
+        let Some(mut s) = session(json!({tables::EMPLOYEES: [
+            {"id": "WD-L", "email": "leave@x", "full_name": "On Leave", "level": 5, "department": "sales", "role": "r",
+             "office_location": "sf", "start_date": "2020", "manager_id": "WD-294817", "employment_status": "on_leave"},
+            {"id": "WD-T", "email": "gone@x", "full_name": "Gone", "level": 5, "department": "sales", "role": "r",
+             "office_location": "sf", "start_date": "2020", "employment_status": "terminated"}
+        ]})) else {
+            return;
+        };
+        let r = call(
+            &mut s,
+            "approver_lookup_api_get_contact_details",
+            json!({"email": "leave@x"}),
+        );
+        assert_eq!(
+            r,
+            json!({"name": "On Leave", "availability_status": "on_leave", "backup_approver_email": "lisa.chen@vdb.com"})
+        );
+        let r = call(
+            &mut s,
+            "approver_lookup_api_get_contact_details",
+            json!({"email": "gone@x"}),
+        );
+        assert_eq!(
+            r,
+            json!({"name": "Gone", "availability_status": "unavailable"})
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "approver_lookup_api_get_contact_details",
+                json!({"email": "nope@x"})
+            ),
+            "Tool execution failed: Approver not found: nope@x"
+        );
+    }
+}

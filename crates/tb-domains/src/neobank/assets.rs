@@ -1,0 +1,381 @@
+//! Asset management: employee devices, device details, warehouse inventory, assignment and
+//! retirement of hardware.
+
+use super::pytime::{DEC_17, days_between, fromisoformat, strftime_z};
+use super::{arg, employee_by_email, flag, next_id, out, py_repr, tables, text, val};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Row, Session, ToolError};
+
+const DEVICE_TYPES: [&str; 7] = [
+    "laptop_standard",
+    "laptop_premium",
+    "monitor",
+    "docking_station",
+    "headset",
+    "keyboard",
+    "mouse",
+];
+const WAREHOUSES: [&str; 4] = ["sf", "nyc", "austin", "remote_ship"];
+
+/// `int((FIXED_CURRENT_TIME - purchase_date).days / 30)`, the purchase date read as UTC when
+/// it has no zone.
+fn age_months(asset: &Row) -> Result<i64, ToolError> {
+    let raw = text(asset, "purchase_date");
+    let bad = || {
+        ToolError::new(format!(
+            "Invalid purchase_date for asset {}: {}",
+            text(asset, "id"),
+            py_repr(raw)
+        ))
+    };
+    if raw.is_empty() {
+        return Err(bad());
+    }
+    let mut p = fromisoformat(&raw.replace('Z', "+00:00")).map_err(|_| bad())?;
+    if p.offset.is_none() {
+        p.offset = Some(0);
+    }
+    let days = days_between(&DEC_17, &p).ok_or_else(bad)?;
+    Ok((days as f64 / 30.0).trunc() as i64)
+}
+
+fn asset_by_id(s: &Session, id: &str) -> Result<Row, ToolError> {
+    s.state
+        .rows(tables::ASSETS)?
+        .iter()
+        .find(|r| text(r, "id") == id)
+        .cloned()
+        .ok_or_else(|| ToolError::new(format!("Asset not found: {id}")))
+}
+
+/// The error pydantic raises when an output model gets None for a required str field.
+fn none_for_str(model: &str, field: &str) -> ToolError {
+    ToolError::new(format!(
+        "1 validation error for {model}\n{field}\n  Input should be a valid string [type=string_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type"
+    ))
+}
+
+/// `asset_management_api_get_employee_devices`: the assets of the employee's active
+/// assignments (assignments to unknown assets are skipped).
+pub fn get_employee_devices(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let e = employee_by_email(s, email)?
+        .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+    let eid = text(&e, "id");
+    let assets = s.state.rows(tables::ASSETS)?;
+    let mut devices = Vec::new();
+    for asn in s
+        .state
+        .rows(tables::ASSIGNMENTS)?
+        .iter()
+        .filter(|r| text(r, "employee_id") == eid && flag(r, "is_active"))
+    {
+        let Some(asset) = assets
+            .iter()
+            .find(|x| text(x, "id") == text(asn, "asset_id"))
+        else {
+            continue;
+        };
+        let age = age_months(asset)?;
+        let assigned_at = val(asn, "assigned_at");
+        if !assigned_at.is_string() {
+            return Err(none_for_str("DeviceInfo", "assigned_at"));
+        }
+        devices.push(json!({
+            "asset_id": val(asset, "id"),
+            "device_type": val(asset, "device_type"),
+            "device_model": val(asset, "device_model"),
+            "assigned_at": assigned_at,
+            "condition": val(asset, "condition"),
+            "age_months": age,
+        }));
+    }
+    Ok(json!({ "employee_id": eid, "devices": devices }))
+}
+
+/// `asset_management_api_get_device_details`.
+pub fn get_device_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let asset = asset_by_id(s, arg(a, "asset_id"))?;
+    let age = age_months(&asset)?;
+    let mut assigned_to = Value::Null;
+    if flag(&asset, "is_assigned") {
+        let id = text(&asset, "id");
+        if let Some(r) = s
+            .state
+            .rows(tables::ASSIGNMENTS)?
+            .iter()
+            .find(|r| text(r, "asset_id") == id && flag(r, "is_active"))
+        {
+            assigned_to = val(r, "employee_id");
+        }
+    }
+    Ok(out(vec![
+        ("asset_id", val(&asset, "id")),
+        ("device_type", val(&asset, "device_type")),
+        ("device_model", val(&asset, "device_model")),
+        ("purchase_date", val(&asset, "purchase_date")),
+        ("age_months", json!(age)),
+        ("condition", val(&asset, "condition")),
+        ("warehouse_location", val(&asset, "warehouse_location")),
+        ("is_assigned", val(&asset, "is_assigned")),
+        ("assigned_to", assigned_to),
+    ]))
+}
+
+/// `asset_management_api_check_inventory`: non-retired devices of a type at a warehouse, and
+/// the unassigned ones in new or good condition.
+pub fn check_inventory(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let (kind, place) = (arg(a, "device_type"), arg(a, "warehouse_location"));
+    if !DEVICE_TYPES.contains(&kind) {
+        return Err(ToolError::new(format!("Invalid device type: {kind}")));
+    }
+    if !WAREHOUSES.contains(&place) {
+        return Err(ToolError::new(format!(
+            "Invalid warehouse location: {place}"
+        )));
+    }
+    let matching: Vec<&Row> = s
+        .state
+        .rows(tables::ASSETS)?
+        .iter()
+        .filter(|r| {
+            text(r, "device_type") == kind
+                && text(r, "warehouse_location") == place
+                && text(r, "condition") != "retired"
+        })
+        .collect();
+    let free: Vec<Value> = matching
+        .iter()
+        .filter(|r| !flag(r, "is_assigned") && matches!(text(r, "condition"), "new" | "good"))
+        .map(|r| json!({"device_model": val(r, "device_model"), "asset_id": val(r, "id")}))
+        .collect();
+    Ok(json!({
+        "device_type": kind,
+        "warehouse_location": place,
+        "available_count": free.len(),
+        "total_count": matching.len(),
+        "asset_ids": free,
+    }))
+}
+
+/// `asset_management_api_assign_device`: a new active assignment `ASN-{n:08d}`, and the asset
+/// marked as assigned.
+pub fn assign_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let asset_id = arg(a, "asset_id");
+    let e = employee_by_email(s, email)?
+        .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+    let mut asset = asset_by_id(s, asset_id)?;
+    if flag(&asset, "is_assigned") {
+        return Err(ToolError::new(format!(
+            "Asset {asset_id} is already assigned"
+        )));
+    }
+    if text(&asset, "condition") == "retired" {
+        return Err(ToolError::new(format!(
+            "Cannot assign retired asset: {asset_id}"
+        )));
+    }
+    let id = next_id(s, tables::ASSIGNMENTS, "ASN-", 8)?;
+    s.insert(
+        tables::ASSIGNMENTS,
+        &json!({"id": id, "asset_id": val(&asset, "id"), "employee_id": val(&e, "id"), "assigned_at": null, "assigned_by": "system", "is_active": true}),
+    )?;
+    asset.insert("is_assigned".into(), json!(true));
+    s.replace(tables::ASSETS, &Value::Object(asset.clone()))?;
+    Ok(json!({"assignment_id": id, "asset_id": val(&asset, "id"), "employee_id": val(&e, "id")}))
+}
+
+/// `asset_management_api_retire_device`: condition becomes retired, active assignments are
+/// closed with `returned_at` = 2025-12-17T10:00:00Z.
+pub fn retire_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let asset_id = arg(a, "asset_id");
+    let mut asset = asset_by_id(s, asset_id)?;
+    if text(&asset, "condition") == "retired" {
+        return Err(ToolError::new(format!(
+            "Asset {asset_id} is already retired"
+        )));
+    }
+    let previous = val(&asset, "condition");
+    let was_assigned = flag(&asset, "is_assigned");
+    let stamp = strftime_z(&DEC_17);
+    if was_assigned {
+        let id = text(&asset, "id").to_string();
+        let open: Vec<Row> = s
+            .state
+            .rows(tables::ASSIGNMENTS)?
+            .iter()
+            .filter(|r| text(r, "asset_id") == id && flag(r, "is_active"))
+            .cloned()
+            .collect();
+        for mut r in open {
+            r.insert("is_active".into(), json!(false));
+            r.insert("returned_at".into(), json!(stamp));
+            s.replace(tables::ASSIGNMENTS, &Value::Object(r))?;
+        }
+    }
+    asset.insert("condition".into(), json!("retired"));
+    asset.insert("is_assigned".into(), json!(false));
+    s.replace(tables::ASSETS, &Value::Object(asset.clone()))?;
+    Ok(
+        json!({"asset_id": val(&asset, "id"), "previous_condition": previous, "retired_at": stamp, "was_assigned": was_assigned}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables;
+    use super::super::testutil::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn inventory_assign_retire() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let inv = call(
+            &mut s,
+            "asset_management_api_check_inventory",
+            json!({"device_type": "headset", "warehouse_location": "nyc"}),
+        );
+        assert_eq!(
+            (inv["available_count"].clone(), inv["total_count"].clone()),
+            (json!(1), json!(1))
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_check_inventory",
+                json!({"device_type": "tablet", "warehouse_location": "sf"})
+            ),
+            "Tool execution failed: Invalid device type: tablet"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_check_inventory",
+                json!({"device_type": "mouse", "warehouse_location": "mars"})
+            ),
+            "Tool execution failed: Invalid warehouse location: mars"
+        );
+        let n = s.state.count(tables::ASSIGNMENTS).unwrap();
+        let r = call(
+            &mut s,
+            "asset_management_api_assign_device",
+            json!({"asset_id": "VDB-HW-19263", "email": "marcus.thompson@vdb.com"}),
+        );
+        assert_eq!(
+            r,
+            json!({"assignment_id": format!("ASN-{:08}", n + 1), "asset_id": "VDB-HW-19263", "employee_id": "WD-847291"})
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_assign_device",
+                json!({"asset_id": "VDB-HW-19263", "email": "marcus.thompson@vdb.com"})
+            ),
+            "Tool execution failed: Asset VDB-HW-19263 is already assigned"
+        );
+        // The new assignment has no assigned_at, which the reference's output model rejects.
+        let e = err(
+            &mut s,
+            "asset_management_api_get_employee_devices",
+            json!({"email": "marcus.thompson@vdb.com"}),
+        );
+        assert!(
+            e.starts_with(
+                "Tool execution failed: 1 validation error for DeviceInfo\nassigned_at\n"
+            ),
+            "{e}"
+        );
+        let d = call(
+            &mut s,
+            "asset_management_api_get_device_details",
+            json!({"asset_id": "VDB-HW-19263"}),
+        );
+        assert_eq!(d["assigned_to"], "WD-847291");
+        let r = call(
+            &mut s,
+            "asset_management_api_retire_device",
+            json!({"asset_id": "VDB-HW-19263"}),
+        );
+        assert_eq!(
+            r,
+            json!({"asset_id": "VDB-HW-19263", "previous_condition": d["condition"], "retired_at": "2025-12-17T10:00:00Z", "was_assigned": true})
+        );
+        let asn = s
+            .state
+            .rows(tables::ASSIGNMENTS)
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(asn["is_active"], false);
+        assert_eq!(asn["returned_at"], "2025-12-17T10:00:00Z");
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_retire_device",
+                json!({"asset_id": "VDB-HW-19263"})
+            ),
+            "Tool execution failed: Asset VDB-HW-19263 is already retired"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_assign_device",
+                json!({"asset_id": "VDB-HW-19263", "email": "lisa.chen@vdb.com"})
+            ),
+            "Tool execution failed: Cannot assign retired asset: VDB-HW-19263"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_assign_device",
+                json!({"asset_id": "nope", "email": "lisa.chen@vdb.com"})
+            ),
+            "Tool execution failed: Asset not found: nope"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_assign_device",
+                json!({"asset_id": "nope", "email": "x@x"})
+            ),
+            "Tool execution failed: Employee not found: x@x"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_retire_device",
+                json!({"asset_id": "VDB-HW-1", "why": "x"})
+            ),
+            "Tool execution failed: Input validation failed: why: Extra inputs are not permitted"
+        );
+    }
+
+    #[test]
+    fn device_age_and_bad_purchase_dates() {
+        let Some(mut s) = session(json!({tables::ASSETS: [
+            {"id": "HW-X", "device_type": "mouse", "device_model": "M", "purchase_date": "2025-11-17", "warehouse_location": "sf"},
+            {"id": "HW-Y", "device_type": "mouse", "device_model": "M", "purchase_date": "last year", "warehouse_location": "sf"}
+        ]})) else {
+            return;
+        };
+        let d = call(
+            &mut s,
+            "asset_management_api_get_device_details",
+            json!({"asset_id": "HW-X"}),
+        );
+        assert_eq!(d["age_months"], 1);
+        assert!(d.get("assigned_to").is_none());
+        assert_eq!(
+            err(
+                &mut s,
+                "asset_management_api_get_device_details",
+                json!({"asset_id": "HW-Y"})
+            ),
+            "Tool execution failed: Invalid purchase_date for asset HW-Y: 'last year'"
+        );
+    }
+}

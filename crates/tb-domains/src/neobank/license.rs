@@ -1,0 +1,189 @@
+//! License management: pool type, free seats, allocation.
+
+use super::{arg, employee_by_email, flag, next_id, out, tables, text, val};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Row, Session, ToolError};
+
+/// The first pool whose software name equals `name` ignoring case.
+fn pool(s: &Session, name: &str) -> Result<Option<Row>, ToolError> {
+    let want = name.to_lowercase();
+    Ok(s.state
+        .rows(tables::LICENSES)?
+        .iter()
+        .find(|l| text(l, "software_name").to_lowercase() == want)
+        .cloned())
+}
+
+/// Active allocations of a pool.
+fn active_count(s: &Session, license_id: &str) -> Result<usize, ToolError> {
+    Ok(s.state
+        .rows(tables::ALLOCATIONS)?
+        .iter()
+        .filter(|r| text(r, "license_id") == license_id && flag(r, "is_active"))
+        .count())
+}
+
+fn total(l: &Row) -> i64 {
+    // `total_licenses or 0`.
+    l.get("total_licenses").and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn not_in_inventory(name: &str) -> ToolError {
+    ToolError::new(format!("Software not found in license inventory: {name}"))
+}
+
+/// `license_management_api_check_license_type`.
+pub fn check_license_type(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let name = arg(a, "software_name");
+    let l = pool(s, name)?.ok_or_else(|| not_in_inventory(name))?;
+    Ok(out(vec![
+        ("license_type", val(&l, "license_type")),
+        ("license_id", val(&l, "id")),
+        (
+            "annual_cost_per_license",
+            val(&l, "annual_cost_per_license"),
+        ),
+    ]))
+}
+
+/// `license_management_api_check_availability`: no counts for unlimited pools.
+pub fn check_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let name = arg(a, "software_name");
+    let l = pool(s, name)?.ok_or_else(|| not_in_inventory(name))?;
+    if text(&l, "license_type") == "unlimited" {
+        return Ok(json!({ "license_type": "unlimited" }));
+    }
+    let used = i64::try_from(active_count(s, text(&l, "id"))?).unwrap_or(i64::MAX);
+    let total = total(&l);
+    Ok(json!({
+        "available_licenses": (total - used).max(0),
+        "total_licenses": total,
+        "license_type": val(&l, "license_type"),
+    }))
+}
+
+/// `license_management_api_allocate_license`: a new active allocation `LAL-{n:08d}`.
+pub fn allocate_license(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let name = arg(a, "software_name");
+    let e = employee_by_email(s, email)?
+        .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+    let l = pool(s, name)?.ok_or_else(|| ToolError::new(format!("Software not found: {name}")))?;
+    let (eid, lid) = (text(&e, "id"), text(&l, "id"));
+    let has = s.state.rows(tables::ALLOCATIONS)?.iter().any(|r| {
+        text(r, "license_id") == lid && text(r, "employee_id") == eid && flag(r, "is_active")
+    });
+    if has {
+        return Err(ToolError::new(format!(
+            "Employee already has a license for this software: {name}"
+        )));
+    }
+    if text(&l, "license_type") != "unlimited" {
+        let used = i64::try_from(active_count(s, lid)?).unwrap_or(i64::MAX);
+        if used >= total(&l) {
+            return Err(ToolError::new("No licenses available in pool"));
+        }
+    }
+    let id = next_id(s, tables::ALLOCATIONS, "LAL-", 8)?;
+    s.insert(
+        tables::ALLOCATIONS,
+        &json!({"id": id, "license_id": lid, "employee_id": eid, "allocated_at": null, "allocated_by": "system", "is_active": true}),
+    )?;
+    Ok(json!({ "allocation_id": id }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables;
+    use super::super::testutil::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn types_and_availability() {
+        let Some(mut s) = session(json!({tables::LICENSES: [
+            {"id": "LIC-T", "software_name": "TinyTool", "license_type": "standard", "total_licenses": 1, "annual_cost_per_license": 10}
+        ]})) else {
+            return;
+        };
+        let r = call(
+            &mut s,
+            "license_management_api_check_license_type",
+            json!({"software_name": "SLACK"}),
+        );
+        assert_eq!(
+            r,
+            json!({"license_type": "unlimited", "license_id": "LIC-84726391"})
+        );
+        assert_eq!(
+            call(
+                &mut s,
+                "license_management_api_check_availability",
+                json!({"software_name": "slack"})
+            ),
+            json!({"license_type": "unlimited"})
+        );
+        assert_eq!(
+            call(
+                &mut s,
+                "license_management_api_check_availability",
+                json!({"software_name": "tinytool"})
+            ),
+            json!({"available_licenses": 1, "total_licenses": 1, "license_type": "standard"})
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "license_management_api_check_license_type",
+                json!({"software_name": "Nope"})
+            ),
+            "Tool execution failed: Software not found in license inventory: Nope"
+        );
+        let n = s.state.count(tables::ALLOCATIONS).unwrap();
+        let r = call(
+            &mut s,
+            "license_management_api_allocate_license",
+            json!({"software_name": "TinyTool", "email": "marcus.thompson@vdb.com"}),
+        );
+        assert_eq!(r, json!({"allocation_id": format!("LAL-{:08}", n + 1)}));
+        assert_eq!(
+            err(
+                &mut s,
+                "license_management_api_allocate_license",
+                json!({"software_name": "TinyTool", "email": "marcus.thompson@vdb.com"})
+            ),
+            "Tool execution failed: Employee already has a license for this software: TinyTool"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "license_management_api_allocate_license",
+                json!({"software_name": "TinyTool", "email": "lisa.chen@vdb.com"})
+            ),
+            "Tool execution failed: No licenses available in pool"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "license_management_api_allocate_license",
+                json!({"software_name": "X", "email": "lisa.chen@vdb.com"})
+            ),
+            "Tool execution failed: Software not found: X"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "license_management_api_allocate_license",
+                json!({"software_name": "X", "email": "z@x"})
+            ),
+            "Tool execution failed: Employee not found: z@x"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "license_management_api_allocate_license",
+                json!({"software_name": "X"})
+            ),
+            "Tool execution failed: Input validation failed: email: Field required"
+        );
+    }
+}

@@ -1,0 +1,435 @@
+//! Okta: application access (provision, check, revoke), group membership, and security
+//! operations with their audit log.
+
+use super::pytime::{DEC_18, add_hours, fromisoformat};
+use super::{arg, employee_by_email, flag, next_id, opt_arg, out, tables, text, val};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Row, Session, ToolError};
+
+/// The employee with this email, or the error `{prefix}{email}`.
+fn employee(s: &Session, email: &str, prefix: &str) -> Result<Row, ToolError> {
+    employee_by_email(s, email)?.ok_or_else(|| ToolError::new(format!("{prefix}{email}")))
+}
+
+/// Index and row of the first active access of an employee to an app.
+fn active_access(s: &Session, employee_id: &str, app: &str) -> Result<Option<Row>, ToolError> {
+    Ok(s.state
+        .rows(tables::OKTA_APP_ACCESS)?
+        .iter()
+        .find(|r| {
+            text(r, "employee_id") == employee_id
+                && text(r, "app_name") == app
+                && flag(r, "is_active")
+        })
+        .cloned())
+}
+
+/// `okta_api_provision_access`: a new active access record `OAA-{n:08d}`.
+pub fn provision_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let app = arg(a, "app_name");
+    let e = employee(s, email, "Employee not found in Okta directory: ")?;
+    let eid = text(&e, "id");
+    if active_access(s, eid, app)?.is_some() {
+        return Err(ToolError::new(format!(
+            "Employee already has access to this application: {app}"
+        )));
+    }
+    let id = next_id(s, tables::OKTA_APP_ACCESS, "OAA-", 8)?;
+    s.insert(
+        tables::OKTA_APP_ACCESS,
+        &json!({
+            "id": id,
+            "employee_id": eid,
+            "app_name": app,
+            "access_level": val_arg(a, "access_level"),
+            "granted_by": "system",
+            "is_active": true,
+            "is_temporary": val_arg(a, "is_temporary"),
+            "expires_at": val_arg(a, "access_expiry_date"),
+        }),
+    )?;
+    Ok(json!({ "app_access_id": id }))
+}
+
+fn val_arg(a: &Args, name: &str) -> Value {
+    a.get(name).cloned().unwrap_or(Value::Null)
+}
+
+/// `okta_api_check_access`.
+pub fn check_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let e = employee(s, email, "Employee not found: ")?;
+    Ok(
+        match active_access(s, text(&e, "id"), arg(a, "app_name"))? {
+            Some(r) => out(vec![
+                ("has_access", json!(true)),
+                ("access_level", val(&r, "access_level")),
+                ("granted_at", val(&r, "granted_at")),
+            ]),
+            None => json!({ "has_access": false }),
+        },
+    )
+}
+
+/// `okta_api_revoke_access`: the first active access becomes inactive.
+pub fn revoke_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let app = arg(a, "app_name");
+    let e = employee(s, email, "Employee not found: ")?;
+    let mut r = active_access(s, text(&e, "id"), app)?.ok_or_else(|| {
+        ToolError::new(format!(
+            "No active access found to revoke for application: {app}"
+        ))
+    })?;
+    r.insert("is_active".into(), json!(false));
+    s.replace(tables::OKTA_APP_ACCESS, &Value::Object(r))?;
+    Ok(json!({ "revoked": true }))
+}
+
+/// `okta_api_get_user_groups`: active memberships in store order.
+pub fn get_user_groups(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let e = employee(s, email, "Employee not found: ")?;
+    let eid = text(&e, "id");
+    let groups: Vec<Value> = s
+        .state
+        .rows(tables::OKTA_GROUPS)?
+        .iter()
+        .filter(|m| text(m, "employee_id") == eid && flag(m, "is_active"))
+        .map(|m| {
+            out(vec![
+                ("group_name", val(m, "group_name")),
+                ("added_at", val(m, "added_at")),
+            ])
+        })
+        .collect();
+    Ok(json!({ "groups": groups }))
+}
+
+/// `okta_api_add_to_group`: a new membership `OGM-{n:08d}`.
+pub fn add_to_group(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let group = arg(a, "group_name");
+    let e = employee(s, email, "Employee not found: ")?;
+    let eid = text(&e, "id");
+    let exists = s.state.rows(tables::OKTA_GROUPS)?.iter().any(|m| {
+        text(m, "employee_id") == eid && text(m, "group_name") == group && flag(m, "is_active")
+    });
+    if exists {
+        return Err(ToolError::new(format!(
+            "Employee is already a member of this group: {group}"
+        )));
+    }
+    let id = next_id(s, tables::OKTA_GROUPS, "OGM-", 8)?;
+    s.insert(
+        tables::OKTA_GROUPS,
+        &json!({"id": id, "employee_id": eid, "group_name": group, "added_by": "system", "is_active": true}),
+    )?;
+    Ok(json!({ "membership_id": id }))
+}
+
+/// `okta_security_api_execute_action`: checks the operation's inputs and writes an audit row
+/// `OSA-{n:08d}` performed at 2025-12-18T10:00:00Z.
+pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let op = arg(a, "operation");
+    let e = employee(s, email, "Employee not found in Okta directory: ")?;
+    let device_op = matches!(op, "add_mfa_device" | "remove_mfa_device");
+    let device = opt_arg(a, "mfa_device_id").unwrap_or("");
+    if device_op && device.is_empty() {
+        return Err(ToolError::new(format!(
+            "mfa_device_id is required for {op} operation"
+        )));
+    }
+    let hours = a
+        .get("bypass_duration_hours")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let bypass = op == "set_temporary_bypass";
+    if bypass {
+        if hours == 0 {
+            return Err(ToolError::new(
+                "bypass_duration_hours is required for set_temporary_bypass operation",
+            ));
+        }
+        if hours > 4 {
+            return Err(ToolError::new(
+                "bypass_duration_hours cannot exceed 4 hours",
+            ));
+        }
+    }
+    // Any other failure is wrapped as the reference's catch-all does.
+    let wrap = |m: String| ToolError::new(format!("Failed to execute security action: {m}"));
+    let id = next_id(s, tables::OKTA_AUDIT, "OSA-", 8)?;
+    let mut expires = Value::Null;
+    if bypass {
+        expires = Value::String(add_hours(&DEC_18, hours).map_err(wrap)?.dump());
+    } else if let Some(t) = opt_arg(a, "bypass_expires_at").filter(|t| !t.is_empty()) {
+        // Parsed (and so checked) but only stored for a bypass.
+        let t = t.replace('Z', "+00:00");
+        fromisoformat(&t).map_err(wrap)?;
+    }
+    let mut row = json!({
+        "id": id,
+        "employee_id": val(&e, "id"),
+        "operation": op,
+        "performed_by": "system",
+        "performed_at": DEC_18.dump(),
+        "reason": format!("Security operation: {op}"),
+        "ticket_id": val_arg(a, "ticket_id"),
+        "verification_method": null,
+        "success": true,
+    });
+    if let Some(m) = row.as_object_mut() {
+        if bypass {
+            m.insert("bypass_duration_hours".into(), json!(hours));
+            m.insert("bypass_expires_at".into(), expires);
+        } else if device_op {
+            m.insert("mfa_device_id".into(), json!(device));
+        }
+    }
+    s.insert(tables::OKTA_AUDIT, &row).map_err(|e| wrap(e.0))?;
+    Ok(json!({ "success": true, "audit_id": id }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables;
+    use super::super::testutil::{call, err, session};
+    use serde_json::json;
+
+    const WHO: &str = "marcus.thompson@vdb.com";
+
+    #[test]
+    fn provision_check_revoke_cycle() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let n = s.state.count(tables::OKTA_APP_ACCESS).unwrap();
+        let r = call(
+            &mut s,
+            "okta_api_provision_access",
+            json!({"email": WHO, "app_name": "Tableau", "access_level": "viewer"}),
+        );
+        assert_eq!(r, json!({"app_access_id": format!("OAA-{:08}", n + 1)}));
+        let row = s
+            .state
+            .rows(tables::OKTA_APP_ACCESS)
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(row["granted_at"], json!(null));
+        assert_eq!(row["is_temporary"], json!(false));
+        assert_eq!(
+            err(
+                &mut s,
+                "okta_api_provision_access",
+                json!({"email": WHO, "app_name": "Tableau", "access_level": "viewer"})
+            ),
+            "Tool execution failed: Employee already has access to this application: Tableau"
+        );
+        assert_eq!(
+            call(
+                &mut s,
+                "okta_api_check_access",
+                json!({"email": WHO, "app_name": "Tableau"})
+            ),
+            json!({"has_access": true, "access_level": "viewer"})
+        );
+        assert_eq!(
+            call(
+                &mut s,
+                "okta_api_revoke_access",
+                json!({"email": WHO, "app_name": "Tableau"})
+            ),
+            json!({"revoked": true})
+        );
+        assert_eq!(
+            call(
+                &mut s,
+                "okta_api_check_access",
+                json!({"email": WHO, "app_name": "Tableau"})
+            ),
+            json!({"has_access": false})
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "okta_api_revoke_access",
+                json!({"email": WHO, "app_name": "Tableau"})
+            ),
+            "Tool execution failed: No active access found to revoke for application: Tableau"
+        );
+    }
+
+    #[test]
+    fn provision_errors() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        assert_eq!(
+            err(
+                &mut s,
+                "okta_api_provision_access",
+                json!({"email": "no@vdb.com", "app_name": "X", "access_level": "viewer"})
+            ),
+            "Tool execution failed: Employee not found in Okta directory: no@vdb.com"
+        );
+        let e = err(
+            &mut s,
+            "okta_api_provision_access",
+            json!({"email": WHO, "app_name": "X", "access_level": "god"}),
+        );
+        assert!(e.starts_with("Tool execution failed: Input validation failed: access_level: Input should be 'none', 'read_only'"), "{e}");
+        // A count-based id that already exists is refused by the store.
+        let n = s.state.count(tables::OKTA_APP_ACCESS).unwrap();
+        let Some(mut s) = session(
+            json!({tables::OKTA_APP_ACCESS: [{"id": format!("OAA-{:08}", n + 2), "employee_id": "WD-1", "app_name": "Z", "access_level": "user", "granted_by": "x", "is_active": false}]}),
+        ) else {
+            return;
+        };
+        assert_eq!(
+            err(
+                &mut s,
+                "okta_api_provision_access",
+                json!({"email": WHO, "app_name": "Zoom2", "access_level": "user"})
+            ),
+            format!(
+                "Tool execution failed: Object with ID OAA-{:08} already exists",
+                n + 2
+            )
+        );
+    }
+
+    #[test]
+    fn groups() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let n = s.state.count(tables::OKTA_GROUPS).unwrap();
+        let r = call(
+            &mut s,
+            "okta_api_add_to_group",
+            json!({"email": "marcus.thompson@vdb.com", "group_name": "bi_marketing_viewers"}),
+        );
+        assert_eq!(r, json!({"membership_id": format!("OGM-{:08}", n + 1)}));
+        assert_eq!(
+            err(
+                &mut s,
+                "okta_api_add_to_group",
+                json!({"email": "marcus.thompson@vdb.com", "group_name": "bi_marketing_viewers"})
+            ),
+            "Tool execution failed: Employee is already a member of this group: bi_marketing_viewers"
+        );
+        let g = call(
+            &mut s,
+            "okta_api_get_user_groups",
+            json!({"email": "marcus.thompson@vdb.com"}),
+        );
+        assert_eq!(
+            g["groups"].as_array().unwrap().last().unwrap(),
+            &json!({"group_name": "bi_marketing_viewers"})
+        );
+        assert_eq!(
+            err(&mut s, "okta_api_get_user_groups", json!({"email": "x"})),
+            "Tool execution failed: Employee not found: x"
+        );
+    }
+
+    #[test]
+    fn security_actions() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let tool = "okta_security_api_execute_action";
+        let n = s.state.count(tables::OKTA_AUDIT).unwrap();
+        assert_eq!(
+            err(
+                &mut s,
+                tool,
+                json!({"email": WHO, "operation": "add_mfa_device"})
+            ),
+            "Tool execution failed: mfa_device_id is required for add_mfa_device operation"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                tool,
+                json!({"email": WHO, "operation": "set_temporary_bypass", "bypass_duration_hours": 0})
+            ),
+            "Tool execution failed: bypass_duration_hours is required for set_temporary_bypass operation"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                tool,
+                json!({"email": WHO, "operation": "set_temporary_bypass", "bypass_duration_hours": 5})
+            ),
+            "Tool execution failed: bypass_duration_hours cannot exceed 4 hours"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                tool,
+                json!({"email": WHO, "operation": "unlock_account", "bypass_expires_at": "soon"})
+            ),
+            "Tool execution failed: Failed to execute security action: Invalid isoformat string: 'soon'"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                tool,
+                json!({"email": WHO, "operation": "unlock_account", "bypass_expires_at": "2025-12-18T25:00Z"})
+            ),
+            "Tool execution failed: Failed to execute security action: hour must be in 0..23"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                tool,
+                json!({"email": WHO, "operation": "unlock_account", "extra": 1})
+            ),
+            "Tool execution failed: Input validation failed: extra: Extra inputs are not permitted"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                tool,
+                json!({"email": "no@x", "operation": "unlock_account"})
+            ),
+            "Tool execution failed: Employee not found in Okta directory: no@x"
+        );
+        assert_eq!(s.state.count(tables::OKTA_AUDIT).unwrap(), n);
+        let r = call(
+            &mut s,
+            tool,
+            json!({"email": WHO, "operation": "set_temporary_bypass", "bypass_duration_hours": "3", "ticket_id": "6"}),
+        );
+        assert_eq!(
+            r,
+            json!({"success": true, "audit_id": format!("OSA-{:08}", n + 1)})
+        );
+        let row = s
+            .state
+            .rows(tables::OKTA_AUDIT)
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(row["bypass_expires_at"], "2025-12-18T13:00:00Z");
+        assert_eq!(row["performed_at"], "2025-12-18T10:00:00Z");
+        assert_eq!(row["reason"], "Security operation: set_temporary_bypass");
+        let r = call(
+            &mut s,
+            tool,
+            json!({"email": WHO, "operation": "remove_mfa_device", "mfa_device_id": "MFA-1"}),
+        );
+        assert_eq!(r["audit_id"], format!("OSA-{:08}", n + 2));
+        assert_eq!(
+            s.state.rows(tables::OKTA_AUDIT).unwrap().last().unwrap()["mfa_device_id"],
+            "MFA-1"
+        );
+    }
+}

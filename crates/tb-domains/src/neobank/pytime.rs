@@ -1,0 +1,491 @@
+//! The few Python `datetime` behaviours the neobank tools rely on: `isoformat()`,
+//! `fromisoformat()`, `date.fromisoformat()`, aware/naive comparison and timedelta arithmetic.
+
+use chrono::{Datelike, NaiveDate, Timelike};
+use tb_sandbox::coerce::DateTimeParts;
+#[cfg(test)]
+use tb_sandbox::coerce::parse_datetime;
+
+/// 2025-12-17T10:00:00Z, `FIXED_CURRENT_TIME` of the Okta access, license, asset and approval tools.
+pub const DEC_17: DateTimeParts = DateTimeParts {
+    year: 2025,
+    month: 12,
+    day: 17,
+    hour: 10,
+    minute: 0,
+    second: 0,
+    micro: 0,
+    offset: Some(0),
+};
+
+/// 2025-12-18T10:00:00Z, `FIXED_CURRENT_TIME` of the security, procurement and email tools.
+pub const DEC_18: DateTimeParts = DateTimeParts {
+    year: 2025,
+    month: 12,
+    day: 18,
+    hour: 10,
+    minute: 0,
+    second: 0,
+    micro: 0,
+    offset: Some(0),
+};
+
+/// `datetime.isoformat()`: like the JSON dump, but a zero offset prints as `+00:00`.
+pub fn isoformat(p: &DateTimeParts) -> String {
+    let s = p.dump();
+    if p.offset == Some(0) {
+        format!("{}+00:00", s.trim_end_matches('Z'))
+    } else {
+        s
+    }
+}
+
+/// `strftime("%Y-%m-%dT%H:%M:%SZ")`: the wall fields with a literal `Z`, whatever the offset.
+pub fn strftime_z(p: &DateTimeParts) -> String {
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        p.year, p.month, p.day, p.hour, p.minute, p.second
+    )
+}
+
+/// `datetime.fromisoformat(text)` of Python 3.11: a date in one of the forms of
+/// [`date_fromisoformat`], then any one character, then `HH[:MM[:SS[.f...]]]` (or without
+/// colons) and an optional `Z` or `±HH[:MM[:SS]]`. The error is Python's ValueError text.
+pub fn fromisoformat(text: &str) -> Result<DateTimeParts, String> {
+    let invalid = || format!("Invalid isoformat string: {}", super::py_repr(text));
+    let b = text.as_bytes();
+    if b.len() < 7 {
+        return Err(invalid());
+    }
+    let sep = separator_at(b);
+    let (year, month, day) =
+        parse_date(b.get(..sep.min(b.len())).ok_or_else(invalid)?).ok_or_else(invalid)?;
+    let mut p = DateTimeParts {
+        year,
+        month,
+        day,
+        hour: 0,
+        minute: 0,
+        second: 0,
+        micro: 0,
+        offset: None,
+    };
+    if b.len() > sep {
+        // Skip the separator, a whole UTF-8 character.
+        let width = text
+            .get(sep..)
+            .and_then(|r| r.chars().next())
+            .map_or(1, char::len_utf8);
+        let t = b.get(sep + width..).ok_or_else(invalid)?;
+        let tz = t
+            .iter()
+            .position(|c| matches!(c, b'Z' | b'+' | b'-'))
+            .unwrap_or(t.len());
+        let (h, m, sec, us, trailing) =
+            parse_hms(&t[..tz], t.get(tz).copied()).ok_or_else(invalid)?;
+        (p.hour, p.minute, p.second, p.micro) = (h, m, sec, us);
+        if tz == t.len() {
+            if trailing {
+                return Err(invalid());
+            }
+        } else if t[tz] == b'Z' {
+            if tz + 1 != t.len() {
+                return Err(invalid());
+            }
+            p.offset = Some(0);
+        } else {
+            let sign: i64 = if t[tz] == b'-' { -1 } else { 1 };
+            let (oh, om, os, _, rest) = parse_hms(&t[tz + 1..], None).ok_or_else(invalid)?;
+            if rest {
+                return Err(invalid());
+            }
+            let off = sign * (i64::from(oh) * 3600 + i64::from(om) * 60 + i64::from(os));
+            if off.abs() >= 86_400 {
+                return Err(format!(
+                    "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not {}.",
+                    timedelta_repr(off)
+                ));
+            }
+            p.offset = Some(i32::try_from(off).map_err(|_| invalid())?);
+        }
+    }
+    if !(1..=9999).contains(&p.year) {
+        return Err(format!("year {} is out of range", p.year));
+    }
+    if !(1..=12).contains(&p.month) {
+        return Err("month must be in 1..12".into());
+    }
+    if NaiveDate::from_ymd_opt(p.year, p.month, p.day).is_none() {
+        return Err("day is out of range for month".into());
+    }
+    for (v, name, max) in [
+        (p.hour, "hour", 23),
+        (p.minute, "minute", 59),
+        (p.second, "second", 59),
+    ] {
+        if v > max {
+            return Err(format!("{name} must be in 0..{max}"));
+        }
+    }
+    Ok(p)
+}
+
+/// `repr(timedelta(seconds=s))`.
+fn timedelta_repr(s: i64) -> String {
+    let (days, secs) = (s.div_euclid(86_400), s.rem_euclid(86_400));
+    let mut parts = Vec::new();
+    if days != 0 {
+        parts.push(format!("days={days}"));
+    }
+    if secs != 0 {
+        parts.push(format!("seconds={secs}"));
+    }
+    if parts.is_empty() {
+        "datetime.timedelta(0)".into()
+    } else {
+        format!("datetime.timedelta({})", parts.join(", "))
+    }
+}
+
+/// Where CPython 3.11 expects the date/time separator (`_find_isoformat_datetime_separator`).
+fn separator_at(b: &[u8]) -> usize {
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    if b.len() == 7 {
+        return 7;
+    }
+    if at(4) == b'-' {
+        if at(5) != b'W' {
+            return 10;
+        }
+        if b.len() > 8 && at(8) == b'-' {
+            if b.len() == 9 {
+                return usize::MAX;
+            }
+            if b.len() > 10 && at(10).is_ascii_digit() {
+                return 8;
+            }
+            return 10;
+        }
+        return 8;
+    }
+    if at(4) == b'W' {
+        let mut idx = 7;
+        while idx < b.len() && b[idx].is_ascii_digit() {
+            idx += 1;
+        }
+        if idx < 9 {
+            return idx;
+        }
+        return if idx % 2 == 0 { 7 } else { 8 };
+    }
+    8
+}
+
+/// `n` ASCII digits at the start of `b`.
+fn take_digits(b: &[u8], n: usize) -> Option<u32> {
+    let d = b.get(..n)?;
+    if !d.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(d).ok()?.parse().ok()
+}
+
+/// CPython's `parse_isoformat_date`: a calendar or ISO-week date at the start of `b` (trailing
+/// characters are not checked). Calendar dates are not range-checked here.
+fn parse_date(b: &[u8]) -> Option<(i32, u32, u32)> {
+    let year = take_digits(b, 4)?;
+    let mut i = 4;
+    let dashed = b.get(i) == Some(&b'-');
+    if dashed {
+        i += 1;
+    }
+    let date = if b.get(i) == Some(&b'W') {
+        i += 1;
+        let week = take_digits(&b[i..], 2)?;
+        i += 2;
+        let day = if i < b.len() {
+            if dashed {
+                if b[i] != b'-' {
+                    return None;
+                }
+                i += 1;
+            }
+            take_digits(b.get(i..)?, 1)?
+        } else {
+            1
+        };
+        if !(1..=7).contains(&day) {
+            return None;
+        }
+        let wd = chrono::Weekday::try_from(u8::try_from(day - 1).ok()?).ok()?;
+        NaiveDate::from_isoywd_opt(i32::try_from(year).ok()?, week, wd)?
+    } else {
+        let month = take_digits(&b[i..], 2)?;
+        i += 2;
+        if dashed {
+            if b.get(i) != Some(&b'-') {
+                return None;
+            }
+            i += 1;
+        }
+        let day = take_digits(b.get(i..)?, 2)?;
+        return Some((i32::try_from(year).ok()?, month, day));
+    };
+    Some((date.year(), date.month(), date.day()))
+}
+
+/// CPython's `parse_hh_mm_ss_ff` on `b` (the time up to the zone), `end` being the character
+/// after it. Returns hour, minute, second, microsecond and whether something is left over.
+fn parse_hms(b: &[u8], end: Option<u8>) -> Option<(u32, u32, u32, u32, bool)> {
+    let mut vals = [0u32; 3];
+    let mut p = 0usize;
+    let mut colons = true;
+    for (i, v) in vals.iter_mut().enumerate() {
+        *v = take_digits(b.get(p..)?, 2)?;
+        p += 2;
+        let c = b.get(p).copied().or(end).unwrap_or(0);
+        p += 1;
+        if i == 0 {
+            colons = c == b':';
+        }
+        if p >= b.len() {
+            return Some((vals[0], vals[1], vals[2], 0, c != 0));
+        } else if colons && c == b':' {
+            continue;
+        } else if c == b'.' || c == b',' {
+            break;
+        } else if !colons {
+            p -= 1;
+        } else {
+            return None;
+        }
+    }
+    let rest = &b[p..];
+    let n = rest.len().min(6);
+    if n == 0 {
+        return None;
+    }
+    let mut us = take_digits(rest, n)?;
+    us *= 10u32.pow(u32::try_from(6 - n).ok()?);
+    let mut q = n;
+    while q < rest.len() && rest[q].is_ascii_digit() {
+        q += 1;
+    }
+    Some((
+        vals[0],
+        vals[1],
+        vals[2],
+        us,
+        q < rest.len() || end.is_some(),
+    ))
+}
+
+/// Microseconds since the epoch of the wall time, shifted to UTC for an aware value.
+pub fn micros(p: &DateTimeParts) -> Option<i64> {
+    let d = NaiveDate::from_ymd_opt(p.year, p.month, p.day)?;
+    let t = d.and_hms_micro_opt(p.hour, p.minute, p.second, p.micro)?;
+    let local = t.and_utc().timestamp_micros();
+    Some(local - i64::from(p.offset.unwrap_or(0)) * 1_000_000)
+}
+
+/// `(a - b).days` (floor of the difference in days). Both must be aware, or both naive.
+pub fn days_between(a: &DateTimeParts, b: &DateTimeParts) -> Option<i64> {
+    Some((micros(a)? - micros(b)?).div_euclid(86_400_000_000))
+}
+
+/// `dt + timedelta(hours=hours)` for an aware UTC `dt`, with Python's overflow messages.
+pub fn add_hours(p: &DateTimeParts, hours: i64) -> Result<DateTimeParts, String> {
+    let days = hours.div_euclid(24);
+    if days.abs() > 999_999_999 {
+        return Err(format!("days={days}; must have magnitude <= 999999999"));
+    }
+    let out_of_range = || "date value out of range".to_string();
+    let base = NaiveDate::from_ymd_opt(p.year, p.month, p.day)
+        .and_then(|d| d.and_hms_micro_opt(p.hour, p.minute, p.second, p.micro))
+        .ok_or_else(out_of_range)?;
+    let t = base
+        .checked_add_signed(chrono::Duration::hours(hours))
+        .ok_or_else(out_of_range)?;
+    if !(1..=9999).contains(&t.year()) {
+        return Err(out_of_range());
+    }
+    Ok(DateTimeParts {
+        year: t.year(),
+        month: t.month(),
+        day: t.day(),
+        hour: t.hour(),
+        minute: t.minute(),
+        second: t.second(),
+        micro: t.nanosecond() / 1000,
+        offset: p.offset,
+    })
+}
+
+/// `date.fromisoformat(text)` of Python 3.11: `YYYY-MM-DD`, `YYYYMMDD` and the ISO week forms
+/// `YYYY-Www[-D]`, `YYYYWww[D]`, for strings of 7, 8 or 10 bytes (characters after a complete
+/// date are not checked, as in CPython). Returns `YYYY-MM-DD`.
+pub fn date_fromisoformat(text: &str) -> Option<String> {
+    if !matches!(text.len(), 7 | 8 | 10) {
+        return None;
+    }
+    let (y, m, d) = parse_date(text.as_bytes())?;
+    let date = NaiveDate::from_ymd_opt(y, m, d).filter(|d| (1..=9999).contains(&d.year()))?;
+    Some(format!(
+        "{:04}-{:02}-{:02}",
+        date.year(),
+        date.month(),
+        date.day()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isoformat_and_strftime() {
+        let p = parse_datetime("2025-10-01T12:00:00Z").unwrap();
+        assert_eq!(isoformat(&p), "2025-10-01T12:00:00+00:00");
+        let p = parse_datetime("2025-10-01T12:00:00.5+02:00").unwrap();
+        assert_eq!(isoformat(&p), "2025-10-01T12:00:00.500000+02:00");
+        assert_eq!(strftime_z(&p), "2025-10-01T12:00:00Z");
+        assert_eq!(
+            isoformat(&parse_datetime("2025-10-01T12:00:00").unwrap()),
+            "2025-10-01T12:00:00"
+        );
+    }
+
+    #[test]
+    fn day_differences_floor() {
+        let a = DEC_17;
+        let b = parse_datetime("2023-01-15T00:00:00Z").unwrap();
+        assert_eq!(days_between(&a, &b), Some(1067));
+        let future = parse_datetime("2025-12-18T00:00:00Z").unwrap();
+        assert_eq!(days_between(&a, &future), Some(-1));
+    }
+
+    #[test]
+    fn hours_and_overflow() {
+        assert_eq!(
+            add_hours(&DEC_18, 4).unwrap().dump(),
+            "2025-12-18T14:00:00Z"
+        );
+        assert_eq!(
+            add_hours(&DEC_18, -30).unwrap().dump(),
+            "2025-12-17T04:00:00Z"
+        );
+        assert_eq!(
+            add_hours(&DEC_18, 24 * 5_000_000).unwrap_err(),
+            "date value out of range"
+        );
+        assert_eq!(
+            add_hours(&DEC_18, -24_000_000_024).unwrap_err(),
+            "days=-1000000001; must have magnitude <= 999999999"
+        );
+    }
+
+    #[test]
+    fn datetimes_like_python() {
+        let f = |t: &str| fromisoformat(t).ok().map(|p| p.dump());
+        assert_eq!(
+            f("2025-12-18T14:00:00+00:00").as_deref(),
+            Some("2025-12-18T14:00:00Z")
+        );
+        assert_eq!(
+            f("2025-12-18T14:00:00Z").as_deref(),
+            Some("2025-12-18T14:00:00Z")
+        );
+        assert_eq!(f("2025-12-18").as_deref(), Some("2025-12-18T00:00:00"));
+        assert_eq!(f("2025-12-18 14").as_deref(), Some("2025-12-18T14:00:00"));
+        assert_eq!(f("20251218T1400").as_deref(), Some("2025-12-18T14:00:00"));
+        assert_eq!(
+            f("2025-12-18x14:00:00.1234567-05:30").as_deref(),
+            Some("2025-12-18T14:00:00.123456-05:30")
+        );
+        assert_eq!(
+            f("2025-12-18T14:00:00,5").as_deref(),
+            Some("2025-12-18T14:00:00.500000")
+        );
+        assert_eq!(
+            f("2025-W51-4T10:00").as_deref(),
+            Some("2025-12-18T10:00:00")
+        );
+        assert_eq!(f("2025-12-18T24:00"), None);
+        assert_eq!(f("2025-12-18T14:00:00+24:00"), None);
+        assert_eq!(f("2025-12-18T14:00:00Zx"), None);
+        assert_eq!(f("2025-12-18T14:00 "), None);
+        assert_eq!(f("2025-12-18T"), None);
+        assert_eq!(f("tomorrow"), None);
+        assert_eq!(f(" 2025-12-18"), None);
+        assert_eq!(
+            f("2025-12-18T14:+01:00").as_deref(),
+            Some("2025-12-18T14:00:00+01:00")
+        );
+        assert_eq!(
+            f("2025-12-18T140000123").as_deref(),
+            Some("2025-12-18T14:00:00.123000")
+        );
+        assert_eq!(
+            f("2025-12-18T14:00:00:123").as_deref(),
+            Some("2025-12-18T14:00:00.123000")
+        );
+        assert_eq!(f("2025-12-18T14:00:00."), None);
+        assert_eq!(
+            f("2025-12-18T14:00:00.+01:00").as_deref(),
+            Some("2025-12-18T14:00:00+01:00")
+        );
+        assert_eq!(f("2025W514T10").as_deref(), Some("2025-12-18T10:00:00"));
+        assert_eq!(
+            f("2025-12-18T14:00:00+0530").as_deref(),
+            Some("2025-12-18T14:00:00+05:30")
+        );
+        let e = |t: &str| fromisoformat(t).unwrap_err();
+        assert_eq!(e("2025-12-18T24:00"), "hour must be in 0..23");
+        assert_eq!(e("2025-02-30T10:00"), "day is out of range for month");
+        assert_eq!(e("2025-13-01"), "month must be in 1..12");
+        assert_eq!(e("0000-01-01"), "year 0 is out of range");
+        assert_eq!(e("tomorrow"), "Invalid isoformat string: 'tomorrow'");
+        assert_eq!(
+            e("2025-12-18T14:00:00+24:00"),
+            "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not datetime.timedelta(days=1)."
+        );
+        assert_eq!(
+            e("2025-12-18T14:00:00-25:00"),
+            "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not datetime.timedelta(days=-2, seconds=82800)."
+        );
+    }
+
+    #[test]
+    fn dates_like_python() {
+        assert_eq!(
+            date_fromisoformat("2025-12-28").as_deref(),
+            Some("2025-12-28")
+        );
+        assert_eq!(
+            date_fromisoformat("20251228").as_deref(),
+            Some("2025-12-28")
+        );
+        assert_eq!(
+            date_fromisoformat("2025-W01").as_deref(),
+            Some("2024-12-30")
+        );
+        assert_eq!(
+            date_fromisoformat("2025-W01-3").as_deref(),
+            Some("2025-01-01")
+        );
+        assert_eq!(
+            date_fromisoformat("2025W013").as_deref(),
+            Some("2025-01-01")
+        );
+        assert_eq!(date_fromisoformat("2025-02-30"), None);
+        assert_eq!(date_fromisoformat("2025/12/28"), None);
+        assert_eq!(date_fromisoformat("next week"), None);
+        assert_eq!(date_fromisoformat("0000-01-01"), None);
+        // CPython 3.11 ignores what follows a complete compact date.
+        assert_eq!(
+            date_fromisoformat("20251215T0").as_deref(),
+            Some("2025-12-15")
+        );
+        assert_eq!(date_fromisoformat("2025-12-1"), None);
+    }
+}

@@ -1,0 +1,116 @@
+//! Security incidents: the active and recently closed ones.
+
+use super::pytime::{DEC_18, add_hours, isoformat, micros};
+use super::{flag, out, tables, val};
+use serde_json::{Value, json};
+use tb_sandbox::coerce::parse_datetime;
+use tb_sandbox::{Args, Session, ToolError};
+
+fn failed(m: &str) -> ToolError {
+    ToolError::new(format!("Failed to retrieve security incidents: {m}"))
+}
+
+/// A stored datetime field as Python would print it with `isoformat()`.
+fn iso(v: &Value) -> Option<String> {
+    v.as_str()
+        .map(|t| parse_datetime(t).map_or_else(|| t.to_string(), |p| isoformat(&p)))
+}
+
+/// `security_api_verify_incident`: active incidents, and inactive ones resolved at or after
+/// 2025-12-17T10:00:00Z (24 hours before the fixed now), sorted by start time, newest first.
+pub fn verify_incident(s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
+    let threshold = add_hours(&DEC_18, -24).map_err(|m| failed(&m))?;
+    let threshold = micros(&threshold).unwrap_or(i64::MIN);
+    let mut records: Vec<(String, Value)> = Vec::new();
+    for inc in s.state.rows(tables::INCIDENTS)? {
+        let resolved = inc.get("resolved_at").filter(|v| !v.is_null());
+        let keep = if flag(inc, "is_active") {
+            true
+        } else if let Some(r) = resolved.and_then(Value::as_str).and_then(parse_datetime) {
+            if r.offset.is_none() {
+                return Err(failed(
+                    "can't compare offset-naive and offset-aware datetimes",
+                ));
+            }
+            micros(&r).is_some_and(|m| m >= threshold)
+        } else {
+            false
+        };
+        if !keep {
+            continue;
+        }
+        let started = iso(&val(inc, "reported_at")).unwrap_or_default();
+        let record = out(vec![
+            ("incident_id", val(inc, "id")),
+            ("severity", val(inc, "severity")),
+            ("description", val(inc, "description")),
+            ("started_at", json!(started)),
+            ("is_active", val(inc, "is_active")),
+            (
+                "closed_at",
+                resolved.and_then(iso).map_or(Value::Null, Value::String),
+            ),
+        ]);
+        records.push((started, record));
+    }
+    // Python's stable sort with reverse=True keeps equal keys in their original order.
+    records.sort_by(|a, b| b.0.cmp(&a.0));
+    Ok(json!({ "incidents": records.into_iter().map(|(_, r)| r).collect::<Vec<_>>() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables;
+    use super::super::testutil::{call, err, session};
+    use serde_json::json;
+
+    fn incident(
+        id: &str,
+        active: bool,
+        reported: &str,
+        resolved: Option<&str>,
+    ) -> serde_json::Value {
+        json!({"id": id, "employee_id": "WD-1", "severity": "SEV2", "incident_type": "t", "description": "d",
+               "status": "open", "is_active": active, "reported_at": reported, "reported_by": "x", "resolved_at": resolved})
+    }
+
+    #[test]
+    fn active_and_recently_closed_newest_first() {
+        let Some(mut s) = session(json!({tables::INCIDENTS: [
+            incident("SEC-A", false, "2025-12-16T00:00:00Z", Some("2025-12-17T10:00:00Z")),
+            incident("SEC-B", false, "2025-12-16T00:00:00Z", Some("2025-12-17T09:59:59Z")),
+            incident("SEC-C", true, "2025-12-18T01:00:00+02:00", None),
+        ]})) else {
+            return;
+        };
+        let r = call(&mut s, "security_api_verify_incident", json!({}));
+        let list = r["incidents"].as_array().unwrap();
+        assert_eq!(list[0]["incident_id"], "SEC-C");
+        assert_eq!(list[0]["started_at"], "2025-12-18T01:00:00+02:00");
+        assert!(list[0].get("closed_at").is_none());
+        let a = list.iter().find(|i| i["incident_id"] == "SEC-A").unwrap();
+        assert_eq!(a["closed_at"], "2025-12-17T10:00:00+00:00");
+        assert!(!list.iter().any(|i| i["incident_id"] == "SEC-B"));
+        assert_eq!(
+            err(
+                &mut s,
+                "security_api_verify_incident",
+                json!({"since": "x"})
+            ),
+            "Tool execution failed: Input validation failed: since: Extra inputs are not permitted"
+        );
+    }
+
+    #[test]
+    fn naive_resolution_time_fails_like_python() {
+        let Some(mut s) = session(
+            json!({tables::INCIDENTS: [incident("SEC-N", false, "2025-12-16T00:00:00Z", Some("2025-12-17T10:00:00"))]}),
+        ) else {
+            return;
+        };
+        assert_eq!(
+            err(&mut s, "security_api_verify_incident", json!({})),
+            "Tool execution failed: Failed to retrieve security incidents: can't compare offset-naive and offset-aware datetimes"
+        );
+    }
+}

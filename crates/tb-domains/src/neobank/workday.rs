@@ -1,0 +1,193 @@
+//! Workday HR directory: employee profile, manager chain, direct reports.
+
+use super::{arg, employee_by_email, out, tables, text, val};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Row, Session, ToolError};
+
+/// `workday_api_get_employee`.
+pub fn get_employee(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let e = employee_by_email(s, email)?.ok_or_else(|| {
+        ToolError::new(format!(
+            "No employee found with the provided email: {email}"
+        ))
+    })?;
+    Ok(out(vec![
+        ("employee_id", val(&e, "id")),
+        ("email", val(&e, "email")),
+        ("full_name", val(&e, "full_name")),
+        ("level", val(&e, "level")),
+        ("department", val(&e, "department")),
+        ("role", val(&e, "role")),
+        ("office_location", val(&e, "office_location")),
+        ("start_date", val(&e, "start_date")),
+        ("manager_id", val(&e, "manager_id")),
+        ("employment_status", val(&e, "employment_status")),
+        ("is_contractor", val(&e, "is_contractor")),
+        (
+            "remote_delivery_address",
+            val(&e, "remote_delivery_address"),
+        ),
+        ("contract_end_date", val(&e, "contract_end_date")),
+    ]))
+}
+
+fn person(e: &Row) -> Vec<(&'static str, Value)> {
+    vec![
+        ("employee_id", val(e, "id")),
+        ("email", val(e, "email")),
+        ("full_name", val(e, "full_name")),
+        ("level", val(e, "level")),
+        ("department", val(e, "department")),
+        ("role", val(e, "role")),
+    ]
+}
+
+/// `workday_api_get_manager_chain`: follows `manager_id` upward until it is empty or unknown.
+pub fn get_manager_chain(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "email");
+    let e = employee_by_email(s, email)?
+        .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+    let all = s.state.rows(tables::EMPLOYEES)?;
+    let mut chain = Vec::new();
+    let mut current = text(&e, "manager_id").to_string();
+    while !current.is_empty() {
+        let Some(m) = all.iter().find(|r| text(r, "id") == current) else {
+            break;
+        };
+        // The reference loops forever on a cycle; we stop with an error instead.
+        if chain.len() > all.len() {
+            return Err(ToolError::new(format!(
+                "Manager chain of {email} has a cycle"
+            )));
+        }
+        chain.push(out(person(m)));
+        current = text(m, "manager_id").to_string();
+    }
+    Ok(json!({ "manager_chain": chain }))
+}
+
+/// `workday_api_get_org_structure`: employees whose `manager_id` is the manager's id.
+pub fn get_org_structure(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let email = arg(a, "manager_email");
+    let m = employee_by_email(s, email)?
+        .ok_or_else(|| ToolError::new(format!("Manager not found: {email}")))?;
+    let id = val(&m, "id");
+    let reports: Vec<Value> = s
+        .state
+        .rows(tables::EMPLOYEES)?
+        .iter()
+        .filter(|e| e.get("manager_id").is_some_and(|x| *x == id))
+        .map(|e| {
+            let mut p = person(e);
+            p.push(("office_location", val(e, "office_location")));
+            p.push(("employment_status", val(e, "employment_status")));
+            out(p)
+        })
+        .collect();
+    Ok(json!({ "direct_reports": reports }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn employee_lookup_and_errors() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let r = call(
+            &mut s,
+            "workday_api_get_employee",
+            json!({"email": "marcus.thompson@vdb.com"}),
+        );
+        assert_eq!(r["employee_id"], "WD-847291");
+        assert!(r.get("remote_delivery_address").is_none());
+        assert_eq!(
+            err(
+                &mut s,
+                "workday_api_get_employee",
+                json!({"email": "nobody@vdb.com"})
+            ),
+            "Tool execution failed: No employee found with the provided email: nobody@vdb.com"
+        );
+        assert_eq!(
+            err(&mut s, "workday_api_get_employee", json!({})),
+            "Tool execution failed: Input validation failed: email: Field required"
+        );
+        // Not a forbid model: extra keys are ignored.
+        let r = call(
+            &mut s,
+            "workday_api_get_employee",
+            json!({"email": "marcus.thompson@vdb.com", "x": 1}),
+        );
+        assert_eq!(r["employee_id"], "WD-847291");
+        assert_eq!(
+            err(
+                &mut s,
+                "workday_api_get_manager_chain",
+                json!({"email": "x@vdb.com"})
+            ),
+            "Tool execution failed: Employee not found: x@vdb.com"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "workday_api_get_org_structure",
+                json!({"manager_email": "x@vdb.com"})
+            ),
+            "Tool execution failed: Manager not found: x@vdb.com"
+        );
+    }
+
+    #[test]
+    fn manager_chain_and_reports() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        let r = call(
+            &mut s,
+            "workday_api_get_manager_chain",
+            json!({"email": "marcus.thompson@vdb.com"}),
+        );
+        let ids: Vec<&str> = r["manager_chain"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["employee_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["WD-681453", "WD-573926", "WD-294817"]);
+        let r = call(
+            &mut s,
+            "workday_api_get_org_structure",
+            json!({"manager_email": "sarah.jones@vdb.com"}),
+        );
+        assert!(
+            r["direct_reports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["employee_id"] == "WD-847291")
+        );
+    }
+
+    #[test]
+    fn manager_cycle_does_not_hang() {
+        let Some(mut s) = session(json!({"sandbox_neobank_support_main_models_employees": [
+            {"id": "WD-1", "email": "a@x", "full_name": "A", "level": 1, "department": "sales", "role": "r", "office_location": "sf", "start_date": "2020", "manager_id": "WD-2"},
+            {"id": "WD-2", "email": "b@x", "full_name": "B", "level": 1, "department": "sales", "role": "r", "office_location": "sf", "start_date": "2020", "manager_id": "WD-1"}
+        ]})) else {
+            return;
+        };
+        assert!(
+            err(
+                &mut s,
+                "workday_api_get_manager_chain",
+                json!({"email": "a@x"})
+            )
+            .contains("cycle")
+        );
+    }
+}
