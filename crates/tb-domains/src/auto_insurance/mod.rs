@@ -233,3 +233,72 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod schema_tests {
+    use serde_json::Value;
+
+    /// Drops what is prose (descriptions, titles, examples) from a JSON schema.
+    fn skeleton(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "description" | "title" | "examples"))
+                    .map(|(k, v)| (k.clone(), skeleton(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(skeleton).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Our declared tools have the reference's names, order and input schemas (prose aside).
+    #[test]
+    fn tools_match_the_reference_schemas() {
+        let shared = std::env::var_os("TB_SHARED")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+            });
+        let path = shared.join("tb-bench-v1/tools/sandbox_auto_insurance.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{} missing in CI",
+                path.display()
+            );
+            eprintln!("SKIPPED: {} not found; set TB_SHARED", path.display());
+            return;
+        };
+        let reference: Value = serde_json::from_str(&text).unwrap();
+        let want: Vec<(String, Value)> = reference["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| !t["name"].as_str().unwrap().starts_with("zendesk_"))
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_string(),
+                    skeleton(&t["input_schema"]),
+                )
+            })
+            .collect();
+        let domain = super::domain().unwrap();
+        let got: Vec<(String, Value)> = domain
+            .tool_list()
+            .iter()
+            .filter(|t| !t["name"].as_str().unwrap().starts_with("zendesk_"))
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_string(),
+                    skeleton(&t["inputSchema"]),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 26);
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g, w);
+        }
+        assert_eq!(got.len(), want.len());
+    }
+}

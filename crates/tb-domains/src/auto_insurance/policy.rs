@@ -369,7 +369,7 @@ pub(crate) fn py_fromisoformat_ok(s: &str) -> bool {
         Some(i) => (&time[..i], Some(&time[i + 1..])),
         None => (time, None),
     };
-    let Some((h, mi, sec)) = parse_clock(clock, true) else {
+    let Some((h, mi, sec)) = parse_clock(clock) else {
         return false;
     };
     if h > 23 || mi > 59 || sec > 59 {
@@ -377,28 +377,21 @@ pub(crate) fn py_fromisoformat_ok(s: &str) -> bool {
     }
     match tz {
         None => true,
-        Some(tz) => match parse_clock(tz, false) {
+        Some(tz) => match parse_clock(tz) {
             Some((th, tm, ts)) => th < 24 && tm < 60 && ts < 60,
             None => false,
         },
     }
 }
 
-/// `HH`, `HH:MM`, `HH:MM:SS[.f]`, `HHMM`, `HHMMSS[.f]`; fractions only where allowed.
-fn parse_clock(cs: &[char], allow_any_fraction: bool) -> Option<(u32, u32, u32)> {
+/// `HH`, `HH:MM`, `HH:MM:SS[.f+]`, `HHMM`, `HHMMSS[.f+]` (the time and the offset alike).
+fn parse_clock(cs: &[char]) -> Option<(u32, u32, u32)> {
     let (main, frac) = match cs.iter().position(|c| *c == '.' || *c == ',') {
         Some(i) => (&cs[..i], Some(&cs[i + 1..])),
         None => (cs, None),
     };
-    if let Some(f) = frac {
-        let ok_len = if allow_any_fraction {
-            !f.is_empty()
-        } else {
-            f.len() == 6
-        };
-        if !ok_len || !f.iter().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
+    if frac.is_some_and(|f| f.is_empty() || !f.iter().all(|c| c.is_ascii_digit())) {
+        return None;
     }
     let two = |p: &[char]| -> Option<u32> {
         (p.len() == 2 && p.iter().all(|c| c.is_ascii_digit())).then(|| {
@@ -552,6 +545,24 @@ mod tests {
             "Tool execution failed: Invalid expiration_date format: 'next week'. Expected ISO 8601 format (e.g., '2024-01-16T10:05:00Z')"
         );
         assert!(err(&mut s, "policy_generate_document_link", json!({"policy_id": "POL-1", "document_type": "pdf", "ticket_id": "7", "expiration_date": "x"})).contains("document_type: Input should be 'proof_of_insurance', 'declarations_page' or 'id_card'"));
+    }
+
+    #[test]
+    fn an_existing_hash_id_is_returned_as_is() {
+        // A row already holding the id the inputs hash to (but another VIN) is returned, not duplicated.
+        let id = super::super::hash_id("VEH-2-", "POL-1_NEWVIN", 8);
+        let mut book = book();
+        let mut other = book["policy_vehicles"][0].clone();
+        other["id"] = json!(id);
+        other["vin"] = json!("OTHERVIN");
+        book["policy_vehicles"].as_array_mut().unwrap().push(other);
+        let mut s = session(book);
+        let args = json!({"policy_id": "POL-1", "vin": "NEWVIN", "year": 2020, "make": "m", "model": "m", "effective_date": "2025-01-01"});
+        assert_eq!(
+            ok(&mut s, "policy_add_vehicle", args),
+            json!({"vehicle_id": id})
+        );
+        assert_eq!(s.state.count("policy_vehicles").unwrap(), 2);
     }
 
     #[test]
