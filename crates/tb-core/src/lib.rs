@@ -4,5 +4,5 @@
 pub mod record;
 pub mod task;
 
-pub use record::{FinishReason, Message, StateVerdict, TestResult, ToolCall, TrialRecord, Usage, UsageByRole, Verdict, attempt_key};
+pub use record::{FinishReason, Message, RubricVerdict, StateVerdict, TestResult, TestTags, ToolCall, TrialRecord, Usage, UsageByRole, Verdict, attempt_key};
 pub use task::{Check, SourceLoc, Task};
