@@ -324,6 +324,10 @@ fn update_vehicle_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
 /// (`HH[:MM[:SS[.f+]]]` or compact `HHMMSS`) with an optional `±HH:MM[:SS[.ffffff]]` offset.
 /// ISO week dates are not accepted here (the reference accepts them).
 pub(crate) fn py_fromisoformat_ok(s: &str) -> bool {
+    // CPython parses the UTF-8 bytes: any non-ASCII character (even as the separator) fails.
+    if !s.is_ascii() {
+        return false;
+    }
     let chars: Vec<char> = s.chars().collect();
     let digits = |cs: &[char]| !cs.is_empty() && cs.iter().all(|c| c.is_ascii_digit());
     let num = |cs: &[char]| {
@@ -583,6 +587,7 @@ mod tests {
             "2025-02-30",
             "2025-12-01T25:00",
             "2025/12/01",
+            "2025-12-01\u{e9}10:00",
             "",
             "2025-12-01T",
         ] {
