@@ -1,13 +1,31 @@
-//! The `sandbox_auto_insurance` server: its tables, its zendesk variant and its own tools.
+//! The `sandbox_auto_insurance` server: its tables, its zendesk variant and its own tools
+//! (one file per toolset of the reference: policy, billing, claims, crm, lookup, knowledge_base).
 
-use tb_sandbox::{Domain, DomainError, ToolFn};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use tb_sandbox::state::Row;
+use tb_sandbox::{Args, Domain, DomainError, Session, ToolError, ToolFn};
+
+pub mod billing;
+pub mod claims;
+pub mod crm;
+pub mod knowledge_base;
+pub mod lookup;
+pub mod policy;
 
 /// The server name.
 pub const SERVER: &str = "sandbox_auto_insurance";
 
 /// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
 fn functions() -> Vec<(&'static str, ToolFn)> {
-    vec![]
+    let mut fns = Vec::new();
+    fns.extend(policy::functions());
+    fns.extend(billing::functions());
+    fns.extend(claims::functions());
+    fns.extend(crm::functions());
+    fns.extend(lookup::functions());
+    fns.extend(knowledge_base::functions());
+    fns
 }
 
 /// Builds the domain.
@@ -19,4 +37,267 @@ pub fn domain() -> Result<Domain, DomainError> {
         include_str!("../../tools/sandbox_auto_insurance.tools"),
         &functions(),
     )
+}
+
+/// `PREFIX` + the first `n` hex digits, upper-case, of sha256(`seed`): the reference's
+/// deterministic ids for created records.
+pub(crate) fn hash_id(prefix: &str, seed: &str, n: usize) -> String {
+    let hex: String = Sha256::digest(seed.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect();
+    format!("{prefix}{}", hex.get(..n).unwrap_or(&hex))
+}
+
+/// A required string argument (present after validation).
+pub(crate) fn req<'a>(a: &'a Args, name: &str) -> Result<&'a str, ToolError> {
+    crate::util::req_str(a, name)
+}
+
+/// An optional string argument: None when absent or null.
+pub(crate) fn opt<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
+    crate::util::arg_str(a, name)
+}
+
+/// Python truthiness of an optional string (`None` and `""` are false).
+pub(crate) fn truthy_str(v: Option<&str>) -> Option<&str> {
+    v.filter(|s| !s.is_empty())
+}
+
+/// An optional bool argument: None when absent or null.
+pub(crate) fn opt_bool(a: &Args, name: &str) -> Option<bool> {
+    a.get(name).and_then(Value::as_bool)
+}
+
+/// An optional int argument: None when absent or null.
+pub(crate) fn opt_int(a: &Args, name: &str) -> Option<i64> {
+    a.get(name).and_then(Value::as_i64)
+}
+
+/// A copy of the row with that id (`db.get_by_id`), if any.
+pub(crate) fn get_row(s: &Session, table: &str, id: &str) -> Result<Option<Row>, ToolError> {
+    Ok(s.state.get(table, &Value::String(id.to_string()))?.cloned())
+}
+
+/// A copy of the first row whose `field` equals the string `value`.
+pub(crate) fn find_row(
+    s: &Session,
+    table: &str,
+    field: &str,
+    value: &str,
+) -> Result<Option<Row>, ToolError> {
+    Ok(s.state
+        .find_by(table, field, &Value::String(value.to_string()))?
+        .cloned())
+}
+
+/// A string field of a row ("" when absent or not a string).
+pub(crate) fn field<'a>(row: &'a Row, name: &str) -> &'a str {
+    row.get(name).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A field's value, null when absent.
+pub(crate) fn val(row: &Row, name: &str) -> Value {
+    row.get(name).cloned().unwrap_or(Value::Null)
+}
+
+/// Builds an output object from pairs, dropping null values (`model_dump(exclude_none=True)`).
+pub(crate) fn out(pairs: Vec<(&str, Value)>) -> Value {
+    let mut m = Map::new();
+    for (k, v) in pairs {
+        if !v.is_null() {
+            m.insert(k.to_string(), v);
+        }
+    }
+    Value::Object(m)
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Sessions on hand-made rows for the unit tests (no benchmark data needed).
+
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+    use tb_sandbox::state::State;
+    use tb_sandbox::{Clock, Loaded, Session};
+
+    /// A session whose state is exactly `patch` (`{table: [rows]}`) over empty tables.
+    pub fn session(patch: Value) -> Session {
+        let domain = Arc::new(super::domain().expect("domain builds"));
+        let loaded = Loaded {
+            base: State::empty(domain.layout().clone()),
+            domain,
+        };
+        loaded
+            .session(&json!({"data_patch": patch}), Clock::default())
+            .expect("patch applies")
+    }
+
+    /// A small book: one CA policy with a vehicle, a driver, a billing account, a customer and a claim.
+    pub fn book() -> Value {
+        json!({
+            "policy_policies": [{
+                "id": "POL-1", "customer_id": "CUS-1", "state": "CA", "status": "Cancelled for Non-Payment",
+                "effective_date": "2025-01-01", "expiration_date": "2026-01-01", "renewal_date": "2026-01-01",
+                "cancellation_date": "2025-06-01", "cancellation_reason": "Non-Payment", "named_insured_id": "CUS-1"
+            }],
+            "policy_vehicles": [{
+                "id": "VEH-1", "policy_id": "POL-1", "vin": "1HGCM82633A123456", "year": 2020, "make": "Honda",
+                "model": "Accord", "effective_date": "2025-01-01", "date_added_to_policy": "2025-01-01"
+            }],
+            "policy_drivers": [{
+                "id": "DRV-1", "policy_id": "POL-1", "customer_id": "CUS-1", "name": "Ann Lee", "date_of_birth": "1980-02-03",
+                "relationship": "Self", "effective_date": "2025-01-01", "is_named_insured": true
+            }],
+            "billing_billing_accounts": [{
+                "id": "BA-1", "policy_id": "POL-1", "customer_id": "CUS-1", "status": "Past Due", "monthly_payment": 12000,
+                "past_due_amount": 24000, "current_due_date": "2025-06-01", "arrangements_12_months": 1
+            }],
+            "crm_customers": [{
+                "id": "CUS-1", "email": "Ann.Lee@example.com", "first_name": "Ann", "last_name": "Lee",
+                "date_of_birth": "1980-02-03", "ssn_last_4": "1234", "security_question": "Pet?", "security_answer": "Fluffy"
+            }],
+            "claims_claims": [{
+                "id": "CLM-1000000001", "policy_id": "POL-1", "vehicle_id": "VEH-1", "driver_id": "DRV-1",
+                "date_of_loss": "2025-03-01", "loss_location": "LA", "claim_type": "Liability Only",
+                "claim_stage": "Open – Investigation", "severity": "Major", "created_date": "2025-03-02"
+            }]
+        })
+    }
+
+    /// The error text of a call, or a panic with the unexpected success.
+    pub fn err(s: &mut Session, tool: &str, args: Value) -> String {
+        match s.call(tool, &args).to_json(tool).get("error") {
+            Some(Value::String(e)) => e.clone(),
+            other => panic!("{tool} should fail, got {other:?}"),
+        }
+    }
+
+    /// The result of a successful call.
+    pub fn ok(s: &mut Session, tool: &str, args: Value) -> Value {
+        let out = s.call(tool, &args);
+        assert!(out.is_ok(), "{tool} failed: {:?}", out);
+        out.to_json(tool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use serde_json::json;
+
+    #[test]
+    fn ids_are_sha256_prefixes() {
+        assert_eq!(super::hash_id("VEH-2-", "abc", 8), "VEH-2-BA7816BF");
+        assert_eq!(super::hash_id("CLM-2", "abc", 9), "CLM-2BA7816BF8");
+    }
+
+    #[test]
+    fn inputs_are_validated_by_their_models() {
+        let mut s = session(book());
+        assert_eq!(
+            err(&mut s, "policy_get_policy_details", json!({})),
+            "Tool execution failed: Input validation failed: policy_id: Field required"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "policy_update_vehicle_status",
+                json!({"vehicle_id": "VEH-1", "new_status": "Gone", "effective_date": "x"})
+            ),
+            "Tool execution failed: Input validation failed: new_status: Input should be 'Active' or 'Removed'"
+        );
+        // Input models ignore unknown keys, except the search's, which forbids them.
+        assert!(
+            s.call(
+                "policy_get_policy_details",
+                &json!({"policy_id": "POL-1", "x": 1})
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "knowledge_base_search_policy",
+                json!({"query": "q", "x": 1})
+            ),
+            "Tool execution failed: Input validation failed: x: Extra inputs are not permitted"
+        );
+        // The search itself is the shared policy search (no sources here, so no hits).
+        let r = ok(
+            &mut s,
+            "knowledge_base_search_policy",
+            json!({"query": "q", "max_results": null}),
+        );
+        assert!(r["snippets"].is_array(), "{r}");
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use serde_json::Value;
+
+    /// Drops what is prose (descriptions, titles, examples) from a JSON schema.
+    fn skeleton(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "description" | "title" | "examples"))
+                    .map(|(k, v)| (k.clone(), skeleton(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(skeleton).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Our declared tools have the reference's names, order and input schemas (prose aside).
+    #[test]
+    fn tools_match_the_reference_schemas() {
+        let shared = std::env::var_os("TB_SHARED")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+            });
+        let path = shared.join("tb-bench-v1/tools/sandbox_auto_insurance.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{} missing in CI",
+                path.display()
+            );
+            eprintln!("SKIPPED: {} not found; set TB_SHARED", path.display());
+            return;
+        };
+        let reference: Value = serde_json::from_str(&text).unwrap();
+        let want: Vec<(String, Value)> = reference["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| !t["name"].as_str().unwrap().starts_with("zendesk_"))
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_string(),
+                    skeleton(&t["input_schema"]),
+                )
+            })
+            .collect();
+        let domain = super::domain().unwrap();
+        let got: Vec<(String, Value)> = domain
+            .tool_list()
+            .iter()
+            .filter(|t| !t["name"].as_str().unwrap().starts_with("zendesk_"))
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_string(),
+                    skeleton(&t["inputSchema"]),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 26);
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g, w);
+        }
+        assert_eq!(got.len(), want.len());
+    }
 }

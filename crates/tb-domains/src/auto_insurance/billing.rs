@@ -1,0 +1,190 @@
+//! The billing toolset: the billing account of a policy and its payment arrangements.
+
+use super::{out, req, val};
+use serde_json::{Map, Value, json};
+use tb_sandbox::{Args, Session, ToolError, ToolFn};
+
+const ACCOUNTS: &str = "billing_billing_accounts";
+
+pub(super) fn functions() -> Vec<(&'static str, ToolFn)> {
+    vec![
+        ("billing_create_installment_plan", create_installment_plan),
+        ("billing_get_account_details", get_account_details),
+        ("billing_get_arrangement_history", get_arrangement_history),
+        ("billing_grant_extension", grant_extension),
+        ("billing_reset_account_status", reset_account_status),
+    ]
+}
+
+/// The first billing account of the policy, or the reference's error.
+fn account(s: &Session, a: &Args) -> Result<Map<String, Value>, ToolError> {
+    let policy_id = req(a, "policy_id")?;
+    super::find_row(s, ACCOUNTS, "policy_id", policy_id)?.ok_or_else(|| {
+        ToolError::new(format!(
+            "No billing account found for policy_id '{policy_id}'."
+        ))
+    })
+}
+
+/// `arrangements_12_months + 1`.
+fn one_more(acc: &Map<String, Value>) -> Value {
+    json!(
+        acc.get("arrangements_12_months")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            .saturating_add(1)
+    )
+}
+
+fn create_installment_plan(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let mut acc = account(s, a)?;
+    acc.insert("arrangement_type".into(), json!("Installment Plan"));
+    acc.insert("installment_count".into(), val(a, "installment_count"));
+    acc.insert("installment_amount".into(), val(a, "installment_amount"));
+    acc.insert("arrangements_12_months".into(), one_more(&acc));
+    let acc = s.replace(ACCOUNTS, &Value::Object(acc))?;
+    Ok(
+        json!({"billing_account_id": val(&acc, "id"), "arrangements_12_months": val(&acc, "arrangements_12_months")}),
+    )
+}
+
+fn get_account_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let acc = account(s, a)?;
+    Ok(json!({
+        "billing_account_id": val(&acc, "id"),
+        "policy_id": val(&acc, "policy_id"),
+        "status": val(&acc, "status"),
+        "monthly_payment": val(&acc, "monthly_payment"),
+        "past_due_amount": val(&acc, "past_due_amount"),
+        "current_due_date": val(&acc, "current_due_date"),
+        "payment_received": val(&acc, "payment_received"),
+        "arrangement_type": val(&acc, "arrangement_type"),
+    }))
+}
+
+fn get_arrangement_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let acc = account(s, a)?;
+    Ok(out(vec![(
+        "arrangements_12_months",
+        val(&acc, "arrangements_12_months"),
+    )]))
+}
+
+fn grant_extension(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let mut acc = account(s, a)?;
+    let due = val(a, "new_due_date");
+    acc.insert("current_due_date".into(), due.clone());
+    acc.insert("new_due_date".into(), due);
+    acc.insert("arrangement_type".into(), json!("Extension"));
+    acc.insert("arrangements_12_months".into(), one_more(&acc));
+    acc.insert("installment_count".into(), Value::Null);
+    acc.insert("installment_amount".into(), Value::Null);
+    let acc = s.replace(ACCOUNTS, &Value::Object(acc))?;
+    Ok(
+        json!({"billing_account_id": val(&acc, "id"), "arrangements_12_months": val(&acc, "arrangements_12_months")}),
+    )
+}
+
+fn reset_account_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let mut acc = account(s, a)?;
+    acc.insert("status".into(), json!("Current"));
+    acc.insert("past_due_amount".into(), json!(0));
+    acc.insert("arrangement_type".into(), json!("None"));
+    acc.insert("new_due_date".into(), Value::Null);
+    acc.insert("installment_count".into(), Value::Null);
+    acc.insert("installment_amount".into(), Value::Null);
+    let acc = s.replace(ACCOUNTS, &Value::Object(acc))?;
+    Ok(json!({"billing_account_id": val(&acc, "id"), "status": val(&acc, "status")}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_policy_has_no_account() {
+        let mut s = session(book());
+        for tool in [
+            "billing_get_account_details",
+            "billing_get_arrangement_history",
+            "billing_grant_extension",
+            "billing_reset_account_status",
+            "billing_create_installment_plan",
+        ] {
+            let args = json!({"policy_id": "POL-X", "new_due_date": "2025-01-01", "installment_count": 2, "installment_amount": 100});
+            assert_eq!(
+                err(&mut s, tool, args),
+                "Tool execution failed: No billing account found for policy_id 'POL-X'.",
+                "{tool}"
+            );
+        }
+    }
+
+    #[test]
+    fn arrangements_count_up_and_reset_clears() {
+        let mut s = session(book());
+        let r = ok(
+            &mut s,
+            "billing_create_installment_plan",
+            json!({"policy_id": "POL-1", "installment_count": "3", "installment_amount": 8000}),
+        );
+        assert_eq!(
+            r,
+            json!({"billing_account_id": "BA-1", "arrangements_12_months": 2})
+        );
+        let r = ok(
+            &mut s,
+            "billing_grant_extension",
+            json!({"policy_id": "POL-1", "new_due_date": "2025-07-01"}),
+        );
+        assert_eq!(r["arrangements_12_months"], 3);
+        let row = s
+            .state
+            .get("billing_billing_accounts", &json!("BA-1"))
+            .unwrap()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            (
+                row["installment_count"].clone(),
+                row["current_due_date"].clone()
+            ),
+            (json!(null), json!("2025-07-01"))
+        );
+        assert_eq!(
+            ok(
+                &mut s,
+                "billing_get_arrangement_history",
+                json!({"policy_id": "POL-1"})
+            ),
+            json!({"arrangements_12_months": 3})
+        );
+        let r = ok(
+            &mut s,
+            "billing_reset_account_status",
+            json!({"policy_id": "POL-1"}),
+        );
+        assert_eq!(
+            r,
+            json!({"billing_account_id": "BA-1", "status": "Current"})
+        );
+        let d = ok(
+            &mut s,
+            "billing_get_account_details",
+            json!({"policy_id": "POL-1"}),
+        );
+        assert_eq!(
+            (d["past_due_amount"].clone(), d["arrangement_type"].clone()),
+            (json!(0), json!("None"))
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "billing_create_installment_plan",
+                json!({"policy_id": "POL-1", "installment_count": 2.5, "installment_amount": 1})
+            ),
+            "Tool execution failed: Input validation failed: installment_count: Input should be a valid integer, got a number with a fractional part"
+        );
+    }
+}

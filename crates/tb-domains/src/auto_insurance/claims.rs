@@ -1,0 +1,425 @@
+//! The claims toolset: first notice of loss and claim lookups by policy, vehicle and driver.
+
+use super::{field, get_row, hash_id, opt, opt_bool, opt_int, req, truthy_str, val};
+use chrono::{Duration, NaiveDate};
+use serde_json::{Map, Value, json};
+use tb_sandbox::{Args, Session, ToolError, ToolFn};
+
+const CLAIMS: &str = "claims_claims";
+
+pub(super) fn functions() -> Vec<(&'static str, ToolFn)> {
+    vec![
+        ("claims_check_open_major_claims", check_open_major_claims),
+        ("claims_create_fnol", create_fnol),
+        ("claims_get_driver_claims", get_driver_claims),
+        ("claims_get_policy_claims", get_policy_claims),
+        ("claims_get_vehicle_claims", get_vehicle_claims),
+    ]
+}
+
+fn is_open(c: &Map<String, Value>) -> bool {
+    field(c, "claim_stage").starts_with("Open")
+}
+
+/// The claim projection the list tools return.
+fn item(c: &Map<String, Value>) -> Value {
+    json!({
+        "claim_id": val(c, "id"),
+        "date_of_loss": val(c, "date_of_loss"),
+        "claim_type": val(c, "claim_type"),
+        "claim_stage": val(c, "claim_stage"),
+        "severity": val(c, "severity"),
+        "created_date": val(c, "created_date"),
+    })
+}
+
+fn require_policy(s: &Session, policy_id: &str) -> Result<(), ToolError> {
+    match get_row(s, "policy_policies", policy_id)? {
+        Some(_) => Ok(()),
+        None => Err(ToolError::new(format!("Policy '{policy_id}' not found."))),
+    }
+}
+
+fn check_open_major_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let policy_id = req(a, "policy_id")?;
+    require_policy(s, policy_id)?;
+    let n = s
+        .state
+        .rows(CLAIMS)?
+        .iter()
+        .filter(|c| {
+            field(c, "policy_id") == policy_id && is_open(c) && field(c, "severity") == "Major"
+        })
+        .count();
+    Ok(json!({"has_major_claim": n > 0, "major_claim_count": n}))
+}
+
+fn create_fnol(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let policy_id = req(a, "policy_id")?;
+    let date_of_loss = req(a, "date_of_loss")?;
+    require_policy(s, policy_id)?;
+    let vehicle = truthy_str(opt(a, "vehicle_id"))
+        .or(truthy_str(opt(a, "vehicle_vin")))
+        .unwrap_or("no_vehicle");
+    let id = hash_id("CLM-2", &format!("{policy_id}_{date_of_loss}_{vehicle}"), 9);
+    if let Some(existing) = get_row(s, CLAIMS, &id)? {
+        return Ok(
+            json!({"claim_id": val(&existing, "id"), "claim_stage": val(&existing, "claim_stage")}),
+        );
+    }
+    let flag = |name: &str| opt_bool(a, name).unwrap_or(false);
+    s.insert(
+        CLAIMS,
+        &json!({
+            "id": id,
+            "policy_id": policy_id,
+            "vehicle_id": val(a, "vehicle_id"),
+            "vehicle_vin": val(a, "vehicle_vin"),
+            "driver_id": val(a, "driver_id"),
+            "date_of_loss": date_of_loss,
+            "loss_location": val(a, "loss_location"),
+            "claim_type": val(a, "claim_type"),
+            "claim_stage": "Open – Initial Review",
+            "severity": val(a, "severity"),
+            "siu_flag": opt(a, "siu_flag").unwrap_or("None"),
+            "unlisted_driver_flag": flag("unlisted_driver_flag"),
+            "has_bodily_injury": flag("has_bodily_injury"),
+            "police_report_required": flag("police_report_required"),
+            "police_report_number": val(a, "police_report_number"),
+            "other_party_name": val(a, "other_party_name"),
+            "other_party_phone": val(a, "other_party_phone"),
+            "other_party_insurance": val(a, "other_party_insurance"),
+            "created_date": date_of_loss,
+        }),
+    )?;
+    Ok(json!({"claim_id": id, "claim_stage": "Open – Initial Review"}))
+}
+
+fn get_driver_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let driver_id = req(a, "driver_id")?;
+    if s.state
+        .find_by("policy_drivers", "id", &json!(driver_id))?
+        .is_none()
+    {
+        return Err(ToolError::new(format!("Driver '{driver_id}' not found.")));
+    }
+    let open_only = opt_bool(a, "open_only").unwrap_or(false);
+    let claims: Vec<&Map<String, Value>> = s
+        .state
+        .rows(CLAIMS)?
+        .iter()
+        .filter(|c| c.get("driver_id").and_then(Value::as_str) == Some(driver_id))
+        .filter(|c| !open_only || is_open(c))
+        .collect();
+    let has_open = claims.iter().any(|c| is_open(c));
+    Ok(
+        json!({"claims": claims.into_iter().map(item).collect::<Vec<_>>(), "has_open_claims": has_open}),
+    )
+}
+
+fn get_vehicle_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let vehicle_id = req(a, "vehicle_id")?;
+    if s.state
+        .find_by("policy_vehicles", "id", &json!(vehicle_id))?
+        .is_none()
+    {
+        return Err(ToolError::new(format!("Vehicle '{vehicle_id}' not found.")));
+    }
+    let open_only = opt_bool(a, "open_only").unwrap_or(false);
+    let claims: Vec<&Map<String, Value>> = s
+        .state
+        .rows(CLAIMS)?
+        .iter()
+        .filter(|c| c.get("vehicle_id").and_then(Value::as_str) == Some(vehicle_id))
+        .filter(|c| !open_only || is_open(c))
+        .collect();
+    let has_open = claims.iter().any(|c| is_open(c));
+    Ok(
+        json!({"claims": claims.into_iter().map(item).collect::<Vec<_>>(), "has_open_claims": has_open}),
+    )
+}
+
+fn get_policy_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let policy_id = req(a, "policy_id")?;
+    require_policy(s, policy_id)?;
+    let rows = s.state.rows(CLAIMS)?;
+    let mut claims: Vec<&Map<String, Value>> = rows
+        .iter()
+        .filter(|c| field(c, "policy_id") == policy_id)
+        .collect();
+    if let Some(months) = opt_int(a, "months_back").filter(|m| *m != 0) {
+        // The reference date is the latest created_date of all claims (string maximum).
+        let max_date = match rows.iter().map(|c| field(c, "created_date")).max() {
+            Some(text) => strptime_ymd(text)?,
+            None => NaiveDate::from_ymd_opt(2099, 12, 31).unwrap_or_default(),
+        };
+        let days = i128::from(months) * 30;
+        if days.abs() > 999_999_999 {
+            return Err(ToolError::new(format!(
+                "days={days}; must have magnitude <= 999999999"
+            )));
+        }
+        let cutoff = i64::try_from(days)
+            .ok()
+            .and_then(Duration::try_days)
+            .and_then(|d| max_date.checked_sub_signed(d))
+            .filter(|d| (1..=9999).contains(&chrono::Datelike::year(d)))
+            .ok_or_else(|| ToolError::new("date value out of range"))?;
+        let cutoff = strftime_ymd(cutoff);
+        claims.retain(|c| field(c, "created_date") >= cutoff.as_str());
+    }
+    let n = claims.len();
+    Ok(json!({"claims": claims.into_iter().map(item).collect::<Vec<_>>(), "total_count": n}))
+}
+
+/// `datetime.strftime("%Y-%m-%d")` (glibc does not pad years below 1000).
+fn strftime_ymd(d: NaiveDate) -> String {
+    use chrono::Datelike;
+    format!("{}-{:02}-{:02}", d.year(), d.month(), d.day())
+}
+
+/// `datetime.strptime(text, "%Y-%m-%d")` with Python's messages: `%Y` is four digits, `%m` and
+/// `%d` one or two, matched left to right; trailing text and impossible dates fail.
+fn strptime_ymd(text: &str) -> Result<NaiveDate, ToolError> {
+    let no_match = || {
+        ToolError::new(format!(
+            "time data {} does not match format '%Y-%m-%d'",
+            py_repr(text)
+        ))
+    };
+    let b = text.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let num = |from: usize, to: usize| text.get(from..to).and_then(|t| t.parse::<u32>().ok());
+    if !(0..4).all(digit) || b.get(4) != Some(&b'-') {
+        return Err(no_match());
+    }
+    let year = num(0, 4).ok_or_else(no_match)?;
+    // %m: 1[0-2] | 0[1-9] | [1-9]
+    let mut i = 5;
+    let month = match (b.get(i), b.get(i + 1)) {
+        (Some(b'1'), Some(b'0'..=b'2')) => 2,
+        (Some(b'0'), Some(b'1'..=b'9')) => 2,
+        (Some(b'1'..=b'9'), _) => 1,
+        _ => return Err(no_match()),
+    };
+    let m = num(i, i + month).ok_or_else(no_match)?;
+    i += month;
+    if b.get(i) != Some(&b'-') {
+        return Err(no_match());
+    }
+    i += 1;
+    // %d: 3[01] | [12]\d | 0[1-9] | [1-9] | ' '[1-9]
+    let (skip, len) = match (b.get(i), b.get(i + 1)) {
+        (Some(b'3'), Some(b'0' | b'1')) => (0, 2),
+        (Some(b'1' | b'2'), Some(b'0'..=b'9')) => (0, 2),
+        (Some(b'0'), Some(b'1'..=b'9')) => (0, 2),
+        (Some(b'1'..=b'9'), _) => (0, 1),
+        (Some(b' '), Some(b'1'..=b'9')) => (1, 1),
+        _ => return Err(no_match()),
+    };
+    let d = num(i + skip, i + skip + len).ok_or_else(no_match)?;
+    i += skip + len;
+    if i < text.len() {
+        return Err(ToolError::new(format!(
+            "unconverted data remains: {}",
+            text.get(i..).unwrap_or("")
+        )));
+    }
+    if year == 0 {
+        return Err(ToolError::new("year 0 is out of range"));
+    }
+    NaiveDate::from_ymd_opt(year as i32, m, d)
+        .ok_or_else(|| ToolError::new("day is out of range for month"))
+}
+
+/// Python `repr()` of a str, enough for messages (quotes chosen as Python does).
+fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::new();
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_ids() {
+        let mut s = session(book());
+        assert_eq!(
+            err(
+                &mut s,
+                "claims_check_open_major_claims",
+                json!({"policy_id": "P"})
+            ),
+            "Tool execution failed: Policy 'P' not found."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "claims_get_policy_claims",
+                json!({"policy_id": "P"})
+            ),
+            "Tool execution failed: Policy 'P' not found."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "claims_get_driver_claims",
+                json!({"driver_id": "D"})
+            ),
+            "Tool execution failed: Driver 'D' not found."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "claims_get_vehicle_claims",
+                json!({"vehicle_id": "V"})
+            ),
+            "Tool execution failed: Vehicle 'V' not found."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "claims_create_fnol",
+                json!({"policy_id": "P", "date_of_loss": "2025-01-01", "loss_location": "x", "claim_type": "Liability Only", "severity": "Minor"})
+            ),
+            "Tool execution failed: Policy 'P' not found."
+        );
+    }
+
+    #[test]
+    fn fnol_is_idempotent_on_its_hash_id() {
+        let mut s = session(book());
+        let args = json!({"policy_id": "POL-1", "vehicle_id": "", "vehicle_vin": "VIN9", "date_of_loss": "2025-08-01", "loss_location": "SF", "claim_type": "Comprehensive – Theft", "severity": "Minor"});
+        let r = ok(&mut s, "claims_create_fnol", args.clone());
+        let id = super::super::hash_id("CLM-2", "POL-1_2025-08-01_VIN9", 9);
+        assert_eq!(
+            r,
+            json!({"claim_id": id, "claim_stage": "Open – Initial Review"})
+        );
+        assert_eq!(ok(&mut s, "claims_create_fnol", args), r);
+        assert_eq!(s.state.count("claims_claims").unwrap(), 2);
+        let row = s.state.get("claims_claims", &json!(id)).unwrap().unwrap();
+        assert_eq!(
+            (
+                row["siu_flag"].clone(),
+                row["created_date"].clone(),
+                row["vehicle_id"].clone()
+            ),
+            (json!("None"), json!("2025-08-01"), json!(""))
+        );
+        assert!(err(&mut s, "claims_create_fnol", json!({"policy_id": "POL-1", "date_of_loss": "d", "loss_location": "x", "claim_type": "Collision", "severity": "Minor"})).contains("claim_type: Input should be"));
+    }
+
+    #[test]
+    fn lists_and_month_window() {
+        let mut s = session(book());
+        assert_eq!(
+            ok(
+                &mut s,
+                "claims_check_open_major_claims",
+                json!({"policy_id": "POL-1"})
+            ),
+            json!({"has_major_claim": true, "major_claim_count": 1})
+        );
+        let r = ok(
+            &mut s,
+            "claims_get_driver_claims",
+            json!({"driver_id": "DRV-1", "open_only": true}),
+        );
+        assert_eq!(
+            (
+                r["claims"][0]["claim_id"].clone(),
+                r["has_open_claims"].clone()
+            ),
+            (json!("CLM-1000000001"), json!(true))
+        );
+        assert_eq!(
+            ok(
+                &mut s,
+                "claims_get_vehicle_claims",
+                json!({"vehicle_id": "VEH-1", "open_only": null})
+            )["claims"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+        ok(
+            &mut s,
+            "claims_create_fnol",
+            json!({"policy_id": "POL-1", "date_of_loss": "2025-09-30", "loss_location": "x", "claim_type": "Liability Only", "severity": "Minor"}),
+        );
+        // Latest created_date is 2025-09-30; one month back is 2025-08-31.
+        assert_eq!(
+            ok(
+                &mut s,
+                "claims_get_policy_claims",
+                json!({"policy_id": "POL-1", "months_back": 1})
+            )["total_count"],
+            1
+        );
+        assert_eq!(
+            ok(
+                &mut s,
+                "claims_get_policy_claims",
+                json!({"policy_id": "POL-1", "months_back": 0})
+            )["total_count"],
+            2
+        );
+        ok(
+            &mut s,
+            "claims_create_fnol",
+            json!({"policy_id": "POL-1", "date_of_loss": "2025-10-01T08:00", "loss_location": "x", "claim_type": "Liability Only", "severity": "Minor"}),
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "claims_get_policy_claims",
+                json!({"policy_id": "POL-1", "months_back": 1})
+            ),
+            "Tool execution failed: unconverted data remains: T08:00"
+        );
+    }
+
+    #[test]
+    fn strptime_like_python() {
+        assert!(super::strptime_ymd("2025-1-5").is_ok());
+        assert_eq!(
+            super::strptime_ymd("Jan 5").unwrap_err().0,
+            "time data 'Jan 5' does not match format '%Y-%m-%d'"
+        );
+        assert_eq!(
+            super::strptime_ymd("2025-02-30").unwrap_err().0,
+            "day is out of range for month"
+        );
+        assert_eq!(
+            super::strptime_ymd("2025-10-011").unwrap_err().0,
+            "unconverted data remains: 1"
+        );
+    }
+}

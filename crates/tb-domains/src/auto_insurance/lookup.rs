@@ -1,0 +1,109 @@
+//! The lookup toolset: VIN format check with the reference's fixed decoding table.
+
+use super::{out, req};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Session, ToolError, ToolFn};
+
+pub(super) fn functions() -> Vec<(&'static str, ToolFn)> {
+    vec![("lookup_validate_vin", validate_vin)]
+}
+
+/// Python `str.isspace()`: Unicode White_Space plus the four ASCII separators 0x1C-0x1F.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+fn validate_vin(_s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let vin: Vec<char> = req(a, "vin")?
+        .trim_matches(py_space)
+        .to_uppercase()
+        .chars()
+        .collect();
+    if vin.len() != 17 {
+        return Err(ToolError::new(
+            "Invalid VIN format. VIN must be exactly 17 characters.",
+        ));
+    }
+    if !vin.iter().all(|c| c.is_alphanumeric()) {
+        return Err(ToolError::new(
+            "Invalid VIN format. VIN must contain only letters and numbers.",
+        ));
+    }
+    let year = match vin.get(9) {
+        Some(c @ 'A'..='H') => Some(2010 + (*c as i64 - 'A' as i64)),
+        Some('J') => Some(2018),
+        Some('K') => Some(2019),
+        Some('L') => Some(2020),
+        Some('M') => Some(2021),
+        Some('N') => Some(2022),
+        Some('P') => Some(2023),
+        Some('R') => Some(2024),
+        _ => None,
+    };
+    let wmi: String = vin.iter().take(3).collect();
+    let (make, model) = match wmi.as_str() {
+        "1HG" => (Some("Honda"), Some("Accord")),
+        "2HG" => (Some("Honda Canada"), None),
+        "1FA" => (Some("Ford"), Some("Focus")),
+        "1FT" => (Some("Ford Truck"), Some("F-150")),
+        "5YJ" => (Some("Tesla"), Some("Model S")),
+        _ => (None, None),
+    };
+    Ok(out(vec![
+        ("valid", json!(true)),
+        ("year", json!(year)),
+        ("make", json!(make)),
+        ("model", json!(model)),
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use serde_json::json;
+
+    #[test]
+    fn decodes_and_rejects() {
+        let mut s = session(json!({}));
+        assert_eq!(
+            ok(
+                &mut s,
+                "lookup_validate_vin",
+                json!({"vin": " 1hgcm82633a123456 "})
+            ),
+            json!({"valid": true, "make": "Honda", "model": "Accord"})
+        );
+        assert_eq!(
+            ok(
+                &mut s,
+                "lookup_validate_vin",
+                json!({"vin": "2HGFC2F59LH000000"})
+            ),
+            json!({"valid": true, "year": 2020, "make": "Honda Canada"})
+        );
+        assert_eq!(
+            ok(
+                &mut s,
+                "lookup_validate_vin",
+                json!({"vin": "ZZZZZZZZZAZZZZZZZ"})
+            ),
+            json!({"valid": true, "year": 2010})
+        );
+        assert_eq!(
+            err(&mut s, "lookup_validate_vin", json!({"vin": "123"})),
+            "Tool execution failed: Invalid VIN format. VIN must be exactly 17 characters."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "lookup_validate_vin",
+                json!({"vin": "1HGCM82633A12345-"})
+            ),
+            "Tool execution failed: Invalid VIN format. VIN must contain only letters and numbers."
+        );
+        assert_eq!(
+            err(&mut s, "lookup_validate_vin", json!({"vin": 5})),
+            "Tool execution failed: Input validation failed: vin: Input should be a valid string"
+        );
+    }
+}
