@@ -24,6 +24,9 @@ pub const SERVERS: [&str; 5] = [
     "sandbox_consulting",
 ];
 
+/// The line in a domain's tools text where the zendesk toolkit's tools are listed.
+const ZENDESK_MARKER: &str = "# @zendesk";
+
 /// Builds a domain from its table text, the zendesk toolkit of its variant and its own tools.
 pub(crate) fn build(
     server: &str,
@@ -35,9 +38,20 @@ pub(crate) fn build(
     let (zd_text, zd_fns) = zendesk::toolkit(zendesk);
     let mut fns: Vec<(&str, ToolFn)> = zd_fns;
     fns.extend_from_slice(functions);
+    // The zendesk tools are listed where the domain's text has a `# @zendesk` line (the
+    // reference's listing order), else first.
+    let (before, after) = match tools.find(ZENDESK_MARKER) {
+        Some(i) => (&tools[..i], &tools[i..]),
+        None => ("", tools),
+    };
     Domain::new(
         server,
-        &[(&format!("{server}.tables"), tables), (&format!("zendesk/{zendesk:?}.tools"), zd_text), (&format!("{server}.tools"), tools)],
+        &[
+            (&format!("{server}.tables"), tables),
+            (&format!("{server}.tools"), before),
+            (&format!("zendesk/{zendesk:?}.tools"), zd_text),
+            (&format!("{server}.tools (after zendesk)"), after),
+        ],
         &fns,
     )
 }
