@@ -388,7 +388,7 @@ fn kind_schema(kind: &Kind) -> Value {
         Kind::Int => json!({"type": "integer"}),
         Kind::Float => json!({"type": "number"}),
         Kind::Bool => json!({"type": "boolean"}),
-        Kind::Decimal => json!({"anyOf": [{"type": "number"}, {"type": "string"}]}),
+        Kind::Decimal => json!({"type": "string"}), // serialization-mode schema, as the reference lists it
         Kind::DateTime => json!({"type": "string", "format": "date-time"}),
         Kind::Date => json!({"type": "string", "format": "date"}),
         Kind::Any => json!({}),

@@ -1,0 +1,583 @@
+//! booking_api: bookings, group bookings and hotel inventory.
+
+use super::decimal::Dec;
+use super::{Ymd, arg, field, first_where, iso_date_z, opt, write_in_place};
+use serde_json::{Value, json};
+use tb_sandbox::state::Row;
+use tb_sandbox::{Args, Session, ToolError, ToolFn};
+
+const BOOKINGS: &str = "booking_api_bookings";
+const GROUPS: &str = "booking_api_group_bookings";
+const INVENTORY: &str = "booking_api_hotel_inventory";
+const HOTELS: &str = "hotel_partner_api_hotels";
+/// The fixed "now" of booking changes.
+const CHANGE_TIME: &str = "2025-11-25T10:00:00Z";
+
+/// The toolset's functions.
+pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+    vec![
+        (
+            "booking_api_check_hotel_availability",
+            check_hotel_availability as ToolFn,
+        ),
+        ("booking_api_get_booking", get_booking),
+        ("booking_api_get_booking_history", get_booking_history),
+        ("booking_api_get_group_booking", get_group_booking),
+        ("booking_api_modify_booking", modify_booking),
+        ("booking_api_modify_group_booking", modify_group_booking),
+        (
+            "booking_api_search_hotels_by_location",
+            search_hotels_by_location,
+        ),
+    ]
+}
+
+fn dec_err(e: super::decimal::DecimalError) -> ToolError {
+    ToolError::new(e.to_string())
+}
+
+/// A decimal field of a row.
+fn dec_field(row: &Row, name: &str) -> Result<Dec, ToolError> {
+    Dec::parse(field(row, name)).map_err(dec_err)
+}
+
+/// The stay's two dates, or the reference's error.
+fn stay(a: &Args) -> Result<(Ymd, Ymd), ToolError> {
+    let ci = iso_date_z(arg(a, "check_in_date"))
+        .map_err(|e| ToolError::new(format!("Invalid date format: {e}")))?;
+    let co = iso_date_z(arg(a, "check_out_date"))
+        .map_err(|e| ToolError::new(format!("Invalid date format: {e}")))?;
+    if ci >= co {
+        return Err(ToolError::new(
+            "Check-in date must be before check-out date",
+        ));
+    }
+    Ok((ci, co))
+}
+
+fn quantize2(d: &Dec) -> Result<Value, ToolError> {
+    Ok(Value::String(
+        d.quantize_half_up(-2).map_err(dec_err)?.to_py_string(),
+    ))
+}
+
+fn check_hotel_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let hotel_id = arg(a, "hotel_id");
+    if s.state.get(HOTELS, &json!(hotel_id))?.is_none() {
+        return Err(ToolError::new(format!(
+            "Hotel not found with hotel_id '{hotel_id}'"
+        )));
+    }
+    let (ci, co) = stay(a)?;
+    let (room, board) = (arg(a, "room_type"), arg(a, "board_type"));
+    let relevant: Vec<&Row> = s
+        .state
+        .rows(INVENTORY)?
+        .iter()
+        .filter(|r| field(r, "hotel_id") == hotel_id && field(r, "room_type") == room)
+        .collect();
+    if relevant.is_empty() {
+        return Ok(
+            json!({"available_count": 0, "available_board_types": [], "price_per_night": "0.00"}),
+        );
+    }
+    let mut in_range = Vec::new();
+    for inv in &relevant {
+        let d = iso_date_z(field(inv, "date")).map_err(ToolError::new)?;
+        if ci <= d && d < co && field(inv, "board_type") == board {
+            in_range.push(*inv);
+        }
+    }
+    let (count, price) = match in_range.first() {
+        None => (0, Value::String("0.00".into())),
+        Some(first) => {
+            let count = in_range
+                .iter()
+                .filter_map(|r| r.get("available_count").and_then(Value::as_i64))
+                .min()
+                .unwrap_or(0);
+            (count, quantize2(&dec_field(first, "price_per_night")?)?)
+        }
+    };
+    let mut boards: Vec<String> = Vec::new();
+    for inv in &relevant {
+        let d = iso_date_z(field(inv, "date")).map_err(ToolError::new)?;
+        if ci <= d
+            && d < co
+            && inv
+                .get("available_count")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+                > 0
+        {
+            boards.push(field(inv, "board_type").to_string());
+        }
+    }
+    boards.sort();
+    boards.dedup();
+    Ok(json!({"available_count": count, "available_board_types": boards, "price_per_night": price}))
+}
+
+fn get_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let reference = opt(a, "booking_reference").filter(|x| !x.is_empty());
+    let customer = opt(a, "customer_id").filter(|x| !x.is_empty());
+    if reference.is_none() && customer.is_none() {
+        return Err(ToolError::new(
+            "Either booking_reference or customer_id must be provided",
+        ));
+    }
+    let (key, value) = match reference {
+        Some(r) => ("booking_reference", r),
+        None => ("customer_id", customer.unwrap_or_default()),
+    };
+    match first_where(s, BOOKINGS, key, value)? {
+        Some((_, row)) => Ok(json!({"booking_data": row})),
+        None => Err(ToolError::new(format!(
+            "Booking not found with {key} '{value}'"
+        ))),
+    }
+}
+
+/// Rows sorted by `created_at`, newest first, keeping store order among equals (Python's
+/// `sort(key=..., reverse=True)` is stable).
+pub(crate) fn newest_first(mut rows: Vec<Row>) -> Vec<Row> {
+    rows.sort_by(|x, y| field(y, "created_at").cmp(field(x, "created_at")));
+    rows
+}
+
+fn get_booking_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let customer = arg(a, "customer_id");
+    let rows: Vec<Row> = s
+        .state
+        .rows(BOOKINGS)?
+        .iter()
+        .filter(|r| field(r, "customer_id") == customer)
+        .cloned()
+        .collect();
+    Ok(json!({"bookings": newest_first(rows)}))
+}
+
+fn get_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let id = arg(a, "group_booking_id");
+    match first_where(s, GROUPS, "group_booking_id", id)? {
+        Some((_, row)) => Ok(json!({"group_booking_data": row})),
+        None => Err(ToolError::new(format!(
+            "Group booking not found with group_booking_id '{id}'"
+        ))),
+    }
+}
+
+/// The value of a stay from the hotel's nightly prices (`_calculate_booking_value`): None when
+/// the dates do not parse or no night has a price.
+fn stay_value(
+    s: &Session,
+    hotel_id: &str,
+    check_in: &str,
+    check_out: &str,
+    room: &str,
+    board: &str,
+) -> Result<Option<Dec>, ToolError> {
+    let (Ok(ci), Ok(co)) = (iso_date_z(check_in), iso_date_z(check_out)) else {
+        return Ok(None);
+    };
+    let mut total = Dec::parse("0").map_err(dec_err)?;
+    let mut nights = 0usize;
+    for inv in s.state.rows(INVENTORY)? {
+        if field(inv, "hotel_id") != hotel_id
+            || field(inv, "room_type") != room
+            || field(inv, "board_type") != board
+        {
+            continue;
+        }
+        let Ok(d) = iso_date_z(field(inv, "date")) else {
+            continue;
+        };
+        if ci <= d && d < co {
+            total = total
+                .add(&dec_field(inv, "price_per_night")?)
+                .map_err(dec_err)?;
+            nights += 1;
+        }
+    }
+    if nights == 0 {
+        return Ok(None);
+    }
+    total.quantize_half_up(-2).map(Some).map_err(dec_err)
+}
+
+fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let reference = arg(a, "booking_reference");
+    let Some((pos, mut b)) = first_where(s, BOOKINGS, "booking_reference", reference)? else {
+        return Err(ToolError::new(format!(
+            "Booking not found with booking_reference '{reference}'"
+        )));
+    };
+    let status = field(&b, "booking_status").to_string();
+    if status != "confirmed" {
+        return Err(ToolError::new(format!(
+            "Booking cannot be modified. Current status is '{status}', must be 'confirmed'"
+        )));
+    }
+    let original_value = dec_field(&b, "booking_value")?;
+    let mut changes: Vec<String> = Vec::new();
+    // Scalar fields, in the reference's order: "field: old -> new" when the value differs.
+    for name in [
+        "check_in_date",
+        "check_out_date",
+        "room_type",
+        "board_type",
+        "adults_count",
+        "children_count",
+    ] {
+        let Some(new) = a.get(name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let old = b.get(name).cloned().unwrap_or(Value::Null);
+        if !tb_sandbox::state::py_eq(&old, new) {
+            changes.push(format!(
+                "{name}: {} -> {}",
+                tb_sandbox::state::py_str(&old),
+                tb_sandbox::state::py_str(new)
+            ));
+            b.insert(name.to_string(), new.clone());
+        }
+    }
+    if let Some(new) = a.get("special_requests").filter(|v| !v.is_null())
+        && b.get("special_requests") != Some(new)
+    {
+        b.insert("special_requests".into(), new.clone());
+        changes.push("special_requests updated".into());
+    }
+    if let Some(new) = a.get("booking_status").filter(|v| !v.is_null())
+        && b.get("booking_status") != Some(new)
+    {
+        changes.push(format!(
+            "booking_status: {status} -> {}",
+            tb_sandbox::state::py_str(new)
+        ));
+        b.insert("booking_status".into(), new.clone());
+    }
+    let mut difference = Dec::parse("0").map_err(dec_err)?;
+    let repriced = ["check_in_date", "check_out_date", "room_type", "board_type"]
+        .iter()
+        .any(|n| a.get(*n).is_some_and(|v| !v.is_null()));
+    if repriced {
+        let value = stay_value(
+            s,
+            field(&b, "hotel_id"),
+            field(&b, "check_in_date"),
+            field(&b, "check_out_date"),
+            field(&b, "room_type"),
+            field(&b, "board_type"),
+        )?;
+        if let Some(v) = value {
+            difference = v.sub(&original_value).map_err(dec_err)?;
+            b.insert("booking_value".into(), Value::String(v.to_py_string()));
+        }
+    }
+    if changes.is_empty() {
+        // The reference re-prices the live object even when nothing else changed.
+        write_in_place(s, BOOKINGS, pos, b.clone())?;
+    } else {
+        if let Some(Value::Array(h)) = b.get_mut("modification_history") {
+            h.push(Value::String(format!(
+                "{CHANGE_TIME}: {}",
+                changes.join("; ")
+            )));
+        }
+        b.insert("updated_at".into(), json!(CHANGE_TIME));
+        write_in_place(s, BOOKINGS, pos, b.clone())?;
+        s.replace(BOOKINGS, &Value::Object(b.clone()))?;
+    }
+    Ok(json!({"updated_booking": b, "price_difference": quantize2(&difference)?}))
+}
+
+fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let group_id = arg(a, "group_booking_id");
+    let Some((gpos, mut group)) = first_where(s, GROUPS, "group_booking_id", group_id)? else {
+        return Err(ToolError::new(format!(
+            "Group booking not found with group_booking_id '{group_id}'"
+        )));
+    };
+    let details = a.get("modification_details").and_then(Value::as_object);
+    let new_in = details
+        .and_then(|d| d.get("check_in_date"))
+        .and_then(Value::as_str)
+        .filter(|x| !x.is_empty());
+    let new_out = details
+        .and_then(|d| d.get("check_out_date"))
+        .and_then(Value::as_str)
+        .filter(|x| !x.is_empty());
+    let cascade = a
+        .get("cascade_to_individual_bookings")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let mut modified: Vec<String> = Vec::new();
+    let mut total = Dec::parse("0").map_err(dec_err)?;
+    let mut group_changed = false;
+    let mut any_booking_changed = false;
+    for (name, new) in [("check_in_date", new_in), ("check_out_date", new_out)] {
+        if let Some(new) = new
+            && field(&group, name) != new
+        {
+            group.insert(name.into(), json!(new));
+            group_changed = true;
+        }
+    }
+    if group_changed {
+        write_in_place(s, GROUPS, gpos, group.clone())?;
+    }
+    if cascade {
+        let refs: Vec<String> = group
+            .get("booking_references")
+            .and_then(Value::as_array)
+            .map(|v| {
+                v.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for booking_ref in refs {
+            let Some((pos, mut b)) = first_where(s, BOOKINGS, "booking_reference", &booking_ref)?
+            else {
+                continue;
+            };
+            let original_value = dec_field(&b, "booking_value")?;
+            let mut changes: Vec<String> = Vec::new();
+            for (name, new) in [("check_in_date", new_in), ("check_out_date", new_out)] {
+                if let Some(new) = new
+                    && field(&b, name) != new
+                {
+                    b.insert(name.into(), json!(new));
+                    changes.push(format!("{name} updated via group booking {group_id}"));
+                }
+            }
+            if changes.is_empty() {
+                continue;
+            }
+            any_booking_changed = true;
+            let value = stay_value(
+                s,
+                field(&b, "hotel_id"),
+                field(&b, "check_in_date"),
+                field(&b, "check_out_date"),
+                field(&b, "room_type"),
+                field(&b, "board_type"),
+            )?;
+            if let Some(v) = value {
+                let diff = v.sub(&original_value).map_err(dec_err)?;
+                total = total.add(&diff).map_err(dec_err)?;
+                if !diff.is_zero() {
+                    b.insert("booking_value".into(), Value::String(v.to_py_string()));
+                }
+            }
+            if let Some(Value::Array(h)) = b.get_mut("modification_history") {
+                h.push(Value::String(format!(
+                    "{CHANGE_TIME}: {}",
+                    changes.join("; ")
+                )));
+            }
+            b.insert("updated_at".into(), json!(CHANGE_TIME));
+            write_in_place(s, BOOKINGS, pos, b.clone())?;
+            s.replace(BOOKINGS, &Value::Object(b))?;
+            modified.push(booking_ref);
+        }
+    }
+    if group_changed || any_booking_changed {
+        group.insert("updated_at".into(), json!(CHANGE_TIME));
+        write_in_place(s, GROUPS, gpos, group.clone())?;
+        s.replace(GROUPS, &Value::Object(group.clone()))?;
+    }
+    Ok(json!({
+        "updated_group_booking": group,
+        "modified_booking_references": modified,
+        "total_price_difference": quantize2(&total)?,
+    }))
+}
+
+fn search_hotels_by_location(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let (ci, co) = stay(a)?;
+    let location = arg(a, "location").to_lowercase();
+    let (room, board) = (arg(a, "room_type"), arg(a, "board_type"));
+    let hotels: Vec<Row> = s
+        .state
+        .rows(HOTELS)?
+        .iter()
+        .filter(|h| field(h, "location").to_lowercase().contains(&location))
+        .cloned()
+        .collect();
+    let mut results = Vec::new();
+    for hotel in &hotels {
+        let hotel_id = field(hotel, "hotel_id");
+        let mut nights: Vec<&Row> = Vec::new();
+        for inv in s.state.rows(INVENTORY)? {
+            if field(inv, "hotel_id") != hotel_id
+                || field(inv, "room_type") != room
+                || field(inv, "board_type") != board
+            {
+                continue;
+            }
+            let d = iso_date_z(field(inv, "date")).map_err(ToolError::new)?;
+            if ci <= d && d < co {
+                nights.push(inv);
+            }
+        }
+        let Some(min) = nights
+            .iter()
+            .filter_map(|r| r.get("available_count").and_then(Value::as_i64))
+            .min()
+        else {
+            continue;
+        };
+        if min <= 0 {
+            continue;
+        }
+        let mut sum = Dec::ZERO;
+        for inv in &nights {
+            sum = sum
+                .add(&dec_field(inv, "price_per_night")?)
+                .map_err(dec_err)?;
+        }
+        let avg = sum.div_int(nights.len() as u64).map_err(dec_err)?;
+        results.push(json!({
+            "hotel_id": hotel_id,
+            "hotel_name": field(hotel, "hotel_name"),
+            "location": field(hotel, "location"),
+            "partner_tier": field(hotel, "partner_tier"),
+            "available_count": min,
+            "price_per_night": quantize2(&avg)?,
+        }));
+    }
+    Ok(json!({"hotels": results}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn error_paths() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        assert_eq!(
+            err(&mut s, "booking_api_get_booking", json!({})),
+            "Tool execution failed: Either booking_reference or customer_id must be provided"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "booking_api_get_booking",
+                json!({"booking_reference": "BKG-NOPE"})
+            ),
+            "Tool execution failed: Booking not found with booking_reference 'BKG-NOPE'"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "booking_api_get_group_booking",
+                json!({"group_booking_id": "GRP-X"})
+            ),
+            "Tool execution failed: Group booking not found with group_booking_id 'GRP-X'"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "booking_api_modify_booking",
+                json!({"booking_reference": "B", "room_type": "cave"})
+            ),
+            "Tool execution failed: Input validation failed: room_type: Input should be 'standard_room', 'deluxe_room', 'suite', 'executive_suite', 'presidential_suite', 'family_room' or 'accessible_room'"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "booking_api_modify_booking",
+                json!({"booking_reference": "B", "colour": "red"})
+            ),
+            "Tool execution failed: Input validation failed: colour: Extra inputs are not permitted"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "booking_api_modify_group_booking",
+                json!({"group_booking_id": "G"})
+            ),
+            "Tool execution failed: Input validation failed: modification_details: Field required; cascade_to_individual_bookings: Field required"
+        );
+        let args = json!({"hotel_id": "HTL-NOPE", "check_in_date": "2025-10-02", "check_out_date": "2025-10-01",
+            "room_type": "suite", "board_type": "half_board", "adults_count": 1, "children_count": 0});
+        assert_eq!(
+            err(&mut s, "booking_api_check_hotel_availability", args.clone()),
+            "Tool execution failed: Hotel not found with hotel_id 'HTL-NOPE'"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "booking_api_search_hotels_by_location",
+                json!({"location": "x", "check_in_date": "soon",
+                "check_out_date": "2025-10-01", "room_type": "suite", "board_type": "half_board", "adults_count": 1, "children_count": 0})
+            ),
+            "Tool execution failed: Invalid date format: Invalid isoformat string: 'soon'"
+        );
+        let mut a = args.as_object().unwrap().clone();
+        a.insert("location".into(), json!("x"));
+        a.remove("hotel_id");
+        assert_eq!(
+            err(&mut s, "booking_api_search_hotels_by_location", json!(a)),
+            "Tool execution failed: Check-in date must be before check-out date"
+        );
+        assert_eq!(
+            call(
+                &mut s,
+                "booking_api_get_booking_history",
+                json!({"customer_id": "CUS-NONE"})
+            ),
+            json!({"bookings": []})
+        );
+    }
+
+    #[test]
+    fn modify_refuses_a_cancelled_booking() {
+        let row = json!({"id": "BKG-T1", "booking_reference": "BKG-T1", "customer_id": "CUS-T1", "hotel_id": "HTL-T1",
+            "check_in_date": "2025-10-01T15:00:00Z", "check_out_date": "2025-10-02T11:00:00Z", "booking_value": 450,
+            "room_type": "suite", "board_type": "half_board", "adults_count": 2, "booking_status": "cancelled",
+            "created_at": "2025-09-15T10:00:00Z", "updated_at": "2025-09-15T10:00:00Z"});
+        let Some(mut s) = session(json!({"booking_api_bookings": [row]})) else {
+            return;
+        };
+        assert_eq!(
+            err(
+                &mut s,
+                "booking_api_modify_booking",
+                json!({"booking_reference": "BKG-T1", "adults_count": 3})
+            ),
+            "Tool execution failed: Booking cannot be modified. Current status is 'cancelled', must be 'confirmed'"
+        );
+    }
+
+    #[test]
+    fn modify_without_inventory_keeps_the_value() {
+        let row = json!({"id": "BKG-T2", "booking_reference": "BKG-T2", "customer_id": "CUS-T2", "hotel_id": "HTL-NONE",
+            "check_in_date": "2025-10-01T15:00:00Z", "check_out_date": "2025-10-02T11:00:00Z", "booking_value": 450,
+            "room_type": "suite", "board_type": "half_board", "adults_count": 2,
+            "created_at": "2025-09-15T10:00:00Z", "updated_at": "2025-09-15T10:00:00Z"});
+        let Some(mut s) = session(json!({"booking_api_bookings": [row]})) else {
+            return;
+        };
+        let out = call(
+            &mut s,
+            "booking_api_modify_booking",
+            json!({"booking_reference": "BKG-T2", "check_out_date": "2025-10-03T11:00:00Z"}),
+        );
+        assert_eq!(out["price_difference"], json!("0.00"));
+        assert_eq!(out["updated_booking"]["booking_value"], json!("450"));
+        assert_eq!(
+            out["updated_booking"]["modification_history"],
+            json!([
+                "2025-11-25T10:00:00Z: check_out_date: 2025-10-02T11:00:00Z -> 2025-10-03T11:00:00Z"
+            ])
+        );
+    }
+}

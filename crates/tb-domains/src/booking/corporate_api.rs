@@ -1,0 +1,155 @@
+//! corporate_api: company accounts and their bookings.
+
+use super::booking_api::newest_first;
+use super::{arg, field, first_where, no_nulls};
+use serde_json::{Value, json};
+use tb_sandbox::state::Row;
+use tb_sandbox::{Args, Session, ToolError, ToolFn};
+
+const ACCOUNTS: &str = "corporate_api_corporate_accounts";
+const BOOKINGS: &str = "booking_api_bookings";
+
+/// The toolset's functions.
+pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+    vec![
+        (
+            "corporate_api_generate_corporate_invoice",
+            generate_corporate_invoice as ToolFn,
+        ),
+        ("corporate_api_get_account_details", get_account_details),
+        (
+            "corporate_api_get_corporate_booking_history",
+            get_corporate_booking_history,
+        ),
+        ("corporate_api_verify_account_status", verify_account_status),
+    ]
+}
+
+/// The account named by the `corporate_account_id` argument, after the reference's checks.
+fn account(s: &Session, a: &Args) -> Result<Row, ToolError> {
+    let id = arg(a, "corporate_account_id");
+    if !id.starts_with("CRP-") {
+        return Err(ToolError::new("Invalid corporate_account_id parameter."));
+    }
+    first_where(s, ACCOUNTS, "corporate_account_id", id)?
+        .map(|(_, r)| r)
+        .ok_or_else(|| ToolError::new("Corporate account not found."))
+}
+
+fn generate_corporate_invoice(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let id = arg(a, "corporate_account_id");
+    let reference = arg(a, "booking_reference");
+    if !id.starts_with("CRP-") {
+        return Err(ToolError::new("Invalid corporate_account_id parameter."));
+    }
+    if !reference.starts_with("BKG-") {
+        return Err(ToolError::new("Invalid booking_reference parameter."));
+    }
+    let acc = account(s, a)?;
+    let Some((_, booking)) = first_where(s, BOOKINGS, "booking_reference", reference)? else {
+        return Err(ToolError::new("Booking not found."));
+    };
+    if booking.get("corporate_account_id").and_then(Value::as_str)
+        != Some(field(&acc, "corporate_account_id"))
+    {
+        return Err(ToolError::new(
+            "Booking is not associated with this corporate account.",
+        ));
+    }
+    let invoice_id = format!(
+        "INV-{}-{}",
+        reference.replace("BKG-", ""),
+        id.replace("CRP-", "")
+    );
+    Ok(json!({
+        "invoice_url": format!("https://staybridge.com/corporate-invoices/{id}-{reference}.pdf"),
+        "invoice_id": invoice_id,
+        "payment_terms": field(&acc, "payment_terms"),
+    }))
+}
+
+fn get_account_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    Ok(json!({"account_data": no_nulls(&account(s, a)?)}))
+}
+
+fn get_corporate_booking_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let acc = account(s, a)?;
+    let id = field(&acc, "corporate_account_id");
+    let rows: Vec<Row> = s
+        .state
+        .rows(BOOKINGS)?
+        .iter()
+        .filter(|b| b.get("corporate_account_id").and_then(Value::as_str) == Some(id))
+        .cloned()
+        .collect();
+    let out: Vec<Value> = newest_first(rows).iter().map(no_nulls).collect();
+    Ok(json!({"corporate_bookings": out}))
+}
+
+fn verify_account_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let acc = account(s, a)?;
+    let id = field(&acc, "corporate_account_id");
+    let active = s
+        .state
+        .rows(BOOKINGS)?
+        .iter()
+        .filter(|b| {
+            b.get("corporate_account_id").and_then(Value::as_str) == Some(id)
+                && field(b, "booking_status") == "confirmed"
+        })
+        .count();
+    let limit = acc
+        .get("booking_limit")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let remaining = (limit - i64::try_from(active).unwrap_or(i64::MAX)).max(0);
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "is_active".into(),
+        json!(field(&acc, "account_status") == "active"),
+    );
+    if let Some(exp) = acc.get("expiration_date").filter(|v| !v.is_null()) {
+        out.insert("expiration_date".into(), exp.clone());
+    }
+    out.insert("booking_limit_remaining".into(), json!(remaining));
+    Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{err, session};
+    use serde_json::json;
+
+    #[test]
+    fn error_paths() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        for tool in [
+            "corporate_api_get_account_details",
+            "corporate_api_get_corporate_booking_history",
+            "corporate_api_verify_account_status",
+        ] {
+            assert_eq!(
+                err(&mut s, tool, json!({"corporate_account_id": "X-1"})),
+                "Tool execution failed: Invalid corporate_account_id parameter."
+            );
+            assert_eq!(
+                err(&mut s, tool, json!({"corporate_account_id": "CRP-NOPE"})),
+                "Tool execution failed: Corporate account not found."
+            );
+            assert_eq!(
+                err(&mut s, tool, json!({})),
+                "Tool execution failed: Input validation failed: corporate_account_id: Field required"
+            );
+        }
+        assert_eq!(
+            err(
+                &mut s,
+                "corporate_api_generate_corporate_invoice",
+                json!({"corporate_account_id": "CRP-1", "booking_reference": "X"})
+            ),
+            "Tool execution failed: Invalid booking_reference parameter."
+        );
+    }
+}

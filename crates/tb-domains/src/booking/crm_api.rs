@@ -1,0 +1,189 @@
+//! crm_api: customer profiles.
+
+use super::{arg, first_where, no_nulls, opt};
+use serde_json::{Value, json};
+use tb_sandbox::state::Row;
+use tb_sandbox::{Args, Session, ToolError, ToolFn};
+
+const PROFILES: &str = "crm_api_customer_profiles";
+/// The fixed time `update_customer_info` stamps on a profile.
+const UPDATE_TIME: &str = "2025-01-01T00:00:00Z";
+
+/// The toolset's functions.
+pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+    vec![
+        ("crm_api_check_vip_status", check_vip_status as ToolFn),
+        ("crm_api_get_customer_preferences", get_customer_preferences),
+        ("crm_api_get_customer_profile", get_customer_profile),
+        ("crm_api_update_customer_info", update_customer_info),
+    ]
+}
+
+/// The profile of the `customer_id` argument, after the reference's checks.
+fn profile(s: &Session, a: &Args) -> Result<(usize, Row), ToolError> {
+    let id = arg(a, "customer_id");
+    if id.trim().is_empty() {
+        return Err(ToolError::new("Invalid customer_id parameter."));
+    }
+    first_where(s, PROFILES, "customer_id", id)?
+        .ok_or_else(|| ToolError::new("Customer not found."))
+}
+
+fn check_vip_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let (_, p) = profile(s, a)?;
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "vip_tier".into(),
+        p.get("vip_tier").cloned().unwrap_or(Value::Null),
+    );
+    if let Some(l) = p.get("loyalty_program_status").filter(|v| !v.is_null()) {
+        out.insert("loyalty_program_status".into(), l.clone());
+    }
+    Ok(Value::Object(out))
+}
+
+fn get_customer_preferences(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let (_, p) = profile(s, a)?;
+    Ok(json!({
+        "preferences": p.get("preferences").cloned().unwrap_or_else(|| json!([])),
+        "special_notes": p.get("special_notes").cloned().unwrap_or_else(|| json!([])),
+    }))
+}
+
+fn get_customer_profile(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let id = opt(a, "customer_id").filter(|x| !x.is_empty());
+    let email = opt(a, "email").filter(|x| !x.is_empty());
+    if id.is_none() && email.is_none() {
+        return Err(ToolError::new(
+            "Invalid parameters: provide customer_id or email.",
+        ));
+    }
+    let rows = s.state.rows(PROFILES)?;
+    let found = match (id, email) {
+        (Some(id), _) => rows.iter().find(|p| super::field(p, "customer_id") == id),
+        (None, Some(email)) => {
+            let email = email.to_lowercase();
+            rows.iter()
+                .find(|p| super::field(p, "email").to_lowercase() == email)
+        }
+        (None, None) => None,
+    };
+    let p = found.ok_or_else(|| ToolError::new("Customer not found."))?;
+    Ok(json!({"customer_data": no_nulls(p)}))
+}
+
+/// Updatable fields, in the input model's order.
+const UPDATABLE: [&str; 7] = [
+    "email",
+    "full_name",
+    "preferences",
+    "special_notes",
+    "complaint_count",
+    "loyalty_program_status",
+    "last_booking_date",
+];
+
+fn update_customer_info(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    if arg(a, "customer_id").trim().is_empty() {
+        return Err(ToolError::new("Invalid customer_id parameter."));
+    }
+    let updates: Vec<(&str, &Value)> = UPDATABLE
+        .iter()
+        .filter_map(|k| a.get(*k).filter(|v| !v.is_null()).map(|v| (*k, v)))
+        .collect();
+    if updates.is_empty() {
+        return Err(ToolError::new("Invalid update_fields parameter."));
+    }
+    let (pos, mut p) = profile(s, a)?;
+    let mut fields = Vec::new();
+    for (k, v) in updates {
+        p.insert(k.to_string(), v.clone());
+        fields.push(k);
+    }
+    p.insert("updated_at".into(), json!(UPDATE_TIME));
+    super::write_in_place(s, PROFILES, pos, p.clone())?;
+    s.replace(PROFILES, &Value::Object(p))?;
+    Ok(json!({"success": true, "updated_fields": fields}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn error_paths() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        assert_eq!(
+            err(
+                &mut s,
+                "crm_api_check_vip_status",
+                json!({"customer_id": "  "})
+            ),
+            "Tool execution failed: Invalid customer_id parameter."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "crm_api_check_vip_status",
+                json!({"customer_id": "CUS-NOPE"})
+            ),
+            "Tool execution failed: Customer not found."
+        );
+        assert_eq!(
+            err(&mut s, "crm_api_get_customer_profile", json!({})),
+            "Tool execution failed: Invalid parameters: provide customer_id or email."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "crm_api_update_customer_info",
+                json!({"customer_id": "CUS-NOPE"})
+            ),
+            "Tool execution failed: Invalid update_fields parameter."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "crm_api_update_customer_info",
+                json!({"customer_id": "CUS-NOPE", "complaint_count": 1})
+            ),
+            "Tool execution failed: Customer not found."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "crm_api_update_customer_info",
+                json!({"customer_id": "CUS-1", "vip_tier": "vip"})
+            ),
+            "Tool execution failed: Input validation failed: vip_tier: Extra inputs are not permitted"
+        );
+    }
+
+    #[test]
+    fn update_stamps_the_fixed_time() {
+        let row = json!({"id": "CUS-T", "customer_id": "CUS-T", "email": "a@b.c", "full_name": "A B",
+            "created_at": "2025-01-01T00:00:00Z", "updated_at": "2025-02-01T00:00:00Z"});
+        let Some(mut s) = session(json!({"crm_api_customer_profiles": [row]})) else {
+            return;
+        };
+        let out = call(
+            &mut s,
+            "crm_api_update_customer_info",
+            json!({"customer_id": "CUS-T", "last_booking_date": "2025-03-01T10:00:00+00:00", "preferences": []}),
+        );
+        assert_eq!(
+            out,
+            json!({"success": true, "updated_fields": ["preferences", "last_booking_date"]})
+        );
+        let p = s
+            .state
+            .get("crm_api_customer_profiles", &json!("CUS-T"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(p["updated_at"], json!("2025-01-01T00:00:00Z"));
+        assert_eq!(p["last_booking_date"], json!("2025-03-01T10:00:00Z"));
+    }
+}

@@ -1,0 +1,228 @@
+//! lookup: finding ids from names, emails and references (on the lookup toolset's own tables).
+
+use super::{arg, field, opt};
+use serde_json::{Value, json};
+use tb_sandbox::state::Row;
+use tb_sandbox::{Args, Session, ToolError, ToolFn};
+
+const ACCOUNTS: &str = "lookup_corporate_accounts";
+const GROUPS: &str = "lookup_group_bookings";
+const BOOKINGS: &str = "lookup_bookings";
+const HOTELS: &str = "lookup_hotels";
+
+/// The toolset's functions.
+pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+    vec![
+        (
+            "lookup_lookup_corporate_account_id",
+            lookup_corporate_account_id as ToolFn,
+        ),
+        ("lookup_lookup_group_booking_id", lookup_group_booking_id),
+        ("lookup_lookup_hotel_id", lookup_hotel_id),
+        (
+            "lookup_validate_booking_reference",
+            validate_booking_reference,
+        ),
+    ]
+}
+
+fn lookup_corporate_account_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let name = opt(a, "company_name").filter(|x| !x.is_empty());
+    let email = opt(a, "customer_email").filter(|x| !x.is_empty());
+    if name.is_none() && email.is_none() {
+        return Err(ToolError::new(
+            "Invalid parameters: provide company_name or customer_email.",
+        ));
+    }
+    let accounts = s.state.rows(ACCOUNTS)?;
+    let mut matches: Vec<&Row> = Vec::new();
+    if let Some(name) = name {
+        let q = name.to_lowercase();
+        matches = accounts
+            .iter()
+            .filter(|acc| field(acc, "company_name").to_lowercase().contains(&q))
+            .collect();
+    }
+    if let Some(email) = email {
+        let domain = email
+            .split_once('@')
+            .map(|(_, d)| d.to_lowercase())
+            .ok_or_else(|| ToolError::new("Invalid email format."))?;
+        for acc in accounts {
+            let contact = field(acc, "contact_email");
+            let same = !contact.is_empty()
+                && contact.rsplit('@').next().unwrap_or("").to_lowercase() == domain;
+            if same && !matches.contains(&acc) {
+                matches.push(acc);
+            }
+        }
+    }
+    let acc = matches
+        .first()
+        .ok_or_else(|| ToolError::new("No corporate account found matching criteria."))?;
+    let mut out = serde_json::Map::new();
+    for k in ["corporate_account_id", "company_name", "account_tier"] {
+        if let Some(v) = acc.get(k).filter(|v| !v.is_null()) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+fn lookup_group_booking_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let reference = opt(a, "booking_reference").filter(|x| !x.is_empty());
+    let email = opt(a, "coordinator_email").filter(|x| !x.is_empty());
+    if reference.is_none() && email.is_none() {
+        return Err(ToolError::new(
+            "Invalid parameters: provide booking_reference or coordinator_email.",
+        ));
+    }
+    let groups = s.state.rows(GROUPS)?;
+    let mut found: Option<&Row> = None;
+    if let Some(reference) = reference {
+        let booking = s
+            .state
+            .rows(BOOKINGS)?
+            .iter()
+            .find(|b| field(b, "booking_reference") == reference);
+        if let Some(gid) = booking
+            .and_then(|b| b.get("group_booking_id"))
+            .and_then(Value::as_str)
+            .filter(|g| !g.is_empty())
+        {
+            found = groups.iter().find(|g| field(g, "group_booking_id") == gid);
+        }
+    }
+    if found.is_none()
+        && let Some(email) = email
+    {
+        let email = email.to_lowercase();
+        found = groups
+            .iter()
+            .find(|g| field(g, "coordinator_email").to_lowercase() == email);
+    }
+    let g = found.ok_or_else(|| {
+        ToolError::new(
+            "No group booking found matching criteria or booking is not part of a group.",
+        )
+    })?;
+    Ok(json!({
+        "group_booking_id": field(g, "group_booking_id"),
+        "total_rooms": g.get("total_rooms").cloned().unwrap_or(Value::Null),
+        "coordinator_contact": format!("{} <{}>", field(g, "coordinator_name"), field(g, "coordinator_email")),
+    }))
+}
+
+fn lookup_hotel_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let name = opt(a, "hotel_name")
+        .filter(|x| !x.is_empty())
+        .map(str::to_lowercase);
+    let location = opt(a, "location")
+        .filter(|x| !x.is_empty())
+        .map(str::to_lowercase);
+    if name.is_none() && location.is_none() {
+        return Err(ToolError::new(
+            "Invalid parameters: provide hotel_name or location.",
+        ));
+    }
+    let results: Vec<Value> = s
+        .state
+        .rows(HOTELS)?
+        .iter()
+        .filter(|h| {
+            name.as_ref().is_some_and(|q| field(h, "hotel_name").to_lowercase().contains(q.as_str()))
+                || location.as_ref().is_some_and(|q| field(h, "location").to_lowercase().contains(q.as_str()))
+        })
+        .map(|h| json!({"hotel_id": field(h, "hotel_id"), "hotel_name": field(h, "hotel_name"), "location": field(h, "location")}))
+        .collect();
+    if results.is_empty() {
+        return Err(ToolError::new("No hotels found matching criteria."));
+    }
+    Ok(json!({"results": results}))
+}
+
+/// `re.fullmatch(r"BKG-\d{8}", s)`: Python's `\d` is any Unicode decimal digit.
+fn is_reference(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("BKG-") else {
+        return false;
+    };
+    let digits: Vec<char> = rest.chars().collect();
+    digits.len() == 8 && digits.iter().all(|c| c.is_numeric())
+}
+
+fn validate_booking_reference(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let reference = arg(a, "booking_reference");
+    if !is_reference(reference) {
+        return Err(ToolError::new("Invalid booking reference format."));
+    }
+    match s
+        .state
+        .rows(BOOKINGS)?
+        .iter()
+        .find(|b| field(b, "booking_reference") == reference)
+    {
+        Some(b) => Ok(json!({"is_valid": true, "booking_id": field(b, "id")})),
+        None => Ok(json!({"is_valid": false})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, err, session};
+    use serde_json::json;
+
+    #[test]
+    fn error_paths() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        assert_eq!(
+            err(&mut s, "lookup_lookup_corporate_account_id", json!({})),
+            "Tool execution failed: Invalid parameters: provide company_name or customer_email."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "lookup_lookup_corporate_account_id",
+                json!({"customer_email": "nobody"})
+            ),
+            "Tool execution failed: Invalid email format."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "lookup_lookup_corporate_account_id",
+                json!({"company_name": "zzzz-no-such-company"})
+            ),
+            "Tool execution failed: No corporate account found matching criteria."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "lookup_lookup_group_booking_id",
+                json!({"booking_reference": "BKG-NOPE"})
+            ),
+            "Tool execution failed: No group booking found matching criteria or booking is not part of a group."
+        );
+        assert_eq!(
+            err(&mut s, "lookup_lookup_hotel_id", json!({"hotel_name": ""})),
+            "Tool execution failed: Invalid parameters: provide hotel_name or location."
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "lookup_validate_booking_reference",
+                json!({"booking_reference": "BKG-123"})
+            ),
+            "Tool execution failed: Invalid booking reference format."
+        );
+        assert_eq!(
+            call(
+                &mut s,
+                "lookup_validate_booking_reference",
+                json!({"booking_reference": "BKG-99999999"})
+            ),
+            json!({"is_valid": false})
+        );
+    }
+}

@@ -1,0 +1,351 @@
+//! payment_api: transactions (charges, refunds, disputes), invoices and payment methods.
+
+use super::decimal::{quantize_text, signum_text};
+use super::{arg, field, first_where, no_nulls, opt};
+use serde_json::{Value, json};
+use tb_sandbox::state::Row;
+use tb_sandbox::{Args, Session, ToolError, ToolFn};
+
+const TRANSACTIONS: &str = "payment_api_transactions";
+const BOOKINGS: &str = "booking_api_bookings";
+/// `FIXED_CURRENT_TIME.isoformat()` of charges and refunds.
+const CHARGE_TIME: &str = "2025-11-25T10:00:00+00:00";
+/// `FIXED_CURRENT_TIME.isoformat()` of disputes.
+const DISPUTE_TIME: &str = "2025-11-30T10:00:00+00:00";
+
+/// The toolset's functions.
+pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+    vec![
+        (
+            "payment_api_check_payment_status",
+            check_payment_status as ToolFn,
+        ),
+        ("payment_api_generate_invoice", generate_invoice),
+        (
+            "payment_api_get_transaction_history",
+            get_transaction_history,
+        ),
+        ("payment_api_process_charge", process_charge),
+        ("payment_api_process_charge_dispute", process_charge_dispute),
+        ("payment_api_process_refund", process_refund),
+        ("payment_api_update_payment_method", update_payment_method),
+    ]
+}
+
+fn cents(text: &str) -> Result<String, ToolError> {
+    quantize_text(text, -2).map_err(|e| ToolError::new(e.to_string()))
+}
+
+fn booking(s: &Session, a: &Args) -> Result<Row, ToolError> {
+    let reference = arg(a, "booking_reference");
+    first_where(s, BOOKINGS, "booking_reference", reference)?
+        .map(|(_, b)| b)
+        .ok_or_else(|| ToolError::new(format!("Booking not found: {reference}")))
+}
+
+fn check_payment_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let reference = arg(a, "booking_reference");
+    let mut latest: Option<&Row> = None;
+    for t in s
+        .state
+        .rows(TRANSACTIONS)?
+        .iter()
+        .filter(|t| field(t, "booking_reference") == reference)
+    {
+        // `max` keeps the first of equal keys.
+        if latest.is_none_or(|l| field(t, "created_at") > field(l, "created_at")) {
+            latest = Some(t);
+        }
+    }
+    let t = latest
+        .ok_or_else(|| ToolError::new(format!("No transactions found for booking: {reference}")))?;
+    let mut out = serde_json::Map::new();
+    out.insert("payment_status".into(), json!(field(t, "payment_status")));
+    out.insert("transaction_id".into(), json!(field(t, "transaction_id")));
+    if let Some(m) = t.get("payment_method").filter(|v| !v.is_null()) {
+        out.insert("payment_method".into(), m.clone());
+    }
+    Ok(Value::Object(out))
+}
+
+fn generate_invoice(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let reference = arg(a, "booking_reference");
+    booking(s, a)?;
+    let stamp = "20251125100000";
+    Ok(json!({
+        "invoice_url": format!("https://staybridge.com/invoices/{reference}-{stamp}.pdf"),
+        "invoice_id": format!("INV-{reference}-{stamp}"),
+    }))
+}
+
+fn get_transaction_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let customer = opt(a, "customer_id").filter(|x| !x.is_empty());
+    let reference = opt(a, "booking_reference").filter(|x| !x.is_empty());
+    if customer.is_none() && reference.is_none() {
+        return Err(ToolError::new(
+            "Either customer_id or booking_reference must be provided",
+        ));
+    }
+    let rows: Vec<Row> = s
+        .state
+        .rows(TRANSACTIONS)?
+        .iter()
+        .filter(|t| {
+            customer.is_none_or(|c| field(t, "customer_id") == c)
+                && reference.is_none_or(|r| field(t, "booking_reference") == r)
+        })
+        .cloned()
+        .collect();
+    let out: Vec<Value> = super::booking_api::newest_first(rows)
+        .iter()
+        .map(no_nulls)
+        .collect();
+    Ok(json!({"transactions": out}))
+}
+
+/// A new transaction row.
+#[allow(clippy::too_many_arguments)]
+fn transaction(
+    id: &str,
+    reference: &str,
+    customer: &str,
+    amount: String,
+    kind: &str,
+    status: &str,
+    reason: &str,
+    estimate: Option<&str>,
+    at: &str,
+) -> Value {
+    json!({
+        "id": id,
+        "transaction_id": id,
+        "booking_reference": reference,
+        "customer_id": customer,
+        "amount": amount,
+        "currency": "USD",
+        "transaction_type": kind,
+        "payment_status": status,
+        "payment_method": null,
+        "reason": reason,
+        "processing_time_estimate": estimate,
+        "created_at": at,
+        "updated_at": at,
+    })
+}
+
+fn process_charge(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let b = booking(s, a)?;
+    let amount = arg(a, "charge_amount");
+    if signum_text(amount).map_err(|e| ToolError::new(e.to_string()))? <= 0 {
+        return Err(ToolError::new(
+            "Invalid charge amount - must be greater than 0",
+        ));
+    }
+    let id = format!("TXN-{:08}", s.state.count(TRANSACTIONS)? + 1);
+    let row = transaction(
+        &id,
+        arg(a, "booking_reference"),
+        field(&b, "customer_id"),
+        cents(amount)?,
+        "charge",
+        "successful",
+        arg(a, "reason"),
+        None,
+        CHARGE_TIME,
+    );
+    s.insert(TRANSACTIONS, &row)?;
+    Ok(json!({"transaction_id": id, "payment_status": "successful"}))
+}
+
+fn process_charge_dispute(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let txn = arg(a, "transaction_id");
+    let Some((_, original)) = first_where(s, TRANSACTIONS, "transaction_id", txn)? else {
+        return Err(ToolError::new(format!("Transaction not found: {txn}")));
+    };
+    let disputes = s
+        .state
+        .rows(TRANSACTIONS)?
+        .iter()
+        .filter(|t| field(t, "transaction_type") == "dispute")
+        .count();
+    let id = format!("DSP-{:08}", disputes + 1);
+    let row = transaction(
+        &id,
+        field(&original, "booking_reference"),
+        field(&original, "customer_id"),
+        cents(arg(a, "dispute_amount"))?,
+        "dispute",
+        "pending",
+        arg(a, "dispute_reason"),
+        None,
+        DISPUTE_TIME,
+    );
+    s.insert(TRANSACTIONS, &row)?;
+    Ok(json!({"dispute_case_id": id, "dispute_status": "under_review"}))
+}
+
+fn process_refund(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let b = booking(s, a)?;
+    let id = format!("TXN-{:08}", s.state.count(TRANSACTIONS)? + 1);
+    let estimate = "3-5 business days";
+    let row = transaction(
+        &id,
+        arg(a, "booking_reference"),
+        field(&b, "customer_id"),
+        cents(arg(a, "refund_amount"))?,
+        "refund",
+        "successful",
+        arg(a, "reason"),
+        Some(estimate),
+        CHARGE_TIME,
+    );
+    s.insert(TRANSACTIONS, &row)?;
+    Ok(
+        json!({"transaction_id": id, "refund_status": "successful", "processing_time_estimate": estimate}),
+    )
+}
+
+fn update_payment_method(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let customer = arg(a, "customer_id");
+    if !s
+        .state
+        .rows(BOOKINGS)?
+        .iter()
+        .any(|b| field(b, "customer_id") == customer)
+    {
+        return Err(ToolError::new(format!("Customer not found: {customer}")));
+    }
+    let token: Vec<char> = arg(a, "new_payment_method").chars().collect();
+    let last4: String = if token.len() >= 4 {
+        token[token.len() - 4..].iter().collect()
+    } else {
+        "****".into()
+    };
+    Ok(json!({"success": true, "payment_method_last4": last4}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{call, err, session};
+    use serde_json::json;
+
+    fn booking_row() -> serde_json::Value {
+        json!({"id": "BKG-T", "booking_reference": "BKG-T", "customer_id": "CUS-T", "hotel_id": "HTL-T",
+            "check_in_date": "2025-10-01", "check_out_date": "2025-10-02", "booking_value": 1, "room_type": "suite",
+            "board_type": "half_board", "adults_count": 1, "created_at": "x", "updated_at": "x"})
+    }
+
+    #[test]
+    fn error_paths() {
+        let Some(mut s) = session(json!({})) else {
+            return;
+        };
+        assert_eq!(
+            err(
+                &mut s,
+                "payment_api_process_refund",
+                json!({"booking_reference": "BKG-NOPE", "refund_amount": "1", "reason": "r"})
+            ),
+            "Tool execution failed: Booking not found: BKG-NOPE"
+        );
+        assert_eq!(
+            err(&mut s, "payment_api_get_transaction_history", json!({})),
+            "Tool execution failed: Either customer_id or booking_reference must be provided"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "payment_api_check_payment_status",
+                json!({"booking_reference": "BKG-NOPE"})
+            ),
+            "Tool execution failed: No transactions found for booking: BKG-NOPE"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "payment_api_process_charge_dispute",
+                json!({"transaction_id": "TXN-NOPE", "dispute_reason": "r", "dispute_amount": "1"})
+            ),
+            "Tool execution failed: Transaction not found: TXN-NOPE"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "payment_api_process_charge_dispute",
+                json!({"transaction_id": "T", "dispute_reason": "r", "dispute_amount": "1", "x": 1})
+            ),
+            "Tool execution failed: Input validation failed: x: Extra inputs are not permitted"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "payment_api_update_payment_method",
+                json!({"customer_id": "CUS-NOPE", "new_payment_method": "tok"})
+            ),
+            "Tool execution failed: Customer not found: CUS-NOPE"
+        );
+    }
+
+    #[test]
+    fn charges_refunds_and_disputes() {
+        let Some(mut s) = session(
+            json!({"booking_api_bookings": [booking_row()], "payment_api_transactions": []}),
+        ) else {
+            return;
+        };
+        let n = s.state.count("payment_api_transactions").unwrap();
+        assert_eq!(
+            err(
+                &mut s,
+                "payment_api_process_charge",
+                json!({"booking_reference": "BKG-T", "charge_amount": "0.00", "reason": "r"})
+            ),
+            "Tool execution failed: Invalid charge amount - must be greater than 0"
+        );
+        assert_eq!(
+            err(
+                &mut s,
+                "payment_api_process_charge",
+                json!({"booking_reference": "BKG-T", "charge_amount": "1e30", "reason": "r"})
+            ),
+            "Tool execution failed: [<class 'decimal.InvalidOperation'>]"
+        );
+        let out = call(
+            &mut s,
+            "payment_api_process_charge",
+            json!({"booking_reference": "BKG-T", "charge_amount": 50.005, "reason": "r"}),
+        );
+        let id = format!("TXN-{:08}", n + 1);
+        assert_eq!(
+            out,
+            json!({"transaction_id": id, "payment_status": "successful"})
+        );
+        let row = s
+            .state
+            .get("payment_api_transactions", &json!(id))
+            .unwrap()
+            .unwrap();
+        assert_eq!(row["amount"], json!("50.01"));
+        assert_eq!(row["created_at"], json!("2025-11-25T10:00:00+00:00"));
+        let out = call(
+            &mut s,
+            "payment_api_process_charge_dispute",
+            json!({"transaction_id": id, "dispute_reason": "r", "dispute_amount": "5"}),
+        );
+        assert_eq!(
+            out["dispute_case_id"]
+                .as_str()
+                .map(|x| x.starts_with("DSP-")),
+            Some(true)
+        );
+        let out = call(
+            &mut s,
+            "payment_api_update_payment_method",
+            json!({"customer_id": "CUS-T", "new_payment_method": "abc"}),
+        );
+        assert_eq!(
+            out,
+            json!({"success": true, "payment_method_last4": "****"})
+        );
+    }
+}
