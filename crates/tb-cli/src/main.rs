@@ -1,1 +1,55 @@
-fn main() {}
+//! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
+
+mod common;
+mod infer_cmd;
+mod metrics_cmds;
+mod replay_cmd;
+mod validate_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// thinkingbox-rs: an agent sandbox that grades tool-using LLM agents by the records they
+/// leave in simulated business systems.
+#[derive(Debug, Parser)]
+#[command(name = "tb", version, about, long_about = None)]
+struct Cli {
+    /// Log filter (also RUST_LOG), e.g. `info` or `tb_eval=debug`.
+    #[arg(long, global = true, env = "TB_LOG", default_value = "warn")]
+    log: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Load a test list and every file it needs; print a per-scenario summary.
+    Validate(validate_cmd::ValidateArgs),
+    /// Replay recorded reference traces through our tools and compare everything.
+    Replay(replay_cmd::ReplayArgs),
+    /// Run attempts of tasks with an agent and write one trial record per attempt.
+    Infer(infer_cmd::InferArgs),
+    /// Aggregate trial records: pass@1, pass@k, pass^k, per domain.
+    Agg(metrics_cmds::AggArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")))
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match &cli.command {
+        Command::Validate(a) => validate_cmd::run(a),
+        Command::Replay(a) => replay_cmd::run(a),
+        Command::Infer(a) => infer_cmd::run(a),
+        Command::Agg(a) => metrics_cmds::agg(a).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

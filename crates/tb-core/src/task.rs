@@ -13,6 +13,17 @@ pub struct SourceLoc {
     pub line: usize,
 }
 
+impl std::fmt::Display for SourceLoc {
+    /// `path:line`, or `path` when the line is unknown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            f.write_str(&self.path)
+        } else {
+            write!(f, "{}:{}", self.path, self.line)
+        }
+    }
+}
+
 /// What the test body asserts. The v1 benchmark uses exactly these two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -90,7 +101,38 @@ impl Task {
             .get(server)
             .and_then(|s| s.get("rubrics_yesno"))
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default()
+    }
+
+    /// The task's `tags` as written (module tags concatenated with the function's), if any.
+    pub fn tags(&self) -> Option<&Value> {
+        self.raw.get("tags")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SourceLoc;
+
+    #[test]
+    fn source_loc_display() {
+        let l = SourceLoc {
+            path: "a/b.py".into(),
+            line: 7,
+        };
+        assert_eq!(l.to_string(), "a/b.py:7");
+        assert_eq!(
+            SourceLoc {
+                path: "x".into(),
+                line: 0
+            }
+            .to_string(),
+            "x"
+        );
     }
 }

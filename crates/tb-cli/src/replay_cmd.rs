@@ -1,0 +1,66 @@
+//! `tb replay`: replay the reference's recorded traces and compare every result and state.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tb_eval::replay::{ReplaySummary, read_traces, replay_trace};
+
+/// `tb replay` arguments.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Trace files (JSONL, the format of tb-bench-v1/traces).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Data root (the folder holding `dataset/` and `servers/`); defaults to $THINKINGBOX_DATA.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Print one JSON summary object.
+    #[arg(long)]
+    pub json: bool,
+    /// The time tools see (RFC 3339). The recorded traces were taken on 2026-11-30.
+    #[arg(long)]
+    pub now: Option<String>,
+    /// Mismatches to list in the text report.
+    #[arg(long, default_value_t = 20)]
+    pub show: usize,
+}
+
+/// Runs `tb replay`.
+pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
+    let root = crate::common::data_root(&a.data)?;
+    let (ds, sandbox) = crate::common::open(&root)?;
+    let clock = crate::common::clock(&a.now)?;
+    let mut summary = ReplaySummary::default();
+    for file in &a.traces {
+        let traces = read_traces(file).map_err(anyhow::Error::msg)?;
+        for trace in traces {
+            let task = ds.load_task(&trace.id).with_context(|| format!("{}: trace {}", file.display(), trace.id))?;
+            let config = task.world_state.get(&trace.domain).cloned().unwrap_or_default();
+            let loaded = sandbox
+                .domain(&trace.domain)
+                .with_context(|| format!("{}: trace {} names unknown server {}", file.display(), trace.id, trace.domain))?;
+            replay_trace(loaded, &config, clock, &trace, &mut summary);
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        let s = &summary;
+        println!("traces            {}", s.traces);
+        println!("initial_match     {}/{}", s.initial_match, s.traces);
+        println!("golden_hash_match {}/{}", s.golden_hash_match, s.traces);
+        println!("golden_diff_match {}/{}", s.golden_diff_match, s.traces);
+        println!("calls_match       {}/{}", s.calls_match, s.calls);
+        println!("final_match       {}/{}", s.final_match, s.traces);
+        println!("diff_match        {}/{}", s.diff_match, s.traces);
+        for m in s.mismatches.iter().take(a.show) {
+            let call = m.call.map(|c| format!(" call {c} ({})", m.tool.clone().unwrap_or_default())).unwrap_or_default();
+            println!("  {}{call} {}: first difference at {}", m.trace, m.what, m.detail);
+        }
+        if s.mismatches.len() > a.show {
+            println!("  ... {} more mismatches (use --show N or --json)", s.mismatches.len() - a.show);
+        }
+    }
+    Ok(if summary.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

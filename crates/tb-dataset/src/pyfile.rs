@@ -1,0 +1,680 @@
+//! Just enough of Python's tokenizer to read ThinkingBox test-case files: module-level string
+//! statements, module-level `def`s, the first statement of each function body, and the names
+//! the body calls. Strings are decoded exactly (prefixes, quotes, escapes); `\N{...}` is
+//! reported as unsupported (it does not occur in the official data).
+
+use crate::Check;
+
+/// A module-level item of a test file, in source order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PyItem {
+    /// A statement made of one string constant (implicit concatenation included).
+    Str {
+        /// The decoded value.
+        value: String,
+        /// 1-based line of the statement's first token.
+        line: usize,
+    },
+    /// A module-level `def`.
+    Function(PyFunction),
+}
+
+/// A module-level function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PyFunction {
+    /// Its name.
+    pub name: String,
+    /// 1-based line of the `def` keyword.
+    pub line: usize,
+    /// 1-based last line of the body.
+    pub end_line: usize,
+    /// The first body statement if it is a string constant: (decoded value, 1-based line).
+    pub docstring: Option<(String, usize)>,
+    /// Checks the body calls, first occurrence order, no repeats.
+    pub checks: Vec<Check>,
+}
+
+/// A tokenizer/structure error with its 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PyError {
+    /// 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum T {
+    Name(String),
+    /// `value` is `None` for f-strings and bytes (not a `str` constant).
+    Str(Option<String>),
+    Op(char),
+    Other,
+}
+
+#[derive(Debug, Clone)]
+struct Tok {
+    t: T,
+    line: usize,
+    end_line: usize,
+}
+
+/// One logical line: its indentation (0 means module level) and tokens.
+#[derive(Debug)]
+struct Logical {
+    indent: usize,
+    toks: Vec<Tok>,
+}
+
+struct Lexer<'a> {
+    s: &'a [u8],
+    src: &'a str,
+    i: usize,
+    line: usize,
+}
+
+fn perr(line: usize, message: impl Into<String>) -> PyError {
+    PyError {
+        line,
+        message: message.into(),
+    }
+}
+
+impl<'a> Lexer<'a> {
+    fn peek(&self, k: usize) -> u8 {
+        self.s.get(self.i + k).copied().unwrap_or(0)
+    }
+
+    /// Split the source into logical lines.
+    fn logical_lines(&mut self) -> Result<Vec<Logical>, PyError> {
+        let mut out = Vec::new();
+        let mut cur: Vec<Tok> = Vec::new();
+        let mut indent = 0usize;
+        let mut depth = 0usize;
+        let mut at_line_start = true;
+        while self.i < self.s.len() {
+            if at_line_start && depth == 0 {
+                // measure indentation
+                let mut col = 0;
+                while matches!(self.peek(0), b' ' | b'\t' | b'\x0c') {
+                    col = match self.peek(0) {
+                        b'\t' => (col / 8 + 1) * 8,
+                        b'\x0c' => 0,
+                        _ => col + 1,
+                    };
+                    self.i += 1;
+                }
+                indent = col;
+                at_line_start = false;
+            }
+            let c = self.peek(0);
+            match c {
+                b'\n' => {
+                    self.i += 1;
+                    self.line += 1;
+                    if depth == 0 {
+                        if !cur.is_empty() {
+                            out.push(Logical {
+                                indent,
+                                toks: std::mem::take(&mut cur),
+                            });
+                        }
+                        at_line_start = true;
+                    }
+                }
+                b' ' | b'\t' | b'\x0c' | b'\r' => self.i += 1,
+                b'#' => {
+                    while self.i < self.s.len() && self.peek(0) != b'\n' {
+                        self.i += 1;
+                    }
+                }
+                b'\\' => {
+                    if self.peek(1) == b'\n' {
+                        self.i += 2;
+                        self.line += 1;
+                    } else if self.peek(1) == b'\r' && self.peek(2) == b'\n' {
+                        self.i += 3;
+                        self.line += 1;
+                    } else {
+                        return Err(perr(
+                            self.line,
+                            "unexpected character after line continuation character",
+                        ));
+                    }
+                }
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    cur.push(self.tok(T::Op(c as char)));
+                    self.i += 1;
+                }
+                b')' | b']' | b'}' => {
+                    if depth == 0 {
+                        return Err(perr(self.line, format!("unmatched '{}'", c as char)));
+                    }
+                    depth -= 1;
+                    cur.push(self.tok(T::Op(c as char)));
+                    self.i += 1;
+                }
+                b'\'' | b'"' => {
+                    let t = self.string(0)?;
+                    cur.push(t);
+                }
+                _ if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => {
+                    let start = self.i;
+                    while self.i < self.s.len() {
+                        let b = self.peek(0);
+                        if b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80 {
+                            self.i += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    let word = &self.src[start..self.i];
+                    let q = self.peek(0);
+                    if (q == b'\'' || q == b'"') && is_string_prefix(word) {
+                        self.i = start;
+                        let t = self.string(word.len())?;
+                        cur.push(t);
+                    } else {
+                        cur.push(self.tok(T::Name(word.to_string())));
+                    }
+                }
+                b'0'..=b'9' => {
+                    while self.peek(0).is_ascii_alphanumeric()
+                        || self.peek(0) == b'_'
+                        || self.peek(0) == b'.'
+                        || ((self.peek(0) == b'+' || self.peek(0) == b'-')
+                            && matches!(self.s.get(self.i.wrapping_sub(1)), Some(b'e' | b'E')))
+                    {
+                        self.i += 1;
+                    }
+                    cur.push(self.tok(T::Other));
+                }
+                b':' | b';' | b'.' | b',' | b'=' | b'@' => {
+                    cur.push(self.tok(T::Op(c as char)));
+                    self.i += 1;
+                }
+                _ => {
+                    cur.push(self.tok(T::Other));
+                    self.i += 1;
+                }
+            }
+        }
+        if depth > 0 {
+            return Err(perr(self.line, "unexpected end of file inside brackets"));
+        }
+        if !cur.is_empty() {
+            out.push(Logical { indent, toks: cur });
+        }
+        Ok(out)
+    }
+
+    fn tok(&self, t: T) -> Tok {
+        Tok {
+            t,
+            line: self.line,
+            end_line: self.line,
+        }
+    }
+
+    /// Scan a string literal starting at `self.i` (prefix of `plen` bytes).
+    fn string(&mut self, plen: usize) -> Result<Tok, PyError> {
+        let start_line = self.line;
+        let prefix = self.src[self.i..self.i + plen].to_ascii_lowercase();
+        self.i += plen;
+        let raw = prefix.contains('r');
+        let bytes = prefix.contains('b');
+        let fstr = prefix.contains('f') || prefix.contains('t');
+        let q = self.peek(0);
+        let triple = self.peek(1) == q && self.peek(2) == q;
+        let qlen = if triple { 3 } else { 1 };
+        self.i += qlen;
+        let body_start = self.i;
+        let mut fdepth = 0usize;
+        loop {
+            if self.i >= self.s.len() {
+                return Err(perr(
+                    start_line,
+                    if triple {
+                        "unterminated triple-quoted string literal"
+                    } else {
+                        "unterminated string literal"
+                    },
+                ));
+            }
+            let c = self.peek(0);
+            if fstr && fdepth > 0 {
+                // inside an f-string replacement field: skip nested strings and brackets
+                match c {
+                    b'\'' | b'"' => {
+                        let _ = self.string(0)?;
+                        continue;
+                    }
+                    b'{' | b'(' | b'[' => fdepth += 1,
+                    b'}' | b')' | b']' => fdepth -= 1,
+                    b'\n' => self.line += 1,
+                    _ => {}
+                }
+                self.i += 1;
+                continue;
+            }
+            if c == b'\\' {
+                if self.peek(1) == b'\n' {
+                    self.line += 1;
+                }
+                self.i += 2;
+                continue;
+            }
+            if fstr && c == b'{' {
+                if self.peek(1) == b'{' {
+                    self.i += 2;
+                } else {
+                    fdepth = 1;
+                    self.i += 1;
+                }
+                continue;
+            }
+            if c == b'\n' {
+                if !triple {
+                    return Err(perr(start_line, "unterminated string literal"));
+                }
+                self.line += 1;
+            }
+            if c == q && (!triple || (self.peek(1) == q && self.peek(2) == q)) {
+                break;
+            }
+            self.i += 1;
+        }
+        let body = &self.src[body_start..self.i];
+        self.i += qlen;
+        let value = if bytes || fstr {
+            None
+        } else if raw {
+            Some(body.to_string())
+        } else {
+            Some(decode_escapes(body, start_line)?)
+        };
+        Ok(Tok {
+            t: T::Str(value),
+            line: start_line,
+            end_line: self.line,
+        })
+    }
+}
+
+fn is_string_prefix(w: &str) -> bool {
+    matches!(
+        w.to_ascii_lowercase().as_str(),
+        "r" | "u" | "b" | "f" | "t" | "br" | "rb" | "fr" | "rf" | "tr" | "rt"
+    )
+}
+
+/// Decode the escapes of a non-raw `str` literal body.
+fn decode_escapes(body: &str, start_line: usize) -> Result<String, PyError> {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    let mut line = start_line;
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            line += 1;
+        }
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match e {
+            '\n' => line += 1,
+            '\\' => out.push('\\'),
+            '\'' => out.push('\''),
+            '"' => out.push('"'),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            '0'..='7' => {
+                let mut v = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(v).unwrap_or('\u{FFFD}'));
+            }
+            'x' | 'u' | 'U' => {
+                let n = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let mut v: u32 = 0;
+                for _ in 0..n {
+                    match chars.next().and_then(|d| d.to_digit(16)) {
+                        Some(d) => v = v.wrapping_mul(16).wrapping_add(d),
+                        None => {
+                            return Err(perr(
+                                line,
+                                format!("truncated \\{e} escape in string literal"),
+                            ));
+                        }
+                    }
+                }
+                match char::from_u32(v) {
+                    Some(ch) => out.push(ch),
+                    None => {
+                        return Err(perr(
+                            line,
+                            format!("illegal Unicode character in \\{e} escape"),
+                        ));
+                    }
+                }
+            }
+            'N' => {
+                return Err(perr(
+                    line,
+                    "\\N{...} escapes in test-case strings are not supported; write the character itself",
+                ));
+            }
+            other => {
+                // Python keeps unknown escapes as written (with a warning).
+                out.push('\\');
+                out.push(other);
+                if other == '\n' {
+                    line += 1;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// If `toks` is one string-constant expression (adjacent strings, optionally parenthesised),
+/// its value. `None` if it is anything else or not a `str` (bytes, f-string).
+fn string_statement(toks: &[Tok]) -> Option<String> {
+    let mut toks = toks;
+    // a trailing ';' ends the statement
+    if let Some(Tok { t: T::Op(';'), .. }) = toks.last() {
+        toks = &toks[..toks.len() - 1];
+    }
+    while toks.len() >= 2 && toks[0].t == T::Op('(') && toks[toks.len() - 1].t == T::Op(')') {
+        toks = &toks[1..toks.len() - 1];
+    }
+    if toks.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut any_fstring_or_bytes = false;
+    for t in toks {
+        match &t.t {
+            T::Str(Some(v)) => out.push_str(v),
+            T::Str(None) => any_fstring_or_bytes = true,
+            _ => return None,
+        }
+    }
+    if any_fstring_or_bytes {
+        return None;
+    }
+    Some(out)
+}
+
+/// Split tokens on top-level `;` (statements on one line).
+fn split_statements(toks: &[Tok]) -> Vec<&[Tok]> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, t) in toks.iter().enumerate() {
+        match t.t {
+            T::Op('(' | '[' | '{') => depth += 1,
+            T::Op(')' | ']' | '}') => depth -= 1,
+            T::Op(';') if depth == 0 => {
+                out.push(&toks[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < toks.len() {
+        out.push(&toks[start..]);
+    }
+    out
+}
+
+fn checks_in(toks: &[Tok], checks: &mut Vec<Check>) {
+    for w in toks.windows(2) {
+        if let (T::Name(n), T::Op('(')) = (&w[0].t, &w[1].t) {
+            let c = match n.as_str() {
+                "validate_database" => Check::ValidateDatabase,
+                "validate_rubrics_yesno" => Check::ValidateRubricsYesno,
+                _ => continue,
+            };
+            if !checks.contains(&c) {
+                checks.push(c);
+            }
+        }
+    }
+}
+
+/// Keywords that start a compound statement (a `;` after their `:` does not split them).
+const COMPOUND: &[&str] = &[
+    "if", "for", "while", "with", "try", "class", "async", "elif", "else", "except", "finally",
+    "match", "case",
+];
+
+/// Parse a test-case file's structure.
+pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
+    let src = src.strip_prefix('\u{FEFF}').unwrap_or(src);
+    // Python reads source with universal newlines.
+    let normalized;
+    let src = if src.contains('\r') {
+        normalized = src.replace("\r\n", "\n").replace('\r', "\n");
+        normalized.as_str()
+    } else {
+        src
+    };
+    let mut lx = Lexer {
+        s: src.as_bytes(),
+        src,
+        i: 0,
+        line: 1,
+    };
+    let lines = lx.logical_lines()?;
+    let mut items = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = &lines[i];
+        if l.indent != 0 {
+            // Belongs to a compound statement we are not interested in (class, if, ...).
+            i += 1;
+            continue;
+        }
+        let first = &l.toks[0];
+        let is_def = matches!(&first.t, T::Name(n) if n == "def");
+        if !is_def {
+            let stmts = split_statements(&l.toks);
+            let compound = matches!(&first.t, T::Name(n) if COMPOUND.contains(&n.as_str()))
+                || first.t == T::Op('@');
+            if stmts.len() > 1 && !compound {
+                return Err(perr(
+                    first.line,
+                    "multiple statements on the same line in the global scope",
+                ));
+            }
+            if let Some(v) = stmts.first().and_then(|s| string_statement(s)) {
+                items.push(PyItem::Str {
+                    value: v,
+                    line: first.line,
+                });
+            }
+            i += 1;
+            continue;
+        }
+        let name = match l.toks.get(1).map(|t| &t.t) {
+            Some(T::Name(n)) => n.clone(),
+            _ => return Err(perr(first.line, "expected a function name after 'def'")),
+        };
+        // header ends at the first ':' at bracket depth 0 after the parameter list
+        let mut depth = 0i32;
+        let mut colon = None;
+        for (k, t) in l.toks.iter().enumerate().skip(2) {
+            match t.t {
+                T::Op('(' | '[' | '{') => depth += 1,
+                T::Op(')' | ']' | '}') => depth -= 1,
+                T::Op(':') if depth == 0 => {
+                    colon = Some(k);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(colon) = colon else {
+            return Err(perr(
+                first.line,
+                format!("expected ':' after 'def {name}(...)'"),
+            ));
+        };
+        let inline = &l.toks[colon + 1..];
+        let mut body: Vec<&[Tok]> = Vec::new();
+        let mut end_line = l.toks.last().map_or(first.line, |t| t.end_line);
+        if !inline.is_empty() {
+            body.extend(split_statements(inline));
+            i += 1;
+        } else {
+            i += 1;
+            let mut first_body = true;
+            while i < lines.len() && lines[i].indent > 0 {
+                if first_body {
+                    body.extend(split_statements(&lines[i].toks));
+                    first_body = false;
+                } else {
+                    body.push(&lines[i].toks);
+                }
+                end_line = lines[i].toks.last().map_or(end_line, |t| t.end_line);
+                i += 1;
+            }
+            if first_body {
+                return Err(perr(
+                    first.line,
+                    format!("expected an indented block after 'def {name}'"),
+                ));
+            }
+        }
+        let docstring = body.first().and_then(|s| {
+            let line = s.first().map_or(first.line, |t| t.line);
+            string_statement(s).map(|v| (v, line))
+        });
+        let mut checks = Vec::new();
+        for s in &body {
+            checks_in(s, &mut checks);
+        }
+        items.push(PyItem::Function(PyFunction {
+            name,
+            line: first.line,
+            end_line,
+            docstring,
+            checks,
+        }));
+    }
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn funcs(src: &str) -> Vec<PyFunction> {
+        parse_py(src)
+            .unwrap()
+            .into_iter()
+            .filter_map(|i| match i {
+                PyItem::Function(f) => Some(f),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn module_strings_and_functions() {
+        let src = "import x\n\"\"\"!\nscenario: s\n\"\"\"\n\n\ndef test_a(x):\n    \"\"\"!\n    query: q\n    \"\"\"\n    validate_database(x)\n\n\ndef helper():\n    return 1\n";
+        let items = parse_py(src).unwrap();
+        assert_eq!(
+            items[0],
+            PyItem::Str {
+                value: "!\nscenario: s\n".into(),
+                line: 2
+            }
+        );
+        let f = funcs(src);
+        assert_eq!(f[0].name, "test_a");
+        assert_eq!(f[0].line, 7);
+        assert_eq!(f[0].end_line, 11);
+        assert_eq!(f[0].docstring, Some(("!\n    query: q\n    ".into(), 8)));
+        assert_eq!(f[0].checks, vec![Check::ValidateDatabase]);
+        assert_eq!(f[1].name, "helper");
+        assert_eq!(f[1].docstring, None);
+    }
+
+    #[test]
+    fn escapes_prefixes_and_concatenation() {
+        let src = "def f():\n    r'!a\\n' \"b\\tc\\x41\\u00e9\\101\\q\"\n";
+        assert_eq!(
+            funcs(src)[0].docstring.as_ref().unwrap().0,
+            "!a\\nb\tcAéA\\q"
+        );
+        let src = "def f():\n    (\n      '!x'\n      'y'\n    )\n    pass\n";
+        assert_eq!(funcs(src)[0].docstring.as_ref().unwrap().0, "!xy");
+        let src = "def f():\n    f'!{x}'\n";
+        assert_eq!(funcs(src)[0].docstring, None);
+        let src = "def f():\n    b'!x'\n";
+        assert_eq!(funcs(src)[0].docstring, None);
+        let src = "def f():\n    '''!a\\\nb'''\n";
+        assert_eq!(funcs(src)[0].docstring.as_ref().unwrap().0, "!ab");
+    }
+
+    #[test]
+    fn bodies_end_by_indentation_not_comments_or_strings() {
+        let src = "def f():\n    '!a'\n# comment at col 0\n    x = '''\ndef g():\n'''\n    validate_rubrics_yesno(x, j)\n    validate_database(x)\ndef g(): '!b'; validate_database(x)\n";
+        let f = funcs(src);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].end_line, 8);
+        assert_eq!(
+            f[0].checks,
+            vec![Check::ValidateRubricsYesno, Check::ValidateDatabase]
+        );
+        assert_eq!(f[1].name, "g");
+        assert_eq!(f[1].docstring, Some(("!b".into(), 9)));
+        assert_eq!(f[1].checks, vec![Check::ValidateDatabase]);
+    }
+
+    #[test]
+    fn nested_defs_and_methods_are_not_module_functions() {
+        let src =
+            "class A:\n    def m(self):\n        '!x'\nif True:\n    def g():\n        '!y'\n";
+        assert!(funcs(src).is_empty());
+    }
+
+    #[test]
+    fn fstring_with_nested_quotes() {
+        let src = "def f():\n    '!a'\n    x = f\"{d.get('path', \"N/A\")} }}\"\n    validate_database(x)\n";
+        let f = funcs(src);
+        assert_eq!(f[0].checks, vec![Check::ValidateDatabase]);
+    }
+
+    #[test]
+    fn errors_have_lines() {
+        let e = parse_py("x = 1\ny = '''abc\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = parse_py("def f():\n    '\\N{BULLET}'\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(parse_py("x = (1,\n").is_err());
+    }
+}

@@ -1,0 +1,129 @@
+use super::{ScalarKind, load, resolve_plain};
+use serde_json::json;
+
+#[test]
+fn yaml11_scalars_resolve_like_pyyaml() {
+    let v = load(
+        "a: yes\nb: on\nc: 017\nd: 1_000\ne: 1e3\nf: 0x1F\ng: ~\nh: 'yes'\ni: \"017\"\nj: 1.0e+3\nk: Off\nl: 0b101\nm: 1:30\nn:\no: .inf_\np: 1_000.5\n",
+    )
+    .unwrap();
+    assert_eq!(
+        v,
+        json!({
+            "a": true, "b": true, "c": 15, "d": 1000, "e": "1e3", "f": 31, "g": null,
+            "h": "yes", "i": "017", "j": 1000.0, "k": false, "l": 5, "m": 90, "n": null,
+            "o": ".inf_", "p": 1000.5
+        })
+    );
+}
+
+#[test]
+fn resolver_table() {
+    for (s, k) in [
+        ("yes", ScalarKind::Bool),
+        ("Y", ScalarKind::Str),
+        ("NO", ScalarKind::Bool),
+        ("017", ScalarKind::Int),
+        ("08", ScalarKind::Str),
+        ("0o17", ScalarKind::Str),
+        ("-0x_1f", ScalarKind::Int),
+        ("1e3", ScalarKind::Str),
+        ("1.5e3", ScalarKind::Str),
+        ("1.5e+3", ScalarKind::Float),
+        ("-.5", ScalarKind::Str),
+        (".5", ScalarKind::Float),
+        ("-.INF", ScalarKind::Float),
+        ("1:60", ScalarKind::Str),
+        ("1:30:00.5", ScalarKind::Float),
+        ("2025-10-01", ScalarKind::Timestamp),
+        ("<<", ScalarKind::Merge),
+        ("=", ScalarKind::ValueKey),
+        ("~", ScalarKind::Null),
+        ("", ScalarKind::Null),
+        ("nULL", ScalarKind::Str),
+    ] {
+        assert_eq!(resolve_plain(s), k, "{s:?}");
+    }
+}
+
+#[test]
+fn quoted_and_block_scalars() {
+    let v = load("a: 'it''s'\nb: \"x\\ty\\u00e9\"\nc: |\n  l1\n   l2\nd: >-\n  f1\n  f2\n\n  f3\n")
+        .unwrap();
+    assert_eq!(
+        v,
+        json!({"a": "it's", "b": "x\ty\u{e9}", "c": "l1\n l2\n", "d": "f1 f2\nf3"})
+    );
+}
+
+#[test]
+fn quoted_scalar_continuation_at_column_zero_is_accepted() {
+    // A Python "\n" escape inside a docstring puts continuation lines at column 0.
+    let v = load("    q: \"Rules: \nDo not\n\n  x\"\n    r: 1\n").unwrap();
+    assert_eq!(v, json!({"q": "Rules: Do not\nx", "r": 1}));
+}
+
+#[test]
+fn merge_keys_and_order() {
+    let v = load("b: &b {x: 1, y: 2}\nm:\n  z: 0\n  <<: *b\n  y: 5\n").unwrap();
+    assert_eq!(v["m"], json!({"x": 1, "y": 5, "z": 0}));
+    let keys: Vec<_> = v["m"].as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys, ["x", "y", "z"]);
+}
+
+#[test]
+fn dates_become_iso_strings() {
+    assert_eq!(
+        load("d: 2025-10-01\nt: 2025-10-01T13:00:00Z\n").unwrap(),
+        json!({"d": "2025-10-01", "t": "2025-10-01T13:00:00+00:00"})
+    );
+}
+
+#[test]
+fn errors_carry_lines() {
+    let e = load("a: 1\nb: [1, 2\n").unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+    let e = load("a: 1\n  b: 2\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    let e = load("a: 99999999999999999999\n").unwrap_err();
+    assert_eq!(e.line, 1);
+    assert!(e.message.contains("64 bits"));
+    assert!(load("a: .nan").is_err());
+    assert!(load("a: 1\n---\nb: 2\n").is_err());
+}
+
+#[test]
+fn hostile_inputs_do_not_panic() {
+    let deep = "[".repeat(5000);
+    assert!(load(&deep).is_err());
+    let laughs = "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]\n";
+    assert!(load(laughs).is_err());
+    for s in [
+        "\"", "'", "? ", "- - -", "{", "]", "&", "*", "!", "%", "|9", ">\n x", "a: !<x", "\u{feff}",
+    ] {
+        let _ = load(s);
+    }
+}
+
+mod prop {
+    use super::super::load;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Arbitrary text never panics the loader.
+        #[test]
+        fn never_panics(s in "[ \\-:?,\\[\\]{}#&*!|>'\"%@`a-z0-9.\\n\\t~<=_\\\\]{0,60}") {
+            let _ = load(&s);
+        }
+
+        /// A double-quoted scalar round-trips any printable text.
+        #[test]
+        fn double_quoted_roundtrip(s in "[ -~\u{a0}-\u{2ff}]{0,40}") {
+            let esc = s.replace('\\', "\\\\").replace('"', "\\\"");
+            let v = load(&format!("k: \"{esc}\"\n")).unwrap();
+            prop_assert_eq!(v["k"].as_str(), Some(s.as_str()));
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! Loader behaviour on small hand-made datasets: file lookup, merge rules, and error messages
+//! that name the file and the line.
+
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use tb_dataset::{Check, Dataset, DatasetError};
+
+const SCENARIO: &str = "world_state:\n  srv:\n    sources: [a]\n    nested: {x: 1}\n  other: null\ntools:\n  - name: t1\n  - name: t2\n    is_end_turn: yes\nbot_instructions: hi\n";
+
+fn write(root: &Path, rel: &str, text: &str) -> PathBuf {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&p, text).expect("write");
+    p
+}
+
+fn dataset(files: &[(&str, &str)]) -> (tempfile::TempDir, Dataset) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "dataset/scenario/sc.yaml", SCENARIO);
+    for (rel, text) in files {
+        write(dir.path(), rel, text);
+    }
+    let ds = Dataset::open(dir.path()).expect("open");
+    (dir, ds)
+}
+
+const GOOD: &str = r#"import x
+
+"""!
+scenario: sc
+tags: [a]
+"""
+
+
+def test_one(x, judge):
+    """!
+    query: q1
+    user_context: 'yes'
+    tags: [b]
+    init:
+      srv:
+        sources: [b]
+        nested: {y: 2}
+        data_patch: {t: [1]}
+      extra_server: {k: v}
+    """
+    validate_database(x)
+    validate_rubrics_yesno(x, judge)
+
+
+def helper():
+    return 1
+
+
+def test_two(x):
+    """!
+    query: yes
+    max_user_sim_turns: 3
+    """
+"#;
+
+#[test]
+fn loads_and_merges() {
+    let (_d, ds) = dataset(&[("dataset/test_case/grp/grp_file_a.py", GOOD)]);
+    let t = ds.load_task("grp_file_a.py:test_one").expect("task");
+    assert_eq!(t.uid, "grp_file_a.py:test_one");
+    assert_eq!(t.query.as_deref(), Some("q1"));
+    assert_eq!(t.user_context.as_deref(), Some("yes"));
+    assert_eq!(t.raw["tags"], json!(["a", "b"]));
+    assert_eq!(
+        t.checks,
+        vec![Check::ValidateDatabase, Check::ValidateRubricsYesno]
+    );
+    assert_eq!(t.source.line, 9);
+    assert_eq!(t.source.path, "dataset/test_case/grp/grp_file_a.py");
+    assert_eq!(
+        serde_json::Value::Object(t.world_state.clone()),
+        json!({
+            "srv": {"sources": ["a", "b"], "nested": {"x": 1, "y": 2}, "data_patch": {"t": [1]}},
+            "other": null,
+            "extra_server": {"k": "v"}
+        })
+    );
+    // `query: yes` is a YAML 1.1 boolean: the reference's pydantic model rejects it too.
+    let e = ds.load_task("grp_file_a.py:test_two").unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("grp_file_a.py:29") && msg.contains("query"),
+        "{msg}"
+    );
+    let sc = ds.scenario("sc").expect("scenario");
+    assert!(sc.tools[1].is_end_turn);
+    assert_eq!(sc.servers(), ["srv", "other"]);
+}
+
+#[test]
+fn file_lookup_uses_underscore_prefixes_longest_first() {
+    let (_d, ds) = dataset(&[
+        ("dataset/test_case/a_b/a_b_c.py", GOOD),
+        ("dataset/test_case/a/a_b_c.py", GOOD),
+        ("dataset/test_case/top.py", GOOD),
+        ("dataset/test_case/x/y/x_y_z.py", GOOD),
+    ]);
+    let root = ds.dataset_dir().join("test_case");
+    assert_eq!(
+        ds.find_test_file("a_b_c.py"),
+        Some(root.join("a_b/a_b_c.py"))
+    );
+    assert_eq!(ds.find_test_file("top.py"), Some(root.join("top.py")));
+    // only one directory level
+    assert_eq!(ds.find_test_file("x_y_z.py"), None);
+    assert_eq!(
+        ds.test_file_candidates("x_y_z.py"),
+        vec![
+            root.join("x_y_z.py"),
+            root.join("x_y/x_y_z.py"),
+            root.join("x/x_y_z.py")
+        ]
+    );
+}
+
+#[test]
+fn test_list_errors_name_the_list_line() {
+    let (d, ds) = dataset(&[
+        ("dataset/test_case/f.py", GOOD),
+        (
+            "list.yaml",
+            "- f.py:test_one\n# comment\n- f.py:test_missing\n",
+        ),
+        ("list2.yaml", "- f.py:test_one\n- nofile.py:test_x\n"),
+        ("list3.yaml", "- f.py:test_one\n- not-an-id\n"),
+    ]);
+    let e = ds.load_test_list(&d.path().join("list.yaml")).unwrap_err();
+    assert!(
+        matches!(e, DatasetError::UnknownTest { line: 3, .. }),
+        "{e:?}"
+    );
+    let msg = e.to_string();
+    assert!(
+        msg.contains("list.yaml:3") && msg.contains("test_missing") && msg.contains("f.py"),
+        "{msg}"
+    );
+
+    // relative to the data root
+    let e = ds.load_test_list(Path::new("list2.yaml")).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("list2.yaml:2") && msg.contains("nofile.py") && msg.contains("not found"),
+        "{msg}"
+    );
+
+    let e = ds.load_test_list(Path::new("list3.yaml")).unwrap_err();
+    assert!(e.to_string().contains("list3.yaml:2"), "{e}");
+
+    let e = ds
+        .load_test_list(Path::new("missing-list.yaml"))
+        .unwrap_err();
+    assert!(matches!(e, DatasetError::Io { .. }), "{e:?}");
+    assert!(e.to_string().contains("missing-list.yaml"), "{e}");
+
+    // a direct id naming a missing function names the test file
+    let e = ds.load_task("f.py:nope").unwrap_err();
+    assert!(
+        e.to_string().contains("f.py") && e.to_string().contains("nope"),
+        "{e}"
+    );
+}
+
+#[test]
+fn malformed_docstring_yaml_names_file_and_line() {
+    let src = "\"\"\"!\nscenario: sc\n\"\"\"\n\n\ndef test_bad(x):\n    \"\"\"!\n    query: ok\n    init:\n      srv: [1, 2\n    \"\"\"\n    validate_database(x)\n";
+    let (_d, ds) = dataset(&[("dataset/test_case/bad.py", src)]);
+    let e = ds.load_task("bad.py:test_bad").unwrap_err();
+    let DatasetError::Yaml { line, ref path, .. } = e else {
+        panic!("{e:?}")
+    };
+    // The flow sequence opened on line 10 is still open at the closing quotes (line 11).
+    assert!((10..=11).contains(&line), "{e}");
+    assert!(path.ends_with("bad.py"));
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&format!("bad.py:{line}")) && msg.contains("test_bad"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn invalid_keys_types_and_scenarios_are_reported() {
+    let src = "def test_k(x):\n    \"\"\"!\n    scenario: sc\n    query: q\n    qeury: typo\n    \"\"\"\n";
+    let (_d, ds) = dataset(&[
+        ("dataset/test_case/k.py", src),
+        (
+            "dataset/test_case/s.py",
+            "def test_s(x):\n    '''!\n    scenario: nope\n    query: q\n    '''\n",
+        ),
+        (
+            "dataset/test_case/t.py",
+            "def test_t(x):\n    '''!\n    scenario: sc\n    query: q\n    init: {srv: [1]}\n    '''\n",
+        ),
+        (
+            "dataset/scenario/broken.yaml",
+            "world_state: {}\ntools:\n  - name: a\n  - override_description: x\n",
+        ),
+        (
+            "dataset/test_case/p.py",
+            "def test_p(x):\n    '''!\n    query: q\n'''\n    y = (\n",
+        ),
+    ]);
+    let e = ds.load_task("k.py:test_k").unwrap_err().to_string();
+    assert!(e.contains("k.py:1") && e.contains("qeury"), "{e}");
+    let e = ds.load_task("s.py:test_s").unwrap_err();
+    assert!(
+        matches!(e, DatasetError::UnknownScenario { line: 1, .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("nope"));
+    let e = ds.load_task("t.py:test_t").unwrap_err().to_string();
+    assert!(e.contains("t.py:1") && e.contains("init.srv"), "{e}");
+    let e = ds.scenario("broken").unwrap_err().to_string();
+    assert!(
+        e.contains("broken.yaml:4") && e.contains("tools[1].name"),
+        "{e}"
+    );
+    let e = ds.load_task("p.py:test_p").unwrap_err();
+    assert!(matches!(e, DatasetError::Python { .. }), "{e:?}");
+}
+
+#[test]
+fn open_accepts_the_dataset_dir_and_rejects_others() {
+    let (d, _ds) = dataset(&[]);
+    let ds = Dataset::open(&d.path().join("dataset")).expect("dataset dir");
+    assert_eq!(ds.root(), d.path());
+    let e = Dataset::open(&d.path().join("nowhere")).unwrap_err();
+    assert!(matches!(e, DatasetError::NotADataset { .. }));
+}

@@ -1,0 +1,80 @@
+//! The state judge: an attempt passes the database check when the hash of its final stable
+//! state equals the golden hash (fresh session + data patch + the task's golden calls).
+
+use crate::sandbox::{Sandbox, SandboxError, TaskSession};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tb_core::{StateVerdict, Task};
+use tb_sandbox::Clock;
+use tb_sandbox::diff::deep_diff;
+
+/// The golden outcome of a task on one server.
+#[derive(Debug, Clone)]
+pub struct Golden {
+    /// Server.
+    pub server: String,
+    /// Stable state after the golden calls.
+    pub state: Value,
+    /// Its hash.
+    pub hash: String,
+}
+
+/// Computes and caches golden states (they depend only on the task and the clock).
+#[derive(Debug, Default)]
+pub struct StateJudge {
+    cache: Mutex<HashMap<String, std::sync::Arc<Vec<Golden>>>>,
+}
+
+impl StateJudge {
+    /// A judge with an empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The golden states of a task: a fresh session, then every golden call in order; a call
+    /// that fails is ignored, as the reference's `geteffects` does.
+    pub fn golden(&self, sandbox: &Sandbox, task: &Task, clock: Clock) -> Result<std::sync::Arc<Vec<Golden>>, SandboxError> {
+        let key = format!("{}@{}", task.uid, clock.now_iso());
+        if let Some(g) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok(g);
+        }
+        let mut session = sandbox.session(task, clock)?;
+        let mut out = Vec::new();
+        for s in &mut session.servers {
+            let server = s.domain.name.clone();
+            for (tool, params) in task.golden_calls(&server) {
+                let _ = s.call(&tool, &params);
+            }
+            let state = s.state.stable_state();
+            let hash = tb_sandbox::state::hash_stable(&state);
+            out.push(Golden { server, state, hash });
+        }
+        let g = std::sync::Arc::new(out);
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(key, g.clone());
+        }
+        Ok(g)
+    }
+
+    /// Judges an attempt's final sessions against the golden states.
+    pub fn judge(&self, sandbox: &Sandbox, task: &Task, clock: Clock, result: &TaskSession) -> Result<Vec<StateVerdict>, SandboxError> {
+        let golden = self.golden(sandbox, task, clock)?;
+        Ok(golden
+            .iter()
+            .map(|g| {
+                let (state, hash) = match result.server(&g.server) {
+                    Some(s) => {
+                        let st = s.state.stable_state();
+                        let h = tb_sandbox::state::hash_stable(&st);
+                        (st, h)
+                    }
+                    None => (Value::Null, String::new()),
+                };
+                let passed = hash == g.hash;
+                let diff = if passed { Vec::new() } else { deep_diff(&state, &g.state) };
+                StateVerdict { server: g.server.clone(), result_hash: hash, golden_hash: g.hash.clone(), passed, diff }
+            })
+            .collect())
+    }
+}
