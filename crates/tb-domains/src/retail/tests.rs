@@ -702,16 +702,36 @@ fn warranty_and_promotions_use_the_session_clock() {
 
 #[test]
 fn search_policy_goes_to_the_shared_entry_point() {
-    let mut s = empty();
-    let v = call(&mut s, "search_policy", json!({"query": "returns"}));
-    assert_eq!(v["tool"], json!("search_policy"));
+    let d = domain();
+    let loaded = Loaded {
+        domain: d.clone(),
+        base: State::empty(d.layout().clone()),
+    };
+    let config = json!({"sources": [{"name": "returns.md", "snippets": ["Returns are accepted within 30 days."]}]});
+    let mut s = loaded
+        .session(
+            &config,
+            Clock::parse("2026-11-30T12:00:00Z").expect("clock"),
+        )
+        .expect("session");
+    let v = call(
+        &mut s,
+        "search_policy",
+        json!({"query": "returns", "max_results": 5}),
+    );
+    assert_eq!(v["snippets"][0]["source"], json!("returns.md"), "{v}");
     assert_eq!(
         err(
             &mut s,
             "search_policy",
             json!({"query": "returns", "max_results": "many"})
         ),
-        "Tool execution failed: Input validation failed: max_results: Input should be a valid integer, unable to parse string as an integer"
+        "Tool execution failed: Input validation failed: max_results: Input should be a valid integer, \
+         unable to parse string as an integer"
+    );
+    assert_eq!(
+        err(&mut s, "search_policy", json!({"max_results": 2})),
+        "Tool execution failed: Input validation failed: query: Field required"
     );
 }
 
