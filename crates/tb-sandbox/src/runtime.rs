@@ -160,7 +160,7 @@ impl Loaded {
             state.apply_patch(patch, Ctx { now: &now })?;
         }
         let sources = config.get("sources").and_then(Value::as_array).cloned().unwrap_or_default();
-        Ok(Session { domain: self.domain.clone(), state, clock, sources, now_naive: now })
+        Ok(Session { domain: self.domain.clone(), state, clock, sources, call_args: Value::Null, now_naive: now })
     }
 }
 
@@ -246,6 +246,9 @@ pub struct Session {
     pub clock: Clock,
     /// The scenario's policy sources (for policy search).
     pub sources: Vec<Value>,
+    /// The raw (unvalidated) arguments of the call in progress, for tools whose reference
+    /// reads what the caller actually sent (`model_dump(exclude_unset=True)`, field aliases).
+    pub call_args: Value,
     now_naive: String,
 }
 
@@ -283,6 +286,7 @@ impl Session {
                 ));
             }
         };
+        self.call_args = args.clone();
         // A failing tool leaves the state as it was at the failure point, as in the reference.
         match (tool.run)(self, &validated) {
             Ok(v) => CallOutcome::Ok(v),
