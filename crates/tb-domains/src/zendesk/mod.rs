@@ -105,7 +105,13 @@ const fn spec(v: Variant) -> Spec {
     }
 }
 
-const VARIANTS: [Variant; 5] = [Variant::Generic, Variant::Booking, Variant::AutoInsurance, Variant::Neobank, Variant::Consulting];
+const VARIANTS: [Variant; 5] = [
+    Variant::Generic,
+    Variant::Booking,
+    Variant::AutoInsurance,
+    Variant::Neobank,
+    Variant::Consulting,
+];
 
 /// The declarations of a variant: the shared text with its fields and kinds spliced in.
 fn tools_text(v: Variant) -> &'static str {
@@ -115,10 +121,20 @@ fn tools_text(v: Variant) -> &'static str {
             .iter()
             .map(|&v| {
                 let sp = spec(v);
-                let list = if sp.tags == Tags::Neobank { "str?" } else { "list<str>?" };
+                let list = if sp.tags == Tags::Neobank {
+                    "str?"
+                } else {
+                    "list<str>?"
+                };
                 include_str!("zendesk.tools")
                     .lines()
-                    .map(|l| if l == "@TICKET_FIELDS@" { sp.ticket_fields.trim_end().to_string() } else { l.replace("@TAGS@", list).replace("@DOMAINS@", list) })
+                    .map(|l| {
+                        if l == "@TICKET_FIELDS@" {
+                            sp.ticket_fields.trim_end().to_string()
+                        } else {
+                            l.replace("@TAGS@", list).replace("@DOMAINS@", list)
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join("\n")
             })
@@ -211,7 +227,10 @@ fn enum_member(table: &str) -> String {
 
 /// Position of the first row whose `get_id()` (the id as text) equals `id`.
 fn position(s: &Session, table: &str, id: &str) -> Result<Option<usize>, ToolError> {
-    Ok(s.state.rows(&store(table))?.iter().position(|r| r.get("id").is_some_and(|v| py_str(v) == id)))
+    Ok(s.state
+        .rows(&store(table))?
+        .iter()
+        .position(|r| r.get("id").is_some_and(|v| py_str(v) == id)))
 }
 
 fn arg_str<'a>(a: &'a Args, name: &str) -> &'a str {
@@ -221,11 +240,21 @@ fn arg_str<'a>(a: &'a Args, name: &str) -> &'a str {
 /// The fields of `item` the caller actually sent (`model_dump(exclude_unset=True)` of the
 /// union member the input validated as), in model order, with their validated values.
 fn sent_fields(s: &Session, a: &Args) -> Map<String, Value> {
-    let validated = a.get("item").and_then(Value::as_object).cloned().unwrap_or_default();
+    let validated = a
+        .get("item")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     match s.call_args.get("item").and_then(Value::as_object) {
-        Some(raw) => validated.into_iter().filter(|(k, _)| raw.contains_key(k)).collect(),
+        Some(raw) => validated
+            .into_iter()
+            .filter(|(k, _)| raw.contains_key(k))
+            .collect(),
         // Called without raw arguments (direct calls): take every non-null value as sent.
-        None => validated.into_iter().filter(|(_, v)| !v.is_null()).collect(),
+        None => validated
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .collect(),
     }
 }
 
@@ -239,12 +268,21 @@ fn error_type(msg: &str, value: Option<&Value>) -> &'static str {
         "Input should be a valid integer" => "int_type",
         "Input should be a valid number" => "float_type",
         m if m.starts_with("Input should be a valid boolean,") => "bool_parsing",
-        m if m.starts_with("Input should be a valid integer, got a number with a fractional part") => "int_from_float",
+        m if m.starts_with(
+            "Input should be a valid integer, got a number with a fractional part",
+        ) =>
+        {
+            "int_from_float"
+        }
         m if m.starts_with("Input should be a valid integer,") => "int_parsing",
         m if m.starts_with("Input should be a valid number,") => "float_parsing",
         m if m.starts_with("String should have at least") => "string_too_short",
         m if m.starts_with("Input should be a valid dictionary") => {
-            if value.is_some_and(Value::is_object) { "model_type" } else { "dict_type" }
+            if value.is_some_and(Value::is_object) {
+                "model_type"
+            } else {
+                "dict_type"
+            }
         }
         m if m.starts_with("Input should be '") => "enum",
         _ => "value_error",
@@ -254,7 +292,10 @@ fn error_type(msg: &str, value: Option<&Value>) -> &'static str {
 /// `str(ValidationError)` of pydantic 2.14 for a row model built from `data`.
 fn pydantic_text(class: &str, data: &Map<String, Value>, errors: &[ValidationError]) -> String {
     let n = errors.len();
-    let mut out = format!("{n} validation error{} for {class}", if n == 1 { "" } else { "s" });
+    let mut out = format!(
+        "{n} validation error{} for {class}",
+        if n == 1 { "" } else { "s" }
+    );
     let whole = Value::Object(data.clone());
     for e in errors {
         let value = if e.msg == "Field required" {
@@ -281,11 +322,25 @@ fn pydantic_text(class: &str, data: &Map<String, Value>, errors: &[ValidationErr
 
 /// Builds the row model from `data` as `Model(**data)` does; a failure reads
 /// `{prefix}: <pydantic text>`.
-fn build_row(s: &Session, table: &str, data: &Map<String, Value>, prefix: &str) -> Result<Map<String, Value>, ToolError> {
-    let class = CRUD.iter().find(|(n, _)| *n == table).map_or("Model", |(_, c)| *c);
-    match s.state.validate_row(&store(table), &Value::Object(data.clone()), s.ctx()) {
+fn build_row(
+    s: &Session,
+    table: &str,
+    data: &Map<String, Value>,
+    prefix: &str,
+) -> Result<Map<String, Value>, ToolError> {
+    let class = CRUD
+        .iter()
+        .find(|(n, _)| *n == table)
+        .map_or("Model", |(_, c)| *c);
+    match s
+        .state
+        .validate_row(&store(table), &Value::Object(data.clone()), s.ctx())
+    {
         Ok(row) => Ok(row),
-        Err(StateError::Invalid { errors, .. }) => Err(ToolError::new(format!("{prefix}: {}", pydantic_text(class, data, &errors)))),
+        Err(StateError::Invalid { errors, .. }) => Err(ToolError::new(format!(
+            "{prefix}: {}",
+            pydantic_text(class, data, &errors)
+        ))),
         Err(e) => Err(e.into()),
     }
 }
@@ -295,23 +350,38 @@ fn split_commas(text: &str) -> Value {
     if text.is_empty() {
         return json!([]);
     }
-    Value::Array(text.split(',').map(|p| Value::String(p.trim().to_string())).collect())
+    Value::Array(
+        text.split(',')
+            .map(|p| Value::String(p.trim().to_string()))
+            .collect(),
+    )
 }
 
 /// The booking toolset's stored form of ticket tags.
 fn booking_tags(tags: Option<&Value>) -> Value {
     const IGNORED: [&str; 3] = ["vip-customer", "repeat-issue", "hotel-partner-escalation"];
-    let Some(Value::Array(items)) = tags else { return json!([]) };
-    let mut kept: Vec<&str> =
-        items.iter().filter_map(Value::as_str).filter(|t| !IGNORED.contains(&t.to_lowercase().as_str())).collect();
+    let Some(Value::Array(items)) = tags else {
+        return json!([]);
+    };
+    let mut kept: Vec<&str> = items
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|t| !IGNORED.contains(&t.to_lowercase().as_str()))
+        .collect();
     kept.sort_by(|a, b| (a.to_lowercase(), *a).cmp(&(b.to_lowercase(), *b)));
     json!(kept)
 }
 
 /// The neobank toolset's stored form of ticket tags.
 fn neobank_tags(tags: Option<&Value>) -> Value {
-    let Some(Value::Array(items)) = tags else { return json!([]) };
-    let mut kept: Vec<String> = items.iter().filter_map(Value::as_str).map(|t| t.trim().to_lowercase()).collect();
+    let Some(Value::Array(items)) = tags else {
+        return json!([]);
+    };
+    let mut kept: Vec<String> = items
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|t| t.trim().to_lowercase())
+        .collect();
     kept.sort();
     json!(kept)
 }
@@ -325,7 +395,9 @@ fn create_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     let table = crud_table(a)?;
     let count = s.state.count(&store(table))?;
     let new_id = if table == "ticket_comments" {
-        Value::from(TICKET_COMMENT_BASE + i64::try_from(count).unwrap_or(i64::MAX - TICKET_COMMENT_BASE))
+        Value::from(
+            TICKET_COMMENT_BASE + i64::try_from(count).unwrap_or(i64::MAX - TICKET_COMMENT_BASE),
+        )
     } else {
         Value::String((count + 1).to_string())
     };
@@ -368,10 +440,10 @@ fn create_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolErro
             "organizations" => Some("domain_names"),
             _ => None,
         };
-        if let Some(f) = list_field {
-            if data.get(f).is_some_and(Value::is_null) {
-                data.insert(f.into(), json!([]));
-            }
+        if let Some(f) = list_field
+            && data.get(f).is_some_and(Value::is_null)
+        {
+            data.insert(f.into(), json!([]));
         }
     }
     if !data.contains_key("created_at") {
@@ -384,13 +456,15 @@ fn create_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolErro
         if !data.contains_key("key") {
             data.insert("key".into(), Value::String(py_str(&new_id)));
         }
-        if !data.contains_key("html_body") {
-            if let Some(body) = data.get("body").map(py_str) {
-                data.insert(
-                    "html_body".into(),
-                    Value::String(format!("<div class=\"zd-comment\" dir=\"auto\"><p dir=\"auto\">{body}</p></div>")),
-                );
-            }
+        if !data.contains_key("html_body")
+            && let Some(body) = data.get("body").map(py_str)
+        {
+            data.insert(
+                "html_body".into(),
+                Value::String(format!(
+                    "<div class=\"zd-comment\" dir=\"auto\"><p dir=\"auto\">{body}</p></div>"
+                )),
+            );
         }
     }
     let row = build_row(s, table, &data, "Failed to create item")?;
@@ -407,7 +481,10 @@ fn create_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     }
     let mut out = row;
     if let Some(tags) = original_tags {
-        out.insert("tags".into(), if tags.is_array() { tags } else { json!([]) });
+        out.insert(
+            "tags".into(),
+            if tags.is_array() { tags } else { json!([]) },
+        );
     }
     Ok(json!({ "item": out }))
 }
@@ -415,22 +492,37 @@ fn create_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolErro
 fn get_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let table = crud_table(a)?;
     let id = arg_str(a, "id");
-    let pos = position(s, table, id)?
-        .ok_or_else(|| ToolError::new(format!("Item with ID '{id}' not found in table '{}'", enum_member(table))))?;
-    let row = s.state.rows(&store(table))?.get(pos).cloned().unwrap_or_default();
+    let pos = position(s, table, id)?.ok_or_else(|| {
+        ToolError::new(format!(
+            "Item with ID '{id}' not found in table '{}'",
+            enum_member(table)
+        ))
+    })?;
+    let row = s
+        .state
+        .rows(&store(table))?
+        .get(pos)
+        .cloned()
+        .unwrap_or_default();
     Ok(json!({ "item": row }))
 }
 
 fn delete_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let table = crud_table(a)?;
     if table == "ticket_comments" {
-        return Err(ToolError::new("The value is not updatable. Ticket comments cannot be deleted."));
+        return Err(ToolError::new(
+            "The value is not updatable. Ticket comments cannot be deleted.",
+        ));
     }
     let id = arg_str(a, "id");
     if position(s, table, id)?.is_none() {
-        return Err(ToolError::new(format!("Item with ID '{id}' not found in table '{}'", enum_member(table))));
+        return Err(ToolError::new(format!(
+            "Item with ID '{id}' not found in table '{}'",
+            enum_member(table)
+        )));
     }
-    s.state.delete(&store(table), &Value::String(id.to_string()))?;
+    s.state
+        .delete(&store(table), &Value::String(id.to_string()))?;
     Ok(json!({ "success": true }))
 }
 
@@ -438,12 +530,20 @@ fn update_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     let sp = spec(variant_of(V));
     let table = crud_table(a)?;
     if table == "ticket_comments" {
-        return Err(ToolError::new("The value is not updatable. Ticket comments cannot be modified."));
+        return Err(ToolError::new(
+            "The value is not updatable. Ticket comments cannot be modified.",
+        ));
     }
     let id = arg_str(a, "id");
-    let pos = position(s, table, id)?
-        .ok_or_else(|| ToolError::new(format!("Item with ID '{id}' not found in table '{table}'")))?;
-    let mut data = s.state.rows(&store(table))?.get(pos).cloned().unwrap_or_default();
+    let pos = position(s, table, id)?.ok_or_else(|| {
+        ToolError::new(format!("Item with ID '{id}' not found in table '{table}'"))
+    })?;
+    let mut data = s
+        .state
+        .rows(&store(table))?
+        .get(pos)
+        .cloned()
+        .unwrap_or_default();
     let list_field = match table {
         "tickets" => Some("tags"),
         "organizations" => Some("domain_names"),
@@ -480,12 +580,22 @@ fn update_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     for (k, v) in updates {
         data.insert(k, v);
     }
-    data.insert("updated_at".into(), json!(if is_ticket { TICKET_UPDATED_AT } else { CREATED_AT }));
+    data.insert(
+        "updated_at".into(),
+        json!(if is_ticket {
+            TICKET_UPDATED_AT
+        } else {
+            CREATED_AT
+        }),
+    );
     let row = build_row(s, table, &data, "Failed to update item")?;
     let row = s.replace(&store(table), &Value::Object(row))?;
     let mut out = row;
     if let Some(tags) = original_tags {
-        out.insert("tags".into(), if tags.is_array() { tags } else { json!([]) });
+        out.insert(
+            "tags".into(),
+            if tags.is_array() { tags } else { json!([]) },
+        );
     }
     Ok(json!({ "item": out }))
 }
@@ -511,7 +621,9 @@ fn get_tables(_s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
         ("users", "Users"),
         ("views", "Views"),
     ];
-    Ok(json!({ "value": TABLES.iter().map(|(n, d)| json!({"Name": n, "DisplayName": d})).collect::<Vec<_>>() }))
+    Ok(
+        json!({ "value": TABLES.iter().map(|(n, d)| json!({"Name": n, "DisplayName": d})).collect::<Vec<_>>() }),
+    )
 }
 
 /// A `get_items` paging/query argument: by its `$` alias, else by its plain name
@@ -522,7 +634,9 @@ fn query_arg(s: &Session, a: &Args, name: &str) -> Result<Value, ToolError> {
     if raw.is_none_or(|r| r.contains_key(&alias)) {
         return Ok(a.get(&alias).cloned().unwrap_or(Value::Null));
     }
-    let Some(v) = raw.and_then(|r| r.get(name)) else { return Ok(Value::Null) };
+    let Some(v) = raw.and_then(|r| r.get(name)) else {
+        return Ok(Value::Null);
+    };
     let kind = s
         .domain
         .tool("zendesk_get_items")
@@ -560,12 +674,16 @@ fn get_items<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolError>
     let all = s.state.rows(&store(table))?;
     let mut rows: Vec<&Map<String, Value>> = all.iter().collect();
     if let Some(f) = filter.as_str().filter(|f| !f.is_empty()) {
-        let fail = |e: odata::FilterError| ToolError::new(format!("Failed to parse OData filter: {e}"));
+        let fail =
+            |e: odata::FilterError| ToolError::new(format!("Failed to parse OData filter: {e}"));
         let ast = odata::parse(f).map_err(fail)?;
         let mut kept = Vec::new();
         for r in rows {
             let lookup = |name: &str| attribute(r, name, table, sp, Value::Null);
-            let ev = odata::Evaluator { lookup: &lookup, ne_ge_le_always_true: sp.ne_ge_le_always_true };
+            let ev = odata::Evaluator {
+                lookup: &lookup,
+                ne_ge_le_always_true: sp.ne_ge_le_always_true,
+            };
             if ev.eval(&ast).map_err(fail)? {
                 kept.push(r);
             }
@@ -576,22 +694,40 @@ fn get_items<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolError>
         let mut words = o.split_whitespace();
         if let Some(field) = words.next() {
             let desc = words.next().is_some_and(|w| w.to_lowercase() == "desc");
-            let keys: Vec<Value> = rows.iter().map(|r| attribute(r, field, table, sp, json!(""))).collect();
+            let keys: Vec<Value> = rows
+                .iter()
+                .map(|r| attribute(r, field, table, sp, json!("")))
+                .collect();
             if let Some(order) = sorted_order(&keys, desc) {
-                rows = order.into_iter().filter_map(|i| rows.get(i).copied()).collect();
+                rows = order
+                    .into_iter()
+                    .filter_map(|i| rows.get(i).copied())
+                    .collect();
             }
         }
     }
-    let skip = skip.as_u64().map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    let top = top.as_u64().filter(|n| *n > 0).map_or(512, |n| usize::try_from(n.min(1000)).unwrap_or(1000));
-    let fields: Option<Vec<String>> =
-        select.as_str().filter(|t| !t.is_empty()).map(|t| t.split(',').map(|f| f.trim().to_string()).collect());
+    let skip = skip
+        .as_u64()
+        .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let top = top
+        .as_u64()
+        .filter(|n| *n > 0)
+        .map_or(512, |n| usize::try_from(n.min(1000)).unwrap_or(1000));
+    let fields: Option<Vec<String>> = select
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .map(|t| t.split(',').map(|f| f.trim().to_string()).collect());
     let items: Vec<Value> = rows
         .into_iter()
         .skip(skip)
         .take(top)
         .map(|r| match &fields {
-            Some(f) => Value::Object(r.iter().filter(|(k, _)| f.iter().any(|x| x == *k)).map(|(k, v)| (k.clone(), v.clone())).collect()),
+            Some(f) => Value::Object(
+                r.iter()
+                    .filter(|(k, _)| f.iter().any(|x| x == *k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
             None => Value::Object(r.clone()),
         })
         .collect();
@@ -607,7 +743,9 @@ fn sorted_order(keys: &[Value], desc: bool) -> Option<Vec<usize>> {
     let mut failed = false;
     let mut idx: Vec<usize> = (0..keys.len()).collect();
     idx.sort_by(|&i, &j| {
-        let (Some(x), Some(y)) = (keys.get(i), keys.get(j)) else { return std::cmp::Ordering::Equal };
+        let (Some(x), Some(y)) = (keys.get(i), keys.get(j)) else {
+            return std::cmp::Ordering::Equal;
+        };
         let o = py_order(x, y).unwrap_or_else(|| {
             failed = true;
             std::cmp::Ordering::Equal
@@ -617,7 +755,10 @@ fn sorted_order(keys: &[Value], desc: bool) -> Option<Vec<usize>> {
     // Python compares every element at least once when sorting two or more; a None or a
     // mismatched type anywhere raises.
     let first_kind = keys.first().map(kind_rank);
-    if keys.iter().any(|k| k.is_null() || Some(kind_rank(k)) != first_kind) {
+    if keys
+        .iter()
+        .any(|k| k.is_null() || Some(kind_rank(k)) != first_kind)
+    {
         failed = true;
     }
     (!failed).then_some(idx)
@@ -637,7 +778,9 @@ fn kind_rank(v: &Value) -> u8 {
 fn py_order(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
     match (a, b) {
         (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
-        (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64() => Some(x.as_i64().cmp(&y.as_i64())),
+        (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64() => {
+            Some(x.as_i64().cmp(&y.as_i64()))
+        }
         (Value::Number(_) | Value::Bool(_), Value::Number(_) | Value::Bool(_)) => {
             let f = |v: &Value| match v {
                 Value::Bool(b) => Some(f64::from(u8::from(*b))),
@@ -668,11 +811,21 @@ fn parse_query(query: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
         let open = if neg { i + 1 } else { i };
         if chars.get(open) == Some(&'"') {
             // `"([^"]+)"`: the next quote closes; an empty pair does not match here.
-            if let Some(close) = chars.iter().skip(open + 1).position(|c| *c == '"').map(|p| p + open + 1) {
-                if close > open + 1 {
+            if let Some(close) = chars
+                .iter()
+                .skip(open + 1)
+                .position(|c| *c == '"')
+                .map(|p| p + open + 1)
+                && close > open + 1
+            {
+                {
                     let content: String = chars[open + 1..close].iter().collect();
                     let content = content.trim().to_lowercase();
-                    if neg { negatives.push(content) } else { phrases.push(content) }
+                    if neg {
+                        negatives.push(content)
+                    } else {
+                        phrases.push(content)
+                    }
                     i = close + 1;
                     continue;
                 }
@@ -694,23 +847,39 @@ fn parse_query(query: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
             while rc.get(k).is_some_and(|c| word(*c)) {
                 k += 1;
             }
-            negatives.push(rc[j + 1..k].iter().collect::<String>().trim().to_lowercase());
+            negatives.push(
+                rc[j + 1..k]
+                    .iter()
+                    .collect::<String>()
+                    .trim()
+                    .to_lowercase(),
+            );
             j = k;
             continue;
         }
         rest.push(rc[j]);
         j += 1;
     }
-    let terms = rest.split_whitespace().map(|t| t.trim().to_lowercase().replace('\'', "")).filter(|t| !t.is_empty()).collect();
+    let terms = rest
+        .split_whitespace()
+        .map(|t| t.trim().to_lowercase().replace('\'', ""))
+        .filter(|t| !t.is_empty())
+        .collect();
     (phrases, terms, negatives)
 }
 
 fn search_articles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let (phrases, terms, negatives) = parse_query(arg_str(a, "query"));
     let opt_int = |k: &str| a.get(k).and_then(Value::as_i64).filter(|n| *n != 0);
-    let locale = a.get("locale").and_then(Value::as_str).filter(|l| !l.is_empty());
+    let locale = a
+        .get("locale")
+        .and_then(Value::as_str)
+        .filter(|l| !l.is_empty());
     let brand = opt_int("brand_id");
-    let multibrand = a.get("multibrand").and_then(Value::as_bool).unwrap_or(false);
+    let multibrand = a
+        .get("multibrand")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let (category, section) = (opt_int("category"), opt_int("section"));
     let labels: Option<Vec<String>> = a
         .get("label_names")
@@ -720,7 +889,9 @@ fn search_articles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let mut results = Vec::new();
     for art in s.state.rows("zendesk_articles")? {
         let text = format!("{} {}", arg_str(art, "title"), arg_str(art, "body")).to_lowercase();
-        if negatives.iter().any(|n| text.contains(n.as_str())) || !phrases.iter().all(|p| text.contains(p.as_str())) {
+        if negatives.iter().any(|n| text.contains(n.as_str()))
+            || !phrases.iter().all(|p| text.contains(p.as_str()))
+        {
             continue;
         }
         let hits = terms.iter().filter(|t| text.contains(t.as_str())).count();
@@ -732,7 +903,9 @@ fn search_articles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         if !ok {
             continue;
         }
-        let int_eq = |field: &str, want: Option<i64>| want.is_none_or(|w| art.get(field).and_then(Value::as_i64) == Some(w));
+        let int_eq = |field: &str, want: Option<i64>| {
+            want.is_none_or(|w| art.get(field).and_then(Value::as_i64) == Some(w))
+        };
         if locale.is_some_and(|l| art.get("locale").and_then(Value::as_str) != Some(l)) {
             continue;
         }
@@ -744,7 +917,10 @@ fn search_articles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         }
         if let Some(ls) = &labels {
             let have = art.get("label_names").and_then(Value::as_array);
-            if !ls.iter().any(|l| have.is_some_and(|h| h.iter().any(|x| x.as_str() == Some(l.as_str())))) {
+            if !ls
+                .iter()
+                .any(|l| have.is_some_and(|h| h.iter().any(|x| x.as_str() == Some(l.as_str()))))
+            {
                 continue;
             }
         }

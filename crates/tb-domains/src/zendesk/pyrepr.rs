@@ -33,7 +33,11 @@ fn printable(c: char) -> bool {
 
 /// Python `repr(s)` of a `str`.
 pub fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -46,7 +50,9 @@ pub fn str_repr(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c if c.is_ascii() || printable(c) => out.push(c),
             c => {
                 let u = c as u32;
@@ -74,10 +80,16 @@ pub fn value_repr(v: &Value) -> String {
         Value::Number(n) if n.is_f64() => tb_sandbox::pyjson::float_repr(n.as_f64().unwrap_or(0.0)),
         Value::Number(n) => n.to_string(),
         Value::String(s) => str_repr(s),
-        Value::Array(items) => format!("[{}]", items.iter().map(value_repr).collect::<Vec<_>>().join(", ")),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(value_repr).collect::<Vec<_>>().join(", ")
+        ),
         Value::Object(m) => format!(
             "{{{}}}",
-            m.iter().map(|(k, v)| format!("{}: {}", str_repr(k), value_repr(v))).collect::<Vec<_>>().join(", ")
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", str_repr(k), value_repr(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -119,7 +131,13 @@ mod tests {
         assert_eq!(str_repr("a'b\"c"), "'a\\'b\"c'");
         assert_eq!(str_repr("tab\there\n"), "'tab\\there\\n'");
         assert_eq!(str_repr("café \u{a0}"), "'café \\xa0'");
-        assert_eq!(value_repr(&json!({"a": [1, 2.0, null, true], "b": "x"})), "{'a': [1, 2.0, None, True], 'b': 'x'}");
-        assert_eq!(truncate_repr(&"x".repeat(51)), format!("{}...{}", "x".repeat(25), "x".repeat(24)));
+        assert_eq!(
+            value_repr(&json!({"a": [1, 2.0, null, true], "b": "x"})),
+            "{'a': [1, 2.0, None, True], 'b': 'x'}"
+        );
+        assert_eq!(
+            truncate_repr(&"x".repeat(51)),
+            format!("{}...{}", "x".repeat(25), "x".repeat(24))
+        );
     }
 }
