@@ -199,6 +199,7 @@ impl Loaded {
             state,
             clock,
             sources,
+            call_args: Value::Null,
             now_naive: now,
         })
     }
@@ -296,6 +297,9 @@ pub struct Session {
     pub clock: Clock,
     /// The scenario's policy sources (for policy search).
     pub sources: Vec<Value>,
+    /// The raw (unvalidated) arguments of the call in progress, for tools whose reference
+    /// reads what the caller actually sent (`model_dump(exclude_unset=True)`, field aliases).
+    pub call_args: Value,
     now_naive: String,
 }
 
@@ -335,6 +339,7 @@ impl Session {
                 ));
             }
         };
+        self.call_args = args.clone();
         // A failing tool leaves the state as it was at the failure point, as in the reference.
         match (tool.run)(self, &validated) {
             Ok(v) => CallOutcome::Ok(v),

@@ -1,0 +1,422 @@
+//! Error paths and variant rules of the zendesk tools, on the real initial data.
+
+use serde_json::{Value, json};
+use tb_sandbox::{Clock, Session};
+
+fn session(server: &str) -> Option<Session> {
+    let p = std::env::var_os("TB_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+        });
+    let data = p.join("thinkingbox-data");
+    if !data.join("servers").is_dir() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "thinkingbox-data missing at {}",
+            data.display()
+        );
+        eprintln!(
+            "SKIPPED: thinkingbox-data not found at {}; set TB_SHARED",
+            data.display()
+        );
+        return None;
+    }
+    let domain = crate::by_name(server).ok()??;
+    let loaded = domain.load(&crate::toolslib(&data)).ok()?;
+    loaded.session(&json!({}), Clock::default()).ok()
+}
+
+fn call(s: &mut Session, tool: &str, args: Value) -> Value {
+    s.call(tool, &args).to_json(tool)
+}
+
+fn err(v: &Value) -> &str {
+    v.get("error")
+        .and_then(Value::as_str)
+        .unwrap_or("<no error>")
+}
+
+#[test]
+fn every_variant_declares_the_seven_tools_in_order() {
+    for v in super::VARIANTS {
+        let (text, fns) = super::toolkit(v);
+        let doc = tb_sandbox::schema::parse(&[("z", text)]).unwrap();
+        let names: Vec<&str> = doc.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "zendesk_create_item",
+                "zendesk_delete_item",
+                "zendesk_get_item",
+                "zendesk_get_items",
+                "zendesk_get_tables",
+                "zendesk_search_articles",
+                "zendesk_update_item"
+            ]
+        );
+        assert_eq!(fns.len(), 7);
+    }
+}
+
+#[test]
+fn unsupported_and_unknown() {
+    let Some(mut s) = session("sandbox_external_retail") else {
+        return;
+    };
+    let r = call(&mut s, "zendesk_get_items", json!({"table": "views"}));
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: Unsupported table: 'views'. Only tickets, users, organizations, comments, and ticket_comments are supported."
+    );
+    let r = call(
+        &mut s,
+        "zendesk_get_item",
+        json!({"table": "tickets", "id": "999"}),
+    );
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: Item with ID '999' not found in table 'TableName.TICKETS'"
+    );
+    let r = call(
+        &mut s,
+        "zendesk_delete_item",
+        json!({"table": "users", "id": "nope"}),
+    );
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: Item with ID 'nope' not found in table 'TableName.USERS'"
+    );
+    let r = call(
+        &mut s,
+        "zendesk_update_item",
+        json!({"table": "tickets", "id": "999", "item": {"status": "open"}}),
+    );
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: Item with ID '999' not found in table 'tickets'"
+    );
+    let r = call(
+        &mut s,
+        "zendesk_update_item",
+        json!({"table": "ticket_comments", "id": "1", "item": {}}),
+    );
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: The value is not updatable. Ticket comments cannot be modified."
+    );
+    let r = call(
+        &mut s,
+        "zendesk_delete_item",
+        json!({"table": "ticket_comments", "id": "1"}),
+    );
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: The value is not updatable. Ticket comments cannot be deleted."
+    );
+    let r = call(
+        &mut s,
+        "zendesk_get_item",
+        json!({"table": "bogus", "id": "1"}),
+    );
+    assert!(
+        err(&r).starts_with(
+            "Tool execution failed: Input validation failed: table: Input should be 'activities', "
+        ),
+        "{r}"
+    );
+}
+
+#[test]
+fn input_validation_of_the_item_union() {
+    let Some(mut s) = session("sandbox_external_retail") else {
+        return;
+    };
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "tickets", "item": {"subject": "x", "status": "bogus"}}),
+    );
+    assert!(err(&r).contains("item.TicketCreateInput.status: Input should be 'new', 'open', 'pending', 'hold', 'solved' or 'closed'"), "{r}");
+    let r = call(&mut s, "zendesk_create_item", json!({"table": "tickets"}));
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: Input validation failed: item: Field required"
+    );
+    // Unknown keys are ignored (no input model forbids extras).
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "tickets", "item": {"subject": "x", "status": "open", "color": "red"}, "extra": 1}),
+    );
+    assert_eq!(r["item"]["subject"], "x", "{r}");
+    assert!(r["item"].get("color").is_none());
+}
+
+#[test]
+fn create_ids_timestamps_and_null_handling() {
+    let Some(mut s) = session("sandbox_external_retail") else {
+        return;
+    };
+    let n = s.state.count("zendesk_tickets").unwrap();
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "tickets", "item": {"subject": "x", "tags": null}}),
+    );
+    assert_eq!(r["item"]["id"], json!((n + 1).to_string()), "{r}");
+    assert_eq!(r["item"]["tags"], json!([]));
+    assert_eq!(r["item"]["status"], "new");
+    assert_eq!(r["item"]["created_at"], "2025-10-01T13:00:05Z");
+    // An explicit null for a field the row requires fails the row model.
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "tickets", "item": {"subject": "x", "status": null}}),
+    );
+    assert!(
+        err(&r).starts_with("Tool execution failed: Failed to create item: 1 validation error for Ticket\nstatus\n  Input should be 'new', 'open', 'pending', 'hold', 'solved' or 'closed' [type=enum, input_value=None, input_type=NoneType]"),
+        "{r}"
+    );
+    // A user-shaped item for the tickets table misses the subject.
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "tickets", "item": {"name": "A", "email": "a@b"}}),
+    );
+    assert!(err(&r).contains("validation error for Ticket\nsubject\n  Field required [type=missing, input_value={'name': 'A'"), "{r}");
+    // ticket_comments: numeric ids, key and generated html_body.
+    let c = s.state.count("zendesk_ticket_comments").unwrap() as i64;
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "ticket_comments", "item": {"ticket_id": 1, "author_id": 2, "body": "hi"}}),
+    );
+    assert_eq!(r["item"]["id"], json!(23118465221916 + c), "{r}");
+    assert_eq!(r["item"]["key"], json!((23118465221916 + c).to_string()));
+    assert_eq!(
+        r["item"]["html_body"],
+        "<div class=\"zd-comment\" dir=\"auto\"><p dir=\"auto\">hi</p></div>"
+    );
+}
+
+#[test]
+fn duplicate_create_after_delete() {
+    let Some(mut s) = session("sandbox_external_retail") else {
+        return;
+    };
+    let n = s.state.count("zendesk_users").unwrap();
+    assert!(n >= 2);
+    let first = s.state.rows("zendesk_users").unwrap()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = call(
+        &mut s,
+        "zendesk_delete_item",
+        json!({"table": "users", "id": first}),
+    );
+    assert_eq!(r, json!({"success": true}));
+    // The count-based id now equals the last existing id.
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "users", "item": {"name": "A", "email": "a@b"}}),
+    );
+    let last = s.state.rows("zendesk_users").unwrap().last().unwrap()["id"].clone();
+    if last == json!(n.to_string()) {
+        assert_eq!(
+            err(&r),
+            format!("Tool execution failed: Object with ID {n} already exists")
+        );
+    }
+}
+
+#[test]
+fn update_merges_sent_fields() {
+    let Some(mut s) = session("sandbox_external_retail") else {
+        return;
+    };
+    let id = s.state.rows("zendesk_tickets").unwrap()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = call(
+        &mut s,
+        "zendesk_update_item",
+        json!({"table": "tickets", "id": id, "item": {"tags": ["a"], "status": "pending"}}),
+    );
+    assert_eq!(r["item"]["tags"], json!(["a"]), "{r}");
+    assert_eq!(r["item"]["updated_at"], "2025-10-01T13:00:10Z");
+    // Generic: null keeps scalars but empties list fields.
+    let r = call(
+        &mut s,
+        "zendesk_update_item",
+        json!({"table": "tickets", "id": id, "item": {"tags": null, "status": null}}),
+    );
+    assert_eq!(r["item"]["tags"], json!([]), "{r}");
+    assert_eq!(r["item"]["status"], "pending");
+    // Absent tags stay.
+    call(
+        &mut s,
+        "zendesk_update_item",
+        json!({"table": "tickets", "id": id, "item": {"tags": ["b"]}}),
+    );
+    let r = call(
+        &mut s,
+        "zendesk_update_item",
+        json!({"table": "tickets", "id": id, "item": {"priority": "high"}}),
+    );
+    assert_eq!(r["item"]["tags"], json!(["b"]), "{r}");
+}
+
+#[test]
+fn status_violation_rows() {
+    let Some(mut s) = session("sandbox_auto_insurance") else {
+        return;
+    };
+    let before = s.state.count("zendesk_ticket_status_violations").unwrap();
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "tickets", "item": {"subject": "x", "status": "open"}}),
+    );
+    assert!(r.get("item").is_some(), "{r}");
+    assert_eq!(
+        s.state.count("zendesk_ticket_status_violations").unwrap(),
+        before
+    );
+    let r = call(
+        &mut s,
+        "zendesk_create_item",
+        json!({"table": "tickets", "item": {"subject": "y"}}),
+    );
+    let rows = s.state.rows("zendesk_ticket_status_violations").unwrap();
+    assert_eq!(rows.len(), before + 1);
+    let v = rows.last().unwrap();
+    assert_eq!(v["id"], json!(format!("VIOLATION-{}", before + 1)));
+    assert_eq!(v["ticket_id"], r["item"]["id"]);
+    assert_eq!(v["created_status"], "new");
+    assert_eq!(v["created_at"], "2025-10-01T13:00:05Z");
+    // Generic has no violation table rule.
+    let Some(mut g) = session("sandbox_external_retail") else {
+        return;
+    };
+    let r = call(
+        &mut g,
+        "zendesk_create_item",
+        json!({"table": "tickets", "item": {"subject": "y"}}),
+    );
+    assert!(r.get("item").is_some());
+}
+
+#[test]
+fn neobank_and_booking_tags() {
+    if let Some(mut s) = session("sandbox_neobank_support_v1") {
+        let r = call(
+            &mut s,
+            "zendesk_create_item",
+            json!({"table": "tickets", "item": {"subject": "x", "status": "open", "tags": " VPN, access ,b"}}),
+        );
+        assert_eq!(r["item"]["tags"], json!(["access", "b", "vpn"]), "{r}");
+    }
+    if let Some(mut s) = session("external_booking_v1") {
+        let r = call(
+            &mut s,
+            "zendesk_create_item",
+            json!({"table": "tickets", "item": {"subject": "x", "tags": ["b", "VIP-customer", "A"]}}),
+        );
+        assert_eq!(r["item"]["tags"], json!(["b", "VIP-customer", "A"]), "{r}");
+        assert_eq!(r["item"]["refund_amount"], json!(0.0));
+        let id = r["item"]["id"].clone();
+        let row = s
+            .state
+            .rows("zendesk_tickets")
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .cloned()
+            .unwrap();
+        assert_eq!(row["tags"], json!(["A", "b"]));
+    }
+}
+
+#[test]
+fn get_items_query_options() {
+    let Some(mut s) = session("sandbox_external_retail") else {
+        return;
+    };
+    let all = call(&mut s, "zendesk_get_items", json!({"table": "users"}));
+    let n = all["items"].as_array().unwrap().len();
+    let r = call(
+        &mut s,
+        "zendesk_get_items",
+        json!({"table": "users", "$top": 2, "$skip": 1, "$select": "id, name"}),
+    );
+    let items = r["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2.min(n.saturating_sub(1)));
+    assert_eq!(
+        items[0].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["id", "name"]
+    );
+    // The plain names work too.
+    let r = call(
+        &mut s,
+        "zendesk_get_items",
+        json!({"table": "users", "top": 1}),
+    );
+    assert_eq!(r["items"].as_array().unwrap().len(), 1, "{r}");
+    let r = call(
+        &mut s,
+        "zendesk_get_items",
+        json!({"table": "users", "filter": 5}),
+    );
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: Input validation failed: filter: Input should be a valid string"
+    );
+    let r = call(
+        &mut s,
+        "zendesk_get_items",
+        json!({"table": "users", "$filter": "email eq \"x\""}),
+    );
+    assert_eq!(
+        err(&r),
+        "Tool execution failed: Failed to parse OData filter: Failed to tokenize at: Token(type='ERROR', value='\"x\"', lineno=1, index=9)"
+    );
+    let r = call(
+        &mut s,
+        "zendesk_get_items",
+        json!({"table": "users", "$orderby": "name desc"}),
+    );
+    let names: Vec<&str> = r["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|u| u["name"].as_str())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(names, sorted);
+}
+
+#[test]
+fn get_tables_lists_eighteen() {
+    let Some(mut s) = session("sandbox_consulting") else {
+        return;
+    };
+    let r = call(&mut s, "zendesk_get_tables", json!({}));
+    assert_eq!(r["value"].as_array().unwrap().len(), 18);
+    assert_eq!(
+        r["value"][3],
+        json!({"Name": "group_memberships", "DisplayName": "Group Memberships"})
+    );
+}
+
+#[test]
+fn search_query_parsing() {
+    let (p, t, n) = super::parse_query("reset \"Pass Word\" -\"old\" -vpn it's x");
+    assert_eq!(p, ["pass word"]);
+    assert_eq!(n, ["old", "vpn"]);
+    assert_eq!(t, ["reset", "its", "x"]);
+}
