@@ -1,0 +1,114 @@
+//! The README's first command, end to end: the bundled example runs offline with the golden
+//! agent (every task passes) and the noop agent (only the read-only task passes), and the
+//! records say why.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
+}
+
+fn tb(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
+        .args(args)
+        .env_remove("THINKINGBOX_DATA")
+        .output()
+        .expect("tb runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn golden_agent_passes_every_example_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("golden.jsonl");
+    let ex = example();
+    let (ok, text) = tb(&[
+        "infer",
+        "--data",
+        ex.to_str().unwrap(),
+        "--test-list",
+        ex.join("testlist.yaml").to_str().unwrap(),
+        "--agent",
+        "golden",
+        "--repeat",
+        "3",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{text}");
+    assert!(text.contains("passed 24/24 (100.0%)"), "{text}");
+    let recs = records(&out);
+    assert_eq!(recs.len(), 24);
+    let mut keys: Vec<&str> = recs.iter().map(|r| r["key"].as_str().unwrap()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 24, "one record per (task, repetition)");
+    for r in &recs {
+        assert_eq!(r["test_result"]["result"], true, "{}", r["key"]);
+        // No golden call of the example may fail: a failing call would make the task trivial.
+        for m in r["messages"].as_array().unwrap() {
+            if m["T"] == "ToolResponse" {
+                assert!(!m["content"].as_str().unwrap().starts_with("{\"error\""), "{}: {}", r["key"], m["content"]);
+            }
+        }
+    }
+}
+
+#[test]
+fn noop_agent_fails_every_task_that_asks_for_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("noop.jsonl");
+    let ex = example();
+    let (ok, text) = tb(&[
+        "infer",
+        "--data",
+        ex.to_str().unwrap(),
+        "--test-list",
+        ex.join("testlist.yaml").to_str().unwrap(),
+        "--agent",
+        "noop",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{text}");
+    for r in records(&out) {
+        let read_only = r["uid"].as_str().unwrap().ends_with("test_bs006_order_status_only");
+        assert_eq!(r["verdict"]["passed"], read_only, "{}", r["uid"]);
+        if !read_only {
+            let diff = &r["verdict"]["state"][0]["diff"];
+            assert!(!diff.as_array().unwrap().is_empty(), "a failure carries its diff");
+        }
+    }
+}
+
+#[test]
+fn validate_reports_the_example() {
+    let ex = example();
+    let (ok, text) = tb(&["validate", "--data", ex.to_str().unwrap(), "--test-list", ex.join("testlist.yaml").to_str().unwrap()]);
+    assert!(ok, "{text}");
+    assert!(text.contains("8 tasks loaded"), "{text}");
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    let (ok, text) = tb(&["infer", "--test-list", "nope.yaml"]);
+    assert!(!ok);
+    assert!(text.contains("no data root"), "{text}");
+    let ex = example();
+    let (ok, text) = tb(&["infer", "--data", ex.to_str().unwrap(), "--name", "brightside_retail.py:test_nope"]);
+    assert!(!ok);
+    assert!(text.contains("test_nope"), "{text}");
+    let (ok, text) = tb(&["infer", "--data", ex.to_str().unwrap(), "--name", "x.py:y", "--agent", "gpt"]);
+    assert!(!ok);
+    assert!(text.contains("unknown agent"), "{text}");
+}

@@ -1,0 +1,54 @@
+//! The offline agents on the whole published benchmark: golden passes all 507 tasks' database
+//! checks; noop fails every task whose golden state differs from its initial state, each
+//! failure with its diff.
+
+mod common;
+
+use std::collections::HashMap;
+use tb_eval::infer::{AttemptEnv, attempt_offline};
+use tb_eval::judge::StateJudge;
+use tb_eval::offline::OfflineAgent;
+use tb_eval::sandbox::Sandbox;
+
+#[test]
+fn golden_passes_and_noop_fails_with_diffs() {
+    let Some(shared) = common::shared() else { return };
+    let root = shared.join("thinkingbox-data");
+    let ds = tb_dataset::Dataset::open(&root).unwrap();
+    let tasks = ds
+        .load_test_list(&root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"))
+        .unwrap();
+    assert_eq!(tasks.len(), 507);
+    let sandbox = Sandbox::load(&root).unwrap();
+    let judge = StateJudge::new();
+    let bot = HashMap::new();
+    let provenance = serde_json::Map::new();
+    let env = AttemptEnv {
+        sandbox: &sandbox,
+        judge: &judge,
+        clock: tb_sandbox::Clock::default(),
+        agent_instructions: None,
+        bot_instructions: &bot,
+        provenance: &provenance,
+    };
+    let mut per_domain: HashMap<String, (usize, usize)> = HashMap::new();
+    for task in &tasks {
+        let golden = attempt_offline(&env, OfflineAgent::Golden, task, 0);
+        assert!(!golden.is_system_error, "{}", task.uid);
+        assert_eq!(golden.verdict.as_ref().map(|v| v.passed), Some(true), "golden fails {}", task.uid);
+        let noop = attempt_offline(&env, OfflineAgent::Noop, task, 0);
+        let v = noop.verdict.as_ref().unwrap();
+        let e = per_domain.entry(task.scenario.clone()).or_default();
+        e.0 += 1;
+        if v.passed {
+            e.1 += 1;
+            // Only a task whose golden calls change nothing may pass without work.
+            assert_eq!(task.uid, "sandbox_neobank_support_v1_group1.py:test_he_017");
+        } else {
+            assert!(v.state.iter().any(|s| !s.diff.is_empty()), "{} fails without a diff", task.uid);
+            assert!(!noop.test_result.as_ref().unwrap().tb.is_empty());
+        }
+    }
+    assert_eq!(per_domain["sandbox_external_retail"], (98, 0));
+    assert_eq!(per_domain.values().map(|x| x.1).sum::<usize>(), 1);
+}
