@@ -31,6 +31,12 @@ enum Command {
     Infer(infer_cmd::InferArgs),
     /// Aggregate trial records: pass@1, pass@k, pass^k, per domain.
     Agg(metrics_cmds::AggArgs),
+    /// Write a self-contained HTML report with charts and tables.
+    Report(metrics_cmds::ReportArgs),
+    /// Show one attempt: conversation, tool calls and results, database changes vs golden.
+    Show(metrics_cmds::ShowArgs),
+    /// Compare a baseline and a candidate run task by task (Bayesian).
+    Sbs(metrics_cmds::SbsArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +53,9 @@ fn main() -> ExitCode {
         Command::Replay(a) => replay_cmd::run(a),
         Command::Infer(a) => infer_cmd::run(a),
         Command::Agg(a) => metrics_cmds::agg(a).map(|()| ExitCode::SUCCESS),
+        Command::Report(a) => metrics_cmds::report(a).map(|()| ExitCode::SUCCESS),
+        Command::Show(a) => metrics_cmds::show(a).map(|()| ExitCode::SUCCESS),
+        Command::Sbs(a) => metrics_cmds::sbs(a).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

@@ -221,10 +221,10 @@ pub fn attempt_costs(
         ] {
             match p {
                 Some(p) => *slot = usage_cost(usage, &p),
-                None if usage.input_tokens + usage.output_tokens > 0 => {
-                    if !unpriced.iter().any(|x| x == role) {
-                        unpriced.push(role.to_string());
-                    }
+                None if usage.input_tokens + usage.output_tokens > 0
+                    && !unpriced.iter().any(|x| x == role) =>
+                {
+                    unpriced.push(role.to_string());
                 }
                 None => {}
             }

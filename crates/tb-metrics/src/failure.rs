@@ -26,6 +26,12 @@
 //!   but not the same one: wrong value;
 //! - *rubric failed*: a rubric the judge answered no.
 //!
+//! When the attempt made no state-changing call, its final state is the initial state, so
+//! every difference is an effect of the golden calls it did not make: all findings count as
+//! *missing effect*. Otherwise the classes compare the result with golden only (the records
+//! carry no initial state): a *wrong value* may be a field the attempt set wrongly, or one
+//! golden set and the attempt left alone.
+//!
 //! Records without a verdict (the reference's files) have no classes; their state is assumed
 //! wrong when the test failed.
 //!
@@ -450,17 +456,23 @@ pub fn analyze(a: &Attempt) -> Option<FailureAnalysis> {
     let calls = calls(&a.messages);
     let mut classes = Classes::default();
     let mut state_known_ok = false;
+    let changed = calls.iter().any(|c| c.state_changing);
     if let Some(v) = &a.verdict {
         for s in v.state.iter().filter(|s| !s.passed) {
             let c = classify_diff(&s.diff);
-            classes.wrong_value += c.wrong_value;
-            classes.extra_effect += c.extra_effect;
-            classes.missing_effect += c.missing_effect;
+            if changed {
+                classes.wrong_value += c.wrong_value;
+                classes.extra_effect += c.extra_effect;
+                classes.missing_effect += c.missing_effect;
+            } else {
+                // Nothing changed: the result is the initial state, so every difference is
+                // an effect of the golden calls that the attempt did not make.
+                classes.missing_effect += c.wrong_value + c.extra_effect + c.missing_effect;
+            }
         }
         classes.rubric_failed = v.rubrics.iter().filter(|r| !r.passed).count() as u64;
         state_known_ok = v.state.iter().all(|s| s.passed);
     }
-    let changed = calls.iter().any(|c| c.state_changing);
     let last_ok = calls.last().is_none_or(|c| !c.error);
     let clean_termination = a.finish_reason == "done" && changed && last_ok;
     let mut unrecovered = Vec::new();
@@ -881,6 +893,21 @@ mod tests {
         let f = analyze(&a).unwrap();
         assert_eq!(f.signature, Signature::NoStateChange);
         assert!(!f.clean_termination);
+        // Nothing changed: a field golden set is a missing effect, not a wrong value.
+        let a = attempt(
+            vec![Message::text("assistant", "ok <DONE>")],
+            "done",
+            Some(state(vec![
+                json!({"path": "t[0].x", "type": "value mismatch"}),
+            ])),
+        );
+        assert_eq!(
+            analyze(&a).unwrap().classes,
+            Classes {
+                missing_effect: 1,
+                ..Default::default()
+            }
+        );
         // System error.
         let mut a = attempt(vec![], "done", None);
         a.is_system_error = true;

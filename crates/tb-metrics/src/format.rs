@@ -42,9 +42,9 @@ impl Table {
         }
         let line = |cells: &[String]| {
             let mut s = String::new();
-            for i in 0..n {
+            for (i, wi) in w.iter().enumerate() {
                 let c = cells.get(i).map(String::as_str).unwrap_or("");
-                let pad = w[i].saturating_sub(c.chars().count());
+                let pad = wi.saturating_sub(c.chars().count());
                 if i > 0 {
                     s.push_str("  ");
                 }
@@ -175,7 +175,7 @@ pub fn reference_table(reports: &[ModelReport]) -> Table {
     .map(|s| s.to_string())
     .collect();
     header.extend(ks.iter().map(|k| format!("pass@{k}")));
-    header.extend(ks.iter().map(|k| format!("pass^{k} (c/n)^k")));
+    header.extend(ks.iter().map(|k| format!("pass^{k}")));
     let mut t = Table::new(
         "Reference metrics (tb agg rules: errors count as failures)",
         header,
@@ -198,6 +198,7 @@ pub fn reference_table(reports: &[ModelReport]) -> Table {
         row.extend(ks.iter().map(|k| kcell(&s.pass_hat, *k, star)));
         t.rows.push(row);
     }
+    t.notes.push("pass@k = mean over tasks of 1 - C(n-c,k)/C(n,k); pass^k = mean over tasks of (c/n)^k (the reference's plug-in estimator).".into());
     if star_any {
         t.notes.push(UNEQUAL_NOTE.into());
     }
@@ -341,7 +342,7 @@ pub fn cost_table(reports: &[ModelReport]) -> Option<Table> {
     .map(|s| s.to_string())
     .collect();
     let mut t = Table::new(
-        "Cost (price table units per million tokens; all three roles)",
+        "Cost (in the price table's currency; agent, user and judge tokens)",
         header,
     );
     for m in reports {
@@ -457,4 +458,36 @@ pub fn to_markdown(reports: &[ModelReport]) -> String {
 /// One JSON object per input file, as a JSON array.
 pub fn to_json(reports: &[ModelReport]) -> Value {
     serde_json::to_value(reports).unwrap_or(Value::Null)
+}
+
+/// The reference `tb agg`'s closing lines, character for character (two decimals):
+/// `Number of tests`, `Runs per test`, `Total runs`, `Mean per-sample accuracy … (95% CI: …)`,
+/// then `Pass@k:` and `Pass^k:` blocks unless attempt counts differ.
+pub fn reference_lines(s: &Summary) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("Number of tests: {}\n", s.tasks));
+    out.push_str(&format!(
+        "Runs per test: {}\n",
+        if s.tasks > 0 {
+            s.attempts_per_task.first as i64
+        } else {
+            -1
+        }
+    ));
+    out.push_str(&format!("Total runs: {}\n", s.attempts));
+    out.push_str(&format!(
+        "Mean per-sample accuracy: {:.2} (95% CI: {:.2}-{:.2})\n",
+        s.mean_pass, s.mean_pass_ci[0], s.mean_pass_ci[1]
+    ));
+    if !s.reference_omits_pass_k && !s.pass_at.0.is_empty() {
+        out.push_str("Pass@k:\n");
+        for (k, v) in &s.pass_at.0 {
+            out.push_str(&format!("  pass@{k}: {v:.2}\n"));
+        }
+        out.push_str("Pass^k:\n");
+        for (k, v) in &s.pass_hat.0 {
+            out.push_str(&format!("  pass^{k}: {v:.2}\n"));
+        }
+    }
+    out
 }

@@ -192,6 +192,15 @@ pub fn chart_domains(reports: &[ModelReport]) -> String {
     s
 }
 
+/// A scatter chart's labels and decorations.
+struct ScatterSpec<'a> {
+    title: &'a str,
+    xlabel: &'a str,
+    ylabel: &'a str,
+    diagonal: bool,
+    frontier: &'a [(f64, f64)],
+}
+
 /// A point of a scatter chart.
 struct Pt {
     series: usize,
@@ -200,16 +209,14 @@ struct Pt {
     label: String,
 }
 
-fn scatter(
-    title: &str,
-    xlabel: &str,
-    ylabel: &str,
-    models: &[String],
-    pts: &[Pt],
-    ax: &Axes,
-    diagonal: bool,
-    frontier: &[(f64, f64)],
-) -> String {
+fn scatter(spec: ScatterSpec<'_>, models: &[String], pts: &[Pt], ax: &Axes) -> String {
+    let ScatterSpec {
+        title,
+        xlabel,
+        ylabel,
+        diagonal,
+        frontier,
+    } = spec;
     let mut s = svg_open(title);
     s.push_str(&legend(models));
     s.push_str(&ax.draw(xlabel, ylabel, true));
@@ -270,16 +277,14 @@ pub fn chart_consistency(reports: &[ModelReport]) -> String {
         y0: 0.0,
         y1: 1.0,
     };
-    scatter(
-        "pass@1 against observed k/k",
-        "pass@1",
-        "observed k/k (share of tasks passing every attempt)",
-        &models,
-        &pts,
-        &ax,
-        true,
-        &[],
-    )
+    let spec = ScatterSpec {
+        title: "pass@1 against observed k/k",
+        xlabel: "pass@1",
+        ylabel: "observed k/k (share of tasks passing every attempt)",
+        diagonal: true,
+        frontier: &[],
+    };
+    scatter(spec, &models, &pts, &ax)
 }
 
 /// Breadth (pass@k at the largest k) against consistency (observed k/k).
@@ -307,16 +312,14 @@ pub fn chart_breadth(reports: &[ModelReport]) -> String {
         y0: 0.0,
         y1: 1.0,
     };
-    scatter(
-        "Breadth against consistency",
-        "breadth: pass@k (largest k)",
-        "consistency: observed k/k",
-        &models,
-        &pts,
-        &ax,
-        true,
-        &[],
-    )
+    let spec = ScatterSpec {
+        title: "Breadth against consistency",
+        xlabel: "breadth: pass@k (largest k)",
+        ylabel: "consistency: observed k/k",
+        diagonal: true,
+        frontier: &[],
+    };
+    scatter(spec, &models, &pts, &ax)
 }
 
 /// pass@k and pass^k curves over k, per model.
@@ -411,9 +414,14 @@ fn cost_chart(
         y0: 0.0,
         y1: 1.0,
     };
-    Some(scatter(
-        title, xlabel, ylabel, &models, &pts, &ax, false, &frontier,
-    ))
+    let spec = ScatterSpec {
+        title,
+        xlabel,
+        ylabel,
+        diagonal: false,
+        frontier: &frontier,
+    };
+    Some(scatter(spec, &models, &pts, &ax))
 }
 
 /// Failure signatures: one stacked bar per model (shares of model failures).
