@@ -1,0 +1,459 @@
+//! The HTTP client of one model: builds the request for its provider, sends it with the
+//! reference's retry rules, decodes the reply. [`ChatSession`] keeps a provider-native
+//! conversation across calls (the agent); [`LlmClient::complete_messages`] runs a one-off
+//! conversation (simulated user, judge).
+
+use crate::config::{LlmConfig, Provider};
+use crate::retry::{self, Budget, Failure};
+use crate::wire::{self, Decoded, ToolSet, ToolSpec};
+use serde_json::Value;
+use std::sync::{Arc, Once};
+use std::time::{Duration, Instant};
+use tb_core::{Message, Usage};
+
+/// Errors of a model call. [`LlmError::kind`] names the class for records.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    /// The config cannot be used (bad URL, header, ...).
+    #[error("model config: {0}")]
+    Config(String),
+    /// The conversation cannot be sent to this API.
+    #[error("cannot encode the request: {0}")]
+    Encode(String),
+    /// A non-retryable HTTP status, or a retryable one after its budget.
+    #[error("HTTP {status} from {endpoint} after {attempts} attempt(s): {message}")]
+    Http {
+        /// Status.
+        status: u16,
+        /// The error text of the reply.
+        message: String,
+        /// Endpoint (scheme, host and path).
+        endpoint: String,
+        /// Requests sent.
+        attempts: u32,
+    },
+    /// Timed out after the timeout budget.
+    #[error("timed out after {attempts} attempt(s) of {secs}s each at {endpoint}")]
+    Timeout {
+        /// Per-request timeout.
+        secs: f64,
+        /// Endpoint.
+        endpoint: String,
+        /// Requests sent.
+        attempts: u32,
+    },
+    /// Could not connect after the connect budget.
+    #[error("cannot connect to {endpoint} after {attempts} attempt(s): {message}")]
+    Connect {
+        /// Cause.
+        message: String,
+        /// Endpoint.
+        endpoint: String,
+        /// Requests sent.
+        attempts: u32,
+    },
+    /// Another transport error (connection reset, ...).
+    #[error("request to {endpoint} failed: {message}")]
+    Transport {
+        /// Cause.
+        message: String,
+        /// Endpoint.
+        endpoint: String,
+    },
+    /// 2xx replies that were not the API's shape, after the malformed budget.
+    #[error("{message} (from {endpoint}, {attempts} attempt(s))")]
+    Malformed {
+        /// What was wrong.
+        message: String,
+        /// Endpoint.
+        endpoint: String,
+        /// Requests sent.
+        attempts: u32,
+    },
+}
+
+impl LlmError {
+    /// The error class for `metadata.error.type`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::Config(_) => "ModelConfigError",
+            LlmError::Encode(_) => "ModelEncodeError",
+            LlmError::Http { status: 429, .. } => "RateLimited",
+            LlmError::Http { .. } => "HttpError",
+            LlmError::Timeout { .. } => "Timeout",
+            LlmError::Connect { .. } => "ConnectError",
+            LlmError::Transport { .. } => "TransportError",
+            LlmError::Malformed { .. } => "MalformedReply",
+        }
+    }
+}
+
+/// One model reply.
+#[derive(Debug, Clone, Default)]
+pub struct Completion {
+    /// The reply as our messages.
+    pub messages: Vec<Message>,
+    /// Native items to append to the conversation.
+    pub native: Vec<Value>,
+    /// Usage of this call.
+    pub usage: Usage,
+    /// Requests sent (1 without retries).
+    pub attempts: u32,
+    /// Wall time of the call including retries.
+    pub elapsed: Duration,
+}
+
+/// Installs rustls' `ring` crypto provider once per process (reqwest is built without one).
+pub fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// A model client: config, HTTP client, URL.
+#[derive(Debug, Clone)]
+pub struct LlmClient {
+    cfg: Arc<LlmConfig>,
+    http: reqwest::Client,
+    url: String,
+    endpoint: String,
+    headers: reqwest::header::HeaderMap,
+}
+
+impl LlmClient {
+    /// Builds a client for a model config.
+    pub fn new(cfg: &LlmConfig) -> Result<Self, LlmError> {
+        install_crypto_provider();
+        let url = cfg.url().map_err(LlmError::Config)?;
+        let parsed = reqwest::Url::parse(&url).map_err(|e| {
+            LlmError::Config(format!(
+                "{}: endpoint URL `{}`: {e}",
+                cfg.source,
+                strip_query(&url)
+            ))
+        })?;
+        let endpoint = format!(
+            "{}://{}{}",
+            parsed.scheme(),
+            parsed.host_str().unwrap_or(""),
+            parsed.port().map(|p| format!(":{p}")).unwrap_or_default()
+        ) + parsed.path();
+        let mut headers = reqwest::header::HeaderMap::new();
+        let bad = |name: &str, e: &dyn std::fmt::Display| {
+            LlmError::Config(format!("{}: header `{name}`: {e}", cfg.source))
+        };
+        for (k, v) in &cfg.headers {
+            let name =
+                reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|e| bad(k, &e))?;
+            let mut val = reqwest::header::HeaderValue::from_str(v.expose())
+                .map_err(|_| bad(k, &"the value is not a valid header value"))?;
+            val.set_sensitive(true);
+            headers.insert(name, val);
+        }
+        if let Some(c) = &cfg.credential {
+            let name = reqwest::header::HeaderName::from_bytes(c.header.as_bytes())
+                .map_err(|e| bad(&c.header, &e))?;
+            let text = if name == reqwest::header::AUTHORIZATION {
+                format!("Bearer {}", c.api_key.expose())
+            } else {
+                c.api_key.expose().to_string()
+            };
+            let mut val = reqwest::header::HeaderValue::from_str(&text)
+                .map_err(|_| bad(&c.header, &"the key is not a valid header value"))?;
+            val.set_sensitive(true);
+            if !headers.contains_key(&name) {
+                headers.insert(name, val);
+            }
+        }
+        if cfg.provider == Provider::Anthropic && !headers.contains_key("anthropic-version") {
+            headers.insert(
+                "anthropic-version",
+                reqwest::header::HeaderValue::from_static("2023-06-01"),
+            );
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs_f64(cfg.timeout.min(30.0)))
+            .build()
+            .map_err(|e| {
+                LlmError::Config(format!("{}: cannot build the HTTP client: {e}", cfg.source))
+            })?;
+        Ok(LlmClient {
+            cfg: Arc::new(cfg.clone()),
+            http,
+            url,
+            endpoint,
+            headers,
+        })
+    }
+
+    /// The config.
+    pub fn config(&self) -> &LlmConfig {
+        &self.cfg
+    }
+
+    /// Encodes tools for this provider.
+    pub fn tools(&self, specs: &[ToolSpec]) -> Result<ToolSet, LlmError> {
+        wire::encode_tools(self.cfg.provider, specs).map_err(|e| LlmError::Encode(e.0))
+    }
+
+    /// Encodes messages as native conversation items.
+    pub fn encode(&self, msgs: &[Message]) -> Vec<Value> {
+        msgs.iter()
+            .flat_map(|m| wire::encode_message(&self.cfg, m))
+            .collect()
+    }
+
+    /// One call on an explicit conversation without tools (simulated user, judge).
+    pub async fn complete_messages(&self, msgs: &[Message]) -> Result<Completion, LlmError> {
+        self.complete(&self.encode(msgs), None).await
+    }
+
+    /// One call: sends the native conversation (and tools), retrying as configured.
+    pub async fn complete(
+        &self,
+        native: &[Value],
+        tools: Option<&ToolSet>,
+    ) -> Result<Completion, LlmError> {
+        let body =
+            wire::request_body(&self.cfg, native, tools).map_err(|e| LlmError::Encode(e.0))?;
+        let started = Instant::now();
+        let r = &self.cfg.retry;
+        let mut budget = Budget::default();
+        let mut attempts = 0u32;
+        loop {
+            attempts += 1;
+            let req = self
+                .http
+                .post(&self.url)
+                .headers(self.headers.clone())
+                .timeout(Duration::from_secs_f64(self.cfg.timeout))
+                .json(&body);
+            let (failure, err, retry_after): (Failure, LlmError, Option<String>) =
+                match req.send().await {
+                    Ok(resp) => {
+                        let status = resp.status().as_u16();
+                        let retry_after = resp
+                            .headers()
+                            .get(reqwest::header::RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_string);
+                        match resp.text().await {
+                            Ok(text) if (200..300).contains(&status) => {
+                                match serde_json::from_str::<Value>(&text)
+                                    .map_err(|e| {
+                                        wire::WireError(format!(
+                                            "malformed reply: the body is not JSON ({e})"
+                                        ))
+                                    })
+                                    .and_then(|v| wire::decode(&self.cfg, tools, &v))
+                                {
+                                    Ok(Decoded {
+                                        messages,
+                                        native,
+                                        usage,
+                                    }) => {
+                                        return Ok(Completion {
+                                            messages,
+                                            native,
+                                            usage,
+                                            attempts,
+                                            elapsed: started.elapsed(),
+                                        });
+                                    }
+                                    Err(e) => (
+                                        Failure::Malformed,
+                                        LlmError::Malformed {
+                                            message: e.0,
+                                            endpoint: self.endpoint.clone(),
+                                            attempts,
+                                        },
+                                        None,
+                                    ),
+                                }
+                            }
+                            Ok(text) => {
+                                let err = LlmError::Http {
+                                    status,
+                                    message: error_text(&text),
+                                    endpoint: self.endpoint.clone(),
+                                    attempts,
+                                };
+                                if status == 429 {
+                                    (Failure::TooManyRequests, err, retry_after)
+                                } else if r.retryable_server_errors.contains(&status) {
+                                    (Failure::Server, err, None)
+                                } else {
+                                    return Err(err);
+                                }
+                            }
+                            Err(e) => self.transport_failure(e, attempts)?,
+                        }
+                    }
+                    Err(e) => self.transport_failure(e, attempts)?,
+                };
+            let Some(n) = budget.take(r, failure) else {
+                return Err(err);
+            };
+            let d = if failure == Failure::TooManyRequests {
+                retry::delay_429(r, n, retry_after.as_deref())
+            } else {
+                retry::delay(r, n)
+            };
+            tracing::warn!(model = %self.cfg.deployment, "{err}; retry {n} in {:.2}s", d.as_secs_f64());
+            tokio::time::sleep(d).await;
+        }
+    }
+
+    fn transport_failure(
+        &self,
+        e: reqwest::Error,
+        attempts: u32,
+    ) -> Result<(Failure, LlmError, Option<String>), LlmError> {
+        let endpoint = self.endpoint.clone();
+        let (timeout, connect, other) = (
+            e.is_timeout(),
+            e.is_connect(),
+            e.is_body() || e.is_request() || e.is_decode(),
+        );
+        let msg = error_chain(e);
+        if timeout {
+            Ok((
+                Failure::Timeout,
+                LlmError::Timeout {
+                    secs: self.cfg.timeout,
+                    endpoint,
+                    attempts,
+                },
+                None,
+            ))
+        } else if connect {
+            Ok((
+                Failure::Connect,
+                LlmError::Connect {
+                    message: msg,
+                    endpoint,
+                    attempts,
+                },
+                None,
+            ))
+        } else if self.cfg.retry.retry_read_errors && other {
+            Ok((
+                Failure::Server,
+                LlmError::Transport {
+                    message: msg,
+                    endpoint,
+                },
+                None,
+            ))
+        } else {
+            Err(LlmError::Transport {
+                message: msg,
+                endpoint,
+            })
+        }
+    }
+}
+
+fn strip_query(u: &str) -> &str {
+    u.split('?').next().unwrap_or(u)
+}
+
+fn error_chain(e: reqwest::Error) -> String {
+    use std::error::Error;
+    let e = e.without_url();
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = c.source();
+    }
+    s
+}
+
+/// The error text of a non-2xx reply: `error.message`, `error` or the body, shortened.
+fn error_text(body: &str) -> String {
+    let from_json = serde_json::from_str::<Value>(body).ok().and_then(|v| {
+        let e = v.get("error")?;
+        Some(match e {
+            Value::String(s) => s.clone(),
+            Value::Object(o) => o
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| e.to_string()),
+            other => other.to_string(),
+        })
+    });
+    let mut s = from_json.unwrap_or_else(|| body.trim().to_string());
+    if s.len() > 500 {
+        let mut cut = 500;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    s
+}
+
+/// A conversation with one model that keeps the provider-native items across calls (so
+/// reasoning items, signatures and the exact assistant messages go back as the API sent
+/// them).
+#[derive(Debug, Clone)]
+pub struct ChatSession {
+    client: LlmClient,
+    native: Vec<Value>,
+    tools: Option<ToolSet>,
+}
+
+impl ChatSession {
+    /// A new session with tools (builtins and server tools, already de-duplicated).
+    pub fn new(client: LlmClient, tools: &[ToolSpec]) -> Result<Self, LlmError> {
+        let tools = if tools.is_empty() {
+            None
+        } else {
+            Some(client.tools(tools)?)
+        };
+        Ok(ChatSession {
+            client,
+            native: Vec::new(),
+            tools,
+        })
+    }
+
+    /// Whether the model was given a tool of this name.
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.tools.as_ref().is_some_and(|t| t.names.contains(name))
+    }
+
+    /// Appends messages that did not come from this model (system, user, tool results).
+    pub fn add(&mut self, msgs: &[Message]) {
+        let enc = self.client.encode(msgs);
+        self.native.extend(enc);
+    }
+
+    /// Calls the model on the conversation so far and appends its reply.
+    pub async fn complete(&mut self) -> Result<Completion, LlmError> {
+        let c = self
+            .client
+            .complete(&self.native, self.tools.as_ref())
+            .await?;
+        self.native.extend(c.native.iter().cloned());
+        Ok(c)
+    }
+
+    /// The provider-native conversation (for `--dump raw`).
+    pub fn native(&self) -> &[Value] {
+        &self.native
+    }
+
+    /// The client.
+    pub fn client(&self) -> &LlmClient {
+        &self.client
+    }
+}

@@ -1,0 +1,24 @@
+//! Model clients for thinkingbox-rs: the reference's three provider APIs (Chat Completions for
+//! Azure OpenAI and any OpenAI-compatible server, the Responses API, Anthropic Messages),
+//! hand-written on `reqwest` and `serde_json::Value`, with the reference's retry rules and
+//! token usage (cached and reasoning tokens).
+//!
+//! - [`config`]: the run config YAML (`orchestrator.agent_model`, `user_model`,
+//!   `judge_model`, ...), with `${VAR}` expansion and secret redaction;
+//! - [`wire`]: encoding and decoding of each API's JSON;
+//! - [`retry`]: budgets and backoff;
+//! - [`client`]: the HTTP client and a conversation that keeps provider-native items;
+//! - `mock` (feature `mock`): a scripted model server for tests.
+
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod config;
+#[cfg(feature = "mock")]
+pub mod mock;
+pub mod retry;
+pub mod wire;
+
+pub use client::{ChatSession, Completion, LlmClient, LlmError, install_crypto_provider};
+pub use config::{ConfigError, ConfigFile, LlmConfig, Provider, RetryConfig, Secret};
+pub use wire::{ToolSet, ToolSpec};

@@ -1,0 +1,640 @@
+//! A scripted model server for tests and demos (feature `mock`): one axum server on
+//! `127.0.0.1:0` that speaks Chat Completions (`/{role}/v1/chat/completions`), the Responses
+//! API (`/{role}/v1/responses`) and Anthropic Messages (`/{role}/v1/messages`). Each `role`
+//! (any path segment: `agent`, `user`, `judge`, ...) answers from its own [`Script`], which
+//! sees the request as a provider-neutral [`MockRequest`]. Faults (statuses, malformed bodies,
+//! delays) can be queued per role and are served before the script answers.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use tb_llm::mock::{MockServer, Reply, Api};
+//! let server = MockServer::start().await.unwrap();
+//! server.set_script("agent", |_r: &tb_llm::mock::MockRequest| Reply::Text("hi <DONE>".into()));
+//! let url = server.url("agent", Api::Chat);
+//! # }
+//! ```
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Which wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Chat Completions.
+    Chat,
+    /// Responses.
+    Responses,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl Api {
+    fn path(self) -> &'static str {
+        match self {
+            Api::Chat => "v1/chat/completions",
+            Api::Responses => "v1/responses",
+            Api::Anthropic => "v1/messages",
+        }
+    }
+
+    /// The config `type` for this API.
+    pub fn config_type(self) -> &'static str {
+        match self {
+            Api::Chat => "aoai",
+            Api::Responses => "aoai_responses",
+            Api::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// One entry of a conversation, provider-neutral.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Turn {
+    /// A user text.
+    User(String),
+    /// An assistant text.
+    Assistant(String),
+    /// Assistant tool calls: (id, name, arguments).
+    ToolCalls(Vec<(String, String, Value)>),
+    /// A tool result.
+    ToolResult {
+        /// Call id.
+        id: String,
+        /// Text.
+        content: String,
+    },
+}
+
+/// A request as scripts see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MockRequest {
+    /// Wire format.
+    pub api: Api,
+    /// System text (all system/developer messages joined by newlines).
+    pub system: String,
+    /// The conversation after the system messages.
+    pub turns: Vec<Turn>,
+    /// Tool names offered.
+    pub tools: Vec<String>,
+    /// The raw body.
+    pub body: Value,
+}
+
+impl MockRequest {
+    /// Tool calls made so far.
+    pub fn tool_calls_so_far(&self) -> usize {
+        self.turns
+            .iter()
+            .map(|t| {
+                if let Turn::ToolCalls(c) = t {
+                    c.len()
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+
+    /// The last user text.
+    pub fn last_user(&self) -> Option<&str> {
+        self.turns.iter().rev().find_map(|t| {
+            if let Turn::User(s) = t {
+                Some(s.as_str())
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Tool results so far, in order.
+    pub fn tool_results(&self) -> Vec<&str> {
+        self.turns
+            .iter()
+            .filter_map(|t| {
+                if let Turn::ToolResult { content, .. } = t {
+                    Some(content.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
+/// What a script answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// A text message.
+    Text(String),
+    /// Tool calls (name, arguments).
+    Calls(Vec<(String, Value)>),
+    /// One tool call with raw argument text (may be invalid JSON).
+    RawCall {
+        /// Tool name.
+        name: String,
+        /// Argument text as sent.
+        arguments: String,
+    },
+    /// Reasoning then text (reasoning goes where the API puts it).
+    ThinkThenText(String, String),
+}
+
+/// A scripted model.
+pub trait Script: Send + Sync {
+    /// The reply to a request.
+    fn reply(&self, req: &MockRequest) -> Reply;
+}
+
+impl<F: Fn(&MockRequest) -> Reply + Send + Sync> Script for F {
+    fn reply(&self, req: &MockRequest) -> Reply {
+        self(req)
+    }
+}
+
+/// Plays a fixed list of tool calls, one per reply, then a closing text.
+#[derive(Debug, Clone)]
+pub struct ToolPlayer {
+    /// The calls, in order.
+    pub calls: Vec<(String, Value)>,
+    /// The final text (e.g. `All set. <DONE>`).
+    pub closing: String,
+}
+
+impl Script for ToolPlayer {
+    fn reply(&self, req: &MockRequest) -> Reply {
+        match self.calls.get(req.tool_calls_so_far()) {
+            Some(c) => Reply::Calls(vec![c.clone()]),
+            None => Reply::Text(self.closing.clone()),
+        }
+    }
+}
+
+/// A simulated user that answers from the context it is shown: it finds the text after a
+/// `USER_CONTEXT` marker line in the last user message and repeats its first line.
+#[derive(Debug, Clone, Default)]
+pub struct ContextUser;
+
+impl Script for ContextUser {
+    fn reply(&self, req: &MockRequest) -> Reply {
+        let text = req.last_user().unwrap_or("");
+        let ctx = text
+            .split_once("USER_CONTEXT")
+            .map(|(_, rest)| rest)
+            .unwrap_or("");
+        let line = ctx
+            .lines()
+            .skip(1)
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("I don't know.");
+        Reply::Text(line.to_string())
+    }
+}
+
+/// A fault served instead of the script's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// An HTTP status with an optional `Retry-After` and a body.
+    Status {
+        /// Status code.
+        status: u16,
+        /// `Retry-After` header.
+        retry_after: Option<String>,
+        /// Body.
+        body: String,
+    },
+    /// A 200 whose body is given as is (not the API's shape).
+    Malformed(String),
+    /// Wait this long, then answer normally (to trigger client timeouts).
+    Delay(Duration),
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Role (path segment).
+    pub role: String,
+    /// API.
+    pub api: Api,
+    /// Headers (lower-case names).
+    pub headers: Vec<(String, String)>,
+    /// Body.
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct Inner {
+    scripts: HashMap<String, Arc<dyn Script>>,
+    faults: HashMap<String, VecDeque<Fault>>,
+    requests: Vec<Recorded>,
+    counter: u64,
+}
+
+/// The running server. Dropping it stops it.
+pub struct MockServer {
+    addr: SocketAddr,
+    inner: Arc<Mutex<Inner>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for MockServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockServer")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl MockServer {
+    /// Starts a server on `127.0.0.1:0`.
+    pub async fn start() -> std::io::Result<MockServer> {
+        let inner = Arc::new(Mutex::new(Inner::default()));
+        let app = Router::new()
+            .route("/{role}/v1/chat/completions", post(chat))
+            .route("/{role}/v1/responses", post(responses))
+            .route("/{role}/v1/messages", post(messages))
+            .with_state(inner.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(MockServer { addr, inner, task })
+    }
+
+    /// The server address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint URL of a role for an API.
+    pub fn url(&self, role: &str, api: Api) -> String {
+        format!("http://{}/{role}/{}", self.addr, api.path())
+    }
+
+    /// Sets (replaces) a role's script.
+    pub fn set_script(&self, role: &str, script: impl Script + 'static) {
+        lock(&self.inner)
+            .scripts
+            .insert(role.to_string(), Arc::new(script));
+    }
+
+    /// Queues a fault for a role's next request.
+    pub fn push_fault(&self, role: &str, fault: Fault) {
+        lock(&self.inner)
+            .faults
+            .entry(role.to_string())
+            .or_default()
+            .push_back(fault);
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.inner).requests.clone()
+    }
+
+    /// Requests received for a role.
+    pub fn count(&self, role: &str) -> usize {
+        lock(&self.inner)
+            .requests
+            .iter()
+            .filter(|r| r.role == role)
+            .count()
+    }
+}
+
+type Shared = Arc<Mutex<Inner>>;
+
+async fn chat(
+    State(s): State<Shared>,
+    Path(role): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    handle(s, role, Api::Chat, headers, body).await
+}
+
+async fn responses(
+    State(s): State<Shared>,
+    Path(role): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    handle(s, role, Api::Responses, headers, body).await
+}
+
+async fn messages(
+    State(s): State<Shared>,
+    Path(role): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    handle(s, role, Api::Anthropic, headers, body).await
+}
+
+async fn handle(
+    s: Shared,
+    role: String,
+    api: Api,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "{\"error\":\"the body is not JSON\"}",
+        )
+            .into_response();
+    };
+    let (fault, script, n) = {
+        let mut g = lock(&s);
+        g.requests.push(Recorded {
+            role: role.clone(),
+            api,
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+                .collect(),
+            body: body.clone(),
+        });
+        g.counter += 1;
+        let n = g.counter;
+        (
+            g.faults.get_mut(&role).and_then(VecDeque::pop_front),
+            g.scripts.get(&role).cloned(),
+            n,
+        )
+    };
+    match fault {
+        Some(Fault::Status {
+            status,
+            retry_after,
+            body,
+        }) => {
+            let mut resp = (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                body,
+            )
+                .into_response();
+            if let Some(ra) = retry_after
+                && let Ok(v) = ra.parse()
+            {
+                resp.headers_mut().insert("retry-after", v);
+            }
+            return resp;
+        }
+        Some(Fault::Malformed(text)) => {
+            return (StatusCode::OK, [("content-type", "application/json")], text).into_response();
+        }
+        Some(Fault::Delay(d)) => tokio::time::sleep(d).await,
+        None => {}
+    }
+    let Some(script) = script else {
+        return (
+            StatusCode::NOT_FOUND,
+            format!("{{\"error\":\"no script for role {role}\"}}"),
+        )
+            .into_response();
+    };
+    let req = parse(api, &body);
+    let reply = script.reply(&req);
+    axum::Json(encode(api, &req, reply, n)).into_response()
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// Parses a request body of an API into the provider-neutral form.
+pub fn parse(api: Api, body: &Value) -> MockRequest {
+    let mut system = Vec::new();
+    let mut turns = Vec::new();
+    let empty = Vec::new();
+    let tools: Vec<String> = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty)
+        .iter()
+        .filter_map(|t| {
+            t.get("name")
+                .or_else(|| t.pointer("/function/name"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
+    match api {
+        Api::Chat => {
+            for m in body
+                .get("messages")
+                .and_then(Value::as_array)
+                .unwrap_or(&empty)
+            {
+                let c = text_of(m.get("content").unwrap_or(&Value::Null));
+                match m.get("role").and_then(Value::as_str).unwrap_or("") {
+                    "system" | "developer" => system.push(c),
+                    "user" => turns.push(Turn::User(c)),
+                    "assistant" => {
+                        if !c.is_empty() {
+                            turns.push(Turn::Assistant(c));
+                        }
+                        if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
+                            turns.push(Turn::ToolCalls(
+                                calls
+                                    .iter()
+                                    .map(|tc| {
+                                        let args = tc
+                                            .pointer("/function/arguments")
+                                            .and_then(Value::as_str)
+                                            .and_then(|s| serde_json::from_str(s).ok())
+                                            .unwrap_or(Value::Null);
+                                        (s(tc.get("id")), s(tc.pointer("/function/name")), args)
+                                    })
+                                    .collect(),
+                            ));
+                        }
+                    }
+                    "tool" => turns.push(Turn::ToolResult {
+                        id: s(m.get("tool_call_id")),
+                        content: c,
+                    }),
+                    _ => {}
+                }
+            }
+        }
+        Api::Responses => {
+            for it in body
+                .get("input")
+                .and_then(Value::as_array)
+                .unwrap_or(&empty)
+            {
+                match (
+                    it.get("type").and_then(Value::as_str),
+                    it.get("role").and_then(Value::as_str),
+                ) {
+                    (Some("function_call"), _) => {
+                        let args = it
+                            .get("arguments")
+                            .and_then(Value::as_str)
+                            .and_then(|a| serde_json::from_str(a).ok())
+                            .unwrap_or(Value::Null);
+                        let call = (s(it.get("call_id")), s(it.get("name")), args);
+                        if let Some(Turn::ToolCalls(c)) = turns.last_mut() {
+                            c.push(call);
+                        } else {
+                            turns.push(Turn::ToolCalls(vec![call]));
+                        }
+                    }
+                    (Some("function_call_output"), _) => turns.push(Turn::ToolResult {
+                        id: s(it.get("call_id")),
+                        content: s(it.get("output")),
+                    }),
+                    (Some("reasoning"), _) => {}
+                    (_, Some("system" | "developer")) => {
+                        system.push(text_of(it.get("content").unwrap_or(&Value::Null)))
+                    }
+                    (_, Some("user")) => turns.push(Turn::User(text_of(
+                        it.get("content").unwrap_or(&Value::Null),
+                    ))),
+                    (_, Some("assistant")) => turns.push(Turn::Assistant(text_of(
+                        it.get("content").unwrap_or(&Value::Null),
+                    ))),
+                    _ => {}
+                }
+            }
+        }
+        Api::Anthropic => {
+            if let Some(sys) = body.get("system") {
+                system.push(text_of(sys));
+            }
+            for m in body
+                .get("messages")
+                .and_then(Value::as_array)
+                .unwrap_or(&empty)
+            {
+                let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+                for b in m.get("content").and_then(Value::as_array).unwrap_or(&empty) {
+                    match b.get("type").and_then(Value::as_str).unwrap_or("") {
+                        "text" if role == "user" => turns.push(Turn::User(s(b.get("text")))),
+                        "text" => turns.push(Turn::Assistant(s(b.get("text")))),
+                        "tool_use" => {
+                            let call = (
+                                s(b.get("id")),
+                                s(b.get("name")),
+                                b.get("input").cloned().unwrap_or(Value::Null),
+                            );
+                            if let Some(Turn::ToolCalls(c)) = turns.last_mut() {
+                                c.push(call);
+                            } else {
+                                turns.push(Turn::ToolCalls(vec![call]));
+                            }
+                        }
+                        "tool_result" => turns.push(Turn::ToolResult {
+                            id: s(b.get("tool_use_id")),
+                            content: text_of(b.get("content").unwrap_or(&Value::Null)),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    MockRequest {
+        api,
+        system: system.join("\n"),
+        turns,
+        tools,
+        body: body.clone(),
+    }
+}
+
+fn s(v: Option<&Value>) -> String {
+    v.and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn encode(api: Api, req: &MockRequest, reply: Reply, n: u64) -> Value {
+    let base = req.tool_calls_so_far();
+    let (think, text, calls): (Option<String>, Option<String>, Vec<(String, String)>) = match reply
+    {
+        Reply::Text(t) => (None, Some(t), vec![]),
+        Reply::ThinkThenText(r, t) => (Some(r), Some(t), vec![]),
+        Reply::Calls(c) => (
+            None,
+            None,
+            c.into_iter().map(|(n, a)| (n, a.to_string())).collect(),
+        ),
+        Reply::RawCall { name, arguments } => (None, None, vec![(name, arguments)]),
+    };
+    let id = |i: usize| format!("call_{}", base + i + 1);
+    let input_tokens = 100 + req.turns.len() as u64;
+    match api {
+        Api::Chat => {
+            let tool_calls: Vec<Value> = calls.iter().enumerate().map(|(i, (name, args))| json!({"id": id(i), "type": "function", "function": {"name": name, "arguments": args}})).collect();
+            let mut msg = json!({"role": "assistant", "content": text});
+            if let Some(r) = think {
+                msg["reasoning_content"] = json!(r);
+            }
+            if !tool_calls.is_empty() {
+                msg["tool_calls"] = Value::Array(tool_calls);
+            }
+            json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion", "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": input_tokens, "completion_tokens": 10, "total_tokens": input_tokens + 10, "prompt_tokens_details": {"cached_tokens": 3}, "completion_tokens_details": {"reasoning_tokens": 2}}})
+        }
+        Api::Responses => {
+            let mut output = Vec::new();
+            if let Some(r) = think {
+                output.push(json!({"type": "reasoning", "id": format!("rs_{n}"), "summary": [{"type": "summary_text", "text": r}]}));
+            }
+            if let Some(t) = text {
+                output.push(json!({"type": "message", "id": format!("msg_{n}"), "role": "assistant", "content": [{"type": "output_text", "text": t, "logprobs": null}]}));
+            }
+            for (i, (name, args)) in calls.iter().enumerate() {
+                output.push(json!({"type": "function_call", "id": format!("fc_{n}_{i}"), "call_id": id(i), "name": name, "arguments": args}));
+            }
+            json!({"id": format!("resp_{n}"), "object": "response", "output": output,
+                "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 3}, "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 2}, "total_tokens": input_tokens + 10}})
+        }
+        Api::Anthropic => {
+            let mut content = Vec::new();
+            if let Some(r) = think {
+                content.push(json!({"type": "thinking", "thinking": r, "signature": "sig"}));
+            }
+            if let Some(t) = text {
+                content.push(json!({"type": "text", "text": t}));
+            }
+            for (i, (name, args)) in calls.iter().enumerate() {
+                let input: Value =
+                    serde_json::from_str(args).unwrap_or(Value::String(args.clone()));
+                content
+                    .push(json!({"type": "tool_use", "id": id(i), "name": name, "input": input}));
+            }
+            json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant", "content": content,
+                "usage": {"input_tokens": input_tokens, "output_tokens": 10, "cache_read_input_tokens": 3}})
+        }
+    }
+}

@@ -1,0 +1,925 @@
+//! The three wire formats: encoding our messages and tools into each API's JSON, building the
+//! request body, and decoding a reply into messages, native conversation items and usage.
+//! Pure functions on `serde_json::Value`; no IO.
+
+use crate::config::{LlmConfig, Provider, ReasoningSource};
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+use tb_core::{Message, ToolCall, Usage};
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON schema of the arguments.
+    pub parameters: Value,
+}
+
+/// Tools encoded for one provider.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolSet {
+    /// The provider-native tool list.
+    pub encoded: Vec<Value>,
+    /// Names, for "does not exist" checks.
+    pub names: HashSet<String>,
+    /// Anthropic: per tool, sanitized property name -> original.
+    pub arg_maps: HashMap<String, HashMap<String, String>>,
+}
+
+/// A reply that is not the API's shape, or a conversation the API cannot take.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct WireError(pub String);
+
+/// A decoded reply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Decoded {
+    /// The reply as our messages (think, text, tool calls).
+    pub messages: Vec<Message>,
+    /// Provider-native items to append to the conversation for the next call.
+    pub native: Vec<Value>,
+    /// Token usage.
+    pub usage: Usage,
+}
+
+fn text_with(role: &str, content: String, meta: &[(&str, Value)]) -> Message {
+    let mut metadata = Map::new();
+    for (k, v) in meta {
+        metadata.insert((*k).to_string(), v.clone());
+    }
+    Message::Text {
+        metadata,
+        role: role.to_string(),
+        content,
+    }
+}
+
+fn is_think(m: &Map<String, Value>) -> bool {
+    m.get("tag").and_then(Value::as_str) == Some("think")
+}
+
+/// Encodes tools for a provider.
+pub fn encode_tools(provider: Provider, tools: &[ToolSpec]) -> Result<ToolSet, WireError> {
+    let mut set = ToolSet::default();
+    for t in tools {
+        let mut params = match &t.parameters {
+            Value::Object(m) => m.clone(),
+            _ => {
+                let mut m = Map::new();
+                m.insert("type".into(), json!("object"));
+                m.insert("properties".into(), json!({}));
+                m
+            }
+        };
+        let enc = match provider {
+            Provider::Chat => {
+                params.insert("additionalProperties".into(), Value::Bool(false));
+                json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": params}})
+            }
+            Provider::Responses => {
+                params.insert("additionalProperties".into(), Value::Bool(false));
+                json!({"type": "function", "name": t.name, "description": t.description, "parameters": params})
+            }
+            Provider::Anthropic => {
+                let (schema, map) = sanitize_schema(&t.name, params)?;
+                if !map.is_empty() {
+                    set.arg_maps.insert(t.name.clone(), map);
+                }
+                json!({"type": "custom", "name": t.name, "description": t.description, "input_schema": schema})
+            }
+        };
+        if let Some(i) = set
+            .encoded
+            .iter()
+            .position(|e| tool_name(e) == Some(t.name.as_str()))
+        {
+            set.encoded[i] = enc;
+        } else {
+            set.encoded.push(enc);
+        }
+        set.names.insert(t.name.clone());
+    }
+    Ok(set)
+}
+
+fn tool_name(v: &Value) -> Option<&str> {
+    v.get("name")
+        .or_else(|| v.get("function").and_then(|f| f.get("name")))
+        .and_then(Value::as_str)
+}
+
+fn valid_key(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= 64
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+fn sanitize_key(k: &str) -> String {
+    if valid_key(k) {
+        return k.to_string();
+    }
+    let mut s = String::new();
+    for c in k.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+            s.push(c);
+        } else {
+            s.push_str(&format!("_x{:02x}", c as u32));
+        }
+    }
+    s.chars().take(64).collect()
+}
+
+/// Sanitized property name -> original.
+type KeyMap = HashMap<String, String>;
+
+/// Anthropic rejects top-level property names outside `[A-Za-z0-9_.-]{1,64}`: rewrite them
+/// (`_xHH`) and remember the originals.
+fn sanitize_schema(
+    tool: &str,
+    mut schema: Map<String, Value>,
+) -> Result<(Map<String, Value>, KeyMap), WireError> {
+    let mut map = HashMap::new();
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Ok((schema, map));
+    }
+    let Some(Value::Object(props)) = schema.get("properties").cloned() else {
+        return Ok((schema, map));
+    };
+    let mut out = Map::new();
+    for (k, v) in props {
+        let s = sanitize_key(&k);
+        if out.contains_key(&s) {
+            return Err(WireError(format!(
+                "tool {tool}: properties `{k}` and `{}` both become `{s}` for Anthropic",
+                map.get(&s).cloned().unwrap_or(s.clone())
+            )));
+        }
+        if s != k {
+            map.insert(s.clone(), k);
+        }
+        out.insert(s, v);
+    }
+    schema.insert("properties".into(), Value::Object(out));
+    if let Some(Value::Array(req)) = schema.get("required").cloned() {
+        let req: Vec<Value> = req
+            .into_iter()
+            .map(|r| {
+                r.as_str()
+                    .map(|s| Value::String(sanitize_key(s)))
+                    .unwrap_or(r)
+            })
+            .collect();
+        schema.insert("required".into(), Value::Array(req));
+    }
+    Ok((schema, map))
+}
+
+/// Encodes one of our messages as provider-native conversation items.
+pub fn encode_message(cfg: &LlmConfig, msg: &Message) -> Vec<Value> {
+    match cfg.provider {
+        Provider::Chat => match msg {
+            Message::Text { metadata, role, content } => {
+                if is_think(metadata) || metadata.get("is_dummy").and_then(Value::as_bool) == Some(true) {
+                    return Vec::new();
+                }
+                vec![json!({"role": role, "content": content})]
+            }
+            Message::ParallelToolCall { tool_calls, .. } => {
+                let calls: Vec<Value> = tool_calls
+                    .iter()
+                    .map(|tc| json!({"function": {"arguments": args_text(&tc.arguments), "name": tc.name}, "id": tc.id, "type": "function"}))
+                    .collect();
+                vec![json!({"role": "assistant", "tool_calls": calls})]
+            }
+            Message::ToolResponse { content, id, .. } => vec![json!({"role": "tool", "tool_call_id": id, "content": content})],
+        },
+        Provider::Responses => match msg {
+            Message::Text { metadata, role, content } => {
+                if is_think(metadata) || metadata.get("is_dummy").and_then(Value::as_bool) == Some(true) {
+                    return Vec::new();
+                }
+                let role = if cfg.is_reasoning && role == "system" { "developer" } else { role.as_str() };
+                vec![json!({"role": role, "content": content})]
+            }
+            Message::ParallelToolCall { tool_calls, .. } => tool_calls
+                .iter()
+                .map(|tc| json!({"arguments": args_text(&tc.arguments), "call_id": tc.id, "name": tc.name, "type": "function_call"}))
+                .collect(),
+            Message::ToolResponse { content, id, .. } => vec![json!({"call_id": id, "output": content, "type": "function_call_output"})],
+        },
+        Provider::Anthropic => match msg {
+            Message::Text { metadata, role, content } => {
+                if metadata.get("is_dummy").and_then(Value::as_bool) == Some(true) {
+                    return Vec::new();
+                }
+                if role == "system" {
+                    return vec![json!({"role": "system", "content": [{"type": "text", "text": content}]})];
+                }
+                if is_think(metadata) {
+                    if let Some(data) = metadata.get("redacted_thinking").filter(|v| !v.is_null()) {
+                        return vec![json!({"role": "assistant", "content": [{"type": "redacted_thinking", "data": data}]})];
+                    }
+                    let mut block = json!({"type": "thinking", "thinking": content});
+                    if let Some(sig) = metadata.get("thinking_signature").filter(|v| v.as_str().is_some_and(|s| !s.is_empty())) {
+                        block["signature"] = sig.clone();
+                    }
+                    return vec![json!({"role": "assistant", "content": [block]})];
+                }
+                vec![json!({"role": role, "content": [{"type": "text", "text": content}]})]
+            }
+            Message::ParallelToolCall { tool_calls, .. } => {
+                let content: Vec<Value> = tool_calls.iter().map(|tc| json!({"type": "tool_use", "id": tc.id, "name": tc.name, "input": tc.arguments})).collect();
+                vec![json!({"role": "assistant", "content": content})]
+            }
+            Message::ToolResponse { content, id, .. } => {
+                vec![json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": [{"type": "text", "text": content}]}]})]
+            }
+        },
+    }
+}
+
+fn args_text(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "{}".into())
+}
+
+/// Builds the request body from the native conversation and tools.
+pub fn request_body(
+    cfg: &LlmConfig,
+    native: &[Value],
+    tools: Option<&ToolSet>,
+) -> Result<Value, WireError> {
+    let mut b = Map::new();
+    let tools = tools.filter(|t| !t.encoded.is_empty());
+    match cfg.provider {
+        Provider::Chat => {
+            if cfg.endpoint_url.is_some() {
+                b.insert("model".into(), json!(cfg.deployment));
+            }
+            b.insert("messages".into(), Value::Array(native.to_vec()));
+            b.insert("temperature".into(), json!(cfg.temperature));
+            b.insert(
+                "max_completion_tokens".into(),
+                json!(cfg.max_completion_tokens),
+            );
+            b.insert("seed".into(), json!(cfg.seed));
+            if let Some(p) = cfg.top_p {
+                b.insert("top_p".into(), json!(p));
+            }
+            if let Some(k) = cfg.top_k {
+                b.insert("top_k".into(), json!(k));
+            }
+            if let Some(t) = tools {
+                b.insert("tools".into(), Value::Array(t.encoded.clone()));
+                b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
+            }
+            if cfg.is_reasoning
+                && let Some(e) = &cfg.reasoning_effort
+            {
+                b.insert("reasoning_effort".into(), json!(e));
+            }
+        }
+        Provider::Responses => {
+            b.insert("model".into(), json!(cfg.deployment));
+            b.insert("input".into(), Value::Array(native.to_vec()));
+            if let Some(t) = tools {
+                b.insert("tools".into(), Value::Array(t.encoded.clone()));
+                b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
+            }
+            b.insert("temperature".into(), json!(cfg.temperature));
+            b.insert("max_output_tokens".into(), json!(cfg.max_completion_tokens));
+            if let Some(p) = cfg.top_p {
+                b.insert("top_p".into(), json!(p));
+            }
+            if cfg.is_reasoning {
+                let mut r = Map::new();
+                if let Some(e) = &cfg.reasoning_effort {
+                    r.insert("effort".into(), json!(e));
+                }
+                if cfg.reasoning_source == ReasoningSource::Summary {
+                    r.insert("summary".into(), json!("detailed"));
+                }
+                if !r.is_empty() {
+                    b.insert("reasoning".into(), Value::Object(r));
+                }
+            }
+            b.insert("store".into(), json!(true));
+        }
+        Provider::Anthropic => {
+            b.insert("model".into(), json!(cfg.deployment));
+            b.insert("cache_control".into(), json!({"type": "ephemeral"}));
+            // merge consecutive same-role messages; lift leading system messages
+            let mut merged: Vec<Value> = Vec::new();
+            for m in native {
+                let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+                let content = m
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(last) = merged.last_mut()
+                    && last.get("role").and_then(Value::as_str) == Some(role)
+                    && let Some(Value::Array(c)) = last.get_mut("content")
+                {
+                    c.extend(content);
+                    continue;
+                }
+                merged.push(json!({"role": role, "content": content}));
+            }
+            let mut system = Vec::new();
+            while merged
+                .first()
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str)
+                == Some("system")
+            {
+                let m = merged.remove(0);
+                for block in m["content"].as_array().into_iter().flatten() {
+                    system.push(
+                        block
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                    );
+                }
+            }
+            if merged
+                .iter()
+                .any(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+            {
+                return Err(WireError(
+                    "system messages can only come at the start of an Anthropic conversation"
+                        .into(),
+                ));
+            }
+            b.insert("messages".into(), Value::Array(merged));
+            if let Some(t) = cfg.temperature {
+                b.insert("temperature".into(), json!(t));
+            }
+            b.insert("max_tokens".into(), json!(cfg.max_completion_tokens));
+            if let Some(k) = cfg.top_k {
+                b.insert("top_k".into(), json!(k));
+            }
+            if let Some(p) = cfg.top_p {
+                b.insert("top_p".into(), json!(p));
+            }
+            if !cfg.stop_sequences.is_empty() {
+                b.insert("stop_sequences".into(), json!(cfg.stop_sequences));
+            }
+            if let Some(t) = tools {
+                b.insert("tools".into(), Value::Array(t.encoded.clone()));
+                if !cfg.parallel_tool_calls {
+                    b.insert(
+                        "tool_choice".into(),
+                        json!({"type": "auto", "disable_parallel_tool_use": true}),
+                    );
+                }
+            }
+            if let Some(t) = &cfg.thinking {
+                b.insert("thinking".into(), t.clone());
+            }
+            if let Some(o) = &cfg.output_config {
+                b.insert("output_config".into(), o.clone());
+            }
+            if !system.is_empty() {
+                b.insert(
+                    "system".into(),
+                    json!([{"type": "text", "text": system.join("\n")}]),
+                );
+            }
+        }
+    }
+    for k in &cfg.disabled_params {
+        b.remove(k);
+    }
+    for (k, v) in &cfg.extra_body {
+        b.insert(k.clone(), v.clone());
+    }
+    Ok(Value::Object(b))
+}
+
+fn malformed(what: &str, body: &Value) -> WireError {
+    let mut s = body.to_string();
+    if s.len() > 300 {
+        let mut cut = 300;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    WireError(format!("malformed reply: {what}; got {s}"))
+}
+
+fn u(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Decodes a tool call's argument text: the reference's rules (a parse error or a non-object
+/// leaves `{}` and puts `Error: ...` in the call's metadata).
+pub fn tool_call_from_text(name: &str, id: &str, args: &str) -> ToolCall {
+    let mut metadata = Map::new();
+    let arguments = match serde_json::from_str::<Value>(args) {
+        Ok(Value::Object(m)) => Value::Object(m),
+        Ok(_) => {
+            metadata.insert(
+                "error".into(),
+                json!("Error: tool arguments must be an object"),
+            );
+            json!({})
+        }
+        Err(e) => {
+            metadata.insert("error".into(), json!(format!("Error: {e}")));
+            json!({})
+        }
+    };
+    ToolCall {
+        metadata,
+        name: name.to_string(),
+        arguments,
+        id: id.to_string(),
+    }
+}
+
+/// Decodes a 2xx reply body.
+pub fn decode(
+    cfg: &LlmConfig,
+    tools: Option<&ToolSet>,
+    body: &Value,
+) -> Result<Decoded, WireError> {
+    match cfg.provider {
+        Provider::Chat => decode_chat(cfg, body),
+        Provider::Responses => decode_responses(cfg, body),
+        Provider::Anthropic => decode_anthropic(cfg, tools, body),
+    }
+}
+
+fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
+    let Some(msg) = body
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("message"))
+        .filter(|m| m.is_object())
+    else {
+        return Err(malformed("no `choices[0].message` object", body));
+    };
+    let role = msg
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("assistant");
+    if role != "assistant" {
+        return Err(malformed(
+            &format!("reply role is `{role}`, expected assistant"),
+            body,
+        ));
+    }
+    let mut out = Vec::new();
+    if cfg.is_reasoning {
+        let r = msg
+            .get("reasoning_content")
+            .or_else(|| msg.get("reasoning"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !r.is_empty() {
+            out.push(text_with(
+                "assistant",
+                r.to_string(),
+                &[("tag", json!("think"))],
+            ));
+        }
+    }
+    let content = match msg.get("content") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        Some(_) => {
+            return Err(malformed(
+                "`content` is neither text nor a list of parts",
+                body,
+            ));
+        }
+    };
+    if !content.is_empty() {
+        let meta: Vec<(&str, Value)> = if cfg.is_reasoning {
+            vec![("tag", json!("text"))]
+        } else {
+            vec![]
+        };
+        let m = text_with("assistant", content, &meta);
+        out.push(m);
+    }
+    if let Some(calls) = msg.get("tool_calls").filter(|v| !v.is_null()) {
+        let Some(calls) = calls.as_array() else {
+            return Err(malformed("`tool_calls` is not a list", body));
+        };
+        let mut tcs = Vec::new();
+        for (i, c) in calls.iter().enumerate() {
+            let f = c.get("function");
+            let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str) else {
+                return Err(malformed(
+                    &format!("tool call {i} has no `function.name`"),
+                    body,
+                ));
+            };
+            let id = c
+                .get("id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("call_{i}"));
+            let args = match f.and_then(|f| f.get("arguments")) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Object(o)) => Value::Object(o.clone()).to_string(),
+                None | Some(Value::Null) => "{}".to_string(),
+                Some(other) => other.to_string(),
+            };
+            tcs.push(tool_call_from_text(name, &id, &args));
+        }
+        if !tcs.is_empty() {
+            out.push(Message::ParallelToolCall {
+                metadata: Map::new(),
+                tool_calls: tcs,
+            });
+        }
+    }
+    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    let usage = Usage {
+        input_tokens: u(usage.get("prompt_tokens")),
+        input_tokens_details: tb_core::record::InputTokensDetails {
+            cached_tokens: u(usage.pointer("/prompt_tokens_details/cached_tokens")),
+        },
+        output_tokens: u(usage.get("completion_tokens")),
+        output_tokens_details: tb_core::record::OutputTokensDetails {
+            reasoning_tokens: u(usage.pointer("/completion_tokens_details/reasoning_tokens")),
+        },
+        total_tokens: usage.get("total_tokens").and_then(Value::as_u64),
+    };
+    Ok(Decoded {
+        messages: out,
+        native: vec![msg.clone()],
+        usage,
+    })
+}
+
+fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
+    let Some(items) = body.get("output").and_then(Value::as_array) else {
+        return Err(malformed("no `output` list", body));
+    };
+    let mut out: Vec<Message> = Vec::new();
+    let mut native = Vec::new();
+    for item in items {
+        let ty = item.get("type").and_then(Value::as_str).unwrap_or("");
+        match ty {
+            "reasoning" => {
+                let text = match cfg.reasoning_source {
+                    ReasoningSource::Summary => match item
+                        .get("summary")
+                        .and_then(Value::as_array)
+                        .filter(|a| !a.is_empty())
+                    {
+                        None => "(hidden)".to_string(),
+                        Some(a) => a
+                            .iter()
+                            .filter(|s| {
+                                s.get("type").and_then(Value::as_str) == Some("summary_text")
+                            })
+                            .filter_map(|s| s.get("text").and_then(Value::as_str))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    },
+                    ReasoningSource::Content => item
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter(|s| {
+                                    s.get("type").and_then(Value::as_str) == Some("reasoning_text")
+                                })
+                                .filter_map(|s| s.get("text").and_then(Value::as_str))
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        })
+                        .unwrap_or_default(),
+                    ReasoningSource::None => String::new(),
+                };
+                out.push(text_with("assistant", text, &[("tag", json!("think"))]));
+            }
+            "function_call" => {
+                let Some(name) = item.get("name").and_then(Value::as_str) else {
+                    return Err(malformed("a function_call item has no `name`", body));
+                };
+                let id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
+                let args = item
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or("{}");
+                let tc = tool_call_from_text(name, id, args);
+                if let Some(Message::ParallelToolCall { tool_calls, .. }) = out.last_mut() {
+                    tool_calls.push(tc);
+                } else {
+                    out.push(Message::ParallelToolCall {
+                        metadata: Map::new(),
+                        tool_calls: vec![tc],
+                    });
+                }
+            }
+            "message" => {
+                let role = item
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .unwrap_or("assistant");
+                if !matches!(role, "system" | "developer" | "user" | "assistant") {
+                    return Err(malformed(&format!("message role `{role}`"), body));
+                }
+                let text = item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter(|s| {
+                                s.get("type").and_then(Value::as_str) == Some("output_text")
+                            })
+                            .filter_map(|s| s.get("text").and_then(Value::as_str))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                    .unwrap_or_default();
+                let role = if role == "developer" { "system" } else { role };
+                let meta: Vec<(&str, Value)> = if cfg.is_reasoning {
+                    vec![("tag", json!("text"))]
+                } else {
+                    vec![]
+                };
+                out.push(text_with(role, text, &meta));
+            }
+            other => {
+                tracing::warn!("Responses API: ignoring an output item of type `{other}`");
+                continue;
+            }
+        }
+        let mut clean = item.clone();
+        if ty == "message"
+            && let Some(Value::Array(parts)) = clean.get_mut("content")
+        {
+            for p in parts {
+                if let Some(o) = p.as_object_mut()
+                    && o.get("logprobs").is_some_and(Value::is_null)
+                {
+                    o.remove("logprobs");
+                }
+            }
+        }
+        native.push(clean);
+    }
+    let usage = match body.get("usage") {
+        Some(Value::Object(_)) => serde_json::from_value::<Usage>(body["usage"].clone())
+            .map_err(|e| malformed(&format!("`usage`: {e}"), body))?,
+        _ => Usage::default(),
+    };
+    Ok(Decoded {
+        messages: out,
+        native,
+        usage,
+    })
+}
+
+fn decode_anthropic(
+    cfg: &LlmConfig,
+    tools: Option<&ToolSet>,
+    body: &Value,
+) -> Result<Decoded, WireError> {
+    let role = body
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("assistant")
+        .to_string();
+    let mut out = Vec::new();
+    let mut calls = Vec::new();
+    match body.get("content") {
+        Some(Value::Array(blocks)) => {
+            for b in blocks {
+                match b.get("type").and_then(Value::as_str).unwrap_or("") {
+                    "thinking" => {
+                        let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
+                        if !t.is_empty() {
+                            out.push(text_with(
+                                &role,
+                                t.to_string(),
+                                &[
+                                    ("tag", json!("think")),
+                                    (
+                                        "thinking_signature",
+                                        b.get("signature").cloned().unwrap_or(Value::Null),
+                                    ),
+                                ],
+                            ));
+                        }
+                    }
+                    "redacted_thinking" => {
+                        out.push(text_with(
+                            &role,
+                            String::new(),
+                            &[
+                                ("tag", json!("think")),
+                                (
+                                    "redacted_thinking",
+                                    b.get("data").cloned().unwrap_or(Value::Null),
+                                ),
+                            ],
+                        ));
+                    }
+                    "text" => {
+                        let t = b.get("text").and_then(Value::as_str).unwrap_or("");
+                        if !t.is_empty() {
+                            out.push(text_with(&role, t.to_string(), &[]));
+                        }
+                    }
+                    "tool_use" => {
+                        let name = b
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
+                        let mut input = b.get("input").cloned().unwrap_or(json!({}));
+                        if let (Some(map), Value::Object(args)) =
+                            (tools.and_then(|t| t.arg_maps.get(&name)), &input)
+                        {
+                            input = Value::Object(
+                                args.iter()
+                                    .map(|(k, v)| {
+                                        (map.get(k).cloned().unwrap_or(k.clone()), v.clone())
+                                    })
+                                    .collect(),
+                            );
+                        }
+                        let mut metadata = Map::new();
+                        if !input.is_object() {
+                            metadata.insert(
+                                "error".into(),
+                                json!("Error: tool arguments must be an object"),
+                            );
+                            input = json!({});
+                        }
+                        calls.push(ToolCall {
+                            metadata,
+                            name,
+                            arguments: input,
+                            id: b
+                                .get("id")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
+                        });
+                    }
+                    other => {
+                        return Err(malformed(
+                            &format!("unknown content block type `{other}`"),
+                            body,
+                        ));
+                    }
+                }
+            }
+        }
+        Some(Value::String(s)) => out.push(text_with(&role, s.clone(), &[])),
+        _ => return Err(malformed("no `content` list", body)),
+    }
+    let has_calls = !calls.is_empty();
+    if has_calls {
+        out.push(Message::ParallelToolCall {
+            metadata: Map::new(),
+            tool_calls: calls,
+        });
+    }
+    if !has_calls
+        && !out.is_empty()
+        && out
+            .iter()
+            .all(|m| matches!(m, Message::Text { metadata, .. } if is_think(metadata)))
+    {
+        out.push(text_with(
+            &role,
+            String::new(),
+            &[("is_dummy", json!(true))],
+        ));
+    }
+    let native = out.iter().flat_map(|m| encode_message(cfg, m)).collect();
+    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    let (i, o) = (u(usage.get("input_tokens")), u(usage.get("output_tokens")));
+    let usage = Usage {
+        input_tokens: i,
+        input_tokens_details: tb_core::record::InputTokensDetails {
+            cached_tokens: u(usage.get("cache_read_input_tokens")),
+        },
+        output_tokens: o,
+        output_tokens_details: Default::default(),
+        total_tokens: Some(i + o),
+    };
+    Ok(Decoded {
+        messages: out,
+        native,
+        usage,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(p: Provider) -> LlmConfig {
+        let mut c = LlmConfig::chat("http://x", "m");
+        c.provider = p;
+        c
+    }
+
+    #[test]
+    fn chat_reply_with_bad_arguments_keeps_the_parse_error() {
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{oops"}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "[1]"}}]}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15, "prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 2}}});
+        let d = decode(&cfg(Provider::Chat), None, &body).unwrap();
+        let Message::ParallelToolCall { tool_calls, .. } = &d.messages[0] else {
+            panic!()
+        };
+        assert!(
+            tool_calls[0].metadata["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("Error: ")
+        );
+        assert_eq!(
+            tool_calls[1].metadata["error"],
+            "Error: tool arguments must be an object"
+        );
+        assert_eq!(d.usage.input_tokens_details.cached_tokens, 4);
+        assert_eq!(d.usage.output_tokens_details.reasoning_tokens, 2);
+        assert!(
+            decode(&cfg(Provider::Chat), None, &json!({"choices": []}))
+                .unwrap_err()
+                .0
+                .contains("malformed")
+        );
+    }
+
+    #[test]
+    fn anthropic_merges_roles_lifts_system_and_maps_keys() {
+        let c = cfg(Provider::Anthropic);
+        let tools = encode_tools(Provider::Anthropic, &[ToolSpec { name: "t".into(), description: "d".into(), parameters: json!({"type": "object", "properties": {"a b": {"type": "string"}}, "required": ["a b"]}) }]).unwrap();
+        assert_eq!(tools.encoded[0]["input_schema"]["required"][0], "a_x20b");
+        let msgs = [
+            Message::text("system", "s1"),
+            Message::text("system", "s2"),
+            Message::text("user", "hi"),
+            Message::ToolResponse {
+                metadata: Map::new(),
+                name: "t".into(),
+                content: "r1".into(),
+                id: "1".into(),
+            },
+            Message::ToolResponse {
+                metadata: Map::new(),
+                name: "t".into(),
+                content: "r2".into(),
+                id: "2".into(),
+            },
+        ];
+        let native: Vec<Value> = msgs.iter().flat_map(|m| encode_message(&c, m)).collect();
+        let b = request_body(&c, &native, Some(&tools)).unwrap();
+        assert_eq!(b["system"][0]["text"], "s1\ns2");
+        assert_eq!(b["messages"].as_array().unwrap().len(), 1);
+        assert_eq!(b["messages"][0]["content"].as_array().unwrap().len(), 3);
+        assert_eq!(b["tool_choice"]["disable_parallel_tool_use"], true);
+        let d = decode(&c, Some(&tools), &json!({"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "t", "input": {"a_x20b": 1}}], "usage": {"input_tokens": 3, "output_tokens": 2, "cache_read_input_tokens": 1}})).unwrap();
+        let Message::ParallelToolCall { tool_calls, .. } = &d.messages[0] else {
+            panic!()
+        };
+        assert_eq!(tool_calls[0].arguments, json!({"a b": 1}));
+        let d = decode(&c, None, &json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "hm", "signature": "s"}]})).unwrap();
+        assert_eq!(d.messages.len(), 2);
+        assert!(encode_message(&c, &d.messages[1]).is_empty());
+    }
+
+    #[test]
+    fn responses_groups_calls_and_reads_reasoning() {
+        let mut c = cfg(Provider::Responses);
+        c.is_reasoning = true;
+        let body = json!({"id": "r", "output": [
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]},
+            {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+            {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"}],
+            "usage": {"input_tokens": 5, "output_tokens": 3, "total_tokens": 8, "output_tokens_details": {"reasoning_tokens": 2}}});
+        let d = decode(&c, None, &body).unwrap();
+        assert_eq!(d.messages.len(), 2);
+        assert_eq!(d.usage.output_tokens_details.reasoning_tokens, 2);
+        let enc = encode_message(&c, &Message::text("system", "x"));
+        assert_eq!(enc[0]["role"], "developer");
+    }
+}

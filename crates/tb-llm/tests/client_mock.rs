@@ -1,0 +1,194 @@
+//! The clients against the mock server over real HTTP: the three APIs, retries and errors.
+
+use serde_json::json;
+use std::time::Duration;
+use tb_core::Message;
+use tb_llm::mock::{Api, Fault, MockServer, Reply, ToolPlayer};
+use tb_llm::{ChatSession, LlmClient, LlmConfig, LlmError, Provider, Secret, ToolSpec};
+
+fn cfg(server: &MockServer, role: &str, api: Api) -> LlmConfig {
+    let mut c = LlmConfig::chat(&server.url(role, api), "mock-model");
+    c.provider = match api {
+        Api::Chat => Provider::Chat,
+        Api::Responses => Provider::Responses,
+        Api::Anthropic => Provider::Anthropic,
+    };
+    c.retry.backoff_base = 0.001;
+    c.retry.backoff_max = 0.01;
+    c.timeout = 5.0;
+    c.credential = Some(tb_llm::config::Credential {
+        api_key: Secret::new("sk-test-XYZ"),
+        header: "Authorization".into(),
+    });
+    c
+}
+
+fn tool() -> ToolSpec {
+    ToolSpec {
+        name: "get_order".into(),
+        description: "d".into(),
+        parameters: json!({"type": "object", "properties": {"order_id": {"type": "string"}}}),
+    }
+}
+
+#[tokio::test]
+async fn three_apis_round_trip_tool_calls_and_usage() {
+    let server = MockServer::start().await.unwrap();
+    server.set_script(
+        "agent",
+        ToolPlayer {
+            calls: vec![("get_order".into(), json!({"order_id": "O1"}))],
+            closing: "Done. <DONE>".into(),
+        },
+    );
+    for api in [Api::Chat, Api::Responses, Api::Anthropic] {
+        let client = LlmClient::new(&cfg(&server, "agent", api)).unwrap();
+        let mut s = ChatSession::new(client, &[tool()]).unwrap();
+        s.add(&[Message::text("system", "sys"), Message::text("user", "hi")]);
+        let c = s.complete().await.unwrap();
+        let Message::ParallelToolCall { tool_calls, .. } = &c.messages[0] else {
+            panic!("{api:?}: {:?}", c.messages)
+        };
+        assert_eq!(tool_calls[0].arguments, json!({"order_id": "O1"}));
+        assert!(
+            c.usage.input_tokens > 0 && c.usage.input_tokens_details.cached_tokens == 3,
+            "{api:?}"
+        );
+        s.add(&[Message::ToolResponse {
+            metadata: Default::default(),
+            name: "get_order".into(),
+            content: "{}".into(),
+            id: tool_calls[0].id.clone(),
+        }]);
+        let c = s.complete().await.unwrap();
+        assert!(
+            matches!(&c.messages[0], Message::Text { content, .. } if content == "Done. <DONE>"),
+            "{api:?}"
+        );
+    }
+    let reqs = server.requests();
+    assert!(reqs.iter().all(|r| {
+        r.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer sk-test-XYZ")
+    }));
+    let anth = reqs.iter().find(|r| r.api == Api::Anthropic).unwrap();
+    assert_eq!(anth.body["system"][0]["text"], "sys");
+}
+
+#[tokio::test]
+async fn retries_429_and_listed_5xx_then_succeeds() {
+    let server = MockServer::start().await.unwrap();
+    server.set_script("u", |_r: &tb_llm::mock::MockRequest| {
+        Reply::Text("ok".into())
+    });
+    server.push_fault(
+        "u",
+        Fault::Status {
+            status: 429,
+            retry_after: Some("0".into()),
+            body: "{\"error\":{\"message\":\"slow down\"}}".into(),
+        },
+    );
+    server.push_fault(
+        "u",
+        Fault::Status {
+            status: 503,
+            retry_after: None,
+            body: "busy".into(),
+        },
+    );
+    server.push_fault("u", Fault::Malformed("{\"nope\": 1}".into()));
+    let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
+    let c = client
+        .complete_messages(&[Message::text("user", "x")])
+        .await
+        .unwrap();
+    assert_eq!(c.attempts, 4);
+    assert_eq!(server.count("u"), 4);
+}
+
+#[tokio::test]
+async fn unlisted_500_is_an_error_at_once() {
+    let server = MockServer::start().await.unwrap();
+    server.set_script("u", |_r: &tb_llm::mock::MockRequest| {
+        Reply::Text("ok".into())
+    });
+    server.push_fault(
+        "u",
+        Fault::Status {
+            status: 500,
+            retry_after: None,
+            body: "{\"error\":\"boom\"}".into(),
+        },
+    );
+    let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
+    let e = client
+        .complete_messages(&[Message::text("user", "x")])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, LlmError::Http { status: 500, message, attempts: 1, .. } if message == "boom"),
+        "{e}"
+    );
+    assert_eq!(e.kind(), "HttpError");
+}
+
+#[tokio::test]
+async fn malformed_replies_exhaust_their_budget_with_a_clear_error() {
+    let server = MockServer::start().await.unwrap();
+    for _ in 0..3 {
+        server.push_fault("u", Fault::Malformed("not json".into()));
+    }
+    let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
+    let e = client
+        .complete_messages(&[Message::text("user", "x")])
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), "MalformedReply");
+    assert!(e.to_string().contains("not JSON"), "{e}");
+    assert_eq!(server.count("u"), 3);
+}
+
+#[tokio::test]
+async fn timeouts_are_retried_then_reported() {
+    let server = MockServer::start().await.unwrap();
+    server.set_script("u", |_r: &tb_llm::mock::MockRequest| {
+        Reply::Text("late".into())
+    });
+    let mut c = cfg(&server, "u", Api::Chat);
+    c.timeout = 0.05;
+    c.retry.max_retries_timeout = 1;
+    server.push_fault("u", Fault::Delay(Duration::from_millis(400)));
+    let client = LlmClient::new(&c).unwrap();
+    // one timeout, then a normal answer
+    let ok = client
+        .complete_messages(&[Message::text("user", "x")])
+        .await
+        .unwrap();
+    assert_eq!(ok.attempts, 2);
+    server.push_fault("u", Fault::Delay(Duration::from_millis(400)));
+    server.push_fault("u", Fault::Delay(Duration::from_millis(400)));
+    let e = client
+        .complete_messages(&[Message::text("user", "x")])
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), "Timeout", "{e}");
+}
+
+#[tokio::test]
+async fn a_dead_endpoint_gives_a_connect_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let mut c = LlmConfig::chat(&format!("http://127.0.0.1:{port}/v1/chat/completions"), "m");
+    c.retry.backoff_base = 0.001;
+    c.retry.max_retries_connect = 1;
+    let e = LlmClient::new(&c)
+        .unwrap()
+        .complete_messages(&[Message::text("user", "x")])
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), "ConnectError", "{e}");
+    assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
+}
