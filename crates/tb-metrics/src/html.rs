@@ -87,28 +87,26 @@ impl Axes {
     }
     fn draw(&self, xlabel: &str, ylabel: &str, xticks: bool) -> String {
         let mut s = String::new();
-        for i in 0..=5 {
-            let y = self.y0 + (self.y1 - self.y0) * i as f64 / 5.0;
+        let (ys, yd) = nice_ticks(self.y0, self.y1);
+        for y in ys {
             let py = self.py(y);
             let _ = write!(
                 s,
-                r##"<line x1="{ML}" x2="{:.1}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+                r##"<line x1="{ML}" x2="{:.1}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{y:.yd$}</text>"##,
                 W - MR,
                 ML - 6.0,
                 py + 4.0,
-                tick(y)
             );
         }
         if xticks {
-            for i in 0..=5 {
-                let x = self.x0 + (self.x1 - self.x0) * i as f64 / 5.0;
+            let (xs, xd) = nice_ticks(self.x0, self.x1);
+            for x in xs {
                 let px = self.px(x);
                 let _ = write!(
                     s,
-                    r##"<line x1="{px:.1}" x2="{px:.1}" y1="{MT}" y2="{:.1}" stroke="#f0f0f0"/><text x="{px:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
+                    r##"<line x1="{px:.1}" x2="{px:.1}" y1="{MT}" y2="{:.1}" stroke="#f0f0f0"/><text x="{px:.1}" y="{:.1}" font-size="11" text-anchor="middle">{x:.xd$}</text>"##,
                     H - MB,
                     H - MB + 16.0,
-                    tick(x)
                 );
             }
         }
@@ -129,14 +127,28 @@ impl Axes {
     }
 }
 
-fn tick(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 || v == 0.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
+/// Ticks at 1, 2 or 5 times a power of ten, about five of them over `[lo, hi]`, and the
+/// number of decimals that shows them exactly.
+fn nice_ticks(lo: f64, hi: f64) -> (Vec<f64>, usize) {
+    let span = hi - lo;
+    if span.is_nan() || span <= 0.0 || !span.is_finite() {
+        return (vec![lo], 2);
     }
+    let raw = span / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|st| *st >= raw)
+        .unwrap_or(10.0 * mag);
+    let decimals = (-step.log10().floor()).max(0.0) as usize;
+    let mut out = Vec::new();
+    let mut i = (lo / step).ceil();
+    while i * step <= hi + step * 1e-9 && out.len() < 50 {
+        out.push(i * step);
+        i += 1.0;
+    }
+    (out, decimals.min(6))
 }
 
 /// Grouped bars: pass@1 by domain, one bar per model.
@@ -179,7 +191,7 @@ pub fn chart_domains(reports: &[ModelReport]) -> String {
                 );
             }
         }
-        let label: String = d.chars().take(24).collect();
+        let label: String = d.chars().take(28).collect();
         let _ = write!(
             s,
             r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"#,
@@ -207,6 +219,8 @@ struct Pt {
     x: f64,
     y: f64,
     label: String,
+    /// Drawn with a ring (on the Pareto frontier).
+    ring: bool,
 }
 
 fn scatter(spec: ScatterSpec<'_>, models: &[String], pts: &[Pt], ax: &Axes) -> String {
@@ -242,6 +256,14 @@ fn scatter(spec: ScatterSpec<'_>, models: &[String], pts: &[Pt], ax: &Axes) -> S
         );
     }
     for p in pts {
+        if p.ring {
+            let _ = write!(
+                s,
+                r##"<circle cx="{:.1}" cy="{:.1}" r="10" fill="none" stroke="#222" stroke-width="1.5"/>"##,
+                ax.px(p.x),
+                ax.py(p.y)
+            );
+        }
         let _ = write!(
             s,
             r##"<circle cx="{:.1}" cy="{:.1}" r="6" fill="{}" fill-opacity="0.85" stroke="#222"><title>{}</title></circle>"##,
@@ -269,6 +291,7 @@ pub fn chart_consistency(reports: &[ModelReport]) -> String {
                 "{}: pass@1 {:.4}, observed k/k {:.4}",
                 m.model, m.summary.pass1, m.summary.observed_all.share
             ),
+            ring: false,
         })
         .collect();
     let ax = Axes {
@@ -303,6 +326,7 @@ pub fn chart_breadth(reports: &[ModelReport]) -> String {
                     "{}: pass@{k} {:.4}, observed k/k {:.4}",
                     m.model, v, m.summary.observed_all.share
                 ),
+                ring: false,
             })
         })
         .collect();
@@ -332,8 +356,8 @@ pub fn chart_k_curves(reports: &[ModelReport]) -> String {
     ks.sort_unstable();
     ks.dedup();
     let ax = Axes {
-        x0: 0.0,
-        x1: (ks.len().max(2) - 1) as f64,
+        x0: -0.5,
+        x1: ks.len() as f64 - 0.5,
         y0: 0.0,
         y1: 1.0,
     };
@@ -390,12 +414,14 @@ fn cost_chart(
         .iter()
         .enumerate()
         .filter_map(|(i, m)| {
-            let (x, y, _) = get(m)?;
+            let (x, y, on) = get(m)?;
+            let front = if on { " (Pareto frontier)" } else { "" };
             Some(Pt {
                 series: i,
                 x,
                 y,
-                label: format!("{}: cost {x:.4}, {ylabel} {y:.4}", m.model),
+                label: format!("{}: cost {x:.4}, {ylabel} {y:.4}{front}", m.model),
+                ring: on,
             })
         })
         .collect();
@@ -539,7 +565,7 @@ fn table_html(t: &Table) -> String {
 
 const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px auto;max-width:1400px;color:#222;padding:0 16px}\
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}\
-.charts{display:flex;flex-wrap:wrap;gap:16px}.chart{border:1px solid #ddd;border-radius:6px;padding:8px;background:#fff}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:16px}.chart{margin:0;border:1px solid #ddd;border-radius:6px;padding:8px;background:#fff}.chart svg{max-width:100%;height:auto}\
 .chart p{margin:4px 0 0;font-size:12px;color:#555;max-width:680px}\
 .scroll{overflow-x:auto}table{border-collapse:collapse;font-size:12px;margin-bottom:4px}\
 th,td{border:1px solid #ddd;padding:3px 8px;white-space:nowrap}th{background:#f4f4f4}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\
@@ -599,7 +625,7 @@ pub fn report_html(reports: &[ModelReport], title: &str) -> String {
     ) {
         chart(
             c,
-            "Cost per successful attempt against pass@1; the dashed line joins the Pareto frontier.",
+            "Cost per successful attempt against pass@1; ringed points are on the Pareto frontier (joined by the dashed line).",
         );
     }
     if let Some(c) = cost_chart(
@@ -619,7 +645,7 @@ pub fn report_html(reports: &[ModelReport], title: &str) -> String {
     ) {
         chart(
             c,
-            "Cost of all attempts per task passing k of k, against observed k/k; the dashed line joins the Pareto frontier.",
+            "Cost of all attempts per task passing k of k, against observed k/k; ringed points are on the Pareto frontier.",
         );
     }
     chart(
@@ -632,4 +658,25 @@ pub fn report_html(reports: &[ModelReport], title: &str) -> String {
     }
     s.push_str("<p class=\"note\">Rules: docs/metrics.md. Reference numbers follow tb agg; ours are labelled as such.</p>\n</body></html>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_numbers() {
+        assert_eq!(
+            nice_ticks(0.0, 1.0),
+            (vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0], 1)
+        );
+        let (t, d) = nice_ticks(0.0, 0.126);
+        assert_eq!(d, 2);
+        assert_eq!(t, vec![0.0, 0.05, 0.1]);
+        assert_eq!(nice_ticks(1.0, 1.0), (vec![1.0], 2));
+        assert_eq!(
+            esc("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
+    }
 }
