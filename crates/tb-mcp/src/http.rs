@@ -1,0 +1,703 @@
+//! The HTTP server: the agent's MCP endpoints (Streamable HTTP), the evaluator's admin surface,
+//! and the reference Session Proxy API, on one listener.
+//!
+//! | route | who | what |
+//! | --- | --- | --- |
+//! | `GET /health` | anyone | `OK` |
+//! | `/mcp/{session}` | the agent | MCP Streamable HTTP bound to that session (the `mcp_url`) |
+//! | `/mcp` | harness | MCP Streamable HTTP, session from the `X-TB-Session-Id` header (as the reference) |
+//! | `POST /admin/sessions` `{"task"}` | evaluator | open a session: `{"session", "mcp_url", ...}` |
+//! | `GET /admin/sessions` | evaluator | open sessions |
+//! | `GET /admin/sessions/{id}/effects[?states=false]` | evaluator | verdict, diff, states |
+//! | `DELETE /admin/sessions/{id}` | evaluator | close |
+//! | `POST /session_create`, `/list_tools`, `/call_tool`, `/get_effects`, `/session_destroy`, `/session_destroy_all`, `/session_info`, `/garbage_collect` | reference `tb infer` | the Session Proxy API and its `{success, content}` envelope |
+//!
+//! With a token, everything but `/health` and `/mcp/{session}` needs `Authorization: Bearer
+//! <token>`. The session URL is the agent's capability: an unguessable id that reaches exactly
+//! one sandbox's tools and nothing else.
+
+// Request helpers return the finished error `Response` as their `Err`: it is built once, on the
+// error path, and handed straight back to axum, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+use crate::error::SessionError;
+use crate::mcp::{BoundSession, SessionHandler};
+use crate::registry::{ProxyOptions, Registry};
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Map, Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tb_sandbox::CallOutcome;
+use tokio_util::sync::CancellationToken;
+
+/// How the HTTP server is exposed.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// Bearer token for the admin and proxy routes (and the shared `/mcp`); `None`: open.
+    pub token: Option<String>,
+    /// Accept any `Host` header (needed when binding a non-loopback address); by default only
+    /// loopback hosts are accepted on the MCP routes (DNS-rebinding protection).
+    pub any_host: bool,
+}
+
+#[derive(Clone)]
+struct AppState {
+    registry: Arc<Registry>,
+    token: Option<Arc<str>>,
+}
+
+/// The whole application router. `cancel` stops the MCP sessions when cancelled.
+pub fn router(registry: Arc<Registry>, options: &HttpOptions, cancel: CancellationToken) -> Router {
+    let limits = registry.limits().clone();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(limits.max_body_bytes)
+        .with_cancellation_token(cancel);
+    if options.any_host {
+        config = config.disable_allowed_hosts();
+    }
+    let factory_registry = registry.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(SessionHandler::routed(factory_registry.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let state = AppState {
+        registry,
+        token: options.token.as_deref().map(Arc::from),
+    };
+
+    let bound = Router::new()
+        .route_service("/mcp/{session}", mcp.clone())
+        .route_service("/mcp/{session}/", mcp.clone())
+        .route_layer(middleware::from_fn_with_state(state.clone(), bind_session));
+
+    let guarded = Router::new()
+        .route_service("/mcp", mcp)
+        .route("/admin/sessions", post(admin_create).get(admin_list))
+        .route("/admin/sessions/{id}", get(admin_get).delete(admin_delete))
+        .route("/admin/sessions/{id}/effects", get(admin_effects))
+        .route("/session_create", post(proxy_session_create))
+        .route("/session_info", post(proxy_session_info))
+        .route("/session_destroy", post(proxy_session_destroy))
+        .route("/session_destroy_all", post(proxy_session_destroy_all))
+        .route("/call_tool", post(proxy_call_tool))
+        .route("/get_effects", post(proxy_get_effects))
+        .route("/list_tools", post(proxy_list_tools))
+        .route("/garbage_collect", post(proxy_garbage_collect))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+
+    Router::new()
+        .route("/health", get(|| async { "OK" }))
+        .merge(bound)
+        .merge(guarded)
+        .fallback(|| async { admin_error(StatusCode::NOT_FOUND, "no such route".into()) })
+        .with_state(state)
+}
+
+/// Serves the router on `listener` until `shutdown` resolves; runs the idle-session reaper.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    registry: Arc<Registry>,
+    options: HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let cancel = CancellationToken::new();
+    let app = router(registry.clone(), &options, cancel.clone());
+    let reaper = spawn_reaper(registry, cancel.clone());
+    let stop = cancel.clone();
+    let result = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stop.cancel();
+        })
+        .await;
+    cancel.cancel();
+    reaper.abort();
+    result
+}
+
+/// Starts a server on `addr` in the background (tests, embedding). Returns the bound address
+/// and a handle whose [`RunningServer::shutdown`] stops it.
+pub async fn spawn(
+    addr: SocketAddr,
+    registry: Arc<Registry>,
+    options: HttpOptions,
+) -> std::io::Result<RunningServer> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(serve(listener, registry, options, async move {
+        let _ = rx.await;
+    }));
+    Ok(RunningServer {
+        addr: local,
+        stop: Some(tx),
+        task,
+    })
+}
+
+/// A server started with [`spawn`].
+#[derive(Debug)]
+pub struct RunningServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// `http://addr`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting, ends the MCP sessions, and waits for the server to finish.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        match self.task.await {
+            Ok(r) => r,
+            Err(e) => Err(std::io::Error::other(e)),
+        }
+    }
+}
+
+/// Removes idle sessions periodically (when the registry's limits set an idle timeout).
+pub fn spawn_reaper(
+    registry: Arc<Registry>,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let Some(idle) = registry.limits().idle_timeout else {
+            return;
+        };
+        let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+            registry.reap(idle);
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Middleware
+
+async fn bind_session(
+    State(state): State<AppState>,
+    Path(session): Path<String>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    if let Err(e) = state.registry.get(&session) {
+        return admin_error(StatusCode::NOT_FOUND, e.to_string());
+    }
+    req.extensions_mut().insert(BoundSession(session));
+    next.run(req).await
+}
+
+async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if let Some(token) = &state.token {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given != Some(token.as_ref()) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                axum::Json(json!({"success": false, "error": "Unauthorized: this route needs Authorization: Bearer <token>"})),
+            )
+                .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bodies
+
+fn admin_error(status: StatusCode, message: String) -> Response {
+    (status, axum::Json(json!({ "error": message }))).into_response()
+}
+
+fn session_error(e: &SessionError) -> Response {
+    admin_error(
+        StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        e.to_string(),
+    )
+}
+
+/// Reads a JSON object body within the size limit.
+async fn read_object(body: Body, limit: usize) -> Result<Map<String, Value>, (StatusCode, String)> {
+    let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body larger than the limit of {limit} bytes"),
+        )
+    })?;
+    if bytes.is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(other) => Err((
+            StatusCode::BAD_REQUEST,
+            format!("request body must be a JSON object, got {}", kind(&other)),
+        )),
+        Err(e) => Err((StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}"))),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
+    match m.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!(
+            "field `{key}` must be a string, got {}",
+            kind(other)
+        )),
+        None => Err(format!("missing field `{key}`")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admin surface
+
+fn base_url(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(|h| format!("http://{h}"))
+}
+
+async fn admin_create(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let m = match read_object(body, state.registry.limits().max_body_bytes).await {
+        Ok(m) => m,
+        Err((s, msg)) => return admin_error(s, msg),
+    };
+    let task = match str_field(&m, "task") {
+        Ok(t) => t.to_string(),
+        Err(msg) => {
+            return admin_error(
+                StatusCode::BAD_REQUEST,
+                format!("{msg} (want {{\"task\": \"file.py:function\"}})"),
+            );
+        }
+    };
+    let registry = state.registry.clone();
+    let created = tokio::task::spawn_blocking(move || registry.create_for_task(&task)).await;
+    let slot = match created {
+        Ok(Ok(slot)) => slot,
+        Ok(Err(e)) => return session_error(&e),
+        Err(e) => {
+            return admin_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("creating the session crashed: {e}"),
+            );
+        }
+    };
+    let base = base_url(&headers).unwrap_or_default();
+    (
+        StatusCode::CREATED,
+        axum::Json(json!({
+            "session": slot.id(),
+            "mcp_url": format!("{base}/mcp/{}", slot.id()),
+            "task": slot.task_uid(),
+            "tools": slot.tools().list().len(),
+        })),
+    )
+        .into_response()
+}
+
+async fn admin_list(State(state): State<AppState>) -> Response {
+    let mut ids = state.registry.ids();
+    ids.sort();
+    let sessions: Vec<Value> = ids
+        .iter()
+        .filter_map(|id| state.registry.get(id).ok())
+        .map(|s| json!({"session": s.id(), "task": s.task_uid()}))
+        .collect();
+    axum::Json(json!({ "sessions": sessions, "count": sessions.len() })).into_response()
+}
+
+async fn admin_get(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match state.registry.get(&id) {
+        Ok(s) => axum::Json(
+            json!({"session": s.id(), "task": s.task_uid(), "tools": s.tools().list().len()}),
+        )
+        .into_response(),
+        Err(e) => session_error(&e),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct EffectsQuery {
+    states: Option<bool>,
+}
+
+async fn admin_effects(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<EffectsQuery>,
+) -> Response {
+    let slot = match state.registry.get(&id) {
+        Ok(s) => s,
+        Err(e) => return session_error(&e),
+    };
+    match state
+        .registry
+        .effects(&slot, q.states.unwrap_or(true))
+        .await
+    {
+        Ok(effects) => {
+            axum::Json(effects.to_admin_json(slot.id(), slot.task_uid())).into_response()
+        }
+        Err(e) => session_error(&e),
+    }
+}
+
+async fn admin_delete(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match state.registry.remove(&id) {
+        Ok(()) => axum::Json(json!({"session": id, "deleted": true})).into_response(),
+        Err(e) => session_error(&e),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference Session Proxy API: `{"success": bool, "content": {"type", "value"}}`.
+
+fn ok_text(text: impl Into<String>) -> Response {
+    axum::Json(json!({"success": true, "content": {"type": "string", "value": text.into()}}))
+        .into_response()
+}
+
+fn ok_object(value: Value) -> Response {
+    axum::Json(json!({"success": true, "content": {"type": "object", "value": value}}))
+        .into_response()
+}
+
+fn proxy_error(status: StatusCode, message: impl Into<String>) -> Response {
+    (
+        status,
+        axum::Json(
+            json!({"success": false, "content": {"type": "string", "value": message.into()}}),
+        ),
+    )
+        .into_response()
+}
+
+fn proxy_session_error(e: &SessionError) -> Response {
+    // The reference answers 400 for everything but tool timeouts (504).
+    let status = match e {
+        SessionError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+        SessionError::Full { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        SessionError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    let msg = match e {
+        SessionError::UnknownSession(_) => "Session does not exist".to_string(),
+        other => other.to_string(),
+    };
+    proxy_error(status, msg)
+}
+
+async fn proxy_body(state: &AppState, body: Body) -> Result<Map<String, Value>, Response> {
+    read_object(body, state.registry.limits().max_body_bytes)
+        .await
+        .map_err(|(s, msg)| {
+            if s == StatusCode::PAYLOAD_TOO_LARGE {
+                proxy_error(s, msg)
+            } else {
+                proxy_error(StatusCode::BAD_REQUEST, format!("Invalid input: {msg}"))
+            }
+        })
+}
+
+fn invalid(msg: String) -> Response {
+    proxy_error(StatusCode::BAD_REQUEST, format!("Invalid input: {msg}"))
+}
+
+fn proxy_slot(
+    state: &AppState,
+    m: &Map<String, Value>,
+) -> Result<Arc<crate::registry::Slot>, Response> {
+    let id = str_field(m, "session_id").map_err(invalid)?;
+    state.registry.get(id).map_err(|e| proxy_session_error(&e))
+}
+
+async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Response {
+    let m = match proxy_body(&state, body).await {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let parsed = (|| -> Result<_, String> {
+        let id = str_field(&m, "session_id")?.to_string();
+        let configs = match m.get("server_config") {
+            Some(Value::Object(c)) => c
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::Object(_) => Ok((k.clone(), v.clone())),
+                    Value::Null => Ok((k.clone(), json!({}))),
+                    other => Err(format!(
+                        "server_config.{k} must be an object, got {}",
+                        kind(other)
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            Some(other) => {
+                return Err(format!(
+                    "field `server_config` must be an object, got {}",
+                    kind(other)
+                ));
+            }
+            None => return Err("missing field `server_config`".into()),
+        };
+        let tools = match m.get("available_tools") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|t| {
+                    t.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| "available_tools must be a list of strings".to_string())
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            Some(other) => {
+                return Err(format!(
+                    "field `available_tools` must be a list, got {}",
+                    kind(other)
+                ));
+            }
+            None => return Err("missing field `available_tools`".into()),
+        };
+        let timeout = match m.get("timeout") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .filter(|t| t.is_finite() && *t >= 0.0)
+                .map(Duration::from_secs_f64),
+            Some(other) => {
+                return Err(format!(
+                    "field `timeout` must be a number, got {}",
+                    kind(other)
+                ));
+            }
+        };
+        let flag = |k: &str| -> Result<bool, String> {
+            match m.get(k) {
+                None | Some(Value::Null) => Ok(false),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(other) => Err(format!(
+                    "field `{k}` must be a boolean, got {}",
+                    kind(other)
+                )),
+            }
+        };
+        let options = ProxyOptions {
+            configs,
+            always_json_output: flag("always_json_output")?,
+            geteffects_proxy_info: flag("geteffects_proxy_info")?,
+        };
+        Ok((id, options, tools, timeout))
+    })();
+    let (id, options, tools, timeout) = match parsed {
+        Ok(p) => p,
+        Err(msg) => return invalid(msg),
+    };
+    let registry = state.registry.clone();
+    let created = tokio::task::spawn_blocking(move || {
+        registry.create_for_proxy(&id, options, &tools, timeout)
+    })
+    .await;
+    match created {
+        Ok(Ok((_, init_result))) => ok_object(Value::Object(init_result)),
+        Ok(Err(e)) => proxy_session_error(&e),
+        Err(e) => proxy_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("session_create crashed: {e}"),
+        ),
+    }
+}
+
+async fn proxy_session_info(State(state): State<AppState>, body: Body) -> Response {
+    let m = match proxy_body(&state, body).await {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let slot = match proxy_slot(&state, &m) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let update = match m.get("update") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(u)) => u.clone(),
+        Some(other) => {
+            return invalid(format!(
+                "field `update` must be an object, got {}",
+                kind(other)
+            ));
+        }
+    };
+    ok_object(Value::Object(slot.info(&update)))
+}
+
+async fn proxy_session_destroy(State(state): State<AppState>, body: Body) -> Response {
+    let m = match proxy_body(&state, body).await {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let id = match str_field(&m, "session_id") {
+        Ok(id) => id,
+        Err(msg) => return invalid(msg),
+    };
+    match state.registry.remove(id) {
+        Ok(()) => ok_text("Ok"),
+        Err(e) => proxy_session_error(&e),
+    }
+}
+
+async fn proxy_session_destroy_all(State(state): State<AppState>, body: Body) -> Response {
+    if let Err(r) = proxy_body(&state, body).await {
+        return r;
+    }
+    state.registry.remove_all();
+    ok_text("Ok")
+}
+
+async fn proxy_call_tool(State(state): State<AppState>, body: Body) -> Response {
+    let m = match proxy_body(&state, body).await {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let slot = match proxy_slot(&state, &m) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let tool = match str_field(&m, "tool_name") {
+        Ok(t) => t.to_string(),
+        Err(msg) => return invalid(msg),
+    };
+    let args = match m.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(other) => {
+            return invalid(format!(
+                "field `arguments` must be an object, got {}",
+                kind(other)
+            ));
+        }
+    };
+    let result = if tool == "__reserved__server_tool" {
+        let server = args
+            .get("server_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let inner = args
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let inner_args = match args.get("arguments") {
+            Some(v @ Value::Object(_)) => v.clone(),
+            _ => Value::Object(Map::new()),
+        };
+        state
+            .registry
+            .call_server_tool(&slot, &server, &inner, inner_args)
+            .await
+            .map(|o| (inner, o))
+    } else {
+        state
+            .registry
+            .call(&slot, &tool, args)
+            .await
+            .map(|o| (tool, o))
+    };
+    match result {
+        Ok((name, CallOutcome::UnknownTool(_))) => proxy_error(
+            StatusCode::BAD_REQUEST,
+            format!("Tool {name} does not exist"),
+        ),
+        Ok((name, outcome)) => {
+            let text = outcome.to_text(&name);
+            if Registry::always_json(&slot) && serde_json::from_str::<Value>(&text).is_err() {
+                ok_text(serde_json::to_string(&json!({"result": text})).unwrap_or(text))
+            } else {
+                ok_text(text)
+            }
+        }
+        Err(e) => proxy_session_error(&e),
+    }
+}
+
+async fn proxy_get_effects(State(state): State<AppState>, body: Body) -> Response {
+    let m = match proxy_body(&state, body).await {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let slot = match proxy_slot(&state, &m) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    match state.registry.effects(&slot, true).await {
+        Ok(e) => ok_object(e.to_reference_json()),
+        Err(e) => proxy_session_error(&e),
+    }
+}
+
+async fn proxy_list_tools(State(state): State<AppState>, body: Body) -> Response {
+    let m = match proxy_body(&state, body).await {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let slot = match proxy_slot(&state, &m) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let mut tools = Map::new();
+    for t in slot.tools().list() {
+        if let Some(name) = t["name"].as_str() {
+            tools.insert(
+                name.to_string(),
+                json!({"description": t.get("description").cloned().unwrap_or(Value::Null), "inputSchema": t["inputSchema"]}),
+            );
+        }
+    }
+    ok_object(json!({ "tools": tools }))
+}
+
+async fn proxy_garbage_collect(State(state): State<AppState>, body: Body) -> Response {
+    let m = match proxy_body(&state, body).await {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let minutes = match m.get("inactivity_minutes").and_then(Value::as_f64) {
+        Some(x) if x.is_finite() && x >= 0.0 => x,
+        _ => return invalid("field `inactivity_minutes` must be a non-negative number".into()),
+    };
+    let ids = state.registry.reap(Duration::from_secs_f64(minutes * 60.0));
+    ok_object(json!({"count": ids.len(), "session_ids": ids}))
+}

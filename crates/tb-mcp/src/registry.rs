@@ -1,0 +1,844 @@
+//! The session registry: every open session's sandbox, its visible tools, and the limits
+//! (maximum sessions, idle reaping, per-call timeout) that keep the server responsive.
+//!
+//! A session is one attempt's backend: a fresh [`TaskSession`] (copy-on-write over the loaded
+//! base state, so opening one costs microseconds), the tools the agent may see, and what the
+//! evaluator needs for effects. Sessions never share mutable state; each has its own lock, so
+//! calls on different sessions run in parallel and calls on one session run one at a time.
+
+use crate::error::SessionError;
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant};
+use tb_core::Task;
+use tb_dataset::Dataset;
+use tb_eval::judge::StateJudge;
+use tb_eval::sandbox::{Sandbox, TaskSession};
+use tb_sandbox::diff::deep_diff;
+use tb_sandbox::{CallOutcome, Clock};
+
+/// Limits that turn overload into clear refusals instead of hangs.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Most sessions open at once; creating one more is refused.
+    pub max_sessions: usize,
+    /// Sessions unused for this long are removed by the reaper (`None`: never).
+    pub idle_timeout: Option<Duration>,
+    /// Largest accepted request body, in bytes (admin, proxy and MCP routes).
+    pub max_body_bytes: usize,
+    /// Longest a tool call (or an effects computation) may run.
+    pub call_timeout: Duration,
+}
+
+impl Default for Limits {
+    /// 10,000 sessions, 15 idle minutes, 8 MiB bodies, 60 s per call.
+    fn default() -> Self {
+        Limits {
+            max_sessions: 10_000,
+            idle_timeout: Some(Duration::from_secs(15 * 60)),
+            max_body_bytes: 8 << 20,
+            call_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The tools a session shows: MCP-shaped JSON (`name`, `description`, `inputSchema`), in the
+/// order the in-process [`TaskSession::tool_list`] gives them.
+#[derive(Debug)]
+pub struct ToolSet {
+    list: Vec<Value>,
+    names: HashSet<String>,
+}
+
+impl ToolSet {
+    fn new(list: Vec<Value>) -> Self {
+        let names = list
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_string))
+            .collect();
+        ToolSet { list, names }
+    }
+
+    /// The tools, MCP-shaped.
+    pub fn list(&self) -> &[Value] {
+        &self.list
+    }
+
+    /// Whether a tool is visible.
+    pub fn contains(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+}
+
+/// How a session was made.
+#[derive(Debug)]
+pub enum Origin {
+    /// From a task id (admin surface, `tb mcp-stdio`).
+    Task(Arc<Task>),
+    /// From a reference Session Proxy `session_create` (raw per-server init configs).
+    Proxy(ProxyOptions),
+}
+
+/// What a reference `session_create` asked for beyond the configs.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyOptions {
+    /// Server name -> init config (`__reserved__init`'s `config`), in priority order.
+    pub configs: Vec<(String, Value)>,
+    /// Wrap non-JSON results as `{"result": text}`.
+    pub always_json_output: bool,
+    /// Log every call and add it to `get_effects` under `__reserved__proxy_info`.
+    pub geteffects_proxy_info: bool,
+}
+
+#[derive(Debug)]
+struct Live {
+    session: TaskSession,
+    call_log: Vec<Value>,
+}
+
+/// One open session.
+#[derive(Debug)]
+pub struct Slot {
+    id: String,
+    origin: Origin,
+    tools: Arc<ToolSet>,
+    initial: TaskSession,
+    live: Arc<tokio::sync::Mutex<Live>>,
+    call_timeout: Duration,
+    last_used_ms: AtomicU64,
+    info: Mutex<Map<String, Value>>,
+}
+
+impl Slot {
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// How it was made.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// The task id, when made from a task.
+    pub fn task_uid(&self) -> Option<&str> {
+        match &self.origin {
+            Origin::Task(t) => Some(&t.uid),
+            Origin::Proxy(_) => None,
+        }
+    }
+
+    /// The visible tools.
+    pub fn tools(&self) -> &Arc<ToolSet> {
+        &self.tools
+    }
+
+    /// Merges `update` into the session's free-form info and returns it (`session_info`).
+    pub fn info(&self, update: &Map<String, Value>) -> Map<String, Value> {
+        let mut info = self.info.lock().unwrap_or_else(|p| p.into_inner());
+        for (k, v) in update {
+            info.insert(k.clone(), v.clone());
+        }
+        info.clone()
+    }
+}
+
+/// Effects of one server of a session: the verdict the evaluator needs, and the states.
+#[derive(Debug, Clone)]
+pub struct ServerEffects {
+    /// Server name.
+    pub server: String,
+    /// Hash of the live session's stable state.
+    pub result_hash: String,
+    /// Hash of the golden stable state.
+    pub golden_hash: String,
+    /// `result_hash == golden_hash`.
+    pub passed: bool,
+    /// Deep diff of result against golden (empty when they are equal).
+    pub diff: Vec<Value>,
+    /// Full state right after init (unstable fields included); `Null` when not asked for.
+    pub initial_state: Value,
+    /// Stable state of the live session; `Null` when not asked for.
+    pub result_state: Value,
+    /// Stable golden state; `Null` when not asked for.
+    pub golden_state: Value,
+    /// The init config's `rubrics` (or `null`).
+    pub rubrics: Value,
+    /// The init config's `rubrics_yesno`, when it has one.
+    pub rubrics_yesno: Option<Value>,
+}
+
+impl ServerEffects {
+    /// The reference server's `__reserved__geteffects` shape.
+    pub fn to_reference_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("initial_db_state".into(), self.initial_state.clone());
+        m.insert("result_db_state".into(), self.result_state.clone());
+        m.insert("result_db_hash".into(), json!(self.result_hash));
+        m.insert("golden_db_state".into(), self.golden_state.clone());
+        m.insert("golden_db_hash".into(), json!(self.golden_hash));
+        m.insert("diff".into(), Value::Array(self.diff.clone()));
+        m.insert("rubrics".into(), self.rubrics.clone());
+        if let Some(r) = &self.rubrics_yesno {
+            m.insert("rubrics_yesno".into(), r.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+/// Effects of a whole session.
+#[derive(Debug, Clone)]
+pub struct Effects {
+    /// Per server, in priority order.
+    pub servers: Vec<ServerEffects>,
+    /// The call log (only for proxy sessions created with `geteffects_proxy_info`).
+    pub call_log: Option<Vec<Value>>,
+}
+
+impl Effects {
+    /// Every server passed.
+    pub fn passed(&self) -> bool {
+        self.servers.iter().all(|s| s.passed)
+    }
+
+    /// The admin surface's JSON: the first server's `result_hash`, `golden_hash`, `diff` and
+    /// states at the top level (v1 tasks have one server), `passed` over all servers, and every
+    /// server under `servers`.
+    pub fn to_admin_json(&self, session: &str, task: Option<&str>) -> Value {
+        let first = self.servers.first();
+        let server_json = |s: &ServerEffects| {
+            json!({
+                "server": s.server,
+                "result_hash": s.result_hash,
+                "golden_hash": s.golden_hash,
+                "passed": s.passed,
+                "diff": s.diff,
+                "initial_state": s.initial_state,
+                "result_state": s.result_state,
+                "golden_state": s.golden_state,
+            })
+        };
+        json!({
+            "session": session,
+            "task": task,
+            "result_hash": first.map(|s| s.result_hash.clone()),
+            "golden_hash": first.map(|s| s.golden_hash.clone()),
+            "passed": self.passed(),
+            "diff": first.map(|s| s.diff.clone()).unwrap_or_default(),
+            "initial_state": first.map(|s| s.initial_state.clone()).unwrap_or(Value::Null),
+            "result_state": first.map(|s| s.result_state.clone()).unwrap_or(Value::Null),
+            "golden_state": first.map(|s| s.golden_state.clone()).unwrap_or(Value::Null),
+            "servers": self.servers.iter().map(server_json).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The reference Session Proxy's `get_effects` value: `{server: geteffects}` (+ the call log).
+    pub fn to_reference_json(&self) -> Value {
+        let mut m = Map::new();
+        for s in &self.servers {
+            m.insert(s.server.clone(), s.to_reference_json());
+        }
+        if let Some(log) = &self.call_log {
+            m.insert(
+                "__reserved__proxy_info".into(),
+                json!({ "tool_calls": log }),
+            );
+        }
+        Value::Object(m)
+    }
+}
+
+struct TaskEntry {
+    task: Arc<Task>,
+    tools: Arc<ToolSet>,
+}
+
+/// All open sessions of one server, over one loaded data root.
+pub struct Registry {
+    dataset: Dataset,
+    sandbox: Sandbox,
+    clock: Clock,
+    limits: Limits,
+    judge: StateJudge,
+    epoch: Instant,
+    sessions: RwLock<HashMap<String, Arc<Slot>>>,
+    tasks: Mutex<HashMap<String, Arc<TaskEntry>>>,
+    known_servers: OnceLock<String>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("root", &self.dataset.root())
+            .field("sessions", &self.len())
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Registry {
+    /// Opens a data root (dataset and every domain's initial data).
+    pub fn open(data_root: &Path, clock: Clock, limits: Limits) -> Result<Self, SessionError> {
+        let dataset = Dataset::open(data_root).map_err(|e| SessionError::Init(e.to_string()))?;
+        let sandbox = Sandbox::load(dataset.root()).map_err(|e| {
+            SessionError::Init(format!(
+                "loading the tools' initial data under {}: {e}",
+                dataset.root().display()
+            ))
+        })?;
+        Ok(Self::new(dataset, sandbox, clock, limits))
+    }
+
+    /// A registry over an opened dataset and its loaded sandbox.
+    pub fn new(dataset: Dataset, sandbox: Sandbox, clock: Clock, limits: Limits) -> Self {
+        Registry {
+            dataset,
+            sandbox,
+            clock,
+            limits,
+            judge: StateJudge::new(),
+            epoch: Instant::now(),
+            sessions: RwLock::new(HashMap::new()),
+            tasks: Mutex::new(HashMap::new()),
+            known_servers: OnceLock::new(),
+        }
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The session clock.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// The loaded sandbox.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Number of open sessions.
+    pub fn len(&self) -> usize {
+        self.sessions.read().map(|s| s.len()).unwrap_or(0)
+    }
+
+    /// No session is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ids of the open sessions.
+    pub fn ids(&self) -> Vec<String> {
+        self.sessions
+            .read()
+            .map(|s| s.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    fn task_entry(&self, id: &str) -> Result<Arc<TaskEntry>, SessionError> {
+        if let Some(e) = lock(&self.tasks).get(id) {
+            return Ok(e.clone());
+        }
+        let task = self.dataset.load_task(id).map_err(|e| SessionError::Task {
+            task: id.to_string(),
+            message: e.to_string(),
+        })?;
+        // The scenario's `tools` list, when it has one, selects what the agent sees; the schemas
+        // are the servers' own, exactly as in-process.
+        let scenario_tools: Vec<String> = self
+            .dataset
+            .scenario(&task.scenario)
+            .map(|s| s.tools.iter().map(|t| t.name.clone()).collect())
+            .unwrap_or_default();
+        let probe = self
+            .sandbox
+            .session(&task, self.clock)
+            .map_err(|e| SessionError::Init(e.to_string()))?;
+        let mut list = probe.tool_list();
+        if !scenario_tools.is_empty() {
+            let wanted: HashSet<&str> = scenario_tools.iter().map(String::as_str).collect();
+            let exported: HashSet<&str> = list.iter().filter_map(|t| t["name"].as_str()).collect();
+            if let Some(missing) = scenario_tools
+                .iter()
+                .find(|n| !exported.contains(n.as_str()))
+            {
+                return Err(SessionError::Task {
+                    task: id.to_string(),
+                    message: format!(
+                        "scenario `{}` lists tool `{missing}`, which none of its servers exports",
+                        task.scenario
+                    ),
+                });
+            }
+            list.retain(|t| t["name"].as_str().is_some_and(|n| wanted.contains(n)));
+        }
+        let entry = Arc::new(TaskEntry {
+            task: Arc::new(task),
+            tools: Arc::new(ToolSet::new(list)),
+        });
+        lock(&self.tasks).insert(id.to_string(), entry.clone());
+        Ok(entry)
+    }
+
+    fn insert(&self, slot: Slot) -> Result<Arc<Slot>, SessionError> {
+        let slot = Arc::new(slot);
+        let mut sessions = self
+            .sessions
+            .write()
+            .map_err(|_| SessionError::Internal("session table lock poisoned".into()))?;
+        if sessions.contains_key(&slot.id) {
+            return Err(SessionError::Duplicate(slot.id.clone()));
+        }
+        if sessions.len() >= self.limits.max_sessions {
+            return Err(SessionError::Full {
+                max: self.limits.max_sessions,
+            });
+        }
+        sessions.insert(slot.id.clone(), slot.clone());
+        Ok(slot)
+    }
+
+    fn check_capacity(&self) -> Result<(), SessionError> {
+        if self.len() >= self.limits.max_sessions {
+            return Err(SessionError::Full {
+                max: self.limits.max_sessions,
+            });
+        }
+        Ok(())
+    }
+
+    fn slot(&self, id: String, origin: Origin, tools: Arc<ToolSet>, session: TaskSession) -> Slot {
+        let call_timeout = self.limits.call_timeout;
+        Slot {
+            id,
+            origin,
+            tools,
+            initial: session.clone(),
+            live: Arc::new(tokio::sync::Mutex::new(Live {
+                session,
+                call_log: Vec::new(),
+            })),
+            call_timeout,
+            last_used_ms: AtomicU64::new(self.now_ms()),
+            info: Mutex::new(Map::new()),
+        }
+    }
+
+    /// Opens a fresh session for a task (`file.py:function`), with a new random id.
+    pub fn create_for_task(&self, task_id: &str) -> Result<Arc<Slot>, SessionError> {
+        self.check_capacity()?;
+        let entry = self.task_entry(task_id)?;
+        let session = self
+            .sandbox
+            .session(&entry.task, self.clock)
+            .map_err(|e| SessionError::Init(e.to_string()))?;
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let slot = self.slot(
+            id,
+            Origin::Task(entry.task.clone()),
+            entry.tools.clone(),
+            session,
+        );
+        let slot = self.insert(slot)?;
+        tracing::info!(session = %slot.id, task = task_id, "session created");
+        Ok(slot)
+    }
+
+    fn known_servers(&self) -> &str {
+        self.known_servers.get_or_init(|| {
+            tb_domains::SERVERS
+                .iter()
+                .filter(|n| self.sandbox.domain(n).is_some())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    }
+
+    /// Opens a session the reference Session Proxy way: per-server init configs, the visible
+    /// tool names (each must exist), a caller-chosen id. Returns the slot and the `init_result`
+    /// (`{server: {}}`: our servers' init returns nothing beyond `status`).
+    pub fn create_for_proxy(
+        &self,
+        id: &str,
+        options: ProxyOptions,
+        available_tools: &[String],
+        timeout: Option<Duration>,
+    ) -> Result<(Arc<Slot>, Map<String, Value>), SessionError> {
+        if id.is_empty() {
+            return Err(SessionError::BadRequest("session_id is empty".into()));
+        }
+        if self
+            .sessions
+            .read()
+            .map(|s| s.contains_key(id))
+            .unwrap_or(false)
+        {
+            return Err(SessionError::Duplicate(id.to_string()));
+        }
+        self.check_capacity()?;
+        let session = self.proxy_session(&options.configs)?;
+        let all = session.tool_list();
+        for name in available_tools {
+            if !all.iter().any(|t| t["name"] == name.as_str()) {
+                return Err(SessionError::UnknownTool(name.clone()));
+            }
+        }
+        let visible: HashSet<&str> = available_tools.iter().map(String::as_str).collect();
+        let list = all
+            .into_iter()
+            .filter(|t| t["name"].as_str().is_some_and(|n| visible.contains(n)))
+            .collect();
+        let init_result: Map<String, Value> = options
+            .configs
+            .iter()
+            .map(|(s, _)| (s.clone(), json!({})))
+            .collect();
+        let mut slot = self.slot(
+            id.to_string(),
+            Origin::Proxy(options),
+            Arc::new(ToolSet::new(list)),
+            session,
+        );
+        if let Some(t) = timeout.filter(|t| !t.is_zero()) {
+            slot.call_timeout = slot.call_timeout.min(t);
+        }
+        let slot = self.insert(slot)?;
+        tracing::info!(session = %slot.id, "proxy session created");
+        Ok((slot, init_result))
+    }
+
+    fn proxy_session(&self, configs: &[(String, Value)]) -> Result<TaskSession, SessionError> {
+        let mut servers = Vec::new();
+        for (server, config) in configs {
+            let loaded =
+                self.sandbox
+                    .domain(server)
+                    .ok_or_else(|| SessionError::UnknownServer {
+                        server: server.clone(),
+                        known: self.known_servers().to_string(),
+                    })?;
+            let s = loaded
+                .session(config, self.clock)
+                .map_err(|e| SessionError::Init(format!("Error calling {server} init: {e}")))?;
+            servers.push(s);
+        }
+        Ok(TaskSession { servers })
+    }
+
+    /// The session of an id (and marks it used).
+    pub fn get(&self, id: &str) -> Result<Arc<Slot>, SessionError> {
+        let slot = self
+            .sessions
+            .read()
+            .ok()
+            .and_then(|s| s.get(id).cloned())
+            .ok_or_else(|| SessionError::UnknownSession(id.to_string()))?;
+        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        Ok(slot)
+    }
+
+    /// Closes a session.
+    pub fn remove(&self, id: &str) -> Result<(), SessionError> {
+        let removed = self.sessions.write().ok().and_then(|mut s| s.remove(id));
+        match removed {
+            Some(_) => {
+                tracing::info!(session = id, "session closed");
+                Ok(())
+            }
+            None => Err(SessionError::UnknownSession(id.to_string())),
+        }
+    }
+
+    /// Closes every session; returns how many were open.
+    pub fn remove_all(&self) -> usize {
+        let mut s = match self.sessions.write() {
+            Ok(s) => s,
+            Err(p) => p.into_inner(),
+        };
+        let n = s.len();
+        s.clear();
+        n
+    }
+
+    /// Closes sessions unused for at least `idle` (skipping any with a call in progress);
+    /// returns their ids.
+    pub fn reap(&self, idle: Duration) -> Vec<String> {
+        let now = self.now_ms();
+        let limit = idle.as_millis() as u64;
+        let mut s = match self.sessions.write() {
+            Ok(s) => s,
+            Err(p) => p.into_inner(),
+        };
+        let stale: Vec<String> = s
+            .values()
+            .filter(|slot| {
+                now.saturating_sub(slot.last_used_ms.load(Ordering::Relaxed)) >= limit
+                    && slot.live.try_lock().is_ok()
+            })
+            .map(|slot| slot.id.clone())
+            .collect();
+        for id in &stale {
+            s.remove(id);
+        }
+        if !stale.is_empty() {
+            tracing::info!(count = stale.len(), "removed idle sessions");
+        }
+        stale
+    }
+
+    async fn lock_live(
+        &self,
+        slot: &Arc<Slot>,
+    ) -> Result<tokio::sync::OwnedMutexGuard<Live>, SessionError> {
+        tokio::time::timeout(slot.call_timeout, slot.live.clone().lock_owned())
+            .await
+            .map_err(|_| SessionError::Busy(slot.id.clone()))
+    }
+
+    /// Calls a visible tool. A name the session does not show gives
+    /// [`CallOutcome::UnknownTool`]; a call that runs past the call timeout gives
+    /// [`SessionError::Timeout`] (the session stays busy until it ends).
+    pub async fn call(
+        &self,
+        slot: &Arc<Slot>,
+        tool: &str,
+        args: Value,
+    ) -> Result<CallOutcome, SessionError> {
+        if !slot.tools.contains(tool) {
+            return Ok(CallOutcome::UnknownTool(tool.to_string()));
+        }
+        self.call_any(slot, None, tool, args).await
+    }
+
+    /// Calls a tool of one server of the session, visible or not (the reference's
+    /// `__reserved__server_tool`, reachable only through the proxy API). Unknown server or tool
+    /// gives [`SessionError::UnknownTool`].
+    pub async fn call_server_tool(
+        &self,
+        slot: &Arc<Slot>,
+        server: &str,
+        tool: &str,
+        args: Value,
+    ) -> Result<CallOutcome, SessionError> {
+        let exists = slot
+            .initial
+            .server(server)
+            .is_some_and(|s| s.domain.tool(tool).is_some());
+        if !exists {
+            return Err(SessionError::UnknownTool(format!("{server} > {tool}")));
+        }
+        self.call_any(slot, Some(server.to_string()), tool, args)
+            .await
+    }
+
+    async fn call_any(
+        &self,
+        slot: &Arc<Slot>,
+        server: Option<String>,
+        tool: &str,
+        args: Value,
+    ) -> Result<CallOutcome, SessionError> {
+        let started = Instant::now();
+        let mut guard = self.lock_live(slot).await?;
+        let log_calls = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info);
+        let name = tool.to_string();
+        let job = tokio::task::spawn_blocking(move || {
+            let outcome = match &server {
+                Some(server) => match guard
+                    .session
+                    .servers
+                    .iter_mut()
+                    .find(|s| s.domain.name == *server)
+                {
+                    Some(s) => s.call(&name, &args),
+                    None => CallOutcome::UnknownTool(name.clone()),
+                },
+                None => guard.session.call(&name, &args),
+            };
+            if log_calls {
+                let response = outcome.to_text(&name);
+                guard
+                    .call_log
+                    .push(json!({"tool_name": name, "arguments": args, "response": response}));
+            }
+            outcome
+        });
+        let remaining = slot.call_timeout.saturating_sub(started.elapsed());
+        let out = match tokio::time::timeout(remaining, job).await {
+            Err(_) => {
+                tracing::warn!(session = %slot.id, tool, "tool call timed out");
+                Err(SessionError::Timeout(slot.call_timeout))
+            }
+            Ok(Err(e)) => {
+                tracing::error!(session = %slot.id, tool, error = %e, "tool call crashed");
+                Err(SessionError::Internal(format!(
+                    "tool `{tool}` crashed: {e}"
+                )))
+            }
+            Ok(Ok(outcome)) => Ok(outcome),
+        };
+        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        tracing::debug!(session = %slot.id, tool, micros = started.elapsed().as_micros() as u64, "tool call");
+        out
+    }
+
+    /// The session's effects: per server, the live state's hash against the golden one (the
+    /// in-process [`StateJudge`] for task sessions, so verdicts are identical), the diff, and,
+    /// when `with_states`, the initial, result and golden states.
+    pub async fn effects(
+        &self,
+        slot: &Arc<Slot>,
+        with_states: bool,
+    ) -> Result<Effects, SessionError> {
+        let (live, call_log) = {
+            let guard = self.lock_live(slot).await?;
+            (guard.session.clone(), guard.call_log.clone())
+        };
+        let call_log =
+            matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info).then_some(call_log);
+        let servers = self.compute_effects(slot, &live, with_states)?;
+        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        Ok(Effects { servers, call_log })
+    }
+
+    fn compute_effects(
+        &self,
+        slot: &Slot,
+        live: &TaskSession,
+        with_states: bool,
+    ) -> Result<Vec<ServerEffects>, SessionError> {
+        let state_of = |s: &TaskSession, server: &str| {
+            s.server(server)
+                .map(|x| x.state.stable_state())
+                .unwrap_or(Value::Null)
+        };
+        let initial_of = |server: &str| {
+            if with_states {
+                slot.initial
+                    .server(server)
+                    .map(|x| x.state.full_state())
+                    .unwrap_or(Value::Null)
+            } else {
+                Value::Null
+            }
+        };
+        match &slot.origin {
+            Origin::Task(task) => {
+                let golden = self
+                    .judge
+                    .golden(&self.sandbox, task, self.clock)
+                    .map_err(|e| SessionError::Internal(e.to_string()))?;
+                let verdicts = self
+                    .judge
+                    .judge(&self.sandbox, task, self.clock, live)
+                    .map_err(|e| SessionError::Internal(e.to_string()))?;
+                Ok(verdicts
+                    .into_iter()
+                    .map(|v| {
+                        let config = task.world_state.get(&v.server);
+                        let g = golden.iter().find(|g| g.server == v.server);
+                        ServerEffects {
+                            initial_state: initial_of(&v.server),
+                            result_state: if with_states {
+                                state_of(live, &v.server)
+                            } else {
+                                Value::Null
+                            },
+                            golden_state: match (with_states, g) {
+                                (true, Some(g)) => g.state.clone(),
+                                _ => Value::Null,
+                            },
+                            rubrics: config
+                                .and_then(|c| c.get("rubrics"))
+                                .cloned()
+                                .unwrap_or(Value::Null),
+                            rubrics_yesno: config.and_then(|c| c.get("rubrics_yesno")).cloned(),
+                            server: v.server,
+                            result_hash: v.result_hash,
+                            golden_hash: v.golden_hash,
+                            passed: v.passed,
+                            diff: v.diff,
+                        }
+                    })
+                    .collect())
+            }
+            Origin::Proxy(options) => {
+                let mut golden = self.proxy_session(&options.configs)?;
+                let mut out = Vec::new();
+                for ((server, config), g) in options.configs.iter().zip(golden.servers.iter_mut()) {
+                    for (tool, params) in golden_calls(config) {
+                        // As the reference's geteffects: a failing golden call is ignored.
+                        let _ = g.call(&tool, &params);
+                    }
+                    let golden_state = g.state.stable_state();
+                    let golden_hash = tb_sandbox::state::hash_stable(&golden_state);
+                    let result_state = state_of(live, server);
+                    let result_hash = tb_sandbox::state::hash_stable(&result_state);
+                    let diff = deep_diff(&result_state, &golden_state);
+                    out.push(ServerEffects {
+                        server: server.clone(),
+                        passed: result_hash == golden_hash,
+                        result_hash,
+                        golden_hash,
+                        diff,
+                        initial_state: initial_of(server),
+                        result_state: if with_states {
+                            result_state
+                        } else {
+                            Value::Null
+                        },
+                        golden_state: if with_states {
+                            golden_state
+                        } else {
+                            Value::Null
+                        },
+                        rubrics: config.get("rubrics").cloned().unwrap_or(Value::Null),
+                        rubrics_yesno: config.get("rubrics_yesno").cloned(),
+                    });
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Whether `call_tool` results of this session are forced to JSON.
+    pub fn always_json(slot: &Slot) -> bool {
+        matches!(&slot.origin, Origin::Proxy(o) if o.always_json_output)
+    }
+}
+
+/// The golden calls of an init config (`golden_test_case.tool_interactions`): entries without
+/// `tool` skipped, missing `parameters` as `{}`, as the reference replays them.
+pub fn golden_calls(config: &Value) -> Vec<(String, Value)> {
+    let Some(list) = config
+        .get("golden_test_case")
+        .and_then(|g| g.get("tool_interactions"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|it| {
+            let tool = it.get("tool")?.as_str()?.to_string();
+            let params = match it.get("parameters") {
+                Some(Value::Object(m)) => Value::Object(m.clone()),
+                _ => Value::Object(Map::new()),
+            };
+            Some((tool, params))
+        })
+        .collect()
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Python packages some tests drive our servers with: the official MCP Python SDK
+# (`mcp`, used by crates/tb-mcp/tests/python_sdk.rs). It goes into a virtual environment under
+# target/ so nothing touches the system Python. Prints the interpreter path on the last line.
+#
+#   scripts/ci-python-deps.sh            # creates/updates target/py-venv
+#   TB_PY_VENV=/some/dir scripts/ci-python-deps.sh
+#
+# The tests look for the interpreter in $TB_PYTHON, then target/py-venv/bin/python, then python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# mcp 1.30.0: the last 1.x release (the 2.x line changed the client API); needs Python >= 3.10.
+MCP_VERSION="1.30.0"
+VENV="${TB_PY_VENV:-target/py-venv}"
+PYTHON="${PYTHON:-python3}"
+
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)'; then
+  echo "ci-python-deps: $PYTHON is older than 3.10; the mcp SDK needs 3.10 or newer" >&2
+  exit 1
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('mcp') == '$MCP_VERSION' else 1)" 2>/dev/null; then
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_VERSION"
+fi
+"$VENV/bin/python" -c 'import mcp.client.streamable_http, mcp.client.session'
+echo "$(cd "$VENV" && pwd)/bin/python"
