@@ -11,6 +11,7 @@ pub mod booking;
 pub mod consulting;
 pub mod neobank;
 pub mod policy;
+pub mod pyrepr;
 pub mod retail;
 pub mod util;
 pub mod zendesk;

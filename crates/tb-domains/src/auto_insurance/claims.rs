@@ -232,34 +232,7 @@ fn strptime_ymd(text: &str) -> Result<NaiveDate, ToolError> {
         .ok_or_else(|| ToolError::new("day is out of range for month"))
 }
 
-/// Python `repr()` of a str, enough for messages (quotes chosen as Python does).
-fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::new();
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
+use crate::pyrepr::str_repr as py_repr;
 
 #[cfg(test)]
 mod tests {

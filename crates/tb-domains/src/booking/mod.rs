@@ -97,34 +97,7 @@ pub(crate) fn no_nulls(row: &Row) -> Value {
     crate::util::exclude_none(row)
 }
 
-/// A Python-style repr of a string (for error texts that quote input with `!r`/`'%s'`).
-pub(crate) fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
+pub(crate) use crate::pyrepr::str_repr as py_repr;
 
 /// A calendar date.
 pub(crate) type Ymd = (i32, u32, u32);

@@ -175,34 +175,7 @@ pub(crate) fn next_id(
     Ok(format!("{prefix}{n:0width$}"))
 }
 
-/// Python's `repr()` of a str.
-pub(crate) fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if c == quote => {
-                o.push('\\');
-                o.push(c);
-            }
-            c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => {
-                o.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => o.push(c),
-        }
-    }
-    o.push(quote);
-    o
-}
+pub(crate) use crate::pyrepr::str_repr as py_repr;
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,7 @@
 //! [`odata`].
 
 pub mod odata;
-mod pyrepr;
+
 
 use serde_json::{Map, Value, json};
 use std::sync::OnceLock;
@@ -313,8 +313,8 @@ fn pydantic_text(class: &str, data: &Map<String, Value>, errors: &[ValidationErr
             "\n{}\n  {} [type={ty}, input_value={}, input_type={}]\n    For further information visit https://errors.pydantic.dev/2.14/v/{ty}",
             e.loc.join("."),
             e.msg,
-            pyrepr::truncate_repr(&pyrepr::value_repr(shown)),
-            pyrepr::type_name(shown)
+            crate::pyrepr::truncate_repr(&crate::pyrepr::value_repr(shown)),
+            crate::pyrepr::type_name(shown)
         ));
     }
     out

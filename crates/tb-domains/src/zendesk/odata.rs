@@ -17,7 +17,7 @@
 //! longest), and binary operators include their surrounding whitespace. Whitespace elsewhere
 //! is a token that only the grammar's "bad whitespace" spots accept.
 
-use super::pyrepr::str_repr;
+use crate::pyrepr::str_repr;
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::fmt;
@@ -1092,7 +1092,7 @@ pub enum PyVal {
 impl PyVal {
     fn type_name(&self) -> &'static str {
         match self {
-            PyVal::Val(v) => super::pyrepr::type_name(v),
+            PyVal::Val(v) => crate::pyrepr::type_name(v),
             PyVal::Node(n) => n.class(),
         }
     }
@@ -1120,8 +1120,8 @@ fn py_order(a: &Value, b: &Value, op: &str) -> Result<Ordering, String> {
     let err = || {
         format!(
             "'{op}' not supported between instances of '{}' and '{}'",
-            super::pyrepr::type_name(a),
-            super::pyrepr::type_name(b)
+            crate::pyrepr::type_name(a),
+            crate::pyrepr::type_name(b)
         )
     };
     match (a, b) {
