@@ -140,18 +140,29 @@ pub fn attempt_offline(
 /// The reference's two system messages: agent instructions, then scenario (+ task) bot
 /// instructions joined by a newline; each omitted when empty.
 pub fn system_messages(env: &AttemptEnv<'_>, task: &Task) -> Vec<Message> {
+    system_messages_of(
+        env.agent_instructions,
+        env.bot_instructions.get(&task.scenario).map(String::as_str),
+        task.bot_instructions.as_deref(),
+    )
+}
+
+/// The system messages from their parts: the agent's instructions, then the bot
+/// instructions of the scenario and the task joined by a newline (only the parts present, as
+/// the reference's `merge_bot_instructions`); an empty message is left out.
+pub fn system_messages_of(
+    agent: Option<&str>,
+    scenario: Option<&str>,
+    task: Option<&str>,
+) -> Vec<Message> {
     let mut out = Vec::new();
-    if let Some(a) = env.agent_instructions.filter(|s| !s.is_empty()) {
+    if let Some(a) = agent.filter(|s| !s.is_empty()) {
         out.push(Message::text("system", a));
     }
-    let scenario = env
-        .bot_instructions
-        .get(&task.scenario)
-        .cloned()
-        .unwrap_or_default();
-    let task_bi = task.bot_instructions.clone().unwrap_or_default();
-    if !scenario.is_empty() || !task_bi.is_empty() {
-        out.push(Message::text("system", format!("{scenario}\n{task_bi}")));
+    let parts: Vec<&str> = [scenario, task].into_iter().flatten().collect();
+    let bot = parts.join("\n");
+    if !bot.is_empty() {
+        out.push(Message::text("system", bot));
     }
     out
 }
@@ -187,4 +198,349 @@ pub fn test_result_of(v: &Verdict) -> TestResult {
         line_content: String::new(),
         metadata: Map::new(),
     }
+}
+
+/// The models of a run.
+#[derive(Debug, Clone, Default)]
+pub struct Models {
+    /// The agent under test.
+    pub agent: Option<tb_llm::LlmClient>,
+    /// The simulated user.
+    pub user: Option<tb_llm::LlmClient>,
+    /// The rubric judge.
+    pub judge: Option<tb_llm::LlmClient>,
+}
+
+/// Optional record fields to fill (`--dump`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Dump {
+    /// `tools`: the tool list as the agent saw it.
+    pub tools: bool,
+    /// `userllm`: every simulated-user exchange.
+    pub userllm: bool,
+    /// `raw`: the agent's provider-native conversation.
+    pub raw: bool,
+}
+
+/// Everything attempts of a run share; owned, so attempts can run as concurrent tasks.
+#[derive(Debug, Clone)]
+pub struct RunEnv {
+    /// Loaded domains.
+    pub sandbox: std::sync::Arc<Sandbox>,
+    /// Golden-state cache.
+    pub judge: std::sync::Arc<StateJudge>,
+    /// The session clock.
+    pub clock: Clock,
+    /// Agent name (for records).
+    pub agent_name: String,
+    /// The agent YAML (instructions and builtin tools), if any.
+    pub agent: Option<std::sync::Arc<tb_dataset::AgentConfig>>,
+    /// Scenarios by name.
+    pub scenarios: std::collections::HashMap<String, std::sync::Arc<tb_dataset::Scenario>>,
+    /// Models.
+    pub models: Models,
+    /// `user_can_end_conversation`.
+    pub user_can_end: bool,
+    /// Budget of one model call (retries included).
+    pub message_timeout: Option<std::time::Duration>,
+    /// Budget of a whole attempt's episode.
+    pub attempt_timeout: Option<std::time::Duration>,
+    /// Optional record fields.
+    pub dump: Dump,
+    /// Provenance copied into each record.
+    pub provenance: Map<String, Value>,
+}
+
+/// Which agent plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentChoice {
+    /// The configured agent model.
+    Model,
+    /// An offline agent.
+    Offline(OfflineAgent),
+}
+
+fn base_metadata(task: &Task, agent: &str, repetition: u32) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    metadata.insert("scenario".into(), json!(task.scenario));
+    metadata.insert("agent".into(), json!(agent));
+    metadata.insert("test_case_file".into(), json!(task.source.path));
+    metadata.insert(
+        "test_case_name".into(),
+        json!(task.uid.rsplit(':').next().unwrap_or("")),
+    );
+    metadata.insert("repetition".into(), json!(repetition));
+    metadata
+}
+
+fn error_json(kind: &str, message: &str) -> Value {
+    json!({"type": kind, "message": message, "tb": ""})
+}
+
+/// The record skeleton of an attempt.
+fn blank_record(
+    env: &RunEnv,
+    task: &Task,
+    repetition: u32,
+    metadata: Map<String, Value>,
+) -> TrialRecord {
+    TrialRecord {
+        uid: task.uid.clone(),
+        messages: Vec::new(),
+        test_result: None,
+        test_context: None,
+        test_tags: Some(TestTags {
+            domain: Some(task.scenario.clone()),
+            ..TestTags::default()
+        }),
+        tools: None,
+        raw_messages: None,
+        user_llm_history: None,
+        usage: Vec::new(),
+        metadata,
+        is_system_error: false,
+        finish_reason: FinishReason::Done,
+        key: attempt_key(&task.uid, repetition),
+        repetition,
+        verdict: None,
+        usage_by_role: Default::default(),
+        provenance: env.provenance.clone(),
+    }
+}
+
+/// The rubrics of a task's servers, if its test checks them.
+pub fn task_rubrics(task: &Task) -> Vec<String> {
+    if task.checks.contains(&Check::ValidateRubricsYesno) {
+        task.servers()
+            .iter()
+            .flat_map(|s| task.rubrics_yesno(s))
+            .collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// Grades a finished session: the state verdict, then (for rubric tasks, when a judge is
+/// configured) one yes/no question per rubric on the final response. A judge failure is a
+/// test error (`test_result.is_system_error`), as in the reference.
+pub async fn grade(
+    env: &RunEnv,
+    task: &Task,
+    session: &crate::sandbox::TaskSession,
+    response: &str,
+    rec: &mut TrialRecord,
+) {
+    let t0 = Instant::now();
+    let state = match env.judge.judge(&env.sandbox, task, env.clock, session) {
+        Ok(s) => s,
+        Err(e) => {
+            rec.is_system_error = true;
+            rec.metadata
+                .insert("error".into(), error_json("SessionError", &e.to_string()));
+            return;
+        }
+    };
+    let rubrics = task_rubrics(task);
+    let mut verdict = Verdict {
+        passed: state.iter().all(|s| s.passed),
+        state,
+        rubrics: Vec::new(),
+    };
+    let mut test_error = None;
+    if !rubrics.is_empty() {
+        match &env.models.judge {
+            None => {
+                rec.metadata
+                    .insert("rubrics_not_judged".into(), json!(rubrics.len()));
+            }
+            Some(j) => {
+                match crate::rubric::judge_rubrics(j, response, &rubrics, env.message_timeout).await
+                {
+                    Ok((rv, usage)) => {
+                        rec.usage_by_role.judge.add(&usage);
+                        verdict.passed = verdict.passed && rv.iter().all(|r| r.passed);
+                        verdict.rubrics = rv;
+                    }
+                    Err(e) => test_error = Some(e),
+                }
+            }
+        }
+    }
+    rec.metadata
+        .insert("time_test".into(), json!(t0.elapsed().as_secs_f64()));
+    let mut tr = test_result_of(&verdict);
+    if let Some(e) = test_error {
+        tr.result = false;
+        tr.reward = 0.0;
+        tr.is_system_error = true;
+        tr.tb = format!("JudgeException: judge model: {e}");
+        rec.metadata
+            .insert("test_error".into(), error_json(e.kind(), &e.to_string()));
+        verdict.passed = false;
+    }
+    rec.test_result = Some(tr);
+    rec.verdict = Some(verdict);
+}
+
+/// Runs one attempt (session, episode, grading) and returns its record. Operational
+/// failures (session, endpoint, budgets) become system errors with `metadata.error`, the
+/// conversation up to the failure kept; they are never graded as model failures.
+pub async fn attempt(
+    env: &RunEnv,
+    choice: AgentChoice,
+    task: &Task,
+    repetition: u32,
+) -> TrialRecord {
+    let started = Instant::now();
+    let agent_label = match choice {
+        AgentChoice::Model => env.agent_name.clone(),
+        AgentChoice::Offline(a) => a.name().to_string(),
+    };
+    let mut rec = blank_record(
+        env,
+        task,
+        repetition,
+        base_metadata(task, &agent_label, repetition),
+    );
+    let fail = |rec: &mut TrialRecord, kind: &str, msg: String| {
+        rec.is_system_error = true;
+        rec.metadata.insert("error".into(), error_json(kind, &msg));
+        rec.metadata.insert(
+            "execution_time".into(),
+            json!(started.elapsed().as_secs_f64()),
+        );
+    };
+    let mut session = match env.sandbox.session(task, env.clock) {
+        Ok(s) => s,
+        Err(e) => {
+            fail(&mut rec, "SessionError", e.to_string());
+            return rec;
+        }
+    };
+    let scenario = env.scenarios.get(&task.scenario);
+    let builtins = env
+        .agent
+        .as_ref()
+        .map(|a| a.builtin_tools.clone())
+        .unwrap_or_default();
+    let scenario_tools = scenario.map(|s| s.tools.clone()).unwrap_or_default();
+    let tools = match crate::episode::AgentTools::build(&builtins, &scenario_tools, &session) {
+        Ok(t) => t,
+        Err(e) => {
+            fail(&mut rec, "ToolListError", e);
+            return rec;
+        }
+    };
+    if !tools.missing.is_empty() {
+        tracing::debug!(
+            "task {}: scenario tools not provided by the session: {}",
+            task.uid,
+            tools.missing.join(", ")
+        );
+    }
+    let system = system_messages_of(
+        env.agent.as_ref().map(|a| a.system_instructions.as_str()),
+        scenario.and_then(|s| s.bot_instructions.as_deref()),
+        task.bot_instructions.as_deref(),
+    );
+    let mut agent: Box<dyn crate::episode::Agent> = match choice {
+        AgentChoice::Offline(a) => Box::new(a.player(task)),
+        AgentChoice::Model => {
+            let Some(client) = env.models.agent.clone() else {
+                fail(
+                    &mut rec,
+                    "ModelConfigError",
+                    "no agent model configured (orchestrator.agent_model)".into(),
+                );
+                return rec;
+            };
+            match crate::episode::ModelAgent::new(client, &tools.specs) {
+                Ok(a) => Box::new(a),
+                Err(e) => {
+                    fail(&mut rec, e.kind(), e.to_string());
+                    return rec;
+                }
+            }
+        }
+    };
+    let user = match choice {
+        AgentChoice::Model => env.models.user.as_ref(),
+        AgentChoice::Offline(_) => None,
+    };
+    let spec = crate::episode::EpisodeSpec {
+        task,
+        system,
+        tools: &tools,
+        user,
+        user_can_end: env.user_can_end,
+        message_timeout: env.message_timeout,
+        keep_user_history: env.dump.userllm,
+    };
+    let mut st = crate::episode::EpisodeState::default();
+    let t_loop = Instant::now();
+    let outcome = {
+        let fut = crate::episode::run_episode(&spec, agent.as_mut(), &mut session, &mut st);
+        match env.attempt_timeout {
+            Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
+                Err(crate::episode::EpisodeError {
+                    role: "attempt",
+                    kind: "Timeout".into(),
+                    message: format!("the attempt budget of {:.3}s ran out", d.as_secs_f64()),
+                })
+            }),
+            None => fut.await,
+        }
+    };
+    for (k, v) in [
+        ("time_tool", st.time_tool),
+        ("time_agent", st.time_agent),
+        ("time_user", st.time_user),
+    ] {
+        rec.metadata.insert(k.into(), json!(v));
+    }
+    rec.metadata.insert(
+        "time_agent_user_loop".into(),
+        json!(t_loop.elapsed().as_secs_f64()),
+    );
+    rec.usage_by_role.user.add(&st.user_usage);
+    for u in &st.agent_usage {
+        rec.usage_by_role.agent.add(u);
+    }
+    if env.dump.tools {
+        rec.tools = Some(Value::Array(
+            tools.specs.iter().map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters, "direct_response": tools.direct.get(&t.name), "is_end_turn": tools.end_turn.contains(&t.name)})).collect(),
+        ));
+    }
+    if env.dump.userllm {
+        rec.user_llm_history = Some(Value::Array(std::mem::take(&mut st.user_llm_history)));
+    }
+    if env.dump.raw {
+        rec.raw_messages = agent.raw();
+    }
+    if st.reasoning_only_replies >= crate::episode::MAX_REASONING_ONLY_REPLIES {
+        rec.metadata.insert(
+            "reasoning_only_replies".into(),
+            json!(st.reasoning_only_replies),
+        );
+    }
+    rec.usage = std::mem::take(&mut st.agent_usage);
+    rec.messages = std::mem::take(&mut st.messages);
+    match outcome {
+        Ok(reason) => {
+            rec.finish_reason = reason;
+            let response = crate::episode::final_response(&rec.messages);
+            grade(env, task, &session, &response, &mut rec).await;
+            rec.metadata.insert(
+                "execution_time".into(),
+                json!(started.elapsed().as_secs_f64()),
+            );
+        }
+        Err(e) => {
+            if e.kind == "Timeout" {
+                rec.finish_reason = FinishReason::Timeout;
+            }
+            fail(&mut rec, &e.kind, e.to_string());
+        }
+    }
+    rec
 }

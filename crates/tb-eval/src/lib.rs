@@ -4,8 +4,11 @@
 //! episode in it, the [`judge::StateJudge`] compares its final state with the golden one, and
 //! [`infer`] turns all of it into a [`tb_core::TrialRecord`].
 
+pub mod episode;
 pub mod infer;
 pub mod judge;
 pub mod offline;
 pub mod replay;
+pub mod rubric;
 pub mod sandbox;
+pub mod user_sim;

@@ -91,3 +91,65 @@ pub fn run_offline(agent: OfflineAgent, task: &Task, session: &mut TaskSession) 
         response,
     }
 }
+
+/// An offline agent as an [`crate::episode::Agent`], so it runs through the same episode
+/// loop as a model: golden plays one golden call per reply, then `<DONE>`; noop says
+/// `<DONE>` at once.
+#[derive(Debug, Clone)]
+pub struct OfflinePlayer {
+    calls: Vec<(String, Value)>,
+    next: usize,
+}
+
+impl OfflineAgent {
+    /// The player of this agent for a task (golden calls of every server, in world_state order).
+    pub fn player(self, task: &Task) -> OfflinePlayer {
+        let calls = match self {
+            OfflineAgent::Golden => task
+                .servers()
+                .iter()
+                .flat_map(|s| task.golden_calls(s))
+                .collect(),
+            OfflineAgent::Noop => Vec::new(),
+        };
+        OfflinePlayer { calls, next: 0 }
+    }
+}
+
+impl crate::episode::Agent for OfflinePlayer {
+    fn observe(&mut self, _msgs: &[Message]) {}
+
+    fn reply<'a>(
+        &'a mut self,
+    ) -> crate::episode::BoxFuture<'a, Result<crate::episode::AgentReply, tb_llm::LlmError>> {
+        let msg = match self.calls.get(self.next) {
+            Some((tool, params)) => {
+                self.next += 1;
+                Message::ParallelToolCall {
+                    metadata: Map::new(),
+                    tool_calls: vec![ToolCall {
+                        metadata: Map::new(),
+                        name: tool.clone(),
+                        arguments: params.clone(),
+                        id: format!("call_golden_{}", self.next),
+                    }],
+                }
+            }
+            None => {
+                let mut meta = Map::new();
+                meta.insert("tag".into(), json!("text"));
+                Message::Text {
+                    metadata: meta,
+                    role: "assistant".into(),
+                    content: "<DONE>".into(),
+                }
+            }
+        };
+        Box::pin(async move {
+            Ok(crate::episode::AgentReply {
+                messages: vec![msg],
+                usage: None,
+            })
+        })
+    }
+}
