@@ -3,6 +3,7 @@
 
 use crate::ModelReport;
 use crate::agg::{KMap, Summary};
+use crate::failure::FailureSummary;
 use serde_json::Value;
 
 /// A table: header, rows, and which columns are right-aligned.
@@ -374,19 +375,32 @@ pub fn cost_table(reports: &[ModelReport]) -> Option<Table> {
 
 /// Failure classes and signatures per model.
 pub fn failure_table(reports: &[ModelReport]) -> Table {
-    let mut header: Vec<String> = [
-        "model",
-        "failed",
-        "system errors",
-        "wrong value",
-        "extra effect",
-        "missing effect",
-        "rubric failed",
-        "clean termination",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    failure_table_of(reports, false)
+}
+
+/// Failure classes and signatures per model and domain.
+pub fn failure_domain_table(reports: &[ModelReport]) -> Table {
+    failure_table_of(reports, true)
+}
+
+fn failure_table_of(reports: &[ModelReport], by_domain: bool) -> Table {
+    let mut header: Vec<String> = vec!["model".into()];
+    if by_domain {
+        header.push("domain".into());
+    }
+    header.extend(
+        [
+            "failed",
+            "system errors",
+            "wrong value",
+            "extra effect",
+            "missing effect",
+            "rubric failed",
+            "clean termination",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
     let sigs = [
         "tool_usage",
         "wrong_state_update",
@@ -395,19 +409,36 @@ pub fn failure_table(reports: &[ModelReport]) -> Table {
         "other",
     ];
     header.extend(sigs.iter().map(|s| s.to_string()));
-    let mut t = Table::new(
-        "Failures (shares of failed attempts that are not system errors)",
-        header,
-    );
+    let title = if by_domain {
+        "Failures per domain (shares of failed attempts that are not system errors)"
+    } else {
+        "Failures (shares of failed attempts that are not system errors)"
+    };
+    let mut t = Table::new(title, header);
+    if by_domain {
+        t.right[1] = false;
+    }
+    let mut rows: Vec<(String, Option<&str>, &FailureSummary)> = Vec::new();
     for m in reports {
-        let f = &m.failures;
+        if by_domain {
+            for (d, r) in &m.per_domain {
+                rows.push((m.model.clone(), Some(d.as_str()), &r.failures));
+            }
+        } else {
+            rows.push((m.model.clone(), None, &m.failures));
+        }
+    }
+    for (model, domain, f) in rows {
         let sys = f
             .signature_counts
             .iter()
             .find(|(n, _)| n == "system_error")
             .map(|p| p.1)
             .unwrap_or(0);
-        let mut row = vec![m.model.clone(), f.failed.to_string(), sys.to_string()];
+        let mut row = vec![model];
+        row.extend(domain.map(str::to_string));
+        row.push(f.failed.to_string());
+        row.push(sys.to_string());
         for c in [
             "wrong_value",
             "extra_effect",
@@ -434,6 +465,7 @@ pub fn tables(reports: &[ModelReport]) -> Vec<Table> {
     ];
     v.extend(cost_table(reports));
     v.push(failure_table(reports));
+    v.push(failure_domain_table(reports));
     v
 }
 

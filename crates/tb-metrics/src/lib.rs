@@ -5,6 +5,8 @@
 //!
 //! The rules are on each module and collected in `docs/metrics.md`.
 
+#![warn(missing_docs)]
+
 pub mod agg;
 pub mod cost;
 pub mod failure;
