@@ -2,6 +2,7 @@
 
 mod common;
 mod infer_cmd;
+mod mcp_cmd;
 mod metrics_cmds;
 mod replay_cmd;
 mod validate_cmd;
@@ -29,6 +30,10 @@ enum Command {
     Replay(replay_cmd::ReplayArgs),
     /// Run attempts of tasks with an agent and write one trial record per attempt.
     Infer(infer_cmd::InferArgs),
+    /// Serve MCP sessions (Streamable HTTP), the admin surface and the Session Proxy API.
+    McpStart(mcp_cmd::McpStartArgs),
+    /// Serve one task session over MCP stdio (for desktop MCP clients).
+    McpStdio(mcp_cmd::McpStdioArgs),
     /// Aggregate trial records: pass@1, pass@k, pass^k, per domain.
     Agg(metrics_cmds::AggArgs),
     /// Write a self-contained HTML report with charts and tables.
@@ -52,6 +57,8 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate_cmd::run(a),
         Command::Replay(a) => replay_cmd::run(a),
         Command::Infer(a) => infer_cmd::run(a),
+        Command::McpStart(a) => mcp_cmd::start(a),
+        Command::McpStdio(a) => mcp_cmd::stdio(a),
         Command::Agg(a) => metrics_cmds::agg(a).map(|()| ExitCode::SUCCESS),
         Command::Report(a) => metrics_cmds::report(a).map(|()| ExitCode::SUCCESS),
         Command::Show(a) => metrics_cmds::show(a).map(|()| ExitCode::SUCCESS),

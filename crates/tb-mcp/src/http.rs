@@ -30,6 +30,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Map, Value, json};
@@ -114,6 +115,12 @@ pub async fn serve(
     let app = router(registry.clone(), &options, cancel.clone());
     let reaper = spawn_reaper(registry, cancel.clone());
     let stop = cancel.clone();
+    // Small request/response pairs: without TCP_NODELAY, Nagle plus delayed ACKs add ~40 ms.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY not set");
+        }
+    });
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;

@@ -842,3 +842,127 @@ pub fn golden_calls(config: &Value) -> Vec<(String, Value)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tb_sandbox::runtime::{Args, ToolError};
+    use tb_sandbox::state::State;
+    use tb_sandbox::{Domain, Loaded, Session};
+
+    static GATE: Mutex<()> = Mutex::new(());
+
+    fn wait(_: &mut Session, _: &Args) -> Result<Value, ToolError> {
+        let _open = lock(&GATE);
+        Ok(json!({"waited": true}))
+    }
+
+    fn boom(_: &mut Session, _: &Args) -> Result<Value, ToolError> {
+        panic!("a tool bug")
+    }
+
+    fn slow_slot(reg: &Registry) -> Arc<Slot> {
+        let tables = "table items file=x/items id=id forbid\n  id str\n";
+        let tools =
+            "tool wait\n  | Blocks until the test opens the gate.\ntool boom\n  | Panics.\n";
+        let domain = Arc::new(
+            Domain::new(
+                "slow",
+                &[("slow.tables", tables), ("slow.tools", tools)],
+                &[
+                    ("wait", wait as tb_sandbox::runtime::ToolFn),
+                    ("boom", boom),
+                ],
+            )
+            .unwrap(),
+        );
+        let loaded = Loaded {
+            base: State::empty(domain.layout().clone()),
+            domain,
+        };
+        let session = TaskSession {
+            servers: vec![loaded.session(&json!({}), Clock::default()).unwrap()],
+        };
+        let tools = Arc::new(ToolSet::new(session.tool_list()));
+        let slot = reg.slot(
+            "slow".into(),
+            Origin::Proxy(ProxyOptions::default()),
+            tools,
+            session,
+        );
+        reg.insert(slot).unwrap()
+    }
+
+    fn example() -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
+    }
+
+    // Holding the gate across awaits is the point: the tool must not finish while we look.
+    #[allow(clippy::await_holding_lock)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_past_the_timeout_is_refused_and_the_session_stays_busy_until_it_ends() {
+        let limits = Limits {
+            call_timeout: Duration::from_millis(100),
+            ..Limits::default()
+        };
+        let reg = Registry::open(&example(), Clock::default(), limits).unwrap();
+        let slot = slow_slot(&reg);
+        let gate = lock(&GATE);
+        // The gate is closed, so the tool cannot finish: the timeout must answer.
+        let e = reg.call(&slot, "wait", json!({})).await.unwrap_err();
+        assert!(matches!(e, SessionError::Timeout(_)), "{e}");
+        assert_eq!(e.to_string(), "Tool call timed out after 0.1 seconds");
+        // The first call still runs: the next one is refused, not queued forever.
+        let e = reg.call(&slot, "wait", json!({})).await.unwrap_err();
+        assert!(matches!(e, SessionError::Busy(_)), "{e}");
+        assert!(e.to_string().contains("busy"));
+        // A busy session is not reaped, even when idle long enough.
+        assert!(reg.reap(Duration::ZERO).is_empty());
+        drop(gate);
+        // Once the stuck call ends, the session serves again (bounded wait).
+        let mut answered = None;
+        for _ in 0..500 {
+            match reg.call(&slot, "wait", json!({})).await {
+                Ok(o) => {
+                    answered = Some(o);
+                    break;
+                }
+                Err(SessionError::Busy(_)) | Err(SessionError::Timeout(_)) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(answered, Some(CallOutcome::Ok(json!({"waited": true}))));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_crashing_tool_is_an_error_not_a_crash() {
+        let reg = Registry::open(&example(), Clock::default(), Limits::default()).unwrap();
+        let slot = slow_slot(&reg);
+        let e = reg.call(&slot, "boom", json!({})).await.unwrap_err();
+        assert!(matches!(e, SessionError::Internal(_)), "{e}");
+        assert!(e.to_string().contains("crashed"), "{e}");
+        // The session and the registry go on.
+        assert_eq!(
+            reg.call(&slot, "nope", json!({})).await.unwrap(),
+            CallOutcome::UnknownTool("nope".into())
+        );
+        assert_eq!(reg.len(), 1);
+    }
+
+    #[test]
+    fn golden_calls_skip_entries_without_a_tool() {
+        let config = json!({"golden_test_case": {"tool_interactions": [
+            {"tool": "a", "parameters": {"x": 1}}, {"parameters": {}}, {"tool": "b"}
+        ]}});
+        assert_eq!(
+            golden_calls(&config),
+            vec![
+                ("a".to_string(), json!({"x": 1})),
+                ("b".to_string(), json!({}))
+            ]
+        );
+        assert!(golden_calls(&json!({"golden_test_case": null})).is_empty());
+    }
+}

@@ -1,0 +1,153 @@
+//! `tb mcp-start` (MCP over Streamable HTTP, the admin surface and the Session Proxy API) and
+//! `tb mcp-stdio` (one session over stdio).
+
+use anyhow::{Context, Result};
+use clap::Args;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tb_mcp::{HttpOptions, Limits, Registry};
+
+/// Options shared by both commands.
+#[derive(Debug, Args)]
+pub struct DataArgs {
+    /// Data root (a thinkingbox-data checkout, or a folder in its layout); else THINKINGBOX_DATA.
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Pin the tools' clock (RFC 3339); default 2025-10-01T13:00:00Z.
+    #[arg(long)]
+    now: Option<String>,
+    /// Longest one tool call may run, in seconds; a slower call is answered with a timeout error.
+    #[arg(long, default_value_t = 60.0)]
+    call_timeout_secs: f64,
+}
+
+/// `tb mcp-start`.
+#[derive(Debug, Args)]
+pub struct McpStartArgs {
+    /// Interface to bind (loopback by default; anything else needs --token or --insecure).
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Port (0 picks a free one).
+    #[arg(long, default_value_t = 7111)]
+    port: u16,
+    #[command(flatten)]
+    data: DataArgs,
+    /// Bearer token required on the admin and Session Proxy routes (and the shared /mcp).
+    #[arg(long, env = "TB_MCP_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Allow a non-loopback --host without a token.
+    #[arg(long)]
+    insecure: bool,
+    /// Most sessions open at once; more are refused with HTTP 503.
+    #[arg(long, default_value_t = 10_000)]
+    max_sessions: usize,
+    /// Remove sessions idle for this many minutes (0: never).
+    #[arg(long, default_value_t = 15.0)]
+    idle_minutes: f64,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, default_value_t = 8 << 20)]
+    max_body_bytes: usize,
+}
+
+/// `tb mcp-stdio`.
+#[derive(Debug, Args)]
+pub struct McpStdioArgs {
+    /// The task, `file.py:function`.
+    #[arg(long)]
+    task: String,
+    #[command(flatten)]
+    data: DataArgs,
+    /// When the client disconnects, write the session's effects (verdict, diff, states) here.
+    #[arg(long)]
+    effects_out: Option<PathBuf>,
+}
+
+fn registry(data: &DataArgs, limits: Limits) -> Result<Arc<Registry>> {
+    let root = crate::common::data_root(&data.data)?;
+    let (ds, sandbox) = crate::common::open(&root)?;
+    let clock = crate::common::clock(&data.now)?;
+    Ok(Arc::new(Registry::new(ds, sandbox, clock, limits)))
+}
+
+fn secs(x: f64, what: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(x).with_context(|| format!("{what}: {x} is not a duration"))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Runs `tb mcp-start` until Ctrl-C.
+pub fn start(args: &McpStartArgs) -> Result<ExitCode> {
+    if !args.host.is_loopback() && args.token.is_none() && !args.insecure {
+        anyhow::bail!(
+            "--host {} is reachable from other machines: set --token (or TB_MCP_TOKEN) for the admin routes, or pass --insecure",
+            args.host
+        );
+    }
+    let limits = Limits {
+        max_sessions: args.max_sessions,
+        idle_timeout: (args.idle_minutes > 0.0)
+            .then(|| secs(args.idle_minutes * 60.0, "--idle-minutes"))
+            .transpose()?,
+        max_body_bytes: args.max_body_bytes,
+        call_timeout: secs(args.data.call_timeout_secs, "--call-timeout-secs")?,
+    };
+    let registry = registry(&args.data, limits)?;
+    let options = HttpOptions {
+        token: args.token.clone(),
+        any_host: !args.host.is_loopback(),
+    };
+    let rt = runtime()?;
+    rt.block_on(async {
+        let addr = SocketAddr::new(args.host, args.port);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {addr}"))?;
+        let local = listener.local_addr()?;
+        eprintln!(
+            "tb mcp-start: listening on http://{local}\n  admin: POST /admin/sessions {{\"task\": \"file.py:function\"}} -> {{session, mcp_url}}; GET /admin/sessions/ID/effects; DELETE /admin/sessions/ID\n  agent: MCP Streamable HTTP at the mcp_url (/mcp/ID)\n  reference Session Proxy API: /session_create, /list_tools, /call_tool, /get_effects, /session_destroy, /health"
+        );
+        tb_mcp::http::serve(listener, registry, options, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("serving")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Runs `tb mcp-stdio`: one session on stdin/stdout; prints the verdict on stderr at the end.
+pub fn stdio(args: &McpStdioArgs) -> Result<ExitCode> {
+    let limits = Limits {
+        max_sessions: 1,
+        idle_timeout: None,
+        call_timeout: secs(args.data.call_timeout_secs, "--call-timeout-secs")?,
+        ..Limits::default()
+    };
+    let registry = registry(&args.data, limits)?;
+    let rt = runtime()?;
+    let effects = rt.block_on(tb_mcp::stdio::serve_stdio(registry, &args.task))?;
+    let passed = effects.passed();
+    eprintln!(
+        "tb mcp-stdio: {} {}",
+        args.task,
+        if passed {
+            "passes the database check"
+        } else {
+            "fails the database check"
+        }
+    );
+    if let Some(path) = &args.effects_out {
+        let json = effects.to_admin_json("stdio", Some(&args.task));
+        std::fs::write(path, serde_json::to_string_pretty(&json)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
