@@ -4,7 +4,9 @@ mod common;
 mod infer_cmd;
 mod mcp_cmd;
 mod metrics_cmds;
+mod pp_cmd;
 mod replay_cmd;
+mod run_test_cmd;
 mod validate_cmd;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +36,10 @@ enum Command {
     McpStart(mcp_cmd::McpStartArgs),
     /// Serve one task session over MCP stdio (for desktop MCP clients).
     McpStdio(mcp_cmd::McpStdioArgs),
+    /// Pretty-print one trial record.
+    Pp(pp_cmd::PpArgs),
+    /// Re-grade saved trial records without model calls (replays their tool calls).
+    RunTest(run_test_cmd::RunTestArgs),
     /// Aggregate trial records: pass@1, pass@k, pass^k, per domain.
     Agg(metrics_cmds::AggArgs),
     /// Write a self-contained HTML report with charts and tables.
@@ -57,6 +63,8 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate_cmd::run(a),
         Command::Replay(a) => replay_cmd::run(a),
         Command::Infer(a) => infer_cmd::run(a),
+        Command::Pp(a) => pp_cmd::run(a).map(|()| ExitCode::SUCCESS),
+        Command::RunTest(a) => run_test_cmd::run(a),
         Command::McpStart(a) => mcp_cmd::start(a),
         Command::McpStdio(a) => mcp_cmd::stdio(a),
         Command::Agg(a) => metrics_cmds::agg(a).map(|()| ExitCode::SUCCESS),
