@@ -12,6 +12,7 @@ pub mod consulting;
 pub mod neobank;
 pub mod policy;
 pub mod pyrepr;
+pub mod pytime;
 pub mod retail;
 pub mod util;
 pub mod zendesk;
@@ -67,13 +68,19 @@ fn registry() -> &'static Result<Vec<Arc<Domain>>, String> {
             neobank::domain(),
             consulting::domain(),
         ];
-        built.into_iter().map(|d| d.map(Arc::new).map_err(|e| e.to_string())).collect()
+        built
+            .into_iter()
+            .map(|d| d.map(Arc::new).map_err(|e| e.to_string()))
+            .collect()
     })
 }
 
 /// Every domain. Fails only if a domain's own definition is broken (a bug, caught by tests).
 pub fn all() -> Result<&'static [Arc<Domain>], DomainError> {
-    registry().as_deref().map_err(|m| DomainError::Tools { domain: "registry".into(), message: m.clone() })
+    registry().as_deref().map_err(|m| DomainError::Tools {
+        domain: "registry".into(),
+        message: m.clone(),
+    })
 }
 
 /// A domain by server name.

@@ -1,7 +1,7 @@
 //! Approval workflow: create a request, check its status.
 
-use super::pytime::strftime_z;
 use super::{arg, next_id, out, tables, text, val};
+use crate::pytime::strftime_z;
 use serde_json::{Value, json};
 use tb_sandbox::coerce::parse_datetime;
 use tb_sandbox::{Args, Session, ToolError};

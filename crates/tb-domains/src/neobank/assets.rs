@@ -1,8 +1,8 @@
 //! Asset management: employee devices, device details, warehouse inventory, assignment and
 //! retirement of hardware.
 
-use super::pytime::{DEC_17, days_between, fromisoformat, strftime_z};
-use super::{arg, employee_by_email, flag, next_id, out, py_repr, tables, text, val};
+use super::{DEC_17, arg, employee_by_email, flag, next_id, out, py_repr, tables, text, val};
+use crate::pytime::{days_between, fromisoformat_z, strftime_z};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Row, Session, ToolError};
 
@@ -31,7 +31,7 @@ fn age_months(asset: &Row) -> Result<i64, ToolError> {
     if raw.is_empty() {
         return Err(bad());
     }
-    let mut p = fromisoformat(&raw.replace('Z', "+00:00")).map_err(|_| bad())?;
+    let mut p = fromisoformat_z(raw).map_err(|_| bad())?;
     if p.offset.is_none() {
         p.offset = Some(0);
     }

@@ -7,6 +7,7 @@
 //! reference's fixed timestamps, so replays are deterministic.
 
 use serde_json::{Map, Value};
+use tb_sandbox::coerce::DateTimeParts;
 use tb_sandbox::{Args, Row, Session, ToolError, ToolFn};
 
 mod approval;
@@ -16,7 +17,6 @@ mod email;
 mod license;
 mod okta;
 mod procurement;
-mod pytime;
 mod security;
 mod workday;
 
@@ -118,6 +118,30 @@ pub fn domain() -> Result<tb_sandbox::Domain, tb_sandbox::DomainError> {
 }
 
 // ---- helpers shared by the tool files ----
+
+/// 2025-12-17T10:00:00Z, `FIXED_CURRENT_TIME` of the Okta access, license, asset and approval tools.
+pub(crate) const DEC_17: DateTimeParts = DateTimeParts {
+    year: 2025,
+    month: 12,
+    day: 17,
+    hour: 10,
+    minute: 0,
+    second: 0,
+    micro: 0,
+    offset: Some(0),
+};
+
+/// 2025-12-18T10:00:00Z, `FIXED_CURRENT_TIME` of the security, procurement and email tools.
+pub(crate) const DEC_18: DateTimeParts = DateTimeParts {
+    year: 2025,
+    month: 12,
+    day: 18,
+    hour: 10,
+    minute: 0,
+    second: 0,
+    micro: 0,
+    offset: Some(0),
+};
 
 /// A string argument; empty when absent (the input model makes required ones present).
 pub(crate) fn arg<'a>(a: &'a Args, name: &str) -> &'a str {

@@ -1,8 +1,8 @@
 //! Okta: application access (provision, check, revoke), group membership, and security
 //! operations with their audit log.
 
-use super::pytime::{DEC_18, add_hours, fromisoformat};
-use super::{arg, employee_by_email, flag, next_id, opt_arg, out, tables, text, val};
+use super::{DEC_18, arg, employee_by_email, flag, next_id, opt_arg, out, tables, text, val};
+use crate::pytime::{add_hours, fromisoformat_z};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Row, Session, ToolError};
 
@@ -167,8 +167,7 @@ pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         expires = Value::String(add_hours(&DEC_18, hours).map_err(wrap)?.dump());
     } else if let Some(t) = opt_arg(a, "bypass_expires_at").filter(|t| !t.is_empty()) {
         // Parsed (and so checked) but only stored for a bypass.
-        let t = t.replace('Z', "+00:00");
-        fromisoformat(&t).map_err(wrap)?;
+        fromisoformat_z(t).map_err(wrap)?;
     }
     let mut row = json!({
         "id": id,

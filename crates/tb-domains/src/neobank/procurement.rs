@@ -1,7 +1,7 @@
 //! Hardware procurement: purchase orders.
 
-use super::pytime::date_fromisoformat;
 use super::{arg, employee_by_email, next_id, tables, val};
+use crate::pytime::date_fromisoformat;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 

