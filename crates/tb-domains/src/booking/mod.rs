@@ -97,135 +97,12 @@ pub(crate) fn no_nulls(row: &Row) -> Value {
     crate::util::exclude_none(row)
 }
 
-pub(crate) use crate::pyrepr::str_repr as py_repr;
-
 /// A calendar date.
 pub(crate) type Ymd = (i32, u32, u32);
 
-fn all_digits(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-fn days_in_month(y: i32, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        _ => 28,
-    }
-}
-
-/// Parses `HH[:MM[:SS[.f+]]]` or `HH[MM[SS[.f+]]]`, checking ranges.
-fn parse_time(t: &str) -> Result<(), Option<&'static str>> {
-    let (hms, frac) = match t.find(['.', ',']) {
-        Some(i) => (&t[..i], Some(&t[i + 1..])),
-        None => (t, None),
-    };
-    if let Some(f) = frac
-        && !all_digits(f)
-    {
-        return Err(None);
-    }
-    let parts: Vec<&str> = if hms.contains(':') {
-        hms.split(':').collect()
-    } else if hms.len() % 2 == 0 && hms.len() <= 6 {
-        (0..hms.len() / 2)
-            .filter_map(|i| hms.get(2 * i..2 * i + 2))
-            .collect()
-    } else {
-        return Err(None);
-    };
-    if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.len() != 2 || !all_digits(p)) {
-        return Err(None);
-    }
-    if frac.is_some() && parts.len() != 3 {
-        return Err(None);
-    }
-    let n = |i: usize| {
-        parts
-            .get(i)
-            .and_then(|p| p.parse::<u32>().ok())
-            .unwrap_or(0)
-    };
-    if n(0) > 23 {
-        return Err(Some("hour must be in 0..23"));
-    }
-    if n(1) > 59 {
-        return Err(Some("minute must be in 0..59"));
-    }
-    if n(2) > 59 {
-        return Err(Some("second must be in 0..59"));
-    }
-    Ok(())
-}
-
-/// The calendar date of `datetime.fromisoformat(text)` (Python 3.11 rules, for the formats the
-/// tools meet: extended or basic dates, any one-character separator, times with optional
-/// fraction and UTC offset). The error is the `ValueError` text Python gives.
-pub(crate) fn iso_date(text: &str) -> Result<Ymd, String> {
-    let invalid = || format!("Invalid isoformat string: {}", py_repr(text));
-    let (date, rest) = if text.len() >= 10 && text.as_bytes().get(4) == Some(&b'-') {
-        (
-            text.get(..10).ok_or_else(invalid)?,
-            text.get(10..).ok_or_else(invalid)?,
-        )
-    } else {
-        (
-            text.get(..8).ok_or_else(invalid)?,
-            text.get(8..).ok_or_else(invalid)?,
-        )
-    };
-    let (y, m, d) = if date.len() == 10 {
-        if date.as_bytes().get(7) != Some(&b'-') {
-            return Err(invalid());
-        }
-        (&date[..4], &date[5..7], &date[8..10])
-    } else {
-        (&date[..4], &date[4..6], &date[6..8])
-    };
-    if !(all_digits(y) && all_digits(m) && all_digits(d)) {
-        return Err(invalid());
-    }
-    let (y, m, d): (i32, u32, u32) = (
-        y.parse().map_err(|_| invalid())?,
-        m.parse().map_err(|_| invalid())?,
-        d.parse().map_err(|_| invalid())?,
-    );
-    if !rest.is_empty() {
-        // One separator character, then a time with an optional offset.
-        let mut chars = rest.chars();
-        chars.next();
-        let time_and_zone = chars.as_str();
-        let (time, zone) = match time_and_zone.find(['+', '-']) {
-            Some(i) => (&time_and_zone[..i], Some(&time_and_zone[i + 1..])),
-            None => (time_and_zone, None),
-        };
-        match parse_time(time) {
-            Ok(()) => {}
-            Err(Some(msg)) => return Err(msg.to_string()),
-            Err(None) => return Err(invalid()),
-        }
-        if let Some(z) = zone
-            && parse_time(z).is_err()
-        {
-            return Err(invalid());
-        }
-    }
-    if y < 1 {
-        return Err(format!("year {y} is out of range"));
-    }
-    if !(1..=12).contains(&m) {
-        return Err("month must be in 1..12".into());
-    }
-    if d < 1 || d > days_in_month(y, m) {
-        return Err("day is out of range for month".into());
-    }
-    Ok((y, m, d))
-}
-
-/// `datetime.fromisoformat(text.replace("Z", "+00:00")).date()`.
+/// `datetime.fromisoformat(text.replace("Z", "+00:00")).date()`; the error is Python's text.
 pub(crate) fn iso_date_z(text: &str) -> Result<Ymd, String> {
-    iso_date(&text.replace('Z', "+00:00"))
+    crate::pytime::fromisoformat_z(text).map(|p| (p.year, p.month, p.day))
 }
 
 #[cfg(test)]
@@ -287,34 +164,6 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iso_dates_follow_python() {
-        assert_eq!(iso_date_z("2025-10-02T15:00:00Z"), Ok((2025, 10, 2)));
-        assert_eq!(iso_date_z("2025-10-02"), Ok((2025, 10, 2)));
-        assert_eq!(iso_date_z("20251002"), Ok((2025, 10, 2)));
-        assert_eq!(iso_date_z("2025-10-02 15:00"), Ok((2025, 10, 2)));
-        assert_eq!(
-            iso_date_z("2025-10-02T15:00:00.123+02:00"),
-            Ok((2025, 10, 2))
-        );
-        assert_eq!(
-            iso_date_z("tomorrow"),
-            Err("Invalid isoformat string: 'tomorrow'".into())
-        );
-        assert_eq!(
-            iso_date_z("2025-13-01"),
-            Err("month must be in 1..12".into())
-        );
-        assert_eq!(
-            iso_date_z("2025-02-30"),
-            Err("day is out of range for month".into())
-        );
-        assert_eq!(
-            iso_date_z("2025-10-02T25:00:00Z"),
-            Err("hour must be in 0..23".into())
-        );
-    }
 
     #[test]
     fn tool_list_matches_the_reference_parameters() {
