@@ -1,7 +1,8 @@
 //! The claims toolset: first notice of loss and claim lookups by policy, vehicle and driver.
 
 use super::{field, get_row, hash_id, opt, opt_bool, opt_int, req, truthy_str, val};
-use chrono::{Duration, NaiveDate};
+use crate::pytime;
+use chrono::NaiveDate;
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Session, ToolError, ToolFn};
 
@@ -150,89 +151,16 @@ fn get_policy_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     if let Some(months) = opt_int(a, "months_back").filter(|m| *m != 0) {
         // The reference date is the latest created_date of all claims (string maximum).
         let max_date = match rows.iter().map(|c| field(c, "created_date")).max() {
-            Some(text) => strptime_ymd(text)?,
+            Some(text) => pytime::strptime_ymd(text).map_err(ToolError::new)?,
             None => NaiveDate::from_ymd_opt(2099, 12, 31).unwrap_or_default(),
         };
-        let days = i128::from(months) * 30;
-        if days.abs() > 999_999_999 {
-            return Err(ToolError::new(format!(
-                "days={days}; must have magnitude <= 999999999"
-            )));
-        }
-        let cutoff = i64::try_from(days)
-            .ok()
-            .and_then(Duration::try_days)
-            .and_then(|d| max_date.checked_sub_signed(d))
-            .filter(|d| (1..=9999).contains(&chrono::Datelike::year(d)))
-            .ok_or_else(|| ToolError::new("date value out of range"))?;
-        let cutoff = strftime_ymd(cutoff);
+        let cutoff = pytime::sub_days(max_date, i128::from(months) * 30).map_err(ToolError::new)?;
+        let cutoff = pytime::strftime_ymd(cutoff);
         claims.retain(|c| field(c, "created_date") >= cutoff.as_str());
     }
     let n = claims.len();
     Ok(json!({"claims": claims.into_iter().map(item).collect::<Vec<_>>(), "total_count": n}))
 }
-
-/// `datetime.strftime("%Y-%m-%d")` (glibc does not pad years below 1000).
-fn strftime_ymd(d: NaiveDate) -> String {
-    use chrono::Datelike;
-    format!("{}-{:02}-{:02}", d.year(), d.month(), d.day())
-}
-
-/// `datetime.strptime(text, "%Y-%m-%d")` with Python's messages: `%Y` is four digits, `%m` and
-/// `%d` one or two, matched left to right; trailing text and impossible dates fail.
-fn strptime_ymd(text: &str) -> Result<NaiveDate, ToolError> {
-    let no_match = || {
-        ToolError::new(format!(
-            "time data {} does not match format '%Y-%m-%d'",
-            py_repr(text)
-        ))
-    };
-    let b = text.as_bytes();
-    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
-    let num = |from: usize, to: usize| text.get(from..to).and_then(|t| t.parse::<u32>().ok());
-    if !(0..4).all(digit) || b.get(4) != Some(&b'-') {
-        return Err(no_match());
-    }
-    let year = num(0, 4).ok_or_else(no_match)?;
-    // %m: 1[0-2] | 0[1-9] | [1-9]
-    let mut i = 5;
-    let month = match (b.get(i), b.get(i + 1)) {
-        (Some(b'1'), Some(b'0'..=b'2')) => 2,
-        (Some(b'0'), Some(b'1'..=b'9')) => 2,
-        (Some(b'1'..=b'9'), _) => 1,
-        _ => return Err(no_match()),
-    };
-    let m = num(i, i + month).ok_or_else(no_match)?;
-    i += month;
-    if b.get(i) != Some(&b'-') {
-        return Err(no_match());
-    }
-    i += 1;
-    // %d: 3[01] | [12]\d | 0[1-9] | [1-9] | ' '[1-9]
-    let (skip, len) = match (b.get(i), b.get(i + 1)) {
-        (Some(b'3'), Some(b'0' | b'1')) => (0, 2),
-        (Some(b'1' | b'2'), Some(b'0'..=b'9')) => (0, 2),
-        (Some(b'0'), Some(b'1'..=b'9')) => (0, 2),
-        (Some(b'1'..=b'9'), _) => (0, 1),
-        (Some(b' '), Some(b'1'..=b'9')) => (1, 1),
-        _ => return Err(no_match()),
-    };
-    let d = num(i + skip, i + skip + len).ok_or_else(no_match)?;
-    i += skip + len;
-    if i < text.len() {
-        return Err(ToolError::new(format!(
-            "unconverted data remains: {}",
-            text.get(i..).unwrap_or("")
-        )));
-    }
-    if year == 0 {
-        return Err(ToolError::new("year 0 is out of range"));
-    }
-    NaiveDate::from_ymd_opt(year as i32, m, d)
-        .ok_or_else(|| ToolError::new("day is out of range for month"))
-}
-
-use crate::pyrepr::str_repr as py_repr;
 
 #[cfg(test)]
 mod tests {
@@ -376,23 +304,6 @@ mod tests {
                 json!({"policy_id": "POL-1", "months_back": 1})
             ),
             "Tool execution failed: unconverted data remains: T08:00"
-        );
-    }
-
-    #[test]
-    fn strptime_like_python() {
-        assert!(super::strptime_ymd("2025-1-5").is_ok());
-        assert_eq!(
-            super::strptime_ymd("Jan 5").unwrap_err().0,
-            "time data 'Jan 5' does not match format '%Y-%m-%d'"
-        );
-        assert_eq!(
-            super::strptime_ymd("2025-02-30").unwrap_err().0,
-            "day is out of range for month"
-        );
-        assert_eq!(
-            super::strptime_ymd("2025-10-011").unwrap_err().0,
-            "unconverted data remains: 1"
         );
     }
 }

@@ -126,7 +126,7 @@ fn generate_document_link(s: &mut Session, a: &Args) -> Result<Value, ToolError>
     let ticket_id = req(a, "ticket_id")?;
     let expiration = req(a, "expiration_date")?;
     policy(s, policy_id)?;
-    if !py_fromisoformat_ok(&expiration.replace('Z', "+00:00")) {
+    if crate::pytime::fromisoformat_z(expiration).is_err() {
         return Err(ToolError::new(format!(
             "Invalid expiration_date format: '{expiration}'. Expected ISO 8601 format (e.g., '2024-01-16T10:05:00Z')"
         )));
@@ -319,107 +319,6 @@ fn update_vehicle_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     Ok(json!({"vehicle_id": val(&v, "id"), "status": val(&v, "status")}))
 }
 
-/// Whether Python 3.11's `datetime.fromisoformat` accepts `s`. Covers the calendar-date forms
-/// (`YYYY-MM-DD`, `YYYYMMDD`), an optional one-character separator and a time
-/// (`HH[:MM[:SS[.f+]]]` or compact `HHMMSS`) with an optional `±HH:MM[:SS[.ffffff]]` offset.
-/// ISO week dates are not accepted here (the reference accepts them).
-pub(crate) fn py_fromisoformat_ok(s: &str) -> bool {
-    // CPython parses the UTF-8 bytes: any non-ASCII character (even as the separator) fails.
-    if !s.is_ascii() {
-        return false;
-    }
-    let chars: Vec<char> = s.chars().collect();
-    let digits = |cs: &[char]| !cs.is_empty() && cs.iter().all(|c| c.is_ascii_digit());
-    let num = |cs: &[char]| {
-        cs.iter()
-            .fold(0u32, |n, c| n * 10 + c.to_digit(10).unwrap_or(0))
-    };
-    // Date part.
-    let (date_len, y, m, d) = if chars.len() >= 10 && chars.get(4) == Some(&'-') {
-        if chars.get(7) != Some(&'-')
-            || !digits(&chars[..4])
-            || !digits(&chars[5..7])
-            || !digits(&chars[8..10])
-        {
-            return false;
-        }
-        (10, num(&chars[..4]), num(&chars[5..7]), num(&chars[8..10]))
-    } else if chars.len() >= 8 && digits(&chars[..8]) {
-        (8, num(&chars[..4]), num(&chars[4..6]), num(&chars[6..8]))
-    } else {
-        return false;
-    };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let dim = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    if y == 0 || d == 0 || d > dim {
-        return false;
-    }
-    if chars.len() == date_len {
-        return true;
-    }
-    // One separator character, then the time.
-    let time: &[char] = chars.get(date_len + 1..).unwrap_or(&[]);
-    if time.is_empty() {
-        return false;
-    }
-    let tz_at = time.iter().position(|c| *c == '+' || *c == '-');
-    let (clock, tz) = match tz_at {
-        Some(i) => (&time[..i], Some(&time[i + 1..])),
-        None => (time, None),
-    };
-    let Some((h, mi, sec)) = parse_clock(clock) else {
-        return false;
-    };
-    if h > 23 || mi > 59 || sec > 59 {
-        return false;
-    }
-    match tz {
-        None => true,
-        Some(tz) => match parse_clock(tz) {
-            Some((th, tm, ts)) => th < 24 && tm < 60 && ts < 60,
-            None => false,
-        },
-    }
-}
-
-/// `HH`, `HH:MM`, `HH:MM:SS[.f+]`, `HHMM`, `HHMMSS[.f+]` (the time and the offset alike).
-fn parse_clock(cs: &[char]) -> Option<(u32, u32, u32)> {
-    let (main, frac) = match cs.iter().position(|c| *c == '.' || *c == ',') {
-        Some(i) => (&cs[..i], Some(&cs[i + 1..])),
-        None => (cs, None),
-    };
-    if frac.is_some_and(|f| f.is_empty() || !f.iter().all(|c| c.is_ascii_digit())) {
-        return None;
-    }
-    let two = |p: &[char]| -> Option<u32> {
-        (p.len() == 2 && p.iter().all(|c| c.is_ascii_digit())).then(|| {
-            p.iter()
-                .fold(0, |n, c| n * 10 + c.to_digit(10).unwrap_or(0))
-        })
-    };
-    let parts: Vec<&[char]> = if main.contains(&':') {
-        main.split(|c| *c == ':').collect()
-    } else {
-        main.chunks(2).collect()
-    };
-    let (h, m, s) = match parts.as_slice() {
-        [h] => (two(h)?, 0, 0),
-        [h, m] => (two(h)?, two(m)?, 0),
-        [h, m, s] => (two(h)?, two(m)?, two(s)?),
-        _ => return None,
-    };
-    if frac.is_some() && parts.len() != 3 {
-        return None;
-    }
-    Some((h, m, s))
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
@@ -567,32 +466,6 @@ mod tests {
             json!({"vehicle_id": id})
         );
         assert_eq!(s.state.count("policy_vehicles").unwrap(), 2);
-    }
-
-    #[test]
-    fn fromisoformat_subset() {
-        for ok in [
-            "2025-12-01",
-            "20251201",
-            "2025-12-01T10:05:00+00:00",
-            "2025-12-01 10:05",
-            "2025-12-01T10",
-            "2025-12-01T10:05:00.5",
-            "2025-12-01T100500",
-        ] {
-            assert!(super::py_fromisoformat_ok(ok), "{ok}");
-        }
-        for bad in [
-            "2025-13-01",
-            "2025-02-30",
-            "2025-12-01T25:00",
-            "2025/12/01",
-            "2025-12-01\u{e9}10:00",
-            "",
-            "2025-12-01T",
-        ] {
-            assert!(!super::py_fromisoformat_ok(bad), "{bad}");
-        }
     }
 
     #[test]
