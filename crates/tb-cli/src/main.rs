@@ -4,6 +4,7 @@ mod common;
 mod infer_cmd;
 mod mcp_cmd;
 mod metrics_cmds;
+mod openenv_cmd;
 mod pp_cmd;
 mod replay_cmd;
 mod run_test_cmd;
@@ -36,6 +37,9 @@ enum Command {
     McpStart(mcp_cmd::McpStartArgs),
     /// Serve one task session over MCP stdio (for desktop MCP clients).
     McpStdio(mcp_cmd::McpStdioArgs),
+    /// Serve OpenEnv environments (`/ws`): the client plays the agent; tools, simulated user
+    /// and judges run here.
+    Openenv(openenv_cmd::OpenenvArgs),
     /// Pretty-print one trial record.
     Pp(pp_cmd::PpArgs),
     /// Re-grade saved trial records without model calls (replays their tool calls).
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate_cmd::run(a),
         Command::Replay(a) => replay_cmd::run(a),
         Command::Infer(a) => infer_cmd::run(a),
+        Command::Openenv(a) => openenv_cmd::run(a),
         Command::Pp(a) => pp_cmd::run(a).map(|()| ExitCode::SUCCESS),
         Command::RunTest(a) => run_test_cmd::run(a),
         Command::McpStart(a) => mcp_cmd::start(a),

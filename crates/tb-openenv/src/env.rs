@@ -1,0 +1,343 @@
+//! What every environment of a server shares: the data (dataset, loaded domains, the tasks a
+//! client may name), the run config (simulated-user and judge models), readiness, and the
+//! public metadata. Data loads in the background so `/health` answers at once and `/ready`
+//! says why the server is not ready yet.
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tb_core::Task;
+use tb_dataset::Dataset;
+use tb_eval::infer::{Models, RunEnv};
+use tb_eval::judge::StateJudge;
+use tb_eval::sandbox::Sandbox;
+use tb_sandbox::Clock;
+
+/// The environment name (`/list_environments`, `/metadata`).
+pub const ENV_NAME: &str = "thinkingbox_env";
+
+/// The benchmark label in observation metadata.
+pub const BENCHMARK: &str = "thinkingbox_bench";
+
+/// Test list used when none is given and the data root has no `testlist.yaml`.
+pub const CANONICAL_TEST_LIST: &str =
+    "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml";
+
+/// Server options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Data root (a thinkingbox-data checkout or a folder in its layout).
+    pub data_root: PathBuf,
+    /// The tasks clients may reset to (YAML list of `file.py:function`); default
+    /// `<root>/testlist.yaml`, else the v1 release list.
+    pub test_list: Option<PathBuf>,
+    /// Run config YAML (`user_model`, `judge_model`, `user_can_end_conversation`).
+    pub config: Option<PathBuf>,
+    /// The agent definition (`dataset/agent/<name>.yaml`) used when reset names none.
+    pub agent: String,
+    /// The tools' clock.
+    pub clock: Clock,
+    /// Most environments (WebSocket sessions) open at once.
+    pub max_envs: usize,
+    /// Sessions without a frame for this long are closed (`None`: never).
+    pub idle_timeout: Option<Duration>,
+    /// Largest accepted WebSocket message, in bytes.
+    pub max_message_bytes: usize,
+}
+
+impl Options {
+    /// Options with the defaults: agent `think`, the default clock, 8 environments, 15 idle
+    /// minutes, 8 MiB messages.
+    pub fn new(data_root: impl Into<PathBuf>, config: Option<PathBuf>) -> Self {
+        Options {
+            data_root: data_root.into(),
+            test_list: None,
+            config,
+            agent: "think".into(),
+            clock: Clock::default(),
+            max_envs: 8,
+            idle_timeout: Some(Duration::from_secs(15 * 60)),
+            max_message_bytes: 8 << 20,
+        }
+    }
+}
+
+/// Loaded data.
+#[derive(Debug)]
+pub(crate) struct Data {
+    pub dataset: Dataset,
+    pub tasks: HashMap<String, Arc<Task>>,
+    pub run: Arc<RunEnv>,
+    pub provenance: Map<String, Value>,
+}
+
+#[derive(Debug)]
+enum DataState {
+    Loading,
+    Ready(Arc<Data>),
+    Failed,
+}
+
+/// The run config as far as the server uses it.
+#[derive(Debug, Default)]
+pub(crate) struct Settings {
+    pub parsed: bool,
+    pub models: Models,
+    pub user_can_end: bool,
+    pub sha256: Option<String>,
+    pub reasons: Vec<&'static str>,
+}
+
+/// State shared by all environments of one server.
+#[derive(Debug)]
+pub struct Shared {
+    pub(crate) options: Options,
+    data: RwLock<DataState>,
+    pub(crate) settings: Settings,
+    loaded: tokio::sync::watch::Sender<bool>,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(bytes);
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn load_settings(path: Option<&Path>) -> Settings {
+    let mut s = Settings::default();
+    let Some(path) = path else {
+        s.reasons
+            .push("runtime_config: no run config given (-c CONFIG.yaml)");
+        s.reasons.push("user_model: no run config");
+        s.reasons.push("judge_model: no run config");
+        return s;
+    };
+    let cfg = match tb_llm::ConfigFile::load(path) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, "the run config does not load");
+            s.reasons
+                .push("runtime_config: the run config does not load (see the server log)");
+            s.reasons.push("user_model: no usable run config");
+            s.reasons.push("judge_model: no usable run config");
+            return s;
+        }
+    };
+    s.parsed = true;
+    s.sha256 = std::fs::read(path).ok().map(|b| sha256_hex(&b));
+    s.user_can_end = cfg.user_can_end_conversation;
+    let client = |c: &Option<tb_llm::LlmConfig>, role: &str| match c {
+        None => None,
+        Some(c) => match tb_llm::LlmClient::new(c) {
+            Ok(cl) => Some(cl),
+            Err(e) => {
+                tracing::error!(role, error = %e, "a model of the run config cannot be used");
+                None
+            }
+        },
+    };
+    s.models.user = client(&cfg.user_model, "user_model");
+    s.models.judge = client(&cfg.judge_model, "judge_model");
+    if s.models.user.is_none() {
+        s.reasons.push(if cfg.user_model.is_none() {
+            "user_model: the run config has no user_model"
+        } else {
+            "user_model: the user_model config cannot be used (see the server log)"
+        });
+    }
+    if s.models.judge.is_none() {
+        s.reasons.push(if cfg.judge_model.is_none() {
+            "judge_model: the run config has no judge_model"
+        } else {
+            "judge_model: the judge_model config cannot be used (see the server log)"
+        });
+    }
+    s
+}
+
+impl Shared {
+    /// Reads the run config (not the data; see [`Shared::load_data`]).
+    pub fn new(options: Options) -> Arc<Self> {
+        let settings = load_settings(options.config.as_deref());
+        let (loaded, _) = tokio::sync::watch::channel(false);
+        Arc::new(Shared {
+            options,
+            data: RwLock::new(DataState::Loading),
+            settings,
+            loaded,
+        })
+    }
+
+    /// Loads the data (blocking; run it off the async threads). Errors are logged with their
+    /// details and reported on `/ready` without them.
+    pub fn load_data(&self) {
+        let state = match self.try_load() {
+            Ok(d) => {
+                tracing::info!(tasks = d.tasks.len(), "data loaded");
+                DataState::Ready(Arc::new(d))
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "the data does not load");
+                DataState::Failed
+            }
+        };
+        if let Ok(mut g) = self.data.write() {
+            *g = state;
+        }
+        self.loaded.send_replace(true);
+    }
+
+    /// Waits until the data finished loading (whatever the outcome).
+    pub async fn wait_loaded(&self) {
+        let mut rx = self.loaded.subscribe();
+        let _ = rx.wait_for(|v| *v).await;
+    }
+
+    fn try_load(&self) -> Result<Data, String> {
+        let o = &self.options;
+        let ds = Dataset::open(&o.data_root).map_err(|e| e.to_string())?;
+        let list = match &o.test_list {
+            Some(p) => ds.resolve_test_list(p),
+            None => {
+                let own = ds.root().join("testlist.yaml");
+                if own.is_file() {
+                    own
+                } else {
+                    ds.root().join(CANONICAL_TEST_LIST)
+                }
+            }
+        };
+        let manifest = std::fs::read(&list).map_err(|e| format!("{}: {e}", list.display()))?;
+        let tasks = ds.load_test_list(&list).map_err(|e| e.to_string())?;
+        let uids: Vec<&str> = tasks.iter().map(|t| t.uid.as_str()).collect();
+        let uids_json = serde_json::to_string(&uids).map_err(|e| e.to_string())?;
+        let sandbox = Sandbox::load(ds.root()).map_err(|e| e.to_string())?;
+        let mut map = HashMap::new();
+        for t in tasks {
+            map.insert(t.uid.clone(), Arc::new(t));
+        }
+        let mut provenance = Map::new();
+        provenance.insert("implementation".into(), json!("thinkingbox-rs"));
+        provenance.insert(
+            "implementation_version".into(),
+            json!(env!("CARGO_PKG_VERSION")),
+        );
+        provenance.insert("data_release".into(), json!("local"));
+        provenance.insert("data_revision".into(), json!("local"));
+        provenance.insert("config_sha256".into(), json!(self.settings.sha256));
+        provenance.insert("manifest_sha256".into(), json!(sha256_hex(&manifest)));
+        provenance.insert(
+            "manifest_uids_sha256".into(),
+            json!(sha256_hex(uids_json.as_bytes())),
+        );
+        provenance.insert("task_count".into(), json!(map.len()));
+        provenance.insert("clock".into(), json!(o.clock.now_iso()));
+        let run = RunEnv {
+            sandbox: Arc::new(sandbox),
+            judge: Arc::new(StateJudge::new()),
+            clock: o.clock,
+            agent_name: o.agent.clone(),
+            agent: None,
+            scenarios: HashMap::new(),
+            models: self.settings.models.clone(),
+            user_can_end: self.settings.user_can_end,
+            message_timeout: None,
+            attempt_timeout: None,
+            dump: Default::default(),
+            provenance: Map::new(),
+        };
+        Ok(Data {
+            dataset: ds,
+            tasks: map,
+            run: Arc::new(run),
+            provenance,
+        })
+    }
+
+    /// The data, once loaded.
+    pub(crate) fn data(&self) -> Option<Arc<Data>> {
+        match &*self.data.read().ok()? {
+            DataState::Ready(d) => Some(d.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether user and judge models are configured and usable.
+    pub(crate) fn models_ready(&self) -> bool {
+        self.settings.models.user.is_some() && self.settings.models.judge.is_some()
+    }
+
+    /// `/ready`: (ready, body). Model endpoints are not probed; data and config must load and
+    /// both models must be configured. Reasons are fixed strings (no paths, no errors).
+    pub fn readiness(&self) -> (bool, Value) {
+        let (data, data_reason) = match self.data.read().map(|g| match &*g {
+            DataState::Ready(_) => (true, None),
+            DataState::Loading => (false, Some("data: still loading")),
+            DataState::Failed => (
+                false,
+                Some("data: the data root or its test list does not load (see the server log)"),
+            ),
+        }) {
+            Ok(x) => x,
+            Err(_) => (false, Some("data: unavailable")),
+        };
+        let s = &self.settings;
+        let user = s.models.user.is_some();
+        let judge = s.models.judge.is_some();
+        let ready = data && s.parsed && user && judge;
+        let mut reasons: Vec<&str> = data_reason.into_iter().collect();
+        reasons.extend(s.reasons.iter().copied());
+        (
+            ready,
+            json!({
+                "ready": ready,
+                "data": data,
+                "runtime_config": s.parsed,
+                "user_model": user,
+                "judge_model": judge,
+                "session_proxy": data,
+                "typesense": {
+                    "observable": false,
+                    "ready": null,
+                    "limitation": "Not used: tools, policy search and state run in-process."
+                },
+                "reasons": reasons,
+            }),
+        )
+    }
+
+    /// `/metadata`.
+    pub fn metadata(&self) -> Value {
+        json!({
+            "name": ENV_NAME,
+            "description": "ThinkingBox agent sandbox (thinkingbox-rs): the client plays the agent; the server runs the tools, the simulated user and the judges, and ends each episode with reward 1.0 or 0.0.",
+            "readme_content": null,
+            "version": env!("CARGO_PKG_VERSION"),
+            "author": null,
+            "documentation_url": null,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readiness_without_config_lists_reasons_and_no_paths() {
+        let shared = Shared::new(Options::new("/nonexistent/secret/place", None));
+        let (ready, body) = shared.readiness();
+        assert!(!ready);
+        assert_eq!(body["data"], json!(false));
+        assert_eq!(body["runtime_config"], json!(false));
+        shared.load_data();
+        let (ready, body) = shared.readiness();
+        assert!(!ready);
+        let text = body.to_string();
+        assert!(text.contains("data: the data root"), "{text}");
+        assert!(!text.contains("/nonexistent"), "{text}");
+    }
+}

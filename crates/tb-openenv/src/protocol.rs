@@ -1,0 +1,838 @@
+//! The OpenEnv wire format: client frames, the ThinkingBox actions carried by `step`, server
+//! frames (observation envelopes, state, errors) and the public JSON schemas.
+//!
+//! Every client frame is a JSON text object with a `type`; every server reply is one JSON text
+//! frame. Parsing never panics: anything malformed becomes an [`ErrorFrame`] with one of the
+//! OpenEnv error codes, and errors never echo server internals.
+
+use serde_json::{Map, Value, json};
+
+/// The OpenEnv error codes of `{"type":"error","data":{"message","code"}}` frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The frame is not JSON (or not a JSON object).
+    InvalidJson,
+    /// The frame's `type` is not one we serve.
+    UnknownType,
+    /// The frame or its action does not match the schema.
+    ValidationError,
+    /// The environment failed to carry out a valid request.
+    ExecutionError,
+    /// Too many environments are open; the socket is closed after this frame.
+    CapacityReached,
+    /// The environment could not be created; the socket is closed after this frame.
+    FactoryError,
+    /// The session failed; the socket is closed after this frame.
+    SessionError,
+}
+
+impl ErrorCode {
+    /// The code as sent.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidJson => "INVALID_JSON",
+            ErrorCode::UnknownType => "UNKNOWN_TYPE",
+            ErrorCode::ValidationError => "VALIDATION_ERROR",
+            ErrorCode::ExecutionError => "EXECUTION_ERROR",
+            ErrorCode::CapacityReached => "CAPACITY_REACHED",
+            ErrorCode::FactoryError => "FACTORY_ERROR",
+            ErrorCode::SessionError => "SESSION_ERROR",
+        }
+    }
+}
+
+/// One problem found while validating a frame (pydantic-like: location, message, type).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError {
+    /// Path of the offending field (`["data", "arguments"]`).
+    pub loc: Vec<String>,
+    /// What is wrong, in fixed words (never the offending value).
+    pub msg: String,
+    /// A short class (`missing`, `extra_forbidden`, `type_error`, `value_error`).
+    pub kind: &'static str,
+}
+
+impl FieldError {
+    fn new(loc: &[&str], msg: impl Into<String>, kind: &'static str) -> Self {
+        FieldError {
+            loc: loc.iter().map(|s| s.to_string()).collect(),
+            msg: msg.into(),
+            kind,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"loc": self.loc, "msg": self.msg, "type": self.kind})
+    }
+}
+
+/// An error frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorFrame {
+    /// The code.
+    pub code: ErrorCode,
+    /// A fixed message.
+    pub message: String,
+    /// Extra `data` keys (`errors`, `active_sessions`, ...).
+    pub extra: Map<String, Value>,
+}
+
+impl ErrorFrame {
+    /// An error frame with a message and no extra keys.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorFrame {
+            code,
+            message: message.into(),
+            extra: Map::new(),
+        }
+    }
+
+    /// A `VALIDATION_ERROR` listing the problems.
+    pub fn validation(errors: &[FieldError]) -> Self {
+        let mut f = ErrorFrame::new(ErrorCode::ValidationError, "Invalid message");
+        f.extra.insert(
+            "errors".into(),
+            Value::Array(errors.iter().map(FieldError::to_json).collect()),
+        );
+        f
+    }
+
+    /// Whether the server closes the socket after sending it.
+    pub fn closes(&self) -> bool {
+        matches!(
+            self.code,
+            ErrorCode::CapacityReached | ErrorCode::FactoryError | ErrorCode::SessionError
+        )
+    }
+
+    /// The frame as JSON text.
+    pub fn to_text(&self) -> String {
+        let mut data = Map::new();
+        data.insert("message".into(), json!(self.message));
+        data.insert("code".into(), json!(self.code.as_str()));
+        for (k, v) in &self.extra {
+            data.insert(k.clone(), v.clone());
+        }
+        json!({"type": "error", "data": data}).to_string()
+    }
+}
+
+/// A client frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientFrame {
+    /// `reset` with its keyword arguments.
+    Reset(Map<String, Value>),
+    /// `step` with its action.
+    Step(Action),
+    /// `state`.
+    State,
+    /// `close`.
+    Close,
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses one text frame.
+pub fn parse_frame(text: &str) -> Result<ClientFrame, ErrorFrame> {
+    let v: Value = serde_json::from_str(text).map_err(|_| {
+        ErrorFrame::new(
+            ErrorCode::InvalidJson,
+            "Invalid JSON: the frame is not JSON",
+        )
+    })?;
+    let Value::Object(m) = v else {
+        return Err(ErrorFrame::new(
+            ErrorCode::InvalidJson,
+            "Invalid JSON: the frame must be a JSON object",
+        ));
+    };
+    let ty = match m.get("type") {
+        Some(Value::String(s)) => s.as_str(),
+        None => "",
+        Some(_) => {
+            return Err(ErrorFrame::validation(&[FieldError::new(
+                &["type"],
+                "must be a string",
+                "type_error",
+            )]));
+        }
+    };
+    match ty {
+        "reset" => match m.get("data") {
+            None | Some(Value::Null) => Ok(ClientFrame::Reset(Map::new())),
+            Some(Value::Object(d)) => Ok(ClientFrame::Reset(d.clone())),
+            Some(other) => Err(ErrorFrame::validation(&[FieldError::new(
+                &["data"],
+                format!("must be an object, found {}", type_name(other)),
+                "type_error",
+            )])),
+        },
+        "step" => match m.get("data") {
+            Some(Value::Object(d)) => Action::parse(d)
+                .map(ClientFrame::Step)
+                .map_err(|e| ErrorFrame::validation(&e)),
+            None => Err(ErrorFrame::validation(&[FieldError::new(
+                &["data"],
+                "field required",
+                "missing",
+            )])),
+            Some(other) => Err(ErrorFrame::validation(&[FieldError::new(
+                &["data"],
+                format!("must be an object, found {}", type_name(other)),
+                "type_error",
+            )])),
+        },
+        "state" => Ok(ClientFrame::State),
+        "close" => Ok(ClientFrame::Close),
+        other => Err(ErrorFrame::new(
+            ErrorCode::UnknownType,
+            format!("Unknown message type: {}", short(other)),
+        )),
+    }
+}
+
+/// At most 64 characters of client text, for messages.
+fn short(s: &str) -> String {
+    let mut out: String = s.chars().take(64).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// One call of a `call_tool` batch (`parallel_tool_calls`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments (an object unless `parse_error` is set).
+    pub arguments: Value,
+    /// Call id (unique in the batch), if given.
+    pub call_id: Option<String>,
+    /// The provider's argument parse error; the call is then not executed.
+    pub parse_error: Option<String>,
+}
+
+/// An end-turn call recorded with a `submit_message` (never executed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TerminalCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    pub arguments: Value,
+    /// Call id, if given.
+    pub call_id: Option<String>,
+}
+
+/// A ThinkingBox action (`step` data).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// `{"type":"list_tools"}`: the visible tools (not a turn).
+    ListTools,
+    /// `{"type":"call_tool","tool_name","arguments","call_id"}`: one call.
+    CallTool {
+        /// Tool name.
+        tool_name: String,
+        /// Arguments object.
+        arguments: Map<String, Value>,
+        /// Call id, if given.
+        call_id: Option<String>,
+    },
+    /// `{"type":"call_tool","parallel_tool_calls":[...]}`: one provider batch.
+    CallTools(Vec<BatchCall>),
+    /// `{"type":"submit_message","content","terminal_tool_calls","tool_calls_before_content"}`.
+    SubmitMessage {
+        /// Assistant text to the user.
+        content: Option<String>,
+        /// End-turn calls of the same provider turn.
+        terminal_tool_calls: Vec<TerminalCall>,
+        /// The calls came before the text.
+        tool_calls_before_content: bool,
+    },
+    /// `{"type":"_finish","reason"}`: the trusted harness ends the episode (not in the schema).
+    Finish(tb_core::FinishReason),
+}
+
+struct Fields<'a> {
+    m: &'a Map<String, Value>,
+    prefix: Vec<String>,
+    errors: Vec<FieldError>,
+}
+
+impl<'a> Fields<'a> {
+    fn new(m: &'a Map<String, Value>, prefix: &[String]) -> Self {
+        Fields {
+            m,
+            prefix: prefix.to_vec(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn loc(&self, k: &str) -> Vec<String> {
+        let mut l = self.prefix.clone();
+        l.push(k.to_string());
+        l
+    }
+
+    fn err(&mut self, k: &str, msg: impl Into<String>, kind: &'static str) {
+        let loc = self.loc(k);
+        self.errors.push(FieldError {
+            loc,
+            msg: msg.into(),
+            kind,
+        });
+    }
+
+    fn allow(&mut self, keys: &[&str]) {
+        let extra: Vec<String> = self
+            .m
+            .keys()
+            .filter(|k| !keys.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for k in extra {
+            self.err(&k, "extra fields not permitted", "extra_forbidden");
+        }
+    }
+
+    fn present(&self, k: &str) -> bool {
+        !matches!(self.m.get(k), None | Some(Value::Null))
+    }
+
+    fn opt_str(&mut self, k: &str) -> Option<String> {
+        match self.m.get(k) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                let msg = format!("must be a string, found {}", type_name(other));
+                self.err(k, msg, "type_error");
+                None
+            }
+        }
+    }
+
+    fn req_str(&mut self, k: &str) -> Option<String> {
+        if !self.present(k) {
+            self.err(k, "field required", "missing");
+            return None;
+        }
+        self.opt_str(k)
+    }
+
+    fn opt_bool(&mut self, k: &str) -> bool {
+        match self.m.get(k) {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                let msg = format!("must be a boolean, found {}", type_name(other));
+                self.err(k, msg, "type_error");
+                false
+            }
+        }
+    }
+
+    fn metadata(&mut self) {
+        if let Some(v) = self.m.get("metadata")
+            && !v.is_object()
+        {
+            let msg = format!("must be an object, found {}", type_name(v));
+            self.err("metadata", msg, "type_error");
+        }
+    }
+
+    fn object(&mut self, k: &str) -> Option<Map<String, Value>> {
+        match self.m.get(k) {
+            None | Some(Value::Null) => Some(Map::new()),
+            Some(Value::Object(o)) => Some(o.clone()),
+            Some(other) => {
+                let msg = format!("must be an object, found {}", type_name(other));
+                self.err(k, msg, "type_error");
+                None
+            }
+        }
+    }
+
+    fn list(&mut self, k: &str) -> Vec<Map<String, Value>> {
+        match self.m.get(k) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => {
+                let mut out = Vec::new();
+                for (i, it) in a.iter().enumerate() {
+                    match it {
+                        Value::Object(o) => out.push(o.clone()),
+                        other => {
+                            let msg =
+                                format!("item {i} must be an object, found {}", type_name(other));
+                            self.err(k, msg, "type_error");
+                        }
+                    }
+                }
+                out
+            }
+            Some(other) => {
+                let msg = format!("must be a list, found {}", type_name(other));
+                self.err(k, msg, "type_error");
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// Longest accepted tool name, call id or finish reason (longer is a validation error).
+pub const MAX_NAME_LEN: usize = 256;
+
+impl Action {
+    /// Validates an action object (`step` data). Unknown keys are refused, as the
+    /// reference's models forbid extras.
+    pub fn parse(d: &Map<String, Value>) -> Result<Action, Vec<FieldError>> {
+        let root = vec!["data".to_string()];
+        let ty = match d.get("type") {
+            Some(Value::String(s)) => s.clone(),
+            None => {
+                return Err(vec![FieldError::new(
+                    &["data", "type"],
+                    "field required (list_tools, call_tool or submit_message)",
+                    "missing",
+                )]);
+            }
+            Some(other) => {
+                return Err(vec![FieldError::new(
+                    &["data", "type"],
+                    format!("must be a string, found {}", type_name(other)),
+                    "type_error",
+                )]);
+            }
+        };
+        let mut f = Fields::new(d, &root);
+        f.metadata();
+        let action = match ty.as_str() {
+            "list_tools" => {
+                f.allow(&["type", "metadata"]);
+                Some(Action::ListTools)
+            }
+            "call_tool" => Self::parse_call(&mut f),
+            "submit_message" => Self::parse_submit(&mut f),
+            "_finish" => {
+                f.allow(&["type", "metadata", "reason"]);
+                let reason = f.opt_str("reason").unwrap_or_else(|| "agent_error".into());
+                match serde_json::from_value::<tb_core::FinishReason>(Value::String(reason)) {
+                    Ok(r) => Some(Action::Finish(r)),
+                    Err(_) => {
+                        f.err("reason", "not a finish reason (done, end_turn_tool, agent_error, agent_limit, user_limit, user_done, no_user_llm, skipped)", "value_error");
+                        None
+                    }
+                }
+            }
+            _ => {
+                f.err(
+                    "type",
+                    "must be one of list_tools, call_tool, submit_message",
+                    "value_error",
+                );
+                None
+            }
+        };
+        match action {
+            Some(a) if f.errors.is_empty() => Ok(a),
+            _ => Err(f.errors),
+        }
+    }
+
+    fn check_name(f: &mut Fields<'_>, k: &str, v: &Option<String>) {
+        if let Some(s) = v
+            && (s.is_empty() || s.len() > MAX_NAME_LEN)
+        {
+            f.err(
+                k,
+                format!("must be 1 to {MAX_NAME_LEN} bytes"),
+                "value_error",
+            );
+        }
+    }
+
+    fn parse_call(f: &mut Fields<'_>) -> Option<Action> {
+        f.allow(&[
+            "type",
+            "metadata",
+            "tool_name",
+            "arguments",
+            "call_id",
+            "parallel_tool_calls",
+        ]);
+        if f.present("parallel_tool_calls") {
+            for k in ["tool_name", "arguments", "call_id"] {
+                if f.present(k) {
+                    f.err(
+                        k,
+                        "not allowed together with parallel_tool_calls",
+                        "value_error",
+                    );
+                }
+            }
+            let items = f.list("parallel_tool_calls");
+            if items.is_empty() && f.errors.is_empty() {
+                f.err("parallel_tool_calls", "must not be empty", "value_error");
+            }
+            let mut calls = Vec::new();
+            let mut ids = std::collections::HashSet::new();
+            for (i, it) in items.iter().enumerate() {
+                let mut loc = f.prefix.clone();
+                loc.push("parallel_tool_calls".into());
+                loc.push(i.to_string());
+                let mut c = Fields::new(it, &loc);
+                c.allow(&["name", "arguments", "call_id", "parse_error"]);
+                let name = c.req_str("name");
+                Self::check_name(&mut c, "name", &name);
+                let call_id = c.opt_str("call_id");
+                Self::check_name(&mut c, "call_id", &call_id);
+                let parse_error = c.opt_str("parse_error");
+                let arguments = it.get("arguments").cloned().unwrap_or(json!({}));
+                if parse_error.is_none() && !arguments.is_object() {
+                    c.err(
+                        "arguments",
+                        format!("must be an object, found {}", type_name(&arguments)),
+                        "type_error",
+                    );
+                }
+                if let Some(id) = &call_id
+                    && !ids.insert(id.clone())
+                {
+                    c.err("call_id", "duplicate call_id in the batch", "value_error");
+                }
+                f.errors.append(&mut c.errors);
+                if let Some(name) = name {
+                    calls.push(BatchCall {
+                        name,
+                        arguments,
+                        call_id,
+                        parse_error,
+                    });
+                }
+            }
+            Some(Action::CallTools(calls))
+        } else {
+            let tool_name = f.req_str("tool_name");
+            Self::check_name(f, "tool_name", &tool_name);
+            let call_id = f.opt_str("call_id");
+            Self::check_name(f, "call_id", &call_id);
+            let arguments = f.object("arguments");
+            Some(Action::CallTool {
+                tool_name: tool_name?,
+                arguments: arguments?,
+                call_id,
+            })
+        }
+    }
+
+    fn parse_submit(f: &mut Fields<'_>) -> Option<Action> {
+        f.allow(&[
+            "type",
+            "metadata",
+            "content",
+            "terminal_tool_calls",
+            "tool_calls_before_content",
+        ]);
+        let content = f.opt_str("content");
+        let before = f.opt_bool("tool_calls_before_content");
+        let items = f.list("terminal_tool_calls");
+        let mut calls = Vec::new();
+        let mut ids = std::collections::HashSet::new();
+        for (i, it) in items.iter().enumerate() {
+            let mut loc = f.prefix.clone();
+            loc.push("terminal_tool_calls".into());
+            loc.push(i.to_string());
+            let mut c = Fields::new(it, &loc);
+            c.allow(&["name", "arguments", "call_id"]);
+            let name = c.req_str("name");
+            Self::check_name(&mut c, "name", &name);
+            let call_id = c.opt_str("call_id");
+            Self::check_name(&mut c, "call_id", &call_id);
+            let arguments = c.object("arguments");
+            if let Some(id) = &call_id
+                && !ids.insert(id.clone())
+            {
+                c.err("call_id", "duplicate call_id", "value_error");
+            }
+            f.errors.append(&mut c.errors);
+            if let (Some(name), Some(arguments)) = (name, arguments) {
+                calls.push(TerminalCall {
+                    name,
+                    arguments: Value::Object(arguments),
+                    call_id,
+                });
+            }
+        }
+        if content.is_none() && items.is_empty() {
+            f.err(
+                "content",
+                "required unless terminal_tool_calls is non-empty",
+                "missing",
+            );
+        }
+        Some(Action::SubmitMessage {
+            content,
+            terminal_tool_calls: calls,
+            tool_calls_before_content: before,
+        })
+    }
+}
+
+/// The `data` of an observation frame: `{"observation": {...fields, "metadata"}, "reward",
+/// "done", "metadata"?}` (OpenEnv's `serialize_observation`).
+pub fn envelope(mut observation: Map<String, Value>, reward: Option<f64>, done: bool) -> Value {
+    observation.remove("reward");
+    observation.remove("done");
+    let metadata = observation
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .clone();
+    let mut data = Map::new();
+    data.insert("observation".into(), Value::Object(observation));
+    data.insert(
+        "reward".into(),
+        reward.map(|r| json!(r)).unwrap_or(Value::Null),
+    );
+    data.insert("done".into(), json!(done));
+    if metadata.as_object().is_some_and(|m| !m.is_empty()) {
+        data.insert("metadata".into(), metadata);
+    }
+    Value::Object(data)
+}
+
+/// An observation frame as text.
+pub fn observation_frame(data: &Value) -> String {
+    json!({"type": "observation", "data": data}).to_string()
+}
+
+/// A state frame as text.
+pub fn state_frame(data: &Value) -> String {
+    json!({"type": "state", "data": data}).to_string()
+}
+
+/// `GET /schema`: the public action (three variants; `_finish` is deliberately absent),
+/// observation and state schemas.
+pub fn schema() -> Value {
+    let meta = json!({"type": "object", "additionalProperties": true, "default": {}});
+    let tool_call_child = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "arguments": {"type": "object", "default": {}},
+            "call_id": {"type": ["string", "null"], "default": null},
+            "parse_error": {"type": ["string", "null"], "default": null}
+        }
+    });
+    let terminal_child = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "arguments": {"type": "object", "default": {}},
+            "call_id": {"type": ["string", "null"], "default": null}
+        }
+    });
+    let message = json!({"type": "object", "description": "A ThinkingBox message, discriminated by `T`: Text, ParallelToolCall or ToolResponse."});
+    let tool = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name", "description", "input_schema"],
+        "properties": {
+            "name": {"type": "string"},
+            "description": {"type": "string"},
+            "input_schema": {"type": "object"}
+        }
+    });
+    json!({
+        "action": {
+            "title": "ThinkingBoxAction",
+            "oneOf": [
+                {
+                    "title": "ListToolsAction",
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["type"],
+                    "properties": {"type": {"const": "list_tools"}, "metadata": meta}
+                },
+                {
+                    "title": "CallToolAction",
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["type"],
+                    "description": "Either one call (tool_name, arguments, call_id) or one provider batch (parallel_tool_calls), not both.",
+                    "properties": {
+                        "type": {"const": "call_tool"},
+                        "tool_name": {"type": ["string", "null"]},
+                        "arguments": {"type": ["object", "null"]},
+                        "call_id": {"type": ["string", "null"]},
+                        "parallel_tool_calls": {"type": ["array", "null"], "items": tool_call_child},
+                        "metadata": meta
+                    }
+                },
+                {
+                    "title": "SubmitMessageAction",
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["type"],
+                    "description": "Assistant text to the user; content is required unless terminal_tool_calls is non-empty.",
+                    "properties": {
+                        "type": {"const": "submit_message"},
+                        "content": {"type": ["string", "null"]},
+                        "terminal_tool_calls": {"type": "array", "items": terminal_child, "default": []},
+                        "tool_calls_before_content": {"type": "boolean", "default": false},
+                        "metadata": meta
+                    }
+                }
+            ]
+        },
+        "observation": {
+            "title": "ThinkingBoxObservation",
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["kind", "system_error", "steps_taken"],
+            "properties": {
+                "kind": {"enum": ["reset", "tools", "tool", "tool_batch", "user", "terminal", "error"]},
+                "task_uid": {"type": "string"},
+                "task": {"type": "string"},
+                "system_instructions": {"type": "string"},
+                "bot_instructions": {"type": "string"},
+                "tools": {"type": "array", "items": tool},
+                "messages": {"type": "array", "items": message},
+                "tool_name": {"type": "string"},
+                "call_id": {"type": "string"},
+                "tool_result": {"type": "string"},
+                "tool_error": {"enum": ["tool_not_found", "invalid_args", "execution_error"]},
+                "direct_response": {"type": "string"},
+                "tool_results": {"type": "array", "items": {"type": "object"}},
+                "user_message": {"type": "string"},
+                "response": {"type": "string"},
+                "finish_reason": {"type": "string"},
+                "reward_type": {"enum": ["pass", "fail", "system_error"]},
+                "test_summary": {
+                    "type": "object",
+                    "properties": {
+                        "passed": {"type": "boolean"},
+                        "graded": {"type": "boolean"},
+                        "is_system_error": {"type": "boolean"},
+                        "infrastructure_stage": {"type": "string"}
+                    }
+                },
+                "error": {"type": "string"},
+                "system_error": {"type": "boolean", "default": false},
+                "steps_taken": {"type": "integer", "minimum": 0},
+                "done": {"type": "boolean", "default": false},
+                "reward": {"type": ["number", "boolean", "integer", "null"]},
+                "metadata": meta
+            }
+        },
+        "state": {
+            "title": "ThinkingBoxState",
+            "type": "object",
+            "additionalProperties": true,
+            "required": ["step_count"],
+            "properties": {
+                "episode_id": {"type": ["string", "null"]},
+                "step_count": {"type": "integer", "minimum": 0},
+                "task_uid": {"type": ["string", "null"]},
+                "status": {"enum": ["idle", "active", "finalizing", "done", "closed", "error"]},
+                "system_error": {"type": "boolean"}
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(v: Value) -> Result<ClientFrame, ErrorFrame> {
+        parse_frame(&json!({"type": "step", "data": v}).to_string())
+    }
+
+    #[test]
+    fn frames_and_actions() {
+        assert_eq!(
+            parse_frame("nope").unwrap_err().code,
+            ErrorCode::InvalidJson
+        );
+        assert_eq!(parse_frame("[1]").unwrap_err().code, ErrorCode::InvalidJson);
+        assert_eq!(
+            parse_frame(r#"{"type":"dance"}"#).unwrap_err().code,
+            ErrorCode::UnknownType
+        );
+        assert_eq!(
+            parse_frame(r#"{"type":"step"}"#).unwrap_err().code,
+            ErrorCode::ValidationError
+        );
+        assert_eq!(
+            parse_frame(r#"{"type":"state"}"#).unwrap(),
+            ClientFrame::State
+        );
+        assert_eq!(
+            step(json!({"type": "list_tools", "metadata": {}})).unwrap(),
+            ClientFrame::Step(Action::ListTools)
+        );
+        assert!(matches!(
+            step(json!({"type": "call_tool", "tool_name": "t", "arguments": {"a": 1}})).unwrap(),
+            ClientFrame::Step(Action::CallTool { .. })
+        ));
+        // arguments must be an object; both forms at once are refused; extras are refused.
+        for bad in [
+            json!({"type": "call_tool", "tool_name": "t", "arguments": [1]}),
+            json!({"type": "call_tool", "tool_name": "t", "parallel_tool_calls": [{"name": "t"}]}),
+            json!({"type": "call_tool", "tool_name": "t", "bogus": 1}),
+            json!({"type": "call_tool", "parallel_tool_calls": []}),
+            json!({"type": "call_tool", "parallel_tool_calls": [{"name": "a", "call_id": "x"}, {"name": "b", "call_id": "x"}]}),
+            json!({"type": "submit_message"}),
+            json!({"type": "submit_message", "content": 3}),
+            json!({"type": "_finish", "reason": "because"}),
+            json!({"type": "verify"}),
+            json!({"tool_name": "t"}),
+        ] {
+            let e = step(bad.clone()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::ValidationError, "{bad}");
+            assert!(!e.to_text().contains("bogus\":1"));
+        }
+        let ok = step(json!({"type": "call_tool", "parallel_tool_calls": [{"name": "a", "arguments": "{oops", "parse_error": "bad json"}]})).unwrap();
+        assert!(
+            matches!(ok, ClientFrame::Step(Action::CallTools(c)) if c[0].parse_error.is_some())
+        );
+        assert!(matches!(
+            step(json!({"type": "submit_message", "terminal_tool_calls": [{"name": "X"}]}))
+                .unwrap(),
+            ClientFrame::Step(Action::SubmitMessage { content: None, .. })
+        ));
+    }
+
+    #[test]
+    fn envelope_shape() {
+        let mut o = Map::new();
+        o.insert("kind".into(), json!("reset"));
+        o.insert("metadata".into(), json!({"m": 1}));
+        let e = envelope(o, None, false);
+        assert_eq!(
+            e,
+            json!({"observation": {"kind": "reset", "metadata": {"m": 1}}, "reward": null, "done": false, "metadata": {"m": 1}})
+        );
+        let e = envelope(Map::new(), Some(1.0), true);
+        assert_eq!(
+            e,
+            json!({"observation": {"metadata": {}}, "reward": 1.0, "done": true})
+        );
+        let s = schema();
+        assert_eq!(s["action"]["oneOf"].as_array().unwrap().len(), 3);
+        assert!(!s.to_string().contains("_finish"));
+        assert!(!s["observation"].to_string().contains("user_context"));
+    }
+}
