@@ -24,13 +24,17 @@ pub fn isoformat(p: &DateTimeParts) -> String {
     }
 }
 
-/// `isoformat()` of a stored datetime (rows keep pydantic's JSON dump, which writes UTC as `Z`
-/// where `isoformat` writes `+00:00`). A string that does not parse is returned as it is, and
-/// so is any other value.
+/// `isoformat()` of a stored datetime: rows keep pydantic's JSON dump, which writes UTC as `Z`
+/// where `isoformat` writes `+00:00`. (Stored datetimes always parse; other text only has a
+/// trailing `Z` rewritten, and any other value is returned as it is.)
 pub fn isoformat_stored(v: &Value) -> Value {
     match v {
         Value::String(s) => {
-            Value::String(parse_datetime(s).map_or_else(|| s.clone(), |p| isoformat(&p)))
+            let dumped = parse_datetime(s).map_or_else(|| s.clone(), |p| p.dump());
+            Value::String(match dumped.strip_suffix('Z') {
+                Some(head) => format!("{head}+00:00"),
+                None => dumped,
+            })
         }
         other => other.clone(),
     }
@@ -469,6 +473,7 @@ mod tests {
             json!("2025-10-01T13:00:05")
         );
         assert_eq!(isoformat_stored(&json!("soon")), json!("soon"));
+        assert_eq!(isoformat_stored(&json!("T-0Z")), json!("T-0+00:00"));
         assert_eq!(isoformat_stored(&Value::Null), Value::Null);
         let row = json!({"a": "2025-01-02T03:04:05Z", "b": "2025-01-02T03:04:05", "c": "2025-01-02T03:04:05.250000+02:00", "d": null});
         let row = row.as_object().unwrap();

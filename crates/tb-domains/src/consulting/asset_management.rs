@@ -1,6 +1,7 @@
 //! IT asset management: devices, inventory, reservations and assignments.
 
-use super::{Out, action, dump, exec, field, finish, get_row, is_none, iso, need, probe_id, val};
+use super::{Out, action, dump, exec, field, finish, get_row, is_none, need, probe_id, val};
+use crate::pytime::isoformat_field;
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -24,7 +25,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                             ("id", val(r, "id")),
                             ("asset_id", val(r, "asset_id")),
                             ("employee_email", val(r, "employee_email")),
-                            ("returned_at", iso(r, "returned_at")),
+                            ("returned_at", isoformat_field(r, "returned_at")),
                         ])
                     })
                     .collect();

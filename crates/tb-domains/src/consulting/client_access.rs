@@ -1,7 +1,8 @@
 //! Client access management: VPN grants, client-system access, client requirements and an
 //! employee's prerequisites (clearance, NDA, completed trainings).
 
-use super::{Out, action, dump, exec, field, finish, get_row, is_none, iso, need, probe_id, val};
+use super::{Out, action, dump, exec, field, finish, get_row, is_none, need, probe_id, val};
+use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -36,7 +37,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                             ("id", val(v, "id")),
                             ("employee_email", val(v, "employee_email")),
                             ("client_id", val(v, "client_id")),
-                            ("revoked_at", iso(v, "revoked_at")),
+                            ("revoked_at", isoformat_field(v, "revoked_at")),
                         ])
                     })
                     .collect();

@@ -1,6 +1,7 @@
 //! SAP Concur: expense reports (read, override a rejection) and travel bookings.
 
-use super::{Out, action, dump, exec, finish, get_row, iso, need, val};
+use super::{Out, action, dump, exec, finish, get_row, need, val};
+use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -21,7 +22,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                     ("category", val(&r, "category")),
                     ("trip_location_city", val(&r, "trip_location_city")),
                     ("trip_location_state", val(&r, "trip_location_state")),
-                    ("expense_date", iso(&r, "expense_date")),
+                    ("expense_date", isoformat_field(&r, "expense_date")),
                     ("receipt_status", val(&r, "receipt_status")),
                     ("rejection_reason", val(&r, "rejection_reason")),
                     ("override_approved", val(&r, "override_approved")),
@@ -50,8 +51,8 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                     ("id", val(&r, "id")),
                     ("employee_email", val(&r, "employee_email")),
                     ("destination", val(&r, "destination")),
-                    ("departure_date", iso(&r, "departure_date")),
-                    ("return_date", iso(&r, "return_date")),
+                    ("departure_date", isoformat_field(&r, "departure_date")),
+                    ("return_date", isoformat_field(&r, "return_date")),
                     ("flight_class", val(&r, "flight_class")),
                     ("hotel_rate_per_night", val(&r, "hotel_rate_per_night")),
                 ]);

@@ -1,8 +1,7 @@
 //! Degreed learning: course catalog, seats, enrollments, history and certifications.
 
-use super::{
-    Out, action, dump, exec, field, finish, get_row, is_none, iso, need, opt, probe_id, val,
-};
+use super::{Out, action, dump, exec, field, finish, get_row, is_none, need, opt, probe_id, val};
+use crate::pytime::isoformat_field;
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -18,8 +17,8 @@ fn course(r: &Map<String, Value>) -> Value {
         ("cost", val(r, "cost")),
         ("training_category", val(r, "training_category")),
         ("max_seats", val(r, "max_seats")),
-        ("start_date", iso(r, "start_date")),
-        ("end_date", iso(r, "end_date")),
+        ("start_date", isoformat_field(r, "start_date")),
+        ("end_date", isoformat_field(r, "end_date")),
         (
             "prerequisites",
             r.get("prerequisites").cloned().unwrap_or_else(|| json!([])),
@@ -98,8 +97,8 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                             ("id", val(c, "id")),
                             ("employee_email", val(c, "employee_email")),
                             ("certification_name", val(c, "certification_name")),
-                            ("issued_date", iso(c, "issued_date")),
-                            ("expiry_date", iso(c, "expiry_date")),
+                            ("issued_date", isoformat_field(c, "issued_date")),
+                            ("expiry_date", isoformat_field(c, "expiry_date")),
                         ])
                     })
                     .collect();

@@ -1,6 +1,7 @@
 //! Mavenlink resource management: engagements and staffing assignments.
 
-use super::{Out, action, dump, exec, field, finish, get_row, iso, need, val};
+use super::{Out, action, dump, exec, field, finish, get_row, need, val};
+use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -15,8 +16,8 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 let data = dump([
                     ("engagement_code", val(&r, "engagement_code")),
                     ("status", val(&r, "status")),
-                    ("start_date", iso(&r, "start_date")),
-                    ("end_date", iso(&r, "end_date")),
+                    ("start_date", isoformat_field(&r, "start_date")),
+                    ("end_date", isoformat_field(&r, "end_date")),
                     ("senior_manager_email", val(&r, "senior_manager_email")),
                 ]);
                 Ok(json!({ "engagement_data": data }))
@@ -35,8 +36,8 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                         dump([
                             ("engagement_code", val(r, "engagement_code")),
                             ("assignment_status", val(r, "assignment_status")),
-                            ("start_date", iso(r, "start_date")),
-                            ("end_date", iso(r, "end_date")),
+                            ("start_date", isoformat_field(r, "start_date")),
+                            ("end_date", isoformat_field(r, "end_date")),
                             ("senior_manager_email", val(r, "senior_manager_email")),
                         ])
                     })

@@ -152,18 +152,6 @@ pub(crate) fn is_none(row: &Map<String, Value>, name: &str) -> bool {
     row.get(name).is_none_or(Value::is_null)
 }
 
-/// Python `datetime.isoformat()` of a stored (JSON-mode) datetime field, or null: the dump
-/// writes UTC as `Z` where `isoformat` writes `+00:00`.
-pub(crate) fn iso(row: &Map<String, Value>, name: &str) -> Value {
-    match row.get(name) {
-        Some(Value::String(s)) => match s.strip_suffix('Z') {
-            Some(base) => Value::String(format!("{base}+00:00")),
-            None => Value::String(s.clone()),
-        },
-        _ => Value::Null,
-    }
-}
-
 /// An output model dumped with `exclude_none=True`: the pairs in order, nulls left out.
 pub(crate) fn dump<const N: usize>(pairs: [(&str, Value); N]) -> Value {
     Value::Object(
@@ -267,12 +255,6 @@ mod tests {
                 .0,
             "Failed to provision access: Object with ID AAL-2-000000 already exists"
         );
-        let row = json!({"a": "2025-01-02T03:04:05Z", "b": "2025-01-02T03:04:05", "c": "2025-01-02T03:04:05.250000+02:00", "d": null});
-        let row = row.as_object().unwrap();
-        assert_eq!(iso(row, "a"), json!("2025-01-02T03:04:05+00:00"));
-        assert_eq!(iso(row, "b"), json!("2025-01-02T03:04:05"));
-        assert_eq!(iso(row, "c"), json!("2025-01-02T03:04:05.250000+02:00"));
-        assert_eq!(iso(row, "d"), Value::Null);
         assert_eq!(
             dump([("x", json!(1)), ("y", Value::Null), ("z", json!(""))]),
             json!({"x": 1, "z": ""})

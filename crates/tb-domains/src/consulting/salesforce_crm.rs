@@ -1,7 +1,8 @@
 //! Salesforce CRM: engagement details and whether an employee is staffed on an engagement
 //! (the latter reads the resource-management assignments, as the reference does).
 
-use super::{Out, exec, field, finish, get_row, iso, val};
+use super::{Out, exec, field, finish, get_row, val};
+use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -24,8 +25,8 @@ pub(crate) fn check_employee_assignment(s: &mut Session, a: &Args) -> Result<Val
         Ok(super::dump([
             ("assigned", json!(true)),
             ("assignment_status", val(r, "assignment_status")),
-            ("start_date", iso(r, "start_date")),
-            ("end_date", iso(r, "end_date")),
+            ("start_date", isoformat_field(r, "start_date")),
+            ("end_date", isoformat_field(r, "end_date")),
         ]))
     };
     finish("Failed to check employee assignment", body())
@@ -48,8 +49,8 @@ pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> Result<Value, ToolErr
                 val(&r, "engagement_manager_email"),
             ),
             ("status", val(&r, "status")),
-            ("start_date", iso(&r, "start_date")),
-            ("end_date", iso(&r, "end_date")),
+            ("start_date", isoformat_field(&r, "start_date")),
+            ("end_date", isoformat_field(&r, "end_date")),
         ]))
     };
     finish("Failed to retrieve engagement details", body())

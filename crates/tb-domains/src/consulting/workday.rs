@@ -1,6 +1,7 @@
 //! Workday HR: employee profiles.
 
-use super::{Out, action, exec, finish, get_row, iso, need, val};
+use super::{Out, action, exec, finish, get_row, need, val};
+use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -17,7 +18,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                     ("name", val(&r, "name")),
                     ("level", val(&r, "level")),
                     ("office_location", val(&r, "office_location")),
-                    ("start_date", iso(&r, "start_date")),
+                    ("start_date", isoformat_field(&r, "start_date")),
                     ("manager_email", val(&r, "manager_email")),
                     ("partner_email", val(&r, "partner_email")),
                     ("onboarding_phase", val(&r, "onboarding_phase")),

@@ -1,19 +1,13 @@
 //! Security incidents: the active and recently closed ones.
 
 use super::{DEC_18, flag, out, tables, val};
-use crate::pytime::{add_hours, isoformat, micros};
+use crate::pytime::{add_hours, isoformat_field, micros};
 use serde_json::{Value, json};
 use tb_sandbox::coerce::parse_datetime;
 use tb_sandbox::{Args, Session, ToolError};
 
 fn failed(m: &str) -> ToolError {
     ToolError::new(format!("Failed to retrieve security incidents: {m}"))
-}
-
-/// A stored datetime field as Python would print it with `isoformat()`.
-fn iso(v: &Value) -> Option<String> {
-    v.as_str()
-        .map(|t| parse_datetime(t).map_or_else(|| t.to_string(), |p| isoformat(&p)))
 }
 
 /// `security_api_verify_incident`: active incidents, and inactive ones resolved at or after
@@ -39,17 +33,17 @@ pub fn verify_incident(s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
         if !keep {
             continue;
         }
-        let started = iso(&val(inc, "reported_at")).unwrap_or_default();
+        let started = match isoformat_field(inc, "reported_at") {
+            Value::String(t) => t,
+            _ => String::new(),
+        };
         let record = out(vec![
             ("incident_id", val(inc, "id")),
             ("severity", val(inc, "severity")),
             ("description", val(inc, "description")),
             ("started_at", json!(started)),
             ("is_active", val(inc, "is_active")),
-            (
-                "closed_at",
-                resolved.and_then(iso).map_or(Value::Null, Value::String),
-            ),
+            ("closed_at", isoformat_field(inc, "resolved_at")),
         ]);
         records.push((started, record));
     }

@@ -1,6 +1,6 @@
-//! Helpers the retail toolsets share: table names, the fixed creation time, Python-style
-//! `isoformat`, id probes and the reference's two error kinds (a tool's own message, or any
-//! other failure wrapped as `Failed to <verb>: <error>`).
+//! Helpers the retail toolsets share: table names, the fixed creation time, id probes and the
+//! reference's two error kinds (a tool's own message, or any other failure wrapped as
+//! `Failed to <verb>: <error>`).
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use serde_json::{Map, Value};
@@ -124,30 +124,8 @@ pub fn int(row: &Row, field: &str) -> i64 {
     row.get(field).and_then(Value::as_i64).unwrap_or(0)
 }
 
-/// Python's `datetime.isoformat()` of a stored datetime (stored as pydantic's JSON dump): the
-/// same text except that a zero UTC offset prints as `+00:00` instead of `Z`.
-pub fn isoformat(v: &Value) -> Value {
-    match v {
-        Value::String(s) => {
-            let dumped = parse_datetime(s)
-                .map(|p| p.dump())
-                .unwrap_or_else(|| s.clone());
-            match dumped.strip_suffix('Z') {
-                Some(head) => Value::String(format!("{head}+00:00")),
-                None => Value::String(dumped),
-            }
-        }
-        other => other.clone(),
-    }
-}
-
-/// `isoformat()` of a field when it is set (Python truthiness), else null.
-pub fn isoformat_opt(row: &Row, field: &str) -> Value {
-    match row.get(field) {
-        Some(v @ Value::String(_)) => isoformat(v),
-        _ => Value::Null,
-    }
-}
+/// Python's `isoformat_stored()` of stored datetimes, shared with the other domains.
+pub use crate::pytime::{isoformat_field, isoformat_stored};
 
 /// A stored datetime as an instant, and whether it carried an offset (naive ones are read as UTC).
 pub fn instant(v: &Value) -> Option<(DateTime<Utc>, bool)> {

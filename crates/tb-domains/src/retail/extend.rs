@@ -24,8 +24,8 @@ pub fn check_warranty_coverage(s: &mut Session, a: &Args) -> Result<Value, ToolE
         ("has_coverage", json!(true)),
         ("contract_id", val(&c, "id")),
         ("warranty_type", val(&c, "warranty_type")),
-        ("start_date", isoformat(&val(&c, "start_date"))),
-        ("end_date", isoformat(&val(&c, "end_date"))),
+        ("start_date", isoformat_stored(&val(&c, "start_date"))),
+        ("end_date", isoformat_stored(&val(&c, "end_date"))),
         ("coverage_details", val(&c, "coverage_details")),
     ]))
 }
@@ -64,6 +64,6 @@ pub fn file_warranty_claim(s: &mut Session, a: &Args) -> Result<Value, ToolError
     Ok(out(vec![
         ("claim_id", val(&row, "id")),
         ("status", val(&row, "status")),
-        ("claim_date", isoformat(&val(&row, "claim_date"))),
+        ("claim_date", isoformat_stored(&val(&row, "claim_date"))),
     ]))
 }

@@ -43,10 +43,13 @@ pub fn get_installation_job(s: &mut Session, a: &Args) -> Result<Value, ToolErro
         ("order_id", val(&job, "order_id")),
         ("customer_id", val(&job, "customer_id")),
         ("service_type", val(&job, "service_type")),
-        ("scheduled_date", isoformat(&val(&job, "scheduled_date"))),
+        (
+            "scheduled_date",
+            isoformat_stored(&val(&job, "scheduled_date")),
+        ),
         ("technician_id", val(&job, "technician_id")),
         ("status", val(&job, "status")),
-        ("completion_date", isoformat_opt(&job, "completion_date")),
+        ("completion_date", isoformat_field(&job, "completion_date")),
         ("service_cost", val(&job, "service_cost")),
     ]))
 }
@@ -64,10 +67,10 @@ pub fn reschedule_installation(s: &mut Session, a: &Args) -> Result<Value, ToolE
     save(s, JOBS, &job, F)?;
     Ok(out(vec![
         ("job_id", val(&job, "id")),
-        ("old_scheduled_date", isoformat(&old)),
+        ("old_scheduled_date", isoformat_stored(&old)),
         (
             "new_scheduled_date",
-            isoformat(&val(&job, "scheduled_date")),
+            isoformat_stored(&val(&job, "scheduled_date")),
         ),
         ("status", val(&job, "status")),
     ]))

@@ -31,7 +31,7 @@ pub fn create_rma(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     Ok(out(vec![
         ("rma_id", val(&row, "id")),
         ("status", val(&row, "status")),
-        ("created_date", isoformat(&val(&row, "created_date"))),
+        ("created_date", isoformat_stored(&val(&row, "created_date"))),
     ]))
 }
 
@@ -55,6 +55,6 @@ pub fn get_rma_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     ] {
         fields.push((f, val(&rma, f)));
     }
-    fields.push(("created_date", isoformat(&val(&rma, "created_date"))));
+    fields.push(("created_date", isoformat_stored(&val(&rma, "created_date"))));
     Ok(out(fields))
 }

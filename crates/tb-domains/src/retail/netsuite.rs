@@ -15,7 +15,7 @@ pub fn check_inventory(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         ("available_quantity", val(&inv, "available_quantity")),
         ("reserved_quantity", val(&inv, "reserved_quantity")),
         ("warehouse_location", val(&inv, "warehouse_location")),
-        ("restock_date", isoformat_opt(&inv, "restock_date")),
+        ("restock_date", isoformat_field(&inv, "restock_date")),
         (
             "expected_restock_quantity",
             val(&inv, "expected_restock_quantity"),

@@ -127,7 +127,7 @@ pub fn get_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         ("id", val(&order, "id")),
         ("customer_id", val(&order, "customer_id")),
     ];
-    fields.push(("order_date", isoformat(&val(&order, "order_date"))));
+    fields.push(("order_date", isoformat_stored(&val(&order, "order_date"))));
     for f in [
         "status",
         "subtotal_amount",
@@ -175,14 +175,14 @@ pub fn get_shipment_tracking(s: &mut Session, a: &Args) -> Result<Value, ToolErr
         ("order_id", val(&shipment, "order_id")),
         ("carrier", val(&shipment, "carrier")),
         ("tracking_number", val(&shipment, "tracking_number")),
-        ("ship_date", isoformat(&val(&shipment, "ship_date"))),
+        ("ship_date", isoformat_stored(&val(&shipment, "ship_date"))),
         (
             "estimated_delivery_date",
-            isoformat(&val(&shipment, "estimated_delivery_date")),
+            isoformat_stored(&val(&shipment, "estimated_delivery_date")),
         ),
         (
             "actual_delivery_date",
-            isoformat_opt(&shipment, "actual_delivery_date"),
+            isoformat_field(&shipment, "actual_delivery_date"),
         ),
         ("tracking_status", status),
         ("current_location", location),

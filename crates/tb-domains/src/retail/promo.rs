@@ -76,7 +76,7 @@ pub fn get_promotion_details(s: &mut Session, a: &Args) -> Result<Value, ToolErr
         ("stackable_with_points", val(&p, "stackable_with_points")),
         ("stackable_with_loyalty", val(&p, "stackable_with_loyalty")),
         ("excluded_skus", excluded),
-        ("valid_from", isoformat(&val(&p, "valid_from"))),
-        ("valid_until", isoformat(&val(&p, "valid_until"))),
+        ("valid_from", isoformat_stored(&val(&p, "valid_from"))),
+        ("valid_until", isoformat_stored(&val(&p, "valid_until"))),
     ]))
 }

@@ -55,7 +55,7 @@ pub fn get_customer_profile(s: &mut Session, a: &Args) -> Result<Value, ToolErro
         ("phone", val(&p, "phone")),
         (
             "registration_date",
-            isoformat(&val(&p, "registration_date")),
+            isoformat_stored(&val(&p, "registration_date")),
         ),
         ("customer_tier", val(&p, "customer_tier")),
         ("lifetime_value", val(&p, "lifetime_value")),
@@ -83,8 +83,8 @@ pub fn get_membership_details(s: &mut Session, a: &Args) -> Result<Value, ToolEr
         ("membership_id", val(&m, "id")),
         ("customer_id", val(&m, "customer_id")),
         ("membership_type", val(&m, "membership_type")),
-        ("start_date", isoformat(&val(&m, "start_date"))),
-        ("end_date", isoformat(&val(&m, "end_date"))),
+        ("start_date", isoformat_stored(&val(&m, "start_date"))),
+        ("end_date", isoformat_stored(&val(&m, "end_date"))),
         ("status", val(&m, "status")),
         ("points_balance", val(&m, "points_balance")),
     ]))
@@ -124,8 +124,8 @@ pub fn update_membership_status(s: &mut Session, a: &Args) -> Result<Value, Tool
                 ("membership_id", json!(id)),
                 ("new_tier", json!("plus_member")),
                 ("action_completed", json!("upgraded")),
-                ("start_date", isoformat(&json!(MEMBERSHIP_START))),
-                ("end_date", isoformat(&json!(MEMBERSHIP_END))),
+                ("start_date", isoformat_stored(&json!(MEMBERSHIP_START))),
+                ("end_date", isoformat_stored(&json!(MEMBERSHIP_END))),
             ]))
         }
         "cancel" => {

@@ -30,7 +30,7 @@ pub fn charge_customer(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         ("status", val(&row, "status")),
         (
             "transaction_date",
-            isoformat(&val(&row, "transaction_date")),
+            isoformat_stored(&val(&row, "transaction_date")),
         ),
     ]))
 }
@@ -64,7 +64,7 @@ pub fn create_refund(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         ("transaction_id", val(&row, "transaction_id")),
         ("amount", val(&row, "amount")),
         ("status", val(&row, "status")),
-        ("refund_date", isoformat(&val(&row, "refund_date"))),
+        ("refund_date", isoformat_stored(&val(&row, "refund_date"))),
     ]))
 }
 
@@ -86,7 +86,7 @@ pub fn get_payment_status(s: &mut Session, a: &Args) -> Result<Value, ToolError>
         ("payment_method", val(&txn, "payment_method")),
         (
             "transaction_date",
-            isoformat(&val(&txn, "transaction_date")),
+            isoformat_stored(&val(&txn, "transaction_date")),
         ),
     ]))
 }

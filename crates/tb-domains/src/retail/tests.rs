@@ -735,22 +735,6 @@ fn search_policy_goes_to_the_shared_entry_point() {
     );
 }
 
-#[test]
-fn isoformat_is_pythons() {
-    assert_eq!(
-        isoformat(&json!("2025-10-01T13:00:05Z")),
-        json!("2025-10-01T13:00:05+00:00")
-    );
-    assert_eq!(
-        isoformat(&json!("2025-10-01T13:00:05.120000+02:00")),
-        json!("2025-10-01T13:00:05.120000+02:00")
-    );
-    assert_eq!(
-        isoformat(&json!("2025-10-01T13:00:05")),
-        json!("2025-10-01T13:00:05")
-    );
-}
-
 // --- declarations against the published tool list ------------------------------------------------
 
 fn shared() -> Option<PathBuf> {
