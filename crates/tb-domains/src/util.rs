@@ -15,5 +15,22 @@ pub fn req_str<'a>(a: &'a Args, name: &str) -> Result<&'a str, ToolError> {
 
 /// `model_dump(mode="json", exclude_none=True)` on one model level: drops null fields.
 pub fn exclude_none(m: &Map<String, Value>) -> Value {
-    Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect())
+    Value::Object(
+        m.iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
+}
+
+/// An output model's `model_dump(exclude_none=True)` from its (field, value) pairs: the fields
+/// in order, null values left out.
+pub fn out<'a>(pairs: impl IntoIterator<Item = (&'a str, Value)>) -> Value {
+    Value::Object(
+        pairs
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }

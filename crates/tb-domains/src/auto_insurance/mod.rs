@@ -1,7 +1,7 @@
 //! The `sandbox_auto_insurance` server: its tables, its zendesk variant and its own tools
 //! (one file per toolset of the reference: policy, billing, claims, crm, lookup, knowledge_base).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tb_sandbox::state::Row;
 use tb_sandbox::{Args, Domain, DomainError, Session, ToolError, ToolFn};
@@ -101,16 +101,7 @@ pub(crate) fn val(row: &Row, name: &str) -> Value {
     row.get(name).cloned().unwrap_or(Value::Null)
 }
 
-/// Builds an output object from pairs, dropping null values (`model_dump(exclude_none=True)`).
-pub(crate) fn out(pairs: Vec<(&str, Value)>) -> Value {
-    let mut m = Map::new();
-    for (k, v) in pairs {
-        if !v.is_null() {
-            m.insert(k.to_string(), v);
-        }
-    }
-    Value::Object(m)
-}
+pub(crate) use crate::util::out;
 
 #[cfg(test)]
 pub(crate) mod testutil {

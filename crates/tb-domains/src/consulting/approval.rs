@@ -49,7 +49,7 @@ pub(crate) fn get_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
             .filter(matches)
             .map(|r| {
                 let f = |k: &str| r.get(k).cloned().unwrap_or(Value::Null);
-                super::dump([
+                super::out([
                     ("approval_id", f("id")),
                     ("status", f("status")),
                     ("request_type", f("request_type")),
@@ -63,7 +63,7 @@ pub(crate) fn get_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
                 Some(x) if !x.is_empty() => json!(x),
                 _ => json!(""),
             };
-            let missing = super::dump([
+            let missing = super::out([
                 ("approval_id", json!("NOT_FOUND")),
                 ("status", json!("not_found")),
                 ("request_type", kind),

@@ -1,6 +1,6 @@
 //! Approver lookup: an approver's availability and backup, from the HR employees.
 
-use super::{Out, dump, exec, finish, get_row, val};
+use super::{Out, exec, finish, get_row, out, val};
 use serde_json::Value;
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -10,7 +10,7 @@ pub(crate) fn get_contact(s: &mut Session, a: &Args) -> Result<Value, ToolError>
         let email = a.get("email").and_then(Value::as_str).unwrap_or_default();
         let r = get_row(s, "workday_employees", email)?
             .ok_or_else(|| exec(format!("Approver not found: {email}")))?;
-        Ok(dump([
+        Ok(out([
             ("email", val(&r, "email")),
             ("name", val(&r, "name")),
             ("availability_status", val(&r, "availability_status")),

@@ -1,6 +1,6 @@
 //! IT asset management: devices, inventory, reservations and assignments.
 
-use super::{Out, action, dump, exec, field, finish, get_row, is_none, need, probe_id, val};
+use super::{Out, action, exec, field, finish, get_row, is_none, need, out, probe_id, val};
 use crate::pytime::isoformat_field;
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Session, ToolError};
@@ -21,7 +21,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                     .iter()
                     .filter(|r| field(r, "employee_email") == email && is_none(r, "returned_at"))
                     .map(|r| {
-                        dump([
+                        out([
                             ("id", val(r, "id")),
                             ("asset_id", val(r, "asset_id")),
                             ("employee_email", val(r, "employee_email")),
@@ -35,7 +35,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 let id = need(a, "asset_id")?;
                 let r = get_row(s, DEVICES, id)?
                     .ok_or_else(|| exec(format!("Device not found: {id}")))?;
-                let data = dump([
+                let data = out([
                     ("id", val(&r, "id")),
                     ("device_type", val(&r, "device_type")),
                     ("model", val(&r, "model")),

@@ -1,6 +1,6 @@
 //! Box documents: folder details and granting folder access (`FAL-2-<n>` access logs).
 
-use super::{Out, action, dump, exec, finish, get_row, need, probe_id, val};
+use super::{Out, action, exec, finish, get_row, need, out, probe_id, val};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
 
@@ -12,7 +12,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 let id = need(a, "folder_id")?;
                 let r = get_row(s, "box_folders", id)?
                     .ok_or_else(|| exec(format!("Folder not found: {id}")))?;
-                let data = dump([
+                let data = out([
                     ("id", val(&r, "id")),
                     ("folder_name", val(&r, "folder_name")),
                     ("confidentiality_level", val(&r, "confidentiality_level")),

@@ -1,7 +1,7 @@
 //! Client access management: VPN grants, client-system access, client requirements and an
 //! employee's prerequisites (clearance, NDA, completed trainings).
 
-use super::{Out, action, dump, exec, field, finish, get_row, is_none, need, probe_id, val};
+use super::{Out, action, exec, field, finish, get_row, is_none, need, out, probe_id, val};
 use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
@@ -33,7 +33,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                     .iter()
                     .filter(|v| field(v, "employee_email") == email && is_none(v, "revoked_at"))
                     .map(|v| {
-                        dump([
+                        out([
                             ("id", val(v, "id")),
                             ("employee_email", val(v, "employee_email")),
                             ("client_id", val(v, "client_id")),

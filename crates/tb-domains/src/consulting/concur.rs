@@ -1,6 +1,6 @@
 //! SAP Concur: expense reports (read, override a rejection) and travel bookings.
 
-use super::{Out, action, dump, exec, finish, get_row, need, val};
+use super::{Out, action, exec, finish, get_row, need, out, val};
 use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
@@ -15,7 +15,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 let id = need(a, "expense_report_id")?;
                 let r = get_row(s, REPORTS, id)?
                     .ok_or_else(|| exec(format!("Expense report not found: {id}")))?;
-                let report = dump([
+                let report = out([
                     ("id", val(&r, "id")),
                     ("employee_email", val(&r, "employee_email")),
                     ("amount", val(&r, "amount")),
@@ -47,7 +47,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 let id = need(a, "booking_id")?;
                 let r = get_row(s, "concur_travel_requests", id)?
                     .ok_or_else(|| exec(format!("Travel booking not found: {id}")))?;
-                let booking = dump([
+                let booking = out([
                     ("id", val(&r, "id")),
                     ("employee_email", val(&r, "employee_email")),
                     ("destination", val(&r, "destination")),

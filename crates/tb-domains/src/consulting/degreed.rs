@@ -1,6 +1,6 @@
 //! Degreed learning: course catalog, seats, enrollments, history and certifications.
 
-use super::{Out, action, dump, exec, field, finish, get_row, is_none, need, opt, probe_id, val};
+use super::{Out, action, exec, field, finish, get_row, is_none, need, opt, out, probe_id, val};
 use crate::pytime::isoformat_field;
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Session, ToolError};
@@ -11,7 +11,7 @@ const CERTIFICATIONS: &str = "degreed_certifications";
 
 /// A course as the tool shows it.
 fn course(r: &Map<String, Value>) -> Value {
-    dump([
+    out([
         ("id", val(r, "id")),
         ("title", val(r, "title")),
         ("cost", val(r, "cost")),
@@ -93,7 +93,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                     .iter()
                     .filter(|c| field(c, "employee_email") == email)
                     .map(|c| {
-                        dump([
+                        out([
                             ("id", val(c, "id")),
                             ("employee_email", val(c, "employee_email")),
                             ("certification_name", val(c, "certification_name")),

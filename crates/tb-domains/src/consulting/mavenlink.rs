@@ -1,6 +1,6 @@
 //! Mavenlink resource management: engagements and staffing assignments.
 
-use super::{Out, action, dump, exec, field, finish, get_row, need, val};
+use super::{Out, action, exec, field, finish, get_row, need, out, val};
 use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Session, ToolError};
@@ -13,7 +13,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 let code = need(a, "engagement_code")?;
                 let r = get_row(s, "mavenlink_mv_engagements", code)?
                     .ok_or_else(|| exec(format!("Engagement not found: {code}")))?;
-                let data = dump([
+                let data = out([
                     ("engagement_code", val(&r, "engagement_code")),
                     ("status", val(&r, "status")),
                     ("start_date", isoformat_field(&r, "start_date")),
@@ -33,7 +33,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                             && matches!(field(r, "assignment_status"), "active" | "booked")
                     })
                     .map(|r| {
-                        dump([
+                        out([
                             ("engagement_code", val(r, "engagement_code")),
                             ("assignment_status", val(r, "assignment_status")),
                             ("start_date", isoformat_field(r, "start_date")),

@@ -152,16 +152,7 @@ pub(crate) fn is_none(row: &Map<String, Value>, name: &str) -> bool {
     row.get(name).is_none_or(Value::is_null)
 }
 
-/// An output model dumped with `exclude_none=True`: the pairs in order, nulls left out.
-pub(crate) fn dump<const N: usize>(pairs: [(&str, Value); N]) -> Value {
-    Value::Object(
-        pairs
-            .into_iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
-}
+pub(crate) use crate::util::out;
 
 /// The first free `<prefix>-<n:06d>` id of a table, probing from n = 0.
 pub(crate) fn probe_id(s: &Session, table: &str, prefix: &str) -> Result<String, Fail> {
@@ -256,7 +247,7 @@ mod tests {
             "Failed to provision access: Object with ID AAL-2-000000 already exists"
         );
         assert_eq!(
-            dump([("x", json!(1)), ("y", Value::Null), ("z", json!(""))]),
+            out([("x", json!(1)), ("y", Value::Null), ("z", json!(""))]),
             json!({"x": 1, "z": ""})
         );
         let args: Args = json!({"email": "", "id": "X"}).as_object().unwrap().clone();

@@ -22,7 +22,7 @@ pub(crate) fn check_employee_assignment(s: &mut Session, a: &Args) -> Result<Val
         else {
             return Ok(json!({ "assigned": false }));
         };
-        Ok(super::dump([
+        Ok(super::out([
             ("assigned", json!(true)),
             ("assignment_status", val(r, "assignment_status")),
             ("start_date", isoformat_field(r, "start_date")),
@@ -41,7 +41,7 @@ pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> Result<Value, ToolErr
             .unwrap_or_default();
         let r = get_row(s, "salesforce_crm_sf_engagements", code)?
             .ok_or_else(|| exec(format!("Engagement not found: {code}")))?;
-        Ok(super::dump([
+        Ok(super::out([
             ("engagement_code", val(&r, "engagement_code")),
             ("client_id", val(&r, "client_id")),
             (

@@ -13,7 +13,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 let email = need(a, "email")?;
                 let r = get_row(s, "workday_employees", email)?
                     .ok_or_else(|| exec(format!("Employee not found: {email}")))?;
-                let data = super::dump([
+                let data = super::out([
                     ("email", val(&r, "email")),
                     ("name", val(&r, "name")),
                     ("level", val(&r, "level")),

@@ -6,7 +6,7 @@
 //! Created records get count-based ids (`OAA-{n:08d}` with n = rows + 1, and so on) and the
 //! reference's fixed timestamps, so replays are deterministic.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tb_sandbox::coerce::DateTimeParts;
 use tb_sandbox::{Args, Row, Session, ToolError, ToolFn};
 
@@ -177,16 +177,7 @@ pub(crate) fn employee_by_email(s: &Session, email: &str) -> Result<Option<Row>,
         .cloned())
 }
 
-/// An output model dumped with `exclude_none=True`: the pairs in order, null values dropped.
-pub(crate) fn out(pairs: Vec<(&str, Value)>) -> Value {
-    let mut m = Map::with_capacity(pairs.len());
-    for (k, v) in pairs {
-        if !v.is_null() {
-            m.insert(k.to_string(), v);
-        }
-    }
-    Value::Object(m)
-}
+pub(crate) use crate::util::out;
 
 /// `f"{prefix}{n:0{width}d}"` with n = current row count + 1.
 pub(crate) fn next_id(

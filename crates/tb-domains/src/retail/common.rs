@@ -2,8 +2,8 @@
 //! reference's two error kinds (a tool's own message, or any other failure wrapped as
 //! `Failed to <verb>: <error>`).
 
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use serde_json::{Map, Value};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
 use tb_sandbox::coerce::parse_datetime;
 use tb_sandbox::state::py_eq;
 use tb_sandbox::{Args, Row, Session, ToolError};
@@ -130,10 +130,7 @@ pub use crate::pytime::{isoformat_field, isoformat_stored};
 /// A stored datetime as an instant, and whether it carried an offset (naive ones are read as UTC).
 pub fn instant(v: &Value) -> Option<(DateTime<Utc>, bool)> {
     let p = parse_datetime(v.as_str()?)?;
-    let naive = NaiveDate::from_ymd_opt(p.year, p.month, p.day)?
-        .and_hms_micro_opt(p.hour, p.minute, p.second, p.micro)?;
-    let utc =
-        Utc.from_utc_datetime(&naive) - chrono::Duration::seconds(i64::from(p.offset.unwrap_or(0)));
+    let utc = DateTime::from_timestamp_micros(crate::pytime::micros(&p)?)?;
     Some((utc, p.offset.is_some()))
 }
 
@@ -162,15 +159,7 @@ pub fn probe_id(
 }
 
 /// Builds a result object from (key, value) pairs, dropping nulls (`exclude_none=True`).
-pub fn out(pairs: Vec<(&str, Value)>) -> Value {
-    let mut m = Map::with_capacity(pairs.len());
-    for (k, v) in pairs {
-        if !v.is_null() {
-            m.insert(k.to_string(), v);
-        }
-    }
-    Value::Object(m)
-}
+pub use crate::util::out;
 
 /// Stores a changed row (`db.update`), wrapping a failure with the tool's prefix.
 pub fn save(s: &mut Session, table: &str, row: &Row, prefix: &str) -> Result<(), ToolError> {

@@ -21,5 +21,5 @@ pub fn get_product_details(s: &mut Session, a: &Args) -> Result<Value, ToolError
         "points_redemption_eligible",
         "requires_installation",
     ];
-    Ok(out(fields.iter().map(|f| (*f, val(&p, f))).collect()))
+    Ok(out(fields.iter().map(|f| (*f, val(&p, f)))))
 }
