@@ -27,3 +27,20 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m
 fi
 "$VENV/bin/python" -c 'import mcp.client.streamable_http, mcp.client.session'
 echo "$(cd "$VENV" && pwd)/bin/python"
+
+# >>> tb-openenv: the PyPI OpenEnv client (crates/tb-openenv/tests/python_client.rs) >>>
+# `openenv` 0.4.1 (the version the ThinkingBox OpenEnv adapter locks; its GenericEnvClient speaks
+# `/ws`) goes into its own venv: it pulls fastmcp and gradio, whose own `mcp` requirement must not
+# move the MCP SDK pin above. The test looks for $TB_OPENENV_PYTHON, then
+# target/py-openenv/bin/python. Its path goes to stderr so the last stdout line stays the MCP one.
+OPENENV_VERSION="0.4.1"
+OPENENV_VENV="${TB_OPENENV_VENV:-target/py-openenv}"
+if [ ! -x "$OPENENV_VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$OPENENV_VENV"
+fi
+if ! "$OPENENV_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('openenv') == '$OPENENV_VERSION' else 1)" 2>/dev/null; then
+  "$OPENENV_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "openenv==$OPENENV_VERSION"
+fi
+"$OPENENV_VENV/bin/python" -c 'from openenv.core import GenericEnvClient'
+echo "ci-python-deps: OpenEnv client python: $(cd "$OPENENV_VENV" && pwd)/bin/python" >&2
+# <<< tb-openenv <<<
