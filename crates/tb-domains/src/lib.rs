@@ -14,6 +14,8 @@ pub mod policy;
 pub mod pyrepr;
 pub mod pytime;
 pub mod retail;
+#[cfg(test)]
+mod testdata;
 pub mod util;
 pub mod zendesk;
 

@@ -109,55 +109,14 @@ pub(crate) fn iso_date_z(text: &str) -> Result<Ymd, String> {
 pub(crate) mod testing {
     //! A session on the real initial data, for unit tests.
 
-    use std::sync::Arc;
+    pub use crate::testdata::{call, err};
     use tb_sandbox::{Clock, Session};
 
-    /// A fresh session of this domain with `patch`, or None (loudly) when the data is absent
-    /// outside CI.
+    /// A fresh session of this domain with `patch` at the replay clock, or None (loudly) when
+    /// the data is absent outside CI.
     pub fn session(patch: serde_json::Value) -> Option<Session> {
-        let shared = std::env::var_os("TB_SHARED")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-            });
-        let data = shared.join("thinkingbox-data");
-        if !data.join("servers").is_dir() {
-            if std::env::var_os("CI").is_some() {
-                panic!(
-                    "thinkingbox-data not found at {} (set TB_SHARED)",
-                    data.display()
-                );
-            }
-            eprintln!(
-                "SKIPPED: thinkingbox-data not found at {}; set TB_SHARED",
-                data.display()
-            );
-            return None;
-        }
-        let domain = Arc::new(super::domain().expect("booking domain builds"));
-        let loaded = domain
-            .load(&crate::toolslib(&data))
-            .expect("initial data loads");
         let clock = Clock::parse("2026-11-30T12:00:00Z").expect("clock");
-        Some(
-            loaded
-                .session(&serde_json::json!({ "data_patch": patch }), clock)
-                .expect("patch applies"),
-        )
-    }
-
-    /// Calls a tool and returns its JSON (result or `{"error", "tool"}`).
-    pub fn call(s: &mut Session, tool: &str, args: serde_json::Value) -> serde_json::Value {
-        s.call(tool, &args).to_json(tool)
-    }
-
-    /// The error text of a call, or panics with the result.
-    pub fn err(s: &mut Session, tool: &str, args: serde_json::Value) -> String {
-        let v = call(s, tool, args);
-        v.get("error")
-            .and_then(|e| e.as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| panic!("expected an error, got {v}"))
+        crate::testdata::session(super::SERVER, patch, clock)
     }
 }
 

@@ -179,49 +179,14 @@ pub(crate) fn get_row(
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    use serde_json::{Value, json};
+    pub use crate::testdata::{call, err};
+    use serde_json::Value;
     use tb_sandbox::{Clock, Session};
 
     /// A session on the real initial data with `patch` applied, or None (loudly) when the data
     /// is missing outside CI.
     pub fn session(patch: Value) -> Option<Session> {
-        let p = std::env::var_os("TB_SHARED")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-            });
-        let data = p.join("thinkingbox-data");
-        if !data.join("servers").is_dir() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "benchmark data not found at {} (set TB_SHARED)",
-                p.display()
-            );
-            eprintln!(
-                "SKIPPED: benchmark data not found at {}; set TB_SHARED",
-                p.display()
-            );
-            return None;
-        }
-        let domain = crate::by_name(super::SERVER).ok()??;
-        let loaded = domain.load(&crate::toolslib(&data)).ok()?;
-        loaded
-            .session(&json!({ "data_patch": patch }), Clock::default())
-            .ok()
-    }
-
-    /// Calls a tool and returns its JSON (result or `{"error", "tool"}`).
-    pub fn call(s: &mut Session, tool: &str, args: Value) -> Value {
-        s.call(tool, &args).to_json(tool)
-    }
-
-    /// The error text of a call, or panics with the result.
-    pub fn err(s: &mut Session, tool: &str, args: Value) -> String {
-        let out = call(s, tool, args);
-        match out.get("error").and_then(Value::as_str) {
-            Some(e) => e.to_string(),
-            None => panic!("expected an error from {tool}, got {out}"),
-        }
+        crate::testdata::session(super::SERVER, patch, Clock::default())
     }
 }
 

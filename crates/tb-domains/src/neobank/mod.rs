@@ -214,7 +214,7 @@ mod tests {
             .map(|t| t.decl.name.clone())
             .filter(|n| !n.starts_with("zendesk_"))
             .collect();
-        let Some(shared) = testutil::shared() else {
+        let Some(shared) = crate::testdata::shared("tb-bench-v1/tools") else {
             return;
         };
         let text = std::fs::read_to_string(

@@ -3,8 +3,8 @@
 //! list and skips loudly when the shared data is missing (fails in CI).
 
 use super::common::*;
+use crate::testdata::call;
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::sync::Arc;
 use tb_sandbox::{Clock, Loaded, Session, State};
 
@@ -31,10 +31,6 @@ fn empty() -> Session {
 
 fn add(s: &mut Session, table: &str, row: Value) {
     s.insert(table, &row).expect("row");
-}
-
-fn call(s: &mut Session, tool: &str, args: Value) -> Value {
-    s.call(tool, &args).to_json(tool)
 }
 
 fn err(s: &mut Session, tool: &str, args: Value) -> String {
@@ -737,25 +733,6 @@ fn search_policy_goes_to_the_shared_entry_point() {
 
 // --- declarations against the published tool list ------------------------------------------------
 
-fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("TB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    if p.join("tb-bench-v1/tools").is_dir() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "benchmark data not found at {} (set TB_SHARED)",
-        p.display()
-    );
-    eprintln!(
-        "SKIPPED: benchmark data not found at {}; set TB_SHARED",
-        p.display()
-    );
-    None
-}
-
 /// The schema without the prose (descriptions, titles, examples), which is ours.
 fn bare(v: &Value) -> Value {
     match v {
@@ -772,7 +749,9 @@ fn bare(v: &Value) -> Value {
 
 #[test]
 fn declarations_equal_the_reference_input_schemas() {
-    let Some(shared) = shared() else { return };
+    let Some(shared) = crate::testdata::shared("tb-bench-v1/tools") else {
+        return;
+    };
     let text =
         std::fs::read_to_string(shared.join("tb-bench-v1/tools/sandbox_external_retail.json"))
             .expect("tools json");

@@ -1,34 +1,11 @@
 //! Error paths and variant rules of the zendesk tools, on the real initial data.
 
+use crate::testdata::call;
 use serde_json::{Value, json};
 use tb_sandbox::{Clock, Session};
 
 fn session(server: &str) -> Option<Session> {
-    let p = std::env::var_os("TB_SHARED")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-        });
-    let data = p.join("thinkingbox-data");
-    if !data.join("servers").is_dir() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "thinkingbox-data missing at {}",
-            data.display()
-        );
-        eprintln!(
-            "SKIPPED: thinkingbox-data not found at {}; set TB_SHARED",
-            data.display()
-        );
-        return None;
-    }
-    let domain = crate::by_name(server).ok()??;
-    let loaded = domain.load(&crate::toolslib(&data)).ok()?;
-    loaded.session(&json!({}), Clock::default()).ok()
-}
-
-fn call(s: &mut Session, tool: &str, args: Value) -> Value {
-    s.call(tool, &args).to_json(tool)
+    crate::testdata::session(server, json!({}), Clock::default())
 }
 
 fn err(v: &Value) -> &str {
