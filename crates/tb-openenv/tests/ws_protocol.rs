@@ -83,10 +83,11 @@ fn check_frames(frames: &[String], forbidden: &[String]) {
         let keys = hidden_keys(&v);
         assert!(keys.is_empty(), "hidden keys {keys:?} in frame {raw}");
         for s in forbidden {
-            assert!(
-                !raw.contains(s.as_str()),
-                "hidden text {s:?} in frame {raw}"
-            );
+            if let Some(at) = raw.find(s.as_str()) {
+                let from = raw.floor_char_boundary(at.saturating_sub(200));
+                let to = raw.ceil_char_boundary((at + s.len() + 200).min(raw.len()));
+                panic!("hidden text {s:?} in a frame: …{}…", &raw[from..to]);
+            }
         }
     }
 }
@@ -594,5 +595,90 @@ async fn malformed_frames_never_break_the_session() {
     assert_eq!(st["type"], "state");
     let forbidden = forbidden_strings(&[], &[example().as_path(), s.config.as_path()], &s.mock);
     check_frames(&c.frames, &forbidden);
+    server.shutdown().await.unwrap();
+}
+
+/// A rubric task of the benchmark: the judge model's yes is a pass, its no a graded fail, and
+/// its failure a system error at the evaluator stage (never a plain 0). Rubric text never
+/// reaches the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rubric_judge_pass_fail_and_failure() {
+    let Some(data) = benchmark_data() else { return };
+    let ds = Dataset::open(&data).unwrap();
+    let all = ds
+        .load_test_list(&data.join(tb_openenv::env::CANONICAL_TEST_LIST))
+        .unwrap();
+    let task = all
+        .iter()
+        .find(|t| !tb_eval::infer::task_rubrics(t).is_empty())
+        .expect("a rubric task");
+    let s = setup().await;
+    let list = s._dir.path().join("one-rubric-task.yaml");
+    std::fs::write(&list, format!("- {}\n", task.uid)).unwrap();
+    let mut o = tb_openenv::Options::new(&data, Some(s.config.clone()));
+    o.test_list = Some(list.clone());
+    let server = start(o).await;
+    let calls = golden_calls(task);
+    let mut frames = Vec::new();
+    let mut play = async |judge: &str| -> Value {
+        match judge {
+            "fault" => s.mock.push_fault(
+                "judge",
+                Fault::Status {
+                    status: 400,
+                    retry_after: None,
+                    body: "{\"error\": \"no\"}".into(),
+                },
+            ),
+            answer => {
+                let a = answer.to_string();
+                s.mock
+                    .set_script("judge", move |_r: &tb_llm::mock::MockRequest| {
+                        tb_llm::mock::Reply::Text(a.clone())
+                    })
+            }
+        }
+        let mut c = Client::connect(&server.url()).await;
+        let f = c
+            .ask(json!({"type": "reset", "data": {"test_uid": task.uid}}))
+            .await;
+        assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+        for (t, a) in &calls {
+            let o = c
+                .step(json!({"type": "call_tool", "tool_name": t, "arguments": a}))
+                .await;
+            assert_eq!(o["done"], false, "{o}");
+        }
+        let o = c
+            .step(json!({"type": "submit_message", "content": "Here is everything you asked about. <DONE>"}))
+            .await;
+        frames.extend(std::mem::take(&mut c.frames));
+        o
+    };
+    let yes = play("Yes").await;
+    assert_eq!(yes["reward"], 1.0, "{yes}");
+    assert_eq!(yes["observation"]["reward_type"], "pass");
+    let no = play("No.").await;
+    assert_eq!(no["reward"], 0.0, "{no}");
+    assert_eq!(no["observation"]["reward_type"], "fail");
+    assert_eq!(no["observation"]["test_summary"]["graded"], true);
+    let failed = play("fault").await;
+    assert_eq!(failed["reward"], 0.0, "{failed}");
+    let ob = &failed["observation"];
+    assert_eq!(ob["reward_type"], "system_error");
+    assert_eq!(ob["system_error"], true);
+    assert_eq!(ob["test_summary"]["is_system_error"], true);
+    assert_eq!(ob["test_summary"]["infrastructure_stage"], "evaluator");
+    assert_eq!(
+        ob["error"],
+        "ThinkingBox infrastructure failure during evaluator."
+    );
+    assert!(s.mock.count("judge") >= 3);
+    let forbidden = forbidden_strings(
+        &[task],
+        &[data.as_path(), s.config.as_path(), list.as_path()],
+        &s.mock,
+    );
+    check_frames(&frames, &forbidden);
     server.shutdown().await.unwrap();
 }

@@ -160,7 +160,6 @@ pub fn forbidden_strings(tasks: &[&Task], paths: &[&Path], server: &MockServer) 
         "tool_interactions".into(),
         "data_patch".into(),
         "validate_database".into(),
-        "rubrics_yesno".into(),
         "dataset/test_case".into(),
         "openenv-run.yaml".into(),
     ];
