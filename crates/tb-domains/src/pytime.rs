@@ -445,17 +445,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const DEC_17: DateTimeParts = DateTimeParts {
-        year: 2025,
-        month: 12,
-        day: 17,
-        hour: 10,
-        minute: 0,
-        second: 0,
-        micro: 0,
-        offset: Some(0),
-    };
-    const DEC_18: DateTimeParts = DateTimeParts { day: 18, ..DEC_17 };
+    use crate::neobank::{DEC_17, DEC_18};
 
     /// Python's `isoformat()` of stored values (from retail, consulting and neobank's copies).
     #[test]
