@@ -35,6 +35,7 @@ struct SessionEntry {
 #[derive(Debug)]
 pub struct Sessions {
     max: usize,
+    closing: CancellationToken,
     epoch: Instant,
     next: AtomicU64,
     open: Mutex<HashMap<u64, Arc<SessionEntry>>>,
@@ -70,10 +71,11 @@ impl SessionGuard {
 }
 
 impl Sessions {
-    /// Room for `max` sessions.
-    pub fn new(max: usize) -> Arc<Self> {
+    /// Room for `max` sessions; cancelling `closing` closes them all (server shutdown).
+    pub fn new(max: usize, closing: CancellationToken) -> Arc<Self> {
         Arc::new(Sessions {
             max,
+            closing,
             epoch: Instant::now(),
             next: AtomicU64::new(1),
             open: Mutex::new(HashMap::new()),
@@ -104,7 +106,7 @@ impl Sessions {
         let entry = Arc::new(SessionEntry {
             last_ms: AtomicU64::new(self.now_ms()),
             busy: AtomicBool::new(false),
-            cancel: CancellationToken::new(),
+            cancel: self.closing.child_token(),
         });
         g.insert(id, entry.clone());
         Ok(SessionGuard {
@@ -224,12 +226,14 @@ async fn drive<T>(
     fut: impl Future<Output = T>,
     socket: &mut WebSocket,
     queued: &mut VecDeque<String>,
+    closing: &CancellationToken,
 ) -> Option<T> {
     tokio::pin!(fut);
     let mut reading = true;
     loop {
         tokio::select! {
             r = &mut fut => return Some(r),
+            _ = closing.cancelled() => return None,
             m = socket.recv(), if reading => match incoming(m) {
                 Incoming::Gone => return None,
                 Incoming::Text(t) => {
@@ -270,7 +274,8 @@ async fn session(mut socket: WebSocket, s: AppState) {
             None => {
                 tokio::select! {
                     _ = guard.entry.cancel.cancelled() => {
-                        close(&mut socket, 1000, "idle timeout").await;
+                        let why = if s.sessions.closing.is_cancelled() { "server shutting down" } else { "idle timeout" };
+                        close(&mut socket, 1001, why).await;
                         break;
                     }
                     m = socket.recv() => match incoming(m) {
@@ -288,13 +293,27 @@ async fn session(mut socket: WebSocket, s: AppState) {
             Ok(ClientFrame::Close) => break,
             Ok(ClientFrame::State) => Some(state_frame(&env.state())),
             Ok(ClientFrame::Reset(kwargs)) => {
-                match drive(env.reset(kwargs), &mut socket, &mut queued).await {
+                match drive(
+                    env.reset(kwargs),
+                    &mut socket,
+                    &mut queued,
+                    &s.sessions.closing,
+                )
+                .await
+                {
                     Some(v) => Some(observation_frame(&v)),
                     None => break,
                 }
             }
             Ok(ClientFrame::Step(action)) => {
-                match drive(env.step(action), &mut socket, &mut queued).await {
+                match drive(
+                    env.step(action),
+                    &mut socket,
+                    &mut queued,
+                    &s.sessions.closing,
+                )
+                .await
+                {
                     Some(v) => Some(observation_frame(&v)),
                     None => break,
                 }
@@ -346,8 +365,8 @@ pub async fn serve(
     shared: Arc<Shared>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let sessions = Sessions::new(shared.options.max_envs.max(1));
     let cancel = CancellationToken::new();
+    let sessions = Sessions::new(shared.options.max_envs.max(1), cancel.clone());
     let loader = {
         let shared = shared.clone();
         tokio::task::spawn_blocking(move || shared.load_data())

@@ -682,3 +682,20 @@ async fn rubric_judge_pass_fail_and_failure() {
     check_frames(&frames, &forbidden);
     server.shutdown().await.unwrap();
 }
+
+/// Shutting the server down closes open sessions (it does not wait for clients to leave).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_closes_open_sessions() {
+    let s = setup().await;
+    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
+    let mut c = Client::connect(&server.url()).await;
+    let f = c
+        .ask(json!({"type": "reset", "data": {"test_uid": BS001}}))
+        .await;
+    assert_eq!(f["data"]["observation"]["kind"], "reset");
+    tokio::time::timeout(GUARD, server.shutdown())
+        .await
+        .expect("shutdown waits for no client")
+        .unwrap();
+    assert!(c.next().await.is_none(), "the session was closed");
+}
