@@ -68,8 +68,18 @@ pub fn validate_model(
     };
     let mut out = Map::with_capacity(model.fields.len());
     let mut errors = Vec::new();
+    // Inputs usually list their keys in model order: try the next key before hashing.
+    let mut next = obj.iter().peekable();
     for field in &model.fields {
-        match obj.get(&field.name) {
+        let given = match next.peek() {
+            Some((k, v)) if **k == field.name => {
+                let v = *v;
+                next.next();
+                Some(v)
+            }
+            _ => obj.get(&field.name),
+        };
+        match given {
             Some(v) => match validate(&field.kind, v, ctx) {
                 Ok(v) => {
                     out.insert(field.name.clone(), v);

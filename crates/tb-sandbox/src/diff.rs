@@ -34,7 +34,8 @@ fn scalar_eq(a: &Value, b: &Value) -> bool {
 /// `calculate_deep_diff(result, golden, path="root")`.
 pub fn deep_diff(result: &Value, golden: &Value) -> Vec<Value> {
     let mut out = Vec::new();
-    diff_into(result, golden, "root", &mut out);
+    let mut path = String::from("root");
+    diff_into(result, golden, &mut path, &mut out);
     out
 }
 
@@ -45,7 +46,8 @@ fn entry(path: &str, kind: &str) -> Map<String, Value> {
     m
 }
 
-fn diff_into(a: &Value, b: &Value, path: &str, out: &mut Vec<Value>) {
+/// Walks both trees; `path` is a buffer holding the current path, restored on return.
+fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<Value>) {
     match (a, b) {
         (Value::Null, Value::Null) => return,
         (Value::Null, _) => {
@@ -79,22 +81,31 @@ fn diff_into(a: &Value, b: &Value, path: &str, out: &mut Vec<Value>) {
                 .chain(y.keys().filter(|k| !x.contains_key(*k)))
                 .collect();
             keys.sort_unstable_by(|p, q| p.as_bytes().cmp(q.as_bytes()));
+            let len = path.len();
+            let at_root = path == "root";
             for key in keys {
-                let key_path = if path == "root" {
-                    key.clone()
+                if at_root {
+                    path.clear();
                 } else {
-                    format!("{path}.{key}")
-                };
+                    path.push('.');
+                }
+                path.push_str(key);
                 match (x.get(key), y.get(key)) {
                     (None, _) => out.push(Value::Object(entry(
-                        &key_path,
+                        path,
                         "missing in result (present in golden)",
                     ))),
                     (_, None) => out.push(Value::Object(entry(
-                        &key_path,
+                        path,
                         "present in result (missing in golden)",
                     ))),
-                    (Some(va), Some(vb)) => diff_into(va, vb, &key_path, out),
+                    (Some(va), Some(vb)) => diff_into(va, vb, path, out),
+                }
+                if at_root {
+                    path.clear();
+                    path.push_str("root");
+                } else {
+                    path.truncate(len);
                 }
             }
         }
@@ -105,19 +116,22 @@ fn diff_into(a: &Value, b: &Value, path: &str, out: &mut Vec<Value>) {
                 m.insert("golden".into(), json!(y.len()));
                 out.push(Value::Object(m));
             }
+            let len = path.len();
             for i in 0..x.len().max(y.len()) {
-                let item_path = format!("{path}[{i}]");
+                use std::fmt::Write;
+                let _ = write!(path, "[{i}]");
                 match (x.get(i), y.get(i)) {
                     (None, _) => out.push(Value::Object(entry(
-                        &item_path,
+                        path,
                         "missing in result (present in golden)",
                     ))),
                     (_, None) => out.push(Value::Object(entry(
-                        &item_path,
+                        path,
                         "present in result (missing in golden)",
                     ))),
-                    (Some(va), Some(vb)) => diff_into(va, vb, &item_path, out),
+                    (Some(va), Some(vb)) => diff_into(va, vb, path, out),
                 }
+                path.truncate(len);
             }
         }
         _ => {

@@ -17,6 +17,89 @@ pub enum Layout {
     Default,
 }
 
+/// Where JSON text goes: a `String`, or a hasher.
+pub trait Sink {
+    /// Appends text.
+    fn push_str(&mut self, s: &str);
+    /// Appends one ASCII byte.
+    fn push_byte(&mut self, b: u8);
+}
+
+impl Sink for String {
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+    fn push_byte(&mut self, b: u8) {
+        self.push(char::from(b));
+    }
+}
+
+/// A [`Sink`] that feeds sha256 through a small buffer, so hashing never builds the text.
+pub struct HashWriter {
+    hasher: sha2::Sha256,
+    buf: Vec<u8>,
+}
+
+impl Default for HashWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HashWriter {
+    const CAP: usize = 8192;
+
+    /// An empty hasher.
+    pub fn new() -> Self {
+        HashWriter {
+            hasher: sha2::Sha256::default(),
+            buf: Vec::with_capacity(Self::CAP),
+        }
+    }
+
+    fn flush(&mut self) {
+        use sha2::Digest;
+        self.hasher.update(&self.buf);
+        self.buf.clear();
+    }
+
+    /// The lowercase hex digest of everything written.
+    pub fn hex(mut self) -> String {
+        use sha2::Digest;
+        self.flush();
+        let digest = self.hasher.finalize();
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(64);
+        for b in digest {
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        out
+    }
+}
+
+impl Sink for HashWriter {
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        if self.buf.len() + s.len() > Self::CAP {
+            self.flush();
+            if s.len() > Self::CAP {
+                use sha2::Digest;
+                self.hasher.update(s.as_bytes());
+                return;
+            }
+        }
+        self.buf.extend_from_slice(s.as_bytes());
+    }
+    #[inline]
+    fn push_byte(&mut self, b: u8) {
+        if self.buf.len() == Self::CAP {
+            self.flush();
+        }
+        self.buf.push(b);
+    }
+}
+
 /// `json.dumps(value)` with the given layout.
 pub fn dumps(value: &Value, layout: Layout) -> String {
     let mut out = String::with_capacity(256);
@@ -29,7 +112,17 @@ pub fn canonical(value: &Value) -> String {
     dumps(value, Layout::Canonical)
 }
 
-fn write_value(out: &mut String, value: &Value, layout: Layout) {
+/// Writes the canonical text of `value` into a sink.
+pub fn write_canonical<S: Sink>(out: &mut S, value: &Value) {
+    write_value(out, value, Layout::Canonical);
+}
+
+/// Writes `json.dumps(value)` in the given layout into a sink.
+pub fn write<S: Sink>(out: &mut S, value: &Value, layout: Layout) {
+    write_value(out, value, layout);
+}
+
+fn write_value<S: Sink>(out: &mut S, value: &Value, layout: Layout) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -37,7 +130,7 @@ fn write_value(out: &mut String, value: &Value, layout: Layout) {
         Value::Number(n) => write_number(out, n),
         Value::String(s) => write_str(out, s),
         Value::Array(items) => {
-            out.push('[');
+            out.push_byte(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(if layout == Layout::Canonical {
@@ -48,15 +141,15 @@ fn write_value(out: &mut String, value: &Value, layout: Layout) {
                 }
                 write_value(out, item, layout);
             }
-            out.push(']');
+            out.push_byte(b']');
         }
         Value::Object(map) => {
-            out.push('{');
+            out.push_byte(b'{');
             let (item_sep, key_sep) = match layout {
                 Layout::Canonical => (",", ":"),
                 Layout::Default => (", ", ": "),
             };
-            let write_entry = |i: usize, k: &str, v: &Value, out: &mut String| {
+            let mut write_entry = |i: usize, k: &str, v: &Value| {
                 if i > 0 {
                     out.push_str(item_sep);
                 }
@@ -66,29 +159,66 @@ fn write_value(out: &mut String, value: &Value, layout: Layout) {
             };
             if layout == Layout::Canonical {
                 // Python sorts str keys by code point; UTF-8 byte order is the same order.
-                let mut keys: Vec<(&String, &Value)> = map.iter().collect();
-                keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                for (i, (k, v)) in keys.into_iter().enumerate() {
-                    write_entry(i, k, v, out);
+                // Rows are usually small: sort on the stack when they fit.
+                let sorted = map
+                    .keys()
+                    .zip(map.keys().skip(1))
+                    .all(|(a, b)| a.as_bytes() < b.as_bytes());
+                if sorted {
+                    for (i, (k, v)) in map.iter().enumerate() {
+                        write_entry(i, k, v);
+                    }
+                } else {
+                    let mut keys: Vec<(&String, &Value)> = map.iter().collect();
+                    keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                    for (i, (k, v)) in keys.into_iter().enumerate() {
+                        write_entry(i, k, v);
+                    }
                 }
             } else {
                 for (i, (k, v)) in map.iter().enumerate() {
-                    write_entry(i, k, v, out);
+                    write_entry(i, k, v);
                 }
             }
-            out.push('}');
+            out.push_byte(b'}');
         }
     }
 }
 
-fn write_number(out: &mut String, n: &Number) {
+fn write_number<S: Sink>(out: &mut S, n: &Number) {
     if let Some(i) = n.as_i64() {
-        let _ = write!(out, "{i}");
+        let mut b = itoa_buf();
+        out.push_str(fmt_int(&mut b, i128::from(i)));
     } else if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
+        let mut b = itoa_buf();
+        out.push_str(fmt_int(&mut b, i128::from(u)));
     } else if let Some(f) = n.as_f64() {
         out.push_str(&float_repr(f));
     }
+}
+
+fn itoa_buf() -> [u8; 40] {
+    [0u8; 40]
+}
+
+/// Decimal text of an integer, written into `buf`.
+fn fmt_int(buf: &mut [u8; 40], v: i128) -> &str {
+    let neg = v < 0;
+    let mut x = v.unsigned_abs();
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    if neg {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or("0")
 }
 
 /// Python's `repr(float)` (also what `json.dumps` writes for a finite float): the shortest
@@ -153,9 +283,22 @@ pub fn float_repr(f: f64) -> String {
     out
 }
 
-fn write_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
+fn write_str<S: Sink>(out: &mut S, s: &str) {
+    out.push_byte(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        // Printable ASCII other than `"` and `\\` is written as is, in runs.
+        if (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' {
+            continue;
+        }
+        // Only ASCII bytes end a run here, or the first byte of a multi-byte char.
+        if b >= 0x80 && (b & 0xc0) == 0x80 {
+            // A continuation byte: already handled with its lead byte.
+            continue;
+        }
+        out.push_str(&s[start..i]);
+        let c = s[i..].chars().next().unwrap_or('\u{fffd}');
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -164,16 +307,21 @@ fn write_str(out: &mut String, s: &str) {
             '\t' => out.push_str("\\t"),
             '\u{08}' => out.push_str("\\b"),
             '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+            c => {
                 let mut buf = [0u16; 2];
                 for unit in c.encode_utf16(&mut buf) {
-                    let _ = write!(out, "\\u{unit:04x}");
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.push_str("\\u");
+                    for shift in [12, 8, 4, 0] {
+                        out.push_byte(HEX[usize::from((*unit >> shift) & 15)]);
+                    }
                 }
             }
-            c => out.push(c),
         }
+        start = i + c.len_utf8();
     }
-    out.push('"');
+    out.push_str(&s[start..]);
+    out.push_byte(b'"');
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// An error a tool raises. Its text follows `Tool execution failed: ` in the result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -89,6 +89,100 @@ pub struct Domain {
     layout: Layout,
     tools: Vec<Tool>,
     index: HashMap<String, usize>,
+    patched: Mutex<PatchCache>,
+}
+
+/// Patched base states by (naive clock, data patch): sessions of the same task start from one
+/// shared copy-on-write state instead of each copying the tables the patch touches. Entries
+/// are found by a fingerprint and confirmed by exact (order-sensitive) equality of the patch,
+/// the clock and the identity of the base tables. Also the distinct policy `sources` seen, so
+/// sessions share them.
+#[derive(Debug, Default)]
+struct PatchCache {
+    entries: HashMap<u64, Vec<PatchEntry>>,
+    len: usize,
+    sources: Vec<Arc<Vec<Value>>>,
+}
+
+#[derive(Debug)]
+struct PatchEntry {
+    now: String,
+    patch: Value,
+    base: State,
+    state: State,
+}
+
+impl PatchCache {
+    /// Entries kept before the cache starts over (each holds copies of a few tables).
+    const MAX: usize = 4096;
+    /// Distinct `sources` lists kept.
+    const MAX_SOURCES: usize = 64;
+}
+
+/// JSON equality that also requires the same key order (a patch's key order can reach rows
+/// through `dict`/`any` fields, and from there the text of tool results).
+fn eq_ordered(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && eq_ordered(v1, v2))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| eq_ordered(p, q))
+        }
+        _ => a == b,
+    }
+}
+
+/// A fast structural fingerprint (not cryptographic; equality is always confirmed).
+fn fingerprint(v: &Value, h: &mut u64) {
+    fn mix(h: &mut u64, x: u64) {
+        *h = (h.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn bytes(h: &mut u64, b: &[u8]) {
+        let mut chunks = b.chunks_exact(8);
+        for c in &mut chunks {
+            mix(
+                h,
+                u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
+            );
+        }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        mix(h, u64::from_le_bytes(last) ^ (b.len() as u64) << 56);
+    }
+    match v {
+        Value::Null => mix(h, 1),
+        Value::Bool(b) => mix(h, 2 + u64::from(*b)),
+        Value::Number(n) => {
+            mix(h, 4);
+            match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => mix(h, i as u64),
+                (None, Some(u)) => mix(h, u ^ 0x8000_0000_0000_0000),
+                _ => mix(
+                    h,
+                    n.as_f64().unwrap_or(0.0).to_bits() ^ 0x4000_0000_0000_0000,
+                ),
+            }
+        }
+        Value::String(s) => {
+            mix(h, 5);
+            bytes(h, s.as_bytes());
+        }
+        Value::Array(a) => {
+            mix(h, 6 + ((a.len() as u64) << 8));
+            a.iter().for_each(|x| fingerprint(x, h));
+        }
+        Value::Object(m) => {
+            mix(h, 7 + ((m.len() as u64) << 8));
+            for (k, x) in m {
+                bytes(h, k.as_bytes());
+                fingerprint(x, h);
+            }
+        }
+    }
 }
 
 impl Domain {
@@ -133,6 +227,7 @@ impl Domain {
             layout: Layout::new(doc),
             tools,
             index,
+            patched: Mutex::new(PatchCache::default()),
         })
     }
 
@@ -183,17 +278,35 @@ pub struct Loaded {
 impl Loaded {
     /// A fresh session: a copy of the base state with the config's `data_patch` applied.
     /// `config` is what the reference sends to `__reserved__init` (`sources`, `data_patch`, ...).
+    ///
+    /// The patched state is built once per (patch, clock) and shared copy-on-write by every
+    /// later session of the same patch; each session still owns its state (the first write to
+    /// a table copies that table for that session alone).
     pub fn session(&self, config: &Value, clock: Clock) -> Result<Session, StateError> {
-        let mut state = self.base.clone();
+        self.open(config, clock, true)
+    }
+
+    /// [`Loaded::session`] without the shared patched state: copies and patches the tables
+    /// every time (what a cold first session of a task costs).
+    pub fn session_uncached(&self, config: &Value, clock: Clock) -> Result<Session, StateError> {
+        self.open(config, clock, false)
+    }
+
+    fn open(&self, config: &Value, clock: Clock, cached: bool) -> Result<Session, StateError> {
         let now = clock.now_naive_iso();
-        if let Some(patch) = config.get("data_patch") {
-            state.apply_patch(patch, Ctx { now: &now })?;
-        }
-        let sources = config
-            .get("sources")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let state = match config.get("data_patch") {
+            None | Some(Value::Null) => self.base.clone(),
+            Some(patch) if cached => self.patched(patch, &now)?,
+            Some(patch) => {
+                let mut state = self.base.clone();
+                state.apply_patch(patch, Ctx { now: &now })?;
+                state
+            }
+        };
+        let sources = match config.get("sources") {
+            Some(Value::Array(a)) => self.shared_sources(a),
+            _ => Arc::new(Vec::new()),
+        };
         Ok(Session {
             domain: self.domain.clone(),
             state,
@@ -202,6 +315,58 @@ impl Loaded {
             call_args: Value::Null,
             now_naive: now,
         })
+    }
+
+    /// One shared copy of each distinct `sources` list.
+    fn shared_sources(&self, list: &[Value]) -> Arc<Vec<Value>> {
+        let same = |a: &Arc<Vec<Value>>| {
+            a.len() == list.len() && a.iter().zip(list).all(|(x, y)| eq_ordered(x, y))
+        };
+        let Ok(mut c) = self.domain.patched.lock() else {
+            return Arc::new(list.to_vec());
+        };
+        if let Some(a) = c.sources.iter().find(|a| same(a)) {
+            return a.clone();
+        }
+        let a = Arc::new(list.to_vec());
+        if c.sources.len() < PatchCache::MAX_SOURCES {
+            c.sources.push(a.clone());
+        }
+        a
+    }
+
+    fn patched(&self, patch: &Value, now: &str) -> Result<State, StateError> {
+        let mut key = 0u64;
+        fingerprint(patch, &mut key);
+        let found = |e: &PatchEntry| {
+            e.now == now && e.base.same_tables(&self.base) && eq_ordered(&e.patch, patch)
+        };
+        let cache = &self.domain.patched;
+        if let Ok(c) = cache.lock()
+            && let Some(list) = c.entries.get(&key)
+            && let Some(e) = list.iter().find(|e| found(e))
+        {
+            return Ok(e.state.clone());
+        }
+        let mut state = self.base.clone();
+        state.apply_patch(patch, Ctx { now })?;
+        if let Ok(mut c) = cache.lock() {
+            if c.len >= PatchCache::MAX {
+                c.entries.clear();
+                c.len = 0;
+            }
+            let list = c.entries.entry(key).or_default();
+            if !list.iter().any(found) {
+                list.push(PatchEntry {
+                    now: now.to_string(),
+                    patch: patch.clone(),
+                    base: self.base.clone(),
+                    state: state.clone(),
+                });
+                c.len += 1;
+            }
+        }
+        Ok(state)
     }
 }
 
@@ -295,8 +460,8 @@ pub struct Session {
     pub state: State,
     /// The clock tools read.
     pub clock: Clock,
-    /// The scenario's policy sources (for policy search).
-    pub sources: Vec<Value>,
+    /// The scenario's policy sources (for policy search), shared by the sessions of a domain.
+    pub sources: Arc<Vec<Value>>,
     /// The raw (unvalidated) arguments of the call in progress, for tools whose reference
     /// reads what the caller actually sent (`model_dump(exclude_unset=True)`, field aliases).
     pub call_args: Value,
@@ -313,20 +478,25 @@ impl Session {
 
     /// Validates and inserts a row (`db.create`).
     pub fn insert(&mut self, table: &str, row: &Value) -> Result<crate::state::Row, ToolError> {
-        let now = self.now_naive.clone();
-        Ok(self.state.insert(table, row, Ctx { now: &now })?)
+        let ctx = Ctx {
+            now: &self.now_naive,
+        };
+        Ok(self.state.insert(table, row, ctx)?)
     }
 
     /// Validates and replaces a row by id (`db.update`).
     pub fn replace(&mut self, table: &str, row: &Value) -> Result<crate::state::Row, ToolError> {
-        let now = self.now_naive.clone();
-        Ok(self.state.replace(table, row, Ctx { now: &now })?)
+        let ctx = Ctx {
+            now: &self.now_naive,
+        };
+        Ok(self.state.replace(table, row, ctx)?)
     }
 
     /// Calls a tool by name with raw JSON arguments, as the reference's server does: input
     /// validation first (errors as `Input validation failed: loc: msg; ...`), then the tool.
     pub fn call(&mut self, name: &str, args: &Value) -> CallOutcome {
-        let Some(tool) = self.domain.tool(name).cloned() else {
+        let domain = self.domain.clone();
+        let Some(tool) = domain.tool(name) else {
             return CallOutcome::UnknownTool(name.to_string());
         };
         let validated = match coerce::validate_model(&tool.decl.input, args, self.ctx()) {

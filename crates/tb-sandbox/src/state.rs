@@ -10,7 +10,6 @@ use crate::coerce::{self, Ctx, ValidationError};
 use crate::pyjson;
 use crate::schema::{IdSpec, SchemaDoc, TableDef};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -102,6 +101,7 @@ impl Layout {
 pub struct State {
     layout: Layout,
     tables: Vec<Arc<Vec<Row>>>,
+    writes: u64,
 }
 
 /// Python's `str(x)` for a JSON value, as used in ids and sort keys.
@@ -156,6 +156,40 @@ impl TableDef {
             }
         }
     }
+    /// Whether `get_id()` of `row` equals `id` under Python equality, without building the id.
+    /// False when the model has no id.
+    pub fn id_matches(&self, row: &Row, id: &Value) -> bool {
+        match &self.id {
+            None => false,
+            Some(IdSpec::Field(f)) => py_eq(row.get(f).unwrap_or(&Value::Null), id),
+            Some(IdSpec::Template(t)) => {
+                // The id is a str; only a str equals it.
+                let Value::String(want) = id else {
+                    return false;
+                };
+                let mut want = want.as_str();
+                let mut rest = t.as_str();
+                while let Some(open) = rest.find('{') {
+                    let Some(tail) = want.strip_prefix(&rest[..open]) else {
+                        return false;
+                    };
+                    want = tail;
+                    let close = rest[open..].find('}').map_or(rest.len(), |c| open + c);
+                    let field = &rest[open + 1..close];
+                    let part = match row.get(field) {
+                        Some(Value::String(v)) => std::borrow::Cow::Borrowed(v.as_str()),
+                        other => std::borrow::Cow::Owned(py_str(other.unwrap_or(&Value::Null))),
+                    };
+                    let Some(tail) = want.strip_prefix(part.as_ref()) else {
+                        return false;
+                    };
+                    want = tail;
+                    rest = rest.get(close + 1..).unwrap_or("");
+                }
+                want == rest
+            }
+        }
+    }
 }
 
 impl State {
@@ -166,7 +200,11 @@ impl State {
             .iter()
             .map(|_| Arc::new(Vec::new()))
             .collect();
-        State { layout, tables }
+        State {
+            layout,
+            tables,
+            writes: 0,
+        }
     }
 
     /// Loads each table's initial rows from `<toolslib>/<toolset>/initial_data/<stem>.json`, validating each row.
@@ -210,6 +248,23 @@ impl State {
         Ok(state)
     }
 
+    /// How many times a table was opened for writing (insert, replace, delete, patch, or
+    /// [`State::rows_mut`]). A tool call that leaves it unchanged did not write.
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// Whether both states hold the very same tables (shared, not equal by content).
+    pub fn same_tables(&self, other: &State) -> bool {
+        Arc::ptr_eq(&self.layout.doc, &other.layout.doc)
+            && self.tables.len() == other.tables.len()
+            && self
+                .tables
+                .iter()
+                .zip(&other.tables)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+
     /// The layout.
     pub fn layout(&self) -> &Layout {
         &self.layout
@@ -235,6 +290,7 @@ impl State {
     /// revalidated: prefer [`State::insert`] and [`State::replace`].
     pub fn rows_mut(&mut self, table: &str) -> Result<&mut Vec<Row>, StateError> {
         let i = self.pos(table)?;
+        self.writes += 1;
         Ok(Arc::make_mut(&mut self.tables[i]))
     }
 
@@ -247,9 +303,7 @@ impl State {
     pub fn get(&self, table: &str, id: &Value) -> Result<Option<&Row>, StateError> {
         let i = self.pos(table)?;
         let def = &self.layout.tables()[i];
-        Ok(self.tables[i]
-            .iter()
-            .find(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, id))))
+        Ok(self.tables[i].iter().find(|r| def.id_matches(r, id)))
     }
 
     /// The first row whose `field` equals `value` (Python equality).
@@ -285,12 +339,11 @@ impl State {
         let i = self.pos(table)?;
         let def = &self.layout.tables()[i];
         if let Some(id) = def.row_id(&row)
-            && self.tables[i]
-                .iter()
-                .any(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, &id)))
+            && self.tables[i].iter().any(|r| def.id_matches(r, &id))
         {
             return Err(StateError::Duplicate(py_str(&id)));
         }
+        self.writes += 1;
         Arc::make_mut(&mut self.tables[i]).push(row.clone());
         Ok(row)
     }
@@ -299,12 +352,14 @@ impl State {
     pub fn replace(&mut self, table: &str, input: &Value, ctx: Ctx<'_>) -> Result<Row, StateError> {
         let row = self.validate_row(table, input, ctx)?;
         let i = self.pos(table)?;
-        let def = self.layout.tables()[i].clone();
+        let layout = self.layout.clone();
+        let def = &layout.tables()[i];
         let id = def.row_id(&row).ok_or(StateError::NoId)?;
+        self.writes += 1;
         let rows = Arc::make_mut(&mut self.tables[i]);
         let mut found = false;
         for r in rows.iter_mut() {
-            if def.row_id(r).is_some_and(|rid| py_eq(&rid, &id)) {
+            if def.id_matches(r, &id) {
                 *r = row.clone();
                 found = true;
             }
@@ -319,13 +374,15 @@ impl State {
     /// `db.delete_by_id`: removes every row with that id.
     pub fn delete(&mut self, table: &str, id: &Value) -> Result<(), StateError> {
         let i = self.pos(table)?;
-        let def = self.layout.tables()[i].clone();
+        let layout = self.layout.clone();
+        let def = &layout.tables()[i];
         if def.id.is_none() {
             return Err(StateError::NoId);
         }
         let before = self.tables[i].len();
+        self.writes += 1;
         let rows = Arc::make_mut(&mut self.tables[i]);
-        rows.retain(|r| !def.row_id(r).is_some_and(|rid| py_eq(&rid, id)));
+        rows.retain(|r| !def.id_matches(r, id));
         if rows.len() == before {
             Err(StateError::Missing(py_str(id)))
         } else {
@@ -346,6 +403,7 @@ impl State {
             };
         };
         let mut errors = Vec::new();
+        let layout = self.layout.clone();
         for (table, rows) in tables {
             let Some(i) = self.layout.position(table) else {
                 errors.push(format!("Unknown table '{table}'"));
@@ -355,7 +413,7 @@ impl State {
                 errors.push(format!("{table}: expected a list of rows"));
                 continue;
             };
-            let def = self.layout.tables()[i].clone();
+            let def = &layout.tables()[i];
             for (n, raw) in rows.iter().enumerate() {
                 let row = match coerce::validate_model(&def.model, raw, ctx) {
                     Ok(r) => r,
@@ -364,13 +422,12 @@ impl State {
                         break;
                     }
                 };
+                self.writes += 1;
                 let target = Arc::make_mut(&mut self.tables[i]);
                 let id = def.row_id(&row);
-                let existing = id.as_ref().and_then(|id| {
-                    target
-                        .iter()
-                        .position(|r| def.row_id(r).is_some_and(|rid| py_eq(&rid, id)))
-                });
+                let existing = id
+                    .as_ref()
+                    .and_then(|id| target.iter().position(|r| def.id_matches(r, id)));
                 match existing {
                     Some(p) => target[p] = row,
                     None => target.push(row),
@@ -399,25 +456,11 @@ impl State {
     /// The stable state the reference hashes: unstable fields dropped, scalar lists sorted,
     /// rows sorted by `str(row["id"])` (stable, so tables without an `id` keep store order).
     pub fn stable_state(&self) -> Value {
-        let mut out = Map::new();
+        let mut out = Map::with_capacity(self.tables.len());
         for (def, rows) in self.layout.tables().iter().zip(&self.tables) {
-            let mut items: Vec<(String, Value)> = rows
-                .iter()
-                .map(|r| {
-                    let mut r = r.clone();
-                    for f in &def.unstable {
-                        r.shift_remove(f);
-                    }
-                    let key = r.get("id").map(py_str).unwrap_or_default();
-                    let mut v = Value::Object(r);
-                    sort_scalar_lists(&mut v);
-                    (key, v)
-                })
-                .collect();
-            items.sort_by(|a, b| a.0.cmp(&b.0));
             out.insert(
                 def.name.clone(),
-                Value::Array(items.into_iter().map(|(_, v)| v).collect()),
+                Value::Array(stable_rows(def, rows).map(Value::Object).collect()),
             );
         }
         Value::Object(out)
@@ -431,8 +474,38 @@ impl State {
 
 /// sha256 hex of `json.dumps(stable, sort_keys=True, separators=(",", ":"))`.
 pub fn hash_stable(stable: &Value) -> String {
-    let digest = Sha256::digest(pyjson::canonical(stable).as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut w = pyjson::HashWriter::new();
+    pyjson::write_canonical(&mut w, stable);
+    w.hex()
+}
+
+/// A table's rows as the stable state holds them: unstable fields dropped (model order kept),
+/// scalar lists sorted, rows stably sorted by `str(row["id"])`.
+fn stable_rows<'a>(def: &'a TableDef, rows: &'a [Row]) -> impl Iterator<Item = Row> + 'a {
+    let mut order: Vec<(std::borrow::Cow<'a, str>, &'a Row)> = rows
+        .iter()
+        .map(|r| {
+            let key = match r.get("id") {
+                None => std::borrow::Cow::Borrowed(""),
+                Some(Value::String(s)) => std::borrow::Cow::Borrowed(s.as_str()),
+                Some(v) => std::borrow::Cow::Owned(py_str(v)),
+            };
+            (key, r)
+        })
+        .collect();
+    order.sort_by(|a, b| a.0.cmp(&b.0));
+    order.into_iter().map(move |(_, r)| {
+        let mut m = Map::with_capacity(r.len());
+        for (k, v) in r {
+            if def.unstable.iter().any(|u| u == k) {
+                continue;
+            }
+            let mut v = v.clone();
+            sort_scalar_lists(&mut v);
+            m.insert(k.clone(), v);
+        }
+        m
+    })
 }
 
 /// Sorts, at any depth, every non-empty list whose items are all str/int/float/bool.
