@@ -4,7 +4,7 @@
 //! The episode itself is `tb_eval`'s loop ([`tb_eval::episode::run_episode`]), the same code
 //! `tb infer` runs, so the stop rules, the simulated user, agent-turn counting, end-turn tools
 //! and direct responses behave identically. The loop pulls agent replies from an
-//! [`tb_eval::episode::Agent`]; here that agent is a [`RemoteAgent`] whose replies are the
+//! [`tb_eval::episode::Agent`]; here that agent is a `RemoteAgent` whose replies are the
 //! client's actions: each time the loop asks for the next reply, the step that caused it is
 //! answered with what the loop added to the conversation meanwhile (tool results, the
 //! simulated user's message). When the loop ends, the session is graded (state judge, then
@@ -688,7 +688,7 @@ impl Environment {
                     l.next_call += 1;
                     l.next_call
                 });
-                format!("call_{}", n.unwrap_or(0))
+                format!("call_tb{}", n.unwrap_or(0))
             }
         }
     }

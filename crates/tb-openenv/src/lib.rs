@@ -8,7 +8,7 @@
 //! `reward_type: "system_error"` rather than as a plain 0.
 //!
 //! - [`protocol`]: frames, actions, error codes, the public schemas;
-//! - [`env`]: options, the shared data and config, readiness;
+//! - [`mod@env`]: options, the shared data and config, readiness;
 //! - [`episode`]: one environment (reset, step, state, finalization);
 //! - [`server`]: the routes, the `/ws` session loop, the session limit, the idle reaper.
 //!
