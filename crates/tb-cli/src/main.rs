@@ -1,5 +1,6 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
+mod bench_cmd;
 mod common;
 mod infer_cmd;
 mod mcp_cmd;
@@ -52,6 +53,8 @@ enum Command {
     Show(metrics_cmds::ShowArgs),
     /// Compare a baseline and a candidate run task by task (Bayesian).
     Sbs(metrics_cmds::SbsArgs),
+    /// Performance figures beside the reference's (replay, sessions, tool calls, memory).
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Report(a) => metrics_cmds::report(a).map(|()| ExitCode::SUCCESS),
         Command::Show(a) => metrics_cmds::show(a).map(|()| ExitCode::SUCCESS),
         Command::Sbs(a) => metrics_cmds::sbs(a).map(|()| ExitCode::SUCCESS),
+        Command::Bench(a) => bench_cmd::run(a),
     };
     match result {
         Ok(code) => code,
