@@ -1,13 +1,22 @@
 //! `tb infer`: run attempts of tasks with an agent, grade each, write one record per attempt.
+//!
+//! Every agent (the offline `golden` and `noop`, and model agents with `-c CONFIG`) runs
+//! through the same campaign machinery (`tb_eval::campaign`): concurrent attempts keyed
+//! `<uid>::repeat::<n>`, records written and synced as each attempt ends, system errors in
+//! an errors sidecar, `--resume`, `--shard i/n`, provenance in every record and in the run
+//! manifest. See docs/campaigns.md.
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use serde_json::{Map, json};
-use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tb_eval::infer::{AttemptEnv, attempt_offline};
+use std::sync::Arc;
+use tb_eval::campaign::{self, CampaignFiles, Mode, Observer, RoleLimits, Shard};
+use tb_eval::campaign_provenance as prov;
+use tb_eval::campaign_store::Outcome;
+use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv};
 use tb_eval::judge::StateJudge;
 use tb_eval::offline::OfflineAgent;
 
@@ -33,9 +42,20 @@ pub struct InferArgs {
     /// Run config YAML (models: `orchestrator.agent_model`, `user_model`, `judge_model`).
     #[arg(short = 'c', long)]
     pub config: Option<PathBuf>,
-    /// Attempts run at the same time (model agents).
-    #[arg(short = 'b', long, default_value_t = 5)]
-    pub batch_size: usize,
+    /// Attempts running at the same time (default 5 with a model agent, the number of CPUs
+    /// with an offline one).
+    #[arg(short = 'b', long = "concurrency", visible_alias = "batch-size")]
+    pub concurrency: Option<usize>,
+    /// Agent-model requests in flight at most (default: no limit beyond --concurrency).
+    #[arg(long)]
+    pub agent_concurrency: Option<usize>,
+    /// Simulated-user requests in flight at most, so the user model cannot take the
+    /// endpoint's capacity from the agent.
+    #[arg(long)]
+    pub user_concurrency: Option<usize>,
+    /// Judge requests in flight at most, likewise.
+    #[arg(long)]
+    pub judge_concurrency: Option<usize>,
     /// Budget in seconds of one model call, retries included.
     #[arg(long)]
     pub message_timeout: Option<f64>,
@@ -48,9 +68,24 @@ pub struct InferArgs {
     /// Attempts per task.
     #[arg(short = 'r', long, default_value_t = 1)]
     pub repeat: u32,
-    /// Where to write trial records (JSONL).
+    /// Where to write trial records with a verdict (JSONL).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
+    /// Where to write attempts that ended in a system or test error (JSONL); default
+    /// `<output stem>_errors.jsonl`.
+    #[arg(long)]
+    pub errors_output: Option<PathBuf>,
+    /// Continue the run in --output: skip keys that already have a verdict, rerun the rest
+    /// (system errors included); a torn last line left by a kill is cut first.
+    #[arg(long, conflicts_with = "overwrite")]
+    pub resume: bool,
+    /// Start over even if --output already holds records (they are deleted).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Run only shard i of n (`i/n`, from 0): a fixed partition of the (task, repetition)
+    /// keys by a hash of the key; combine the shards' outputs with `tb merge`.
+    #[arg(long)]
+    pub shard: Option<String>,
     /// The time tools see (RFC 3339); default 2025-10-01T13:00:00Z.
     #[arg(long)]
     pub now: Option<String>,
@@ -59,17 +94,8 @@ pub struct InferArgs {
     pub show_failures: usize,
 }
 
-/// Runs `tb infer`.
-pub fn run(a: &InferArgs) -> Result<ExitCode> {
-    let Some(agent) = OfflineAgent::parse(&a.agent).filter(|_| a.config.is_none()) else {
-        return run_model(a);
-    };
-    if a.repeat == 0 {
-        bail!("--repeat must be at least 1");
-    }
-    let root = crate::common::data_root(&a.data)?;
-    let (ds, sandbox) = crate::common::open(&root)?;
-    let clock = crate::common::clock(&a.now)?;
+/// The tasks selected by --test-list, --name and --inputs, in that order.
+fn select_tasks(a: &InferArgs, ds: &tb_dataset::Dataset) -> Result<Vec<tb_core::Task>> {
     let mut tasks = Vec::new();
     if let Some(list) = &a.test_list {
         tasks.extend(ds.load_test_list(&ds.resolve_test_list(list))?);
@@ -78,84 +104,408 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         tasks.extend(ds.load_tasks(&a.names)?);
     }
     if let Some(p) = &a.inputs {
-        tasks.extend(load_inputs(&ds, p)?);
+        tasks.extend(load_inputs(ds, p)?);
     }
     if tasks.is_empty() {
         bail!("no tasks: give --test-list FILE, --name file.py:function or --inputs PATH");
     }
-    let mut bot_instructions = HashMap::new();
+    let mut seen = BTreeSet::new();
     for t in &tasks {
-        if !bot_instructions.contains_key(&t.scenario) {
-            let s = ds.scenario(&t.scenario)?;
-            bot_instructions.insert(
-                t.scenario.clone(),
-                s.bot_instructions.clone().unwrap_or_default(),
+        if !seen.insert(t.uid.as_str()) {
+            bail!(
+                "task {} is selected twice: each task may appear once (use --repeat for more attempts)",
+                t.uid
             );
         }
     }
-    let agent_cfg = ds.agent("think").ok();
+    Ok(tasks)
+}
+
+/// Progress: an indicatif bar on stderr (hidden when stderr is not a terminal), and what
+/// the summary needs.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    running: usize,
+    done: usize,
+    errors: usize,
+    verdicts: usize,
+    passed: usize,
+    per_scenario: BTreeMap<String, (usize, usize)>,
+    failures: Vec<String>,
+    show_failures: usize,
+}
+
+impl Progress {
+    fn new(total: usize, show_failures: usize) -> Progress {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} {msg} ETA {eta}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Progress {
+            bar,
+            running: 0,
+            done: 0,
+            errors: 0,
+            verdicts: 0,
+            passed: 0,
+            per_scenario: BTreeMap::new(),
+            failures: Vec::new(),
+            show_failures,
+        }
+    }
+
+    fn redraw(&self) {
+        let rate = if self.verdicts == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1}%", 100.0 * self.passed as f64 / self.verdicts as f64)
+        };
+        self.bar.set_message(format!(
+            "| running {} | errors {} | passed {}/{} ({rate})",
+            self.running, self.errors, self.passed, self.verdicts
+        ));
+    }
+}
+
+impl Observer for Progress {
+    fn started(&mut self, _key: &str) {
+        self.running += 1;
+        self.redraw();
+    }
+
+    fn finished(&mut self, rec: &tb_core::TrialRecord, outcome: Outcome) {
+        self.running = self.running.saturating_sub(1);
+        self.done += 1;
+        let scenario = rec
+            .metadata
+            .get("scenario")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let e = self.per_scenario.entry(scenario).or_default();
+        e.0 += 1;
+        match outcome {
+            Outcome::Passed => {
+                self.passed += 1;
+                self.verdicts += 1;
+                e.1 += 1;
+            }
+            Outcome::Failed => self.verdicts += 1,
+            Outcome::SystemError | Outcome::TestError => self.errors += 1,
+        }
+        if outcome != Outcome::Passed && self.failures.len() < self.show_failures {
+            self.failures.push(describe_failure(rec));
+        }
+        self.bar.inc(1);
+        self.redraw();
+    }
+}
+
+/// Runs `tb infer`.
+pub fn run(a: &InferArgs) -> Result<ExitCode> {
+    if a.repeat == 0 || a.concurrency == Some(0) {
+        bail!("--repeat and --concurrency must be at least 1");
+    }
+    let offline = OfflineAgent::parse(&a.agent);
+    if a.resume && a.output.is_none() {
+        bail!("--resume needs the --output to continue");
+    }
+    let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
+    let cfg = a
+        .config
+        .as_ref()
+        .map(|p| tb_llm::ConfigFile::load(p))
+        .transpose()?;
+    let root = crate::common::data_root(&a.data)?;
+    let (ds, sandbox) = crate::common::open(&root)?;
+    let clock = crate::common::clock(&a.now)?;
+    let agent_cfg = match offline {
+        Some(_) => ds.agent("think").ok(),
+        None => Some(ds.agent(&a.agent)?),
+    };
+    if offline.is_none() && a.config.is_none() {
+        bail!(
+            "agent `{}` is played by a model: give the run config with -c CONFIG.yaml (the offline agents `golden` and `noop` need none)",
+            a.agent
+        );
+    }
+    let tasks = select_tasks(a, &ds)?;
+    let client = |c: Option<&tb_llm::LlmConfig>| -> Result<Option<tb_llm::LlmClient>> {
+        c.map(tb_llm::LlmClient::new)
+            .transpose()
+            .map_err(anyhow::Error::from)
+    };
+    let models = match &cfg {
+        Some(cfg) => Models {
+            agent: client(cfg.agent_model.as_ref())?,
+            user: client(cfg.user_model.as_ref())?,
+            judge: client(cfg.judge_model.as_ref())?,
+        },
+        None => Models::default(),
+    };
+    if offline.is_none() && models.agent.is_none() {
+        bail!(
+            "{}: `orchestrator.agent_model` is required to play agent `{}`",
+            cfg.as_ref()
+                .map(|c| c.path.display().to_string())
+                .unwrap_or_default(),
+            a.agent
+        );
+    }
+    let rubric_tasks = tasks
+        .iter()
+        .filter(|t| !tb_eval::infer::task_rubrics(t).is_empty())
+        .count();
+    if rubric_tasks > 0 && models.judge.is_none() && offline.is_none() {
+        bail!(
+            "{rubric_tasks} task(s) have yes/no rubrics: `judge_model` is required in {}",
+            cfg.as_ref()
+                .map(|c| c.path.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    let models = campaign::gate_models(
+        models,
+        RoleLimits {
+            agent: a.agent_concurrency,
+            user: a.user_concurrency,
+            judge: a.judge_concurrency,
+        },
+    );
+    let mut scenarios = HashMap::new();
+    for t in &tasks {
+        if !scenarios.contains_key(&t.scenario) {
+            scenarios.insert(t.scenario.clone(), ds.scenario(&t.scenario)?);
+        }
+    }
+    let mut dump = Dump::default();
+    for d in a.dump.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        match d {
+            "tools" => dump.tools = true,
+            "userllm" => dump.userllm = true,
+            "raw" => dump.raw = true,
+            other => bail!("--dump: unknown field `{other}` (tools, userllm, raw)"),
+        }
+    }
+    let message_timeout = secs(a.message_timeout, "--message-timeout")?;
+    let attempt_timeout = secs(a.attempt_timeout, "--attempt-timeout")?;
+
+    // Provenance: what the result depends on.
+    let ids: Vec<&str> = tasks.iter().map(|t| t.uid.as_str()).collect();
+    let bundle = prov::bundle_files(&ds);
+    let bundle_hash = prov::bundle_hash(ds.root(), &bundle)
+        .with_context(|| format!("hashing the dataset files under {}", root.display()))?;
+    let setup_config = cfg
+        .as_ref()
+        .map(|c| c.redacted().clone())
+        .unwrap_or(Value::Null);
+    let config_hash = prov::json_hash(&json!({
+        "setup_config": setup_config,
+        "agent": a.agent,
+        "clock": clock.now_iso(),
+        "message_timeout": message_timeout.map(|d| d.as_secs_f64()),
+        "attempt_timeout": attempt_timeout.map(|d| d.as_secs_f64()),
+    }));
     let mut provenance = Map::new();
     provenance.insert("tb_version".into(), json!(env!("CARGO_PKG_VERSION")));
+    provenance.insert("tb_commit".into(), json!(env!("TB_GIT_COMMIT")));
     provenance.insert("data_root".into(), json!(root.display().to_string()));
-    provenance.insert("agent".into(), json!(agent.name()));
+    provenance.insert(
+        "data_git".into(),
+        prov::git_state(&root).unwrap_or(Value::Null),
+    );
+    provenance.insert("agent".into(), json!(a.agent));
     provenance.insert("clock".into(), json!(clock.now_iso()));
-    let judge = StateJudge::new();
-    let env = AttemptEnv {
-        sandbox: &sandbox,
-        judge: &judge,
-        clock,
-        agent_instructions: agent_cfg.as_ref().map(|c| c.system_instructions.as_str()),
-        bot_instructions: &bot_instructions,
-        provenance: &provenance,
-    };
-    let mut out = match &a.output {
-        Some(p) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-            }
-            Some(std::io::BufWriter::new(
-                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-            ))
-        }
-        None => None,
-    };
-    let (mut attempts, mut passed, mut errors) = (0usize, 0usize, 0usize);
-    let mut per_scenario: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut failures = Vec::new();
-    let unjudged: usize = tasks
-        .iter()
-        .filter(|t| t.checks.contains(&tb_core::Check::ValidateRubricsYesno))
-        .count();
-    for rep in 0..a.repeat {
-        for task in &tasks {
-            let rec = attempt_offline(&env, agent, task, rep);
-            attempts += 1;
-            let ok = rec.verdict.as_ref().is_some_and(|v| v.passed);
-            if rec.is_system_error {
-                errors += 1;
-            }
-            let e = per_scenario.entry(task.scenario.clone()).or_default();
-            e.0 += 1;
-            if ok {
-                passed += 1;
-                e.1 += 1;
-            } else if failures.len() < a.show_failures {
-                failures.push(describe_failure(&rec));
-            }
-            if let Some(w) = out.as_mut() {
-                serde_json::to_writer(&mut *w, &rec)?;
-                w.write_all(b"\n")?;
-                w.flush()?;
+    provenance.insert("bundle_hash".into(), json!(bundle_hash));
+    provenance.insert("bundle_files".into(), json!(bundle.len()));
+    provenance.insert("config_hash".into(), json!(config_hash));
+    provenance.insert(
+        "test_list".into(),
+        json!({
+            "source": a.test_list.as_ref().map(|p| p.display().to_string()),
+            "tasks": ids.len(),
+            "hash": prov::test_list_hash(&ids),
+        }),
+    );
+    let mut names = Map::new();
+    if let Some(cfg) = &cfg {
+        for (role, key, c) in [
+            ("agent", "agent_model", &cfg.agent_model),
+            ("user", "user_model", &cfg.user_model),
+            ("judge", "judge_model", &cfg.judge_model),
+        ] {
+            if let Some(c) = c {
+                names.insert(role.into(), json!(c.deployment));
+                provenance.insert(key.into(), c.provenance());
             }
         }
     }
-    println!(
+    provenance.insert("models".into(), Value::Object(names));
+
+    let env = Arc::new(RunEnv {
+        sandbox: Arc::new(sandbox),
+        judge: Arc::new(StateJudge::new()),
+        clock,
+        agent_name: a.agent.clone(),
+        agent: agent_cfg,
+        scenarios,
+        models,
+        user_can_end: cfg.as_ref().is_some_and(|c| c.user_can_end_conversation),
+        message_timeout,
+        attempt_timeout,
+        dump,
+        provenance,
+    });
+    let choice = offline
+        .map(AgentChoice::Offline)
+        .unwrap_or(AgentChoice::Model);
+
+    // The files: without --output, a scratch folder removed at the end.
+    let scratch = a.output.is_none().then(|| {
+        std::env::temp_dir().join(format!(
+            "tb-infer-{}-{}",
+            std::process::id(),
+            chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
+        ))
+    });
+    let output = match (&a.output, &scratch) {
+        (Some(o), _) => o.clone(),
+        (None, Some(d)) => d.join("records.jsonl"),
+        (None, None) => unreachable!("scratch is set when there is no output"),
+    };
+    let files = CampaignFiles::new(&output, a.errors_output.as_deref());
+    let mode = if a.resume {
+        Mode::Resume
+    } else if a.overwrite {
+        Mode::Overwrite
+    } else {
+        Mode::Fresh
+    };
+    let shared: Vec<Arc<tb_core::Task>> = tasks.iter().cloned().map(Arc::new).collect();
+    let planned = campaign::plan(&shared, a.repeat, shard);
+    let keys = planned.len();
+    let mut opened = campaign::open(files.clone(), planned, mode, &bundle_hash, &config_hash)?;
+    for n in &opened.notes {
+        eprintln!("note: {n}");
+    }
+    let prior: Vec<(String, bool)> = opened
+        .prior
+        .iter()
+        .map(|r| {
+            (
+                r.scenario.clone().unwrap_or_default(),
+                r.outcome == Outcome::Passed,
+            )
+        })
+        .collect();
+    let skipped = prior.len();
+    let todo = opened.todo.len();
+
+    // The run manifest: provenance, the test list, and one entry per session.
+    let run_start = chrono::Utc::now().to_rfc3339();
+    let mut sessions = match mode {
+        Mode::Resume => std::fs::read_to_string(&files.manifest)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|m| m.get("sessions").cloned())
+            .and_then(|s| s.as_array().cloned())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    sessions.push(json!({
+        "started": run_start,
+        "argv": std::env::args().collect::<Vec<_>>(),
+        "resumed": a.resume,
+        "skipped": skipped,
+        "to_run": todo,
+    }));
+    let manifest = |sessions: &[Value], complete: Option<bool>| {
+        json!({
+            "setup_config": setup_config,
+            "agent": a.agent,
+            "agent_config": env.agent.as_ref().map(|c| json!({"system_instructions": c.system_instructions, "builtin_tools": c.builtin_tools})),
+            "user_config": {"system_prompt": if env.user_can_end { tb_eval::user_sim::USER_RULES_WITH_END } else { tb_eval::user_sim::USER_RULES }},
+            "judge_config": {"system_prompt": tb_eval::rubric::JUDGE_SYSTEM},
+            "provenance": env.provenance,
+            "test_list": ids,
+            "repeat": a.repeat,
+            "shard": shard.map(|s| s.to_string()),
+            "keys": keys,
+            "output": files.output.display().to_string(),
+            "errors_output": files.errors.display().to_string(),
+            "bundle": bundle.iter().map(|p| prov::bundle_name(ds.root(), p)).collect::<Vec<_>>(),
+            "run_start_dt": sessions.first().and_then(|s| s.get("started")).cloned().unwrap_or(Value::Null),
+            "complete": complete,
+            "sessions": sessions,
+        })
+    };
+    tb_eval::campaign_store::write_json_atomic(&files.manifest, &manifest(&sessions, None))?;
+
+    let concurrency = a.concurrency.unwrap_or(match offline {
+        Some(_) => std::thread::available_parallelism().map_or(4, |n| n.get()),
+        None => 5,
+    });
+    let started = std::time::Instant::now();
+    let mut progress = Progress::new(todo, a.show_failures);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let stats = rt.block_on(campaign::run(
+        env.clone(),
+        choice,
+        &mut opened,
+        concurrency,
+        &mut progress,
+    ))?;
+    progress.bar.finish_and_clear();
+    drop(opened);
+
+    // Totals over the whole output: earlier sessions' verdicts and this session's records.
+    let mut per_scenario = progress.per_scenario.clone();
+    let mut passed = progress.passed;
+    for r in &prior {
+        let e = per_scenario.entry(r.0.clone()).or_default();
+        e.0 += 1;
+        if r.1 {
+            e.1 += 1;
+            passed += 1;
+        }
+    }
+    let attempts = skipped + stats.attempted;
+    let errors = stats.errors;
+    if let Some(last) = sessions.last_mut() {
+        last["finished"] = json!(chrono::Utc::now().to_rfc3339());
+        last["duration (sec)"] = json!(started.elapsed().as_secs_f64());
+        last["attempted"] = json!(stats.attempted);
+        last["verdicts"] = json!(stats.verdicts);
+        last["system_errors"] = json!(stats.errors);
+    }
+    let mut m = manifest(&sessions, Some(errors == 0));
+    m["run_duration (sec)"] = json!(started.elapsed().as_secs_f64());
+    tb_eval::campaign_store::write_json_atomic(&files.manifest, &m)?;
+
+    let mut head = format!(
         "agent {}: {attempts} attempts of {} tasks x {}",
-        agent.name(),
+        a.agent,
         tasks.len(),
         a.repeat
     );
+    if let Some(s) = shard {
+        head.push_str(&format!(" (shard {s}: {keys} keys)"));
+    }
+    if a.resume {
+        head.push_str(&format!(
+            " ({skipped} already done, {} run now)",
+            stats.attempted
+        ));
+    }
+    println!("{head}");
     for (s, (n, p)) in &per_scenario {
         println!(
             "  {s:<32} {p:>5}/{n:<5} passed ({:.1}%)",
@@ -166,18 +516,30 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         "passed {passed}/{attempts} ({:.1}%), system errors {errors}",
         100.0 * passed as f64 / attempts.max(1) as f64
     );
-    if unjudged > 0 {
+    if offline.is_some() && env.models.judge.is_none() && rubric_tasks > 0 {
         println!(
-            "note: {unjudged} task(s) also have yes/no rubric checks; offline agents run no judge model, so only their database check is graded"
+            "note: {rubric_tasks} task(s) also have yes/no rubric checks; offline agents run no judge model, so only their database check is graded"
         );
     }
-    for f in &failures {
+    for f in &progress.failures {
         println!("{f}");
     }
-    if let Some(p) = &a.output {
-        println!("records: {}", p.display());
+    if let Some(d) = &scratch {
+        let _ = std::fs::remove_dir_all(d);
+    } else {
+        println!("records: {}", files.output.display());
+        if errors > 0 {
+            println!(
+                "system errors: {errors} attempt(s) in {}; rerun them with --resume",
+                files.errors.display()
+            );
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(3)
+    })
 }
 
 pub(crate) fn describe_failure(rec: &tb_core::TrialRecord) -> String {
@@ -208,7 +570,10 @@ pub(crate) fn describe_failure(rec: &tb_core::TrialRecord) -> String {
 
 /// Test-case files of `--inputs`: one `.py` file or every `.py` under a folder, each test
 /// function hydrated, in path order.
-pub(crate) fn load_inputs(ds: &tb_dataset::Dataset, path: &std::path::Path) -> Result<Vec<tb_core::Task>> {
+pub(crate) fn load_inputs(
+    ds: &tb_dataset::Dataset,
+    path: &std::path::Path,
+) -> Result<Vec<tb_core::Task>> {
     let mut files = Vec::new();
     if path.is_dir() {
         let mut stack = vec![path.to_path_buf()];
@@ -244,174 +609,4 @@ fn secs(v: Option<f64>, flag: &str) -> Result<Option<std::time::Duration>> {
         Some(s) if s > 0.0 && s.is_finite() => Ok(Some(std::time::Duration::from_secs_f64(s))),
         Some(s) => bail!("{flag} must be a positive number of seconds, got {s}"),
     }
-}
-
-/// `tb infer -c CONFIG --agent NAME`: attempts played by a model (or an offline agent with a
-/// config), run concurrently, written in input order, one flushed line per attempt.
-fn run_model(a: &InferArgs) -> Result<ExitCode> {
-    use std::sync::Arc;
-    use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv};
-    let Some(cfg_path) = &a.config else {
-        bail!("agent `{}` is played by a model: give the run config with -c CONFIG.yaml (the offline agents `golden` and `noop` need none)", a.agent);
-    };
-    if a.repeat == 0 || a.batch_size == 0 {
-        bail!("--repeat and --batch-size must be at least 1");
-    }
-    let cfg = tb_llm::ConfigFile::load(cfg_path)?;
-    let root = crate::common::data_root(&a.data)?;
-    let (ds, sandbox) = crate::common::open(&root)?;
-    let clock = crate::common::clock(&a.now)?;
-    let mut tasks = Vec::new();
-    if let Some(list) = &a.test_list {
-        tasks.extend(ds.load_test_list(&ds.resolve_test_list(list))?);
-    }
-    if !a.names.is_empty() {
-        tasks.extend(ds.load_tasks(&a.names)?);
-    }
-    if let Some(p) = &a.inputs {
-        tasks.extend(load_inputs(&ds, p)?);
-    }
-    if tasks.is_empty() {
-        bail!("no tasks: give --test-list FILE, --name file.py:function or --inputs PATH");
-    }
-    let offline = OfflineAgent::parse(&a.agent);
-    let agent_cfg = match offline {
-        Some(_) => ds.agent("think").ok(),
-        None => Some(ds.agent(&a.agent)?),
-    };
-    let client = |c: &Option<tb_llm::LlmConfig>| -> Result<Option<tb_llm::LlmClient>> { c.as_ref().map(tb_llm::LlmClient::new).transpose().map_err(anyhow::Error::from) };
-    let models = Models { agent: client(&cfg.agent_model)?, user: client(&cfg.user_model)?, judge: client(&cfg.judge_model)? };
-    if offline.is_none() && models.agent.is_none() {
-        bail!("{}: `orchestrator.agent_model` is required to play agent `{}`", cfg_path.display(), a.agent);
-    }
-    let rubric_tasks = tasks.iter().filter(|t| !tb_eval::infer::task_rubrics(t).is_empty()).count();
-    if rubric_tasks > 0 && models.judge.is_none() && offline.is_none() {
-        bail!("{rubric_tasks} task(s) have yes/no rubrics: `judge_model` is required in {}", cfg_path.display());
-    }
-    let mut scenarios = HashMap::new();
-    for t in &tasks {
-        if !scenarios.contains_key(&t.scenario) {
-            scenarios.insert(t.scenario.clone(), ds.scenario(&t.scenario)?);
-        }
-    }
-    let mut dump = Dump::default();
-    for d in a.dump.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-        match d {
-            "tools" => dump.tools = true,
-            "userllm" => dump.userllm = true,
-            "raw" => dump.raw = true,
-            other => bail!("--dump: unknown field `{other}` (tools, userllm, raw)"),
-        }
-    }
-    let mut provenance = Map::new();
-    provenance.insert("tb_version".into(), json!(env!("CARGO_PKG_VERSION")));
-    provenance.insert("data_root".into(), json!(root.display().to_string()));
-    provenance.insert("agent".into(), json!(a.agent));
-    provenance.insert("clock".into(), json!(clock.now_iso()));
-    for (role, c) in [("agent_model", &cfg.agent_model), ("user_model", &cfg.user_model), ("judge_model", &cfg.judge_model)] {
-        if let Some(c) = c {
-            provenance.insert(role.into(), c.provenance());
-        }
-    }
-    let env = Arc::new(RunEnv {
-        sandbox: Arc::new(sandbox),
-        judge: Arc::new(StateJudge::new()),
-        clock,
-        agent_name: a.agent.clone(),
-        agent: agent_cfg,
-        scenarios,
-        models,
-        user_can_end: cfg.user_can_end_conversation,
-        message_timeout: secs(a.message_timeout, "--message-timeout")?,
-        attempt_timeout: secs(a.attempt_timeout, "--attempt-timeout")?,
-        dump,
-        provenance,
-    });
-    let choice = offline.map(AgentChoice::Offline).unwrap_or(AgentChoice::Model);
-    let mut out = match &a.output {
-        Some(p) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            }
-            Some(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?))
-        }
-        None => None,
-    };
-    let started = std::time::Instant::now();
-    let run_start = chrono::Utc::now().to_rfc3339();
-    let jobs: Vec<(Arc<tb_core::Task>, u32)> = {
-        let shared: Vec<Arc<tb_core::Task>> = tasks.iter().cloned().map(Arc::new).collect();
-        shared.iter().flat_map(|t| (0..a.repeat).map(move |r| (t.clone(), r))).collect()
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
-    let (mut attempts, mut passed, mut errors) = (0usize, 0usize, 0usize);
-    let mut per_scenario: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut failures = Vec::new();
-    rt.block_on(async {
-        let sem = Arc::new(tokio::sync::Semaphore::new(a.batch_size));
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        for (i, (task, rep)) in jobs.iter().cloned().enumerate() {
-            let (env, sem, tx) = (env.clone(), sem.clone(), tx.clone());
-            tokio::spawn(async move {
-                let Ok(_permit) = sem.acquire_owned().await else { return };
-                let rec = tb_eval::infer::attempt(&env, choice, &task, rep).await;
-                let _ = tx.send((i, rec));
-            });
-        }
-        drop(tx);
-        let mut pending: BTreeMap<usize, tb_core::TrialRecord> = BTreeMap::new();
-        let mut next = 0usize;
-        while let Some((i, rec)) = rx.recv().await {
-            pending.insert(i, rec);
-            while let Some(rec) = pending.remove(&next) {
-                next += 1;
-                attempts += 1;
-                let ok = rec.verdict.as_ref().is_some_and(|v| v.passed) && rec.test_result.as_ref().is_some_and(|t| t.result);
-                if rec.is_system_error || rec.test_result.as_ref().is_some_and(|t| t.is_system_error) {
-                    errors += 1;
-                }
-                let e = per_scenario.entry(rec.metadata.get("scenario").and_then(|s| s.as_str()).unwrap_or("").to_string()).or_default();
-                e.0 += 1;
-                if ok {
-                    passed += 1;
-                    e.1 += 1;
-                } else if failures.len() < a.show_failures {
-                    failures.push(describe_failure(&rec));
-                }
-                if let Some(w) = out.as_mut() {
-                    serde_json::to_writer(&mut *w, &rec)?;
-                    w.write_all(b"\n")?;
-                    w.flush()?;
-                }
-            }
-        }
-        anyhow::Ok(())
-    })?;
-    if let Some(p) = &a.output {
-        let stem = p.with_extension("");
-        let meta_path = PathBuf::from(format!("{}_run_metadata.json", stem.display()));
-        let meta = json!({
-            "setup_config": cfg.redacted(),
-            "agent": a.agent,
-            "agent_config": env.agent.as_ref().map(|c| json!({"system_instructions": c.system_instructions, "builtin_tools": c.builtin_tools})),
-            "user_config": {"system_prompt": if cfg.user_can_end_conversation { tb_eval::user_sim::USER_RULES_WITH_END } else { tb_eval::user_sim::USER_RULES }},
-            "judge_config": {"system_prompt": tb_eval::rubric::JUDGE_SYSTEM},
-            "provenance": env.provenance,
-            "run_start_dt": run_start,
-            "run_duration (sec)": started.elapsed().as_secs_f64(),
-        });
-        std::fs::write(&meta_path, serde_json::to_string_pretty(&meta)? + "\n").with_context(|| format!("writing {}", meta_path.display()))?;
-    }
-    println!("agent {}: {attempts} attempts of {} tasks x {}", a.agent, tasks.len(), a.repeat);
-    for (s, (n, p)) in &per_scenario {
-        println!("  {s:<32} {p:>5}/{n:<5} passed ({:.1}%)", 100.0 * *p as f64 / *n as f64);
-    }
-    println!("passed {passed}/{attempts} ({:.1}%), system errors {errors}", 100.0 * passed as f64 / attempts.max(1) as f64);
-    for f in &failures {
-        println!("{f}");
-    }
-    if let Some(p) = &a.output {
-        println!("records: {}", p.display());
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -4,12 +4,14 @@ mod bench_cmd;
 mod common;
 mod infer_cmd;
 mod mcp_cmd;
+mod merge_cmd;
 mod metrics_cmds;
 mod openenv_cmd;
 mod pp_cmd;
 mod replay_cmd;
 mod run_test_cmd;
 mod validate_cmd;
+mod verify_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -33,7 +35,12 @@ enum Command {
     /// Replay recorded reference traces through our tools and compare everything.
     Replay(replay_cmd::ReplayArgs),
     /// Run attempts of tasks with an agent and write one trial record per attempt.
-    Infer(infer_cmd::InferArgs),
+    Infer(Box<infer_cmd::InferArgs>),
+    /// Check that a campaign's output is complete and consistent (every key once, with a
+    /// verdict; same bundle and config hash).
+    Verify(verify_cmd::VerifyArgs),
+    /// Merge shard outputs (`tb infer --shard i/n`) into one, refusing duplicates.
+    Merge(merge_cmd::MergeArgs),
     /// Serve MCP sessions (Streamable HTTP), the admin surface and the Session Proxy API.
     McpStart(mcp_cmd::McpStartArgs),
     /// Serve one task session over MCP stdio (for desktop MCP clients).
@@ -70,6 +77,8 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate_cmd::run(a),
         Command::Replay(a) => replay_cmd::run(a),
         Command::Infer(a) => infer_cmd::run(a),
+        Command::Verify(a) => verify_cmd::run(a),
+        Command::Merge(a) => merge_cmd::run(a),
         Command::Openenv(a) => openenv_cmd::run(a),
         Command::Pp(a) => pp_cmd::run(a).map(|()| ExitCode::SUCCESS),
         Command::RunTest(a) => run_test_cmd::run(a),

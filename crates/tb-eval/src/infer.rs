@@ -273,8 +273,46 @@ fn base_metadata(task: &Task, agent: &str, repetition: u32) -> Map<String, Value
     metadata
 }
 
+/// The class of an operational failure, for the errors sidecar: `rate_limited`,
+/// `endpoint_http` (an HTTP error status), `endpoint_unreachable` (connect or transport
+/// error, dropped connection), `timeout`, `malformed_reply`, `tool_runtime` (session, tool
+/// list, a panicking attempt), `config`, or `other`.
+pub fn error_class(kind: &str) -> &'static str {
+    match kind {
+        "RateLimited" => "rate_limited",
+        "HttpError" => "endpoint_http",
+        "ConnectError" | "TransportError" => "endpoint_unreachable",
+        "Timeout" => "timeout",
+        "MalformedReply" => "malformed_reply",
+        "SessionError" | "ToolListError" | "Panic" => "tool_runtime",
+        "ModelConfigError" | "ModelEncodeError" => "config",
+        _ => "other",
+    }
+}
+
 fn error_json(kind: &str, message: &str) -> Value {
-    json!({"type": kind, "message": message, "tb": ""})
+    json!({"type": kind, "message": message, "tb": "", "class": error_class(kind)})
+}
+
+/// The record of an attempt that failed for operational reasons outside [`attempt`] (e.g.
+/// it panicked): a system error with `metadata.error {type, message, class}`.
+pub fn system_error_record(
+    env: &RunEnv,
+    task: &Task,
+    repetition: u32,
+    kind: &str,
+    message: &str,
+) -> TrialRecord {
+    let mut rec = blank_record(
+        env,
+        task,
+        repetition,
+        base_metadata(task, &env.agent_name, repetition),
+    );
+    rec.is_system_error = true;
+    rec.metadata
+        .insert("error".into(), error_json(kind, message));
+    rec
 }
 
 /// The record skeleton of an attempt.
@@ -540,6 +578,9 @@ pub async fn attempt(
                 rec.finish_reason = FinishReason::Timeout;
             }
             fail(&mut rec, &e.kind, e.to_string());
+            if let Some(Value::Object(err)) = rec.metadata.get_mut("error") {
+                err.insert("role".into(), json!(e.role));
+            }
         }
     }
     rec

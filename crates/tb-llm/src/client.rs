@@ -119,6 +119,7 @@ pub struct LlmClient {
     url: String,
     endpoint: String,
     headers: reqwest::header::HeaderMap,
+    gate: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 impl LlmClient {
@@ -184,7 +185,17 @@ impl LlmClient {
             url,
             endpoint,
             headers,
+            gate: None,
         })
+    }
+
+    /// This client with a concurrency gate: each HTTP request holds one permit of `gate`
+    /// while it is in flight (not while it waits to retry). Clients sharing a gate share its
+    /// limit; a campaign gives each role its own, so one role cannot take all of an
+    /// endpoint's capacity.
+    pub fn with_gate(mut self, gate: Arc<tokio::sync::Semaphore>) -> Self {
+        self.gate = Some(gate);
+        self
     }
 
     /// The config.
@@ -223,6 +234,10 @@ impl LlmClient {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
+            let permit = match &self.gate {
+                Some(g) => g.acquire().await.ok(),
+                None => None,
+            };
             let req = self
                 .http
                 .post(&self.url)
@@ -292,6 +307,7 @@ impl LlmClient {
                     }
                     Err(e) => self.transport_failure(e, attempts)?,
                 };
+            drop(permit);
             let Some(n) = budget.take(r, failure) else {
                 return Err(err);
             };

@@ -1,0 +1,535 @@
+//! Campaigns: many attempts (task x repetition) run concurrently into one keyed output that
+//! survives endpoint failures, kills and restarts, and can be split into shards.
+//!
+//! - Every attempt has a key, `<uid>::repeat::<n>` ([`tb_core::attempt_key`]).
+//! - A finished attempt is written as soon as it ends (completion order, no head-of-line
+//!   blocking), one line per record, and synced to disk. Attempts with a verdict go to the
+//!   output; attempts that ended in a system or test error go to the errors sidecar, never
+//!   to the output (so the output holds model outcomes only).
+//! - [`Mode::Resume`] reopens an output: a torn last line (a kill during a write) is cut,
+//!   keys that already have a verdict are skipped, everything else is run again.
+//! - [`Shard`] partitions keys by a hash of the key, so shards are independent jobs.
+//! - The output is locked while a run writes it: two runs cannot interleave.
+//!
+//! `docs/campaigns.md` has the rules; [`crate::campaign_store`] reads the files back.
+
+use crate::campaign_store::{Outcome, RecordInfo, Scan, StoreError};
+use crate::infer::{AgentChoice, Models, RunEnv, attempt, system_error_record};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tb_core::{Task, TrialRecord, attempt_key};
+
+/// Errors of a campaign.
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    /// A record file could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A file operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// `--shard` is not `i/n` with `i < n`.
+    #[error("--shard `{0}`: expected i/n with 0 <= i < n (e.g. 0/3)")]
+    BadShard(String),
+    /// The output already holds records and neither resume nor overwrite was asked for.
+    #[error(
+        "{path} already holds {records} record(s): pass --resume to continue that run, or --overwrite to start over"
+    )]
+    Exists {
+        /// The output.
+        path: PathBuf,
+        /// Records in it.
+        records: usize,
+    },
+    /// Another process is writing the output.
+    #[error("{0} is being written by another run (it is locked)")]
+    Locked(PathBuf),
+    /// The output was produced from other data or another config.
+    #[error(
+        "{path}: {count} record(s) were produced with another {what} ({theirs}; this run: {ours}); resuming would mix results: use another output"
+    )]
+    Mismatch {
+        /// The output.
+        path: PathBuf,
+        /// `bundle hash` or `config hash`.
+        what: &'static str,
+        /// Records that differ.
+        count: usize,
+        /// One of theirs.
+        theirs: String,
+        /// Ours.
+        ours: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CampaignError + '_ {
+    move |source| CampaignError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// One shard of a campaign: the keys `k` with `shard_of(k, count) == index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// From 0.
+    pub index: u32,
+    /// Number of shards, at least 1.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `i/n`.
+    pub fn parse(s: &str) -> Result<Shard, CampaignError> {
+        let bad = || CampaignError::BadShard(s.to_string());
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether this shard runs `key`.
+    pub fn owns(&self, key: &str) -> bool {
+        shard_of(key, self.count) == self.index
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The shard of a key among `count`: the first 8 bytes of sha256(key), big-endian, modulo
+/// `count`. It depends on the key alone (not on list order or on the other keys).
+pub fn shard_of(key: &str, count: u32) -> u32 {
+    let d = Sha256::digest(key.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    (u64::from_be_bytes(b) % u64::from(count.max(1))) as u32
+}
+
+/// One planned attempt.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// `<uid>::repeat::<n>`.
+    pub key: String,
+    /// The task.
+    pub task: Arc<Task>,
+    /// The repetition, from 0.
+    pub repetition: u32,
+}
+
+/// The attempts of a campaign (or of one shard), repetition-major: every task's repetition
+/// 0, then every task's repetition 1, ... (so early results cover every task).
+pub fn plan(tasks: &[Arc<Task>], repeat: u32, shard: Option<Shard>) -> Vec<Planned> {
+    let mut out = Vec::new();
+    for r in 0..repeat {
+        for t in tasks {
+            let key = attempt_key(&t.uid, r);
+            if shard.is_none_or(|s| s.owns(&key)) {
+                out.push(Planned {
+                    key,
+                    task: t.clone(),
+                    repetition: r,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The files of a campaign.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CampaignFiles {
+    /// Records with a verdict (JSONL).
+    pub output: PathBuf,
+    /// Records of attempts that ended in a system or test error (JSONL).
+    pub errors: PathBuf,
+    /// The run manifest (JSON).
+    pub manifest: PathBuf,
+}
+
+impl CampaignFiles {
+    /// The files of `output`: the errors sidecar `errors` or `<stem>_errors.jsonl`, the
+    /// manifest `<stem>_run_metadata.json` (`<stem>` is the output without its extension).
+    pub fn new(output: &Path, errors: Option<&Path>) -> CampaignFiles {
+        let stem = output.with_extension("");
+        let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", stem.display()));
+        CampaignFiles {
+            output: output.to_path_buf(),
+            errors: errors
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| side("_errors.jsonl")),
+            manifest: side("_run_metadata.json"),
+        }
+    }
+}
+
+/// How to treat an existing output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Start a new output; refused when it already holds records.
+    Fresh,
+    /// Continue an output: skip keys with a verdict, rerun the rest.
+    Resume,
+    /// Empty the output and its errors sidecar, then start.
+    Overwrite,
+}
+
+/// An output opened for a run: locked, repaired, with what is left to do.
+#[derive(Debug)]
+pub struct Opened {
+    /// The files.
+    pub files: CampaignFiles,
+    out: std::fs::File,
+    errs: std::fs::File,
+    /// Attempts to run.
+    pub todo: Vec<Planned>,
+    /// Verdict records already in the output for planned keys (resume).
+    pub prior: Vec<RecordInfo>,
+    /// What opening repaired or noticed (torn lines cut, corrupt lines), for the log.
+    pub notes: Vec<String>,
+}
+
+/// Opens (creates, or reopens with `Mode::Resume`) the output of a campaign and decides
+/// what is left to run. `bundle_hash` and `config_hash` are this run's: resuming an output
+/// whose verdict records carry others is refused.
+pub fn open(
+    files: CampaignFiles,
+    planned: Vec<Planned>,
+    mode: Mode,
+    bundle_hash: &str,
+    config_hash: &str,
+) -> Result<Opened, CampaignError> {
+    for p in [&files.output, &files.errors, &files.manifest] {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+    }
+    let open_append = |p: &Path| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .map_err(io(p))
+    };
+    let existing = std::fs::metadata(&files.output)
+        .map(|m| m.len())
+        .unwrap_or(0);
+    if mode == Mode::Fresh && existing > 0 {
+        let records = Scan::read(&files.output)?.records.len();
+        return Err(CampaignError::Exists {
+            path: files.output.clone(),
+            records,
+        });
+    }
+    let out = open_append(&files.output)?;
+    match out.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(CampaignError::Locked(files.output.clone()));
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(&files.output)(e)),
+    }
+    let errs = open_append(&files.errors)?;
+    let mut notes = Vec::new();
+    if mode != Mode::Resume {
+        out.set_len(0).map_err(io(&files.output))?;
+        errs.set_len(0).map_err(io(&files.errors))?;
+        return Ok(Opened {
+            files,
+            out,
+            errs,
+            todo: planned,
+            prior: Vec::new(),
+            notes,
+        });
+    }
+    let scan = Scan::read(&files.output)?;
+    for (path, s, f) in [
+        (&files.output, &scan, &out),
+        (&files.errors, &Scan::read(&files.errors)?, &errs),
+    ] {
+        if let Some(t) = &s.torn_tail {
+            f.set_len(t.offset).map_err(io(path))?;
+            f.sync_all().map_err(io(path))?;
+            notes.push(format!(
+                "{}: cut a torn last line (line {}, {} bytes): its attempt runs again",
+                path.display(),
+                t.line,
+                t.len
+            ));
+        }
+        for (line, why) in &s.corrupt {
+            notes.push(format!(
+                "{} line {line}: not a record ({why}); left in place, `tb verify` will report it",
+                path.display()
+            ));
+        }
+    }
+    let planned_keys: BTreeSet<&str> = planned.iter().map(|p| p.key.as_str()).collect();
+    for (what, ours, get) in [
+        (
+            "bundle hash",
+            bundle_hash,
+            (|r: &RecordInfo| r.bundle_hash.clone()) as fn(&RecordInfo) -> Option<String>,
+        ),
+        ("config hash", config_hash, |r: &RecordInfo| {
+            r.config_hash.clone()
+        }),
+    ] {
+        let differ: Vec<String> = scan
+            .records
+            .iter()
+            .filter(|r| r.outcome.is_verdict())
+            .map(|r| get(r).unwrap_or_else(|| "none".into()))
+            .filter(|h| h != ours)
+            .collect();
+        if let Some(theirs) = differ.first() {
+            return Err(CampaignError::Mismatch {
+                path: files.output.clone(),
+                what,
+                count: differ.len(),
+                theirs: theirs.clone(),
+                ours: ours.to_string(),
+            });
+        }
+    }
+    let mut done = BTreeSet::new();
+    let mut prior = Vec::new();
+    for r in scan.records {
+        if let Some(k) = &r.key
+            && r.outcome.is_verdict()
+            && planned_keys.contains(k.as_str())
+            && done.insert(k.clone())
+        {
+            prior.push(r);
+        }
+    }
+    let todo = planned
+        .into_iter()
+        .filter(|p| !done.contains(&p.key))
+        .collect();
+    Ok(Opened {
+        files,
+        out,
+        errs,
+        todo,
+        prior,
+        notes,
+    })
+}
+
+/// What a run reports as it goes.
+pub trait Observer: Send {
+    /// An attempt started.
+    fn started(&mut self, _key: &str) {}
+    /// An attempt ended and its record is on disk.
+    fn finished(&mut self, _record: &TrialRecord, _outcome: Outcome) {}
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default)]
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Attempts run.
+    pub attempted: usize,
+    /// Of those, verdicts written to the output.
+    pub verdicts: usize,
+    /// Of those, passed.
+    pub passed: usize,
+    /// Attempts written to the errors sidecar (system and test errors).
+    pub errors: usize,
+}
+
+/// Per-role limits on model requests in flight.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoleLimits {
+    /// Agent model requests.
+    pub agent: Option<usize>,
+    /// Simulated-user requests.
+    pub user: Option<usize>,
+    /// Judge requests.
+    pub judge: Option<usize>,
+}
+
+/// The models with each role's limit as a gate shared by all its requests.
+pub fn gate_models(models: Models, limits: RoleLimits) -> Models {
+    let gate = |c: Option<tb_llm::LlmClient>, n: Option<usize>| match (c, n) {
+        (Some(c), Some(n)) => Some(c.with_gate(Arc::new(tokio::sync::Semaphore::new(n.max(1))))),
+        (c, _) => c,
+    };
+    Models {
+        agent: gate(models.agent, limits.agent),
+        user: gate(models.user, limits.user),
+        judge: gate(models.judge, limits.judge),
+    }
+}
+
+enum Event {
+    Started(String),
+    Done(Box<TrialRecord>),
+}
+
+fn append(f: &mut std::fs::File, path: &Path, rec: &TrialRecord) -> Result<(), CampaignError> {
+    let mut line = serde_json::to_vec(rec).map_err(|e| io(path)(e.into()))?;
+    line.push(b'\n');
+    f.write_all(&line).map_err(io(path))
+}
+
+/// Runs the attempts left in `opened`, at most `concurrency` at a time, writing each record
+/// as it ends: verdicts to the output, system and test errors to the errors sidecar. Records
+/// that end together are synced together. An attempt that panics becomes a system error
+/// (`Panic`); no key is dropped.
+pub async fn run(
+    env: Arc<RunEnv>,
+    choice: AgentChoice,
+    opened: &mut Opened,
+    concurrency: usize,
+    observer: &mut dyn Observer,
+) -> Result<RunStats, CampaignError> {
+    let sem = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let mut handles = Vec::new();
+    for job in std::mem::take(&mut opened.todo) {
+        let (env, sem, tx) = (env.clone(), sem.clone(), tx.clone());
+        handles.push(tokio::spawn(async move {
+            let Ok(_permit) = sem.acquire_owned().await else {
+                return;
+            };
+            let _ = tx.send(Event::Started(job.key.clone()));
+            let (e2, t2, rep) = (env.clone(), job.task.clone(), job.repetition);
+            let inner = tokio::spawn(async move { attempt(&e2, choice, &t2, rep).await });
+            let rec = match inner.await {
+                Ok(r) => r,
+                Err(e) => {
+                    let why = if e.is_panic() {
+                        "the attempt panicked"
+                    } else {
+                        "the attempt was cancelled"
+                    };
+                    system_error_record(&env, &job.task, rep, "Panic", why)
+                }
+            };
+            let _ = tx.send(Event::Done(Box::new(rec)));
+        }));
+    }
+    drop(tx);
+    let mut stats = RunStats::default();
+    let files = opened.files.clone();
+    let result = async {
+        while let Some(first) = rx.recv().await {
+            let mut batch = vec![first];
+            while let Ok(more) = rx.try_recv() {
+                batch.push(more);
+            }
+            let (mut wrote_out, mut wrote_errs) = (false, false);
+            for ev in &batch {
+                if let Event::Done(rec) = ev {
+                    let v = serde_json::to_value(rec.as_ref()).unwrap_or_default();
+                    if Outcome::of(&v).is_verdict() {
+                        append(&mut opened.out, &files.output, rec)?;
+                        wrote_out = true;
+                    } else {
+                        append(&mut opened.errs, &files.errors, rec)?;
+                        wrote_errs = true;
+                    }
+                }
+            }
+            if wrote_out {
+                opened.out.sync_data().map_err(io(&files.output))?;
+            }
+            if wrote_errs {
+                opened.errs.sync_data().map_err(io(&files.errors))?;
+            }
+            for ev in batch {
+                match ev {
+                    Event::Started(k) => observer.started(&k),
+                    Event::Done(rec) => {
+                        let v = serde_json::to_value(rec.as_ref()).unwrap_or_default();
+                        let outcome = Outcome::of(&v);
+                        stats.attempted += 1;
+                        if outcome.is_verdict() {
+                            stats.verdicts += 1;
+                        } else {
+                            stats.errors += 1;
+                        }
+                        if outcome == Outcome::Passed {
+                            stats.passed += 1;
+                        }
+                        observer.finished(&rec, outcome);
+                    }
+                }
+            }
+        }
+        Ok::<(), CampaignError>(())
+    }
+    .await;
+    if result.is_err() {
+        for h in &handles {
+            h.abort();
+        }
+    }
+    result.map(|()| stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_keys() {
+        let keys: Vec<String> = (0..300)
+            .map(|i| attempt_key(&format!("f.py:t{}", i / 5), i % 5))
+            .collect();
+        let mut counts = [0usize; 3];
+        for k in &keys {
+            let owners: Vec<u32> = (0..3)
+                .filter(|&i| Shard { index: i, count: 3 }.owns(k))
+                .collect();
+            assert_eq!(owners.len(), 1, "{k}");
+            counts[owners[0] as usize] += 1;
+        }
+        assert!(counts.iter().all(|&c| c > 60), "{counts:?}");
+        assert!(Shard { index: 0, count: 1 }.owns("x"));
+        assert_eq!(
+            shard_of("a.py:t::repeat::0", 7),
+            shard_of("a.py:t::repeat::0", 7)
+        );
+    }
+
+    #[test]
+    fn shard_parse_rejects_bad_specs() {
+        assert_eq!(Shard::parse("1/3").unwrap(), Shard { index: 1, count: 3 });
+        for bad in ["3/3", "0/0", "1", "a/b", "-1/2", ""] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Shard { index: 2, count: 5 }.to_string(), "2/5");
+    }
+
+    #[test]
+    fn files_sit_beside_the_output() {
+        let f = CampaignFiles::new(Path::new("runs/x.jsonl"), None);
+        assert_eq!(f.errors, PathBuf::from("runs/x_errors.jsonl"));
+        assert_eq!(f.manifest, PathBuf::from("runs/x_run_metadata.json"));
+        let f = CampaignFiles::new(Path::new("x.jsonl"), Some(Path::new("e.jsonl")));
+        assert_eq!(f.errors, PathBuf::from("e.jsonl"));
+    }
+}
