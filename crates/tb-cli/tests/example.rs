@@ -15,7 +15,11 @@ fn tb(args: &[&str]) -> (bool, String) {
         .env_remove("THINKINGBOX_DATA")
         .output()
         .expect("tb runs");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.success(), text)
 }
 
@@ -58,7 +62,12 @@ fn golden_agent_passes_every_example_task() {
         // No golden call of the example may fail: a failing call would make the task trivial.
         for m in r["messages"].as_array().unwrap() {
             if m["T"] == "ToolResponse" {
-                assert!(!m["content"].as_str().unwrap().starts_with("{\"error\""), "{}: {}", r["key"], m["content"]);
+                assert!(
+                    !m["content"].as_str().unwrap().starts_with("{\"error\""),
+                    "{}: {}",
+                    r["key"],
+                    m["content"]
+                );
             }
         }
     }
@@ -82,11 +91,17 @@ fn noop_agent_fails_every_task_that_asks_for_a_change() {
     ]);
     assert!(ok, "{text}");
     for r in records(&out) {
-        let read_only = r["uid"].as_str().unwrap().ends_with("test_bs006_order_status_only");
+        let read_only = r["uid"]
+            .as_str()
+            .unwrap()
+            .ends_with("test_bs006_order_status_only");
         assert_eq!(r["verdict"]["passed"], read_only, "{}", r["uid"]);
         if !read_only {
             let diff = &r["verdict"]["state"][0]["diff"];
-            assert!(!diff.as_array().unwrap().is_empty(), "a failure carries its diff");
+            assert!(
+                !diff.as_array().unwrap().is_empty(),
+                "a failure carries its diff"
+            );
         }
     }
 }
@@ -94,7 +109,13 @@ fn noop_agent_fails_every_task_that_asks_for_a_change() {
 #[test]
 fn validate_reports_the_example() {
     let ex = example();
-    let (ok, text) = tb(&["validate", "--data", ex.to_str().unwrap(), "--test-list", ex.join("testlist.yaml").to_str().unwrap()]);
+    let (ok, text) = tb(&[
+        "validate",
+        "--data",
+        ex.to_str().unwrap(),
+        "--test-list",
+        ex.join("testlist.yaml").to_str().unwrap(),
+    ]);
     assert!(ok, "{text}");
     assert!(text.contains("8 tasks loaded"), "{text}");
 }
@@ -105,10 +126,24 @@ fn bad_input_gives_clear_errors() {
     assert!(!ok);
     assert!(text.contains("no data root"), "{text}");
     let ex = example();
-    let (ok, text) = tb(&["infer", "--data", ex.to_str().unwrap(), "--name", "brightside_retail.py:test_nope"]);
+    let (ok, text) = tb(&[
+        "infer",
+        "--data",
+        ex.to_str().unwrap(),
+        "--name",
+        "brightside_retail.py:test_nope",
+    ]);
     assert!(!ok);
     assert!(text.contains("test_nope"), "{text}");
-    let (ok, text) = tb(&["infer", "--data", ex.to_str().unwrap(), "--name", "x.py:y", "--agent", "gpt"]);
+    let (ok, text) = tb(&[
+        "infer",
+        "--data",
+        ex.to_str().unwrap(),
+        "--name",
+        "x.py:y",
+        "--agent",
+        "gpt",
+    ]);
     assert!(!ok);
     assert!(text.contains("unknown agent"), "{text}");
 }

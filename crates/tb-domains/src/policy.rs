@@ -46,14 +46,24 @@ pub fn rank<'a>(sources: &'a [Value], query: &str) -> Vec<(&'a str, &'a str, f64
     let mut docs = Vec::new();
     for s in sources {
         let name = s.get("name").and_then(Value::as_str).unwrap_or("");
-        for snip in s.get("snippets").and_then(Value::as_array).into_iter().flatten() {
+        for snip in s
+            .get("snippets")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let Some(text) = snip.as_str() else { continue };
             let toks = tokens(text);
             let mut terms = HashMap::new();
             for t in &toks {
                 *terms.entry(t.clone()).or_insert(0) += 1;
             }
-            docs.push(Doc { source: name, text, terms, len: toks.len() });
+            docs.push(Doc {
+                source: name,
+                text,
+                terms,
+                len: toks.len(),
+            });
         }
     }
     if docs.is_empty() {
@@ -75,15 +85,25 @@ pub fn rank<'a>(sources: &'a [Value], query: &str) -> Vec<(&'a str, &'a str, f64
                     let tf = *d.terms.get(t)? as f64;
                     let df = docs.iter().filter(|x| x.terms.contains_key(t)).count() as f64;
                     let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                    Some(idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * d.len as f64 / avg.max(1.0))))
+                    Some(
+                        idf * tf * (k1 + 1.0)
+                            / (tf + k1 * (1.0 - b + b * d.len as f64 / avg.max(1.0))),
+                    )
                 })
                 .sum::<f64>();
             (i, score)
         })
         .filter(|(_, s)| *s > 0.0)
         .collect();
-    scored.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
-    scored.into_iter().map(|(i, s)| (docs[i].source, docs[i].text, s)).collect()
+    scored.sort_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(&b.0))
+    });
+    scored
+        .into_iter()
+        .map(|(i, s)| (docs[i].source, docs[i].text, s))
+        .collect()
 }
 
 /// Runs a policy search for the tool's validated arguments (`query`, `max_results`, which the

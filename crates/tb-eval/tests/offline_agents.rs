@@ -12,11 +12,15 @@ use tb_eval::sandbox::Sandbox;
 
 #[test]
 fn golden_passes_and_noop_fails_with_diffs() {
-    let Some(shared) = common::shared() else { return };
+    let Some(shared) = common::shared() else {
+        return;
+    };
     let root = shared.join("thinkingbox-data");
     let ds = tb_dataset::Dataset::open(&root).unwrap();
     let tasks = ds
-        .load_test_list(&root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"))
+        .load_test_list(
+            &root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"),
+        )
         .unwrap();
     assert_eq!(tasks.len(), 507);
     let sandbox = Sandbox::load(&root).unwrap();
@@ -35,7 +39,12 @@ fn golden_passes_and_noop_fails_with_diffs() {
     for task in &tasks {
         let golden = attempt_offline(&env, OfflineAgent::Golden, task, 0);
         assert!(!golden.is_system_error, "{}", task.uid);
-        assert_eq!(golden.verdict.as_ref().map(|v| v.passed), Some(true), "golden fails {}", task.uid);
+        assert_eq!(
+            golden.verdict.as_ref().map(|v| v.passed),
+            Some(true),
+            "golden fails {}",
+            task.uid
+        );
         let noop = attempt_offline(&env, OfflineAgent::Noop, task, 0);
         let v = noop.verdict.as_ref().unwrap();
         let e = per_domain.entry(task.scenario.clone()).or_default();
@@ -45,7 +54,11 @@ fn golden_passes_and_noop_fails_with_diffs() {
             // Only a task whose golden calls change nothing may pass without work.
             assert_eq!(task.uid, "sandbox_neobank_support_v1_group1.py:test_he_017");
         } else {
-            assert!(v.state.iter().any(|s| !s.diff.is_empty()), "{} fails without a diff", task.uid);
+            assert!(
+                v.state.iter().any(|s| !s.diff.is_empty()),
+                "{} fails without a diff",
+                task.uid
+            );
             assert!(!noop.test_result.as_ref().unwrap().tb.is_empty());
         }
     }

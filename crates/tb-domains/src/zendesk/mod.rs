@@ -10,7 +10,6 @@
 
 pub mod odata;
 
-
 use serde_json::{Map, Value, json};
 use std::sync::OnceLock;
 use tb_sandbox::coerce::ValidationError;
