@@ -39,9 +39,10 @@ pub enum CampaignError {
     /// `--shard` is not `i/n` with `i < n`.
     #[error("--shard `{0}`: expected i/n with 0 <= i < n (e.g. 0/3)")]
     BadShard(String),
-    /// The output already holds records and neither resume nor overwrite was asked for.
+    /// The output (or its errors sidecar) already holds records and neither resume nor
+    /// overwrite was asked for.
     #[error(
-        "{path} already holds {records} record(s): pass --resume to continue that run, or --overwrite to start over"
+        "{path} (with its errors sidecar) already holds {records} record(s): pass --resume to continue that run, or --overwrite to start over"
     )]
     Exists {
         /// The output.
@@ -225,11 +226,10 @@ pub fn open(
             .open(p)
             .map_err(io(p))
     };
-    let existing = std::fs::metadata(&files.output)
-        .map(|m| m.len())
-        .unwrap_or(0);
-    if mode == Mode::Fresh && existing > 0 {
-        let records = Scan::read(&files.output)?.records.len();
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    if mode == Mode::Fresh && size(&files.output) + size(&files.errors) > 0 {
+        let records =
+            Scan::read(&files.output)?.records.len() + Scan::read(&files.errors)?.records.len();
         return Err(CampaignError::Exists {
             path: files.output.clone(),
             records,
@@ -443,8 +443,7 @@ pub async fn run(
             let (mut wrote_out, mut wrote_errs) = (false, false);
             for ev in &batch {
                 if let Event::Done(rec) = ev {
-                    let v = serde_json::to_value(rec.as_ref()).unwrap_or_default();
-                    if Outcome::of(&v).is_verdict() {
+                    if Outcome::of_record(rec).is_verdict() {
                         append(&mut opened.out, &files.output, rec)?;
                         wrote_out = true;
                     } else {
@@ -463,8 +462,7 @@ pub async fn run(
                 match ev {
                     Event::Started(k) => observer.started(&k),
                     Event::Done(rec) => {
-                        let v = serde_json::to_value(rec.as_ref()).unwrap_or_default();
-                        let outcome = Outcome::of(&v);
+                        let outcome = Outcome::of_record(&rec);
                         stats.attempted += 1;
                         if outcome.is_verdict() {
                             stats.verdicts += 1;

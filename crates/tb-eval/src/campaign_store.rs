@@ -65,6 +65,19 @@ impl Outcome {
         }
     }
 
+    /// The outcome of a record of ours (the same rule as [`Outcome::of`]).
+    pub fn of_record(r: &tb_core::TrialRecord) -> Outcome {
+        if r.is_system_error {
+            return Outcome::SystemError;
+        }
+        match &r.test_result {
+            None => Outcome::TestError,
+            Some(t) if t.is_system_error => Outcome::TestError,
+            Some(t) if t.result => Outcome::Passed,
+            Some(_) => Outcome::Failed,
+        }
+    }
+
     /// A verdict (passed or failed): the attempt is done and is never rerun.
     pub fn is_verdict(self) -> bool {
         matches!(self, Outcome::Passed | Outcome::Failed)
