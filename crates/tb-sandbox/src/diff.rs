@@ -39,6 +39,12 @@ pub fn deep_diff(result: &Value, golden: &Value) -> Vec<Value> {
     out
 }
 
+/// The diff entries of `a` against `b` found at `path` (a path the full diff would build, e.g.
+/// a table name under the root), appended to `out`.
+pub(crate) fn diff_at(a: &Value, b: &Value, path: &mut String, out: &mut Vec<Value>) {
+    diff_into(a, b, path, out);
+}
+
 fn entry(path: &str, kind: &str) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("path".into(), Value::String(path.to_string()));

@@ -122,6 +122,84 @@ pub fn write<S: Sink>(out: &mut S, value: &Value, layout: Layout) {
     write_value(out, value, layout);
 }
 
+/// Writes the canonical text of `value` as the stable state holds it: every non-empty list
+/// whose items are all str/int/float/bool written in sorted order (at any depth), without
+/// sorting or copying the value: `canonical(v)` after [`crate::state::sort_scalar_lists`].
+pub fn write_canonical_stable<S: Sink>(out: &mut S, value: &Value) {
+    match value {
+        Value::Array(items) => {
+            out.push_byte(b'[');
+            let scalar = !items.is_empty()
+                && items
+                    .iter()
+                    .all(|x| matches!(x, Value::String(_) | Value::Number(_) | Value::Bool(_)));
+            let cmp = crate::state::py_cmp_scalar;
+            let in_order = || {
+                items
+                    .iter()
+                    .zip(items.iter().skip(1))
+                    .all(|(a, b)| cmp(a, b) != std::cmp::Ordering::Greater)
+            };
+            if scalar && !in_order() {
+                // The same stable sort as `sort_scalar_lists`, on references.
+                let mut refs: Vec<&Value> = items.iter().collect();
+                refs.sort_by(|a, b| cmp(a, b));
+                for (i, item) in refs.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push_byte(b',');
+                    }
+                    write_value(out, item, Layout::Canonical);
+                }
+            } else {
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_byte(b',');
+                    }
+                    write_canonical_stable(out, item);
+                }
+            }
+            out.push_byte(b']');
+        }
+        Value::Object(map) => write_object_stable(out, map.iter()),
+        other => write_value(out, other, Layout::Canonical),
+    }
+}
+
+/// Writes an object given as entries (unique keys, any order) in canonical layout, keys
+/// sorted, values as [`write_canonical_stable`] writes them.
+pub fn write_object_stable<'a, S: Sink>(
+    out: &mut S,
+    entries: impl Iterator<Item = (&'a String, &'a Value)> + Clone,
+) {
+    out.push_byte(b'{');
+    let mut prev: Option<&str> = None;
+    let sorted = entries.clone().all(|(k, _)| {
+        let ok = prev.is_none_or(|p| p.as_bytes() < k.as_bytes());
+        prev = Some(k);
+        ok
+    });
+    let mut write_entry = |i: usize, k: &str, v: &Value| {
+        if i > 0 {
+            out.push_byte(b',');
+        }
+        write_str(out, k);
+        out.push_byte(b':');
+        write_canonical_stable(out, v);
+    };
+    if sorted {
+        for (i, (k, v)) in entries.enumerate() {
+            write_entry(i, k, v);
+        }
+    } else {
+        let mut keys: Vec<(&String, &Value)> = entries.collect();
+        keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        for (i, (k, v)) in keys.into_iter().enumerate() {
+            write_entry(i, k, v);
+        }
+    }
+    out.push_byte(b'}');
+}
+
 fn write_value<S: Sink>(out: &mut S, value: &Value, layout: Layout) {
     match value {
         Value::Null => out.push_str("null"),
@@ -281,6 +359,11 @@ pub fn float_repr(f: f64) -> String {
         }
     }
     out
+}
+
+/// Writes a JSON string literal (`ensure_ascii`).
+pub fn write_json_str<S: Sink>(out: &mut S, s: &str) {
+    write_str(out, s);
 }
 
 fn write_str<S: Sink>(out: &mut S, s: &str) {

@@ -58,6 +58,9 @@ pub enum StateError {
 pub struct Layout {
     doc: Arc<SchemaDoc>,
     index: Arc<HashMap<String, usize>>,
+    /// Table positions in the order the stable state's canonical text has them (names by
+    /// code point; of two tables with one name, the later one, as a map insert keeps it).
+    sorted: Arc<Vec<usize>>,
 }
 
 impl Layout {
@@ -69,9 +72,25 @@ impl Layout {
             .enumerate()
             .map(|(i, t)| (t.name.clone(), i))
             .collect();
+        let mut sorted: Vec<usize> = (0..doc.tables.len()).collect();
+        // Stable: of equal names the later table ends last; keep that one.
+        sorted.sort_by(|&a, &b| {
+            doc.tables[a]
+                .name
+                .as_bytes()
+                .cmp(doc.tables[b].name.as_bytes())
+        });
+        let mut keep: Vec<usize> = Vec::with_capacity(sorted.len());
+        for i in sorted {
+            match keep.last_mut() {
+                Some(last) if doc.tables[*last].name == doc.tables[i].name => *last = i,
+                _ => keep.push(i),
+            }
+        }
         Layout {
             doc: Arc::new(doc),
             index: Arc::new(index),
+            sorted: Arc::new(keep),
         }
     }
 
@@ -466,9 +485,76 @@ impl State {
         Value::Object(out)
     }
 
-    /// sha256 of the canonical JSON of the stable state.
+    /// sha256 of the canonical JSON of the stable state: equal to
+    /// `hash_stable(&self.stable_state())`, computed straight from the tables (nothing is
+    /// copied).
     pub fn hash(&self) -> String {
-        hash_stable(&self.stable_state())
+        let mut w = pyjson::HashWriter::new();
+        self.write_stable(&mut w);
+        w.hex()
+    }
+
+    /// Writes the canonical JSON of the stable state (the text [`State::hash`] hashes) straight
+    /// from the tables: tables by name, rows by `str(id)` (stable), unstable fields skipped,
+    /// keys sorted, scalar lists sorted as they are written.
+    pub fn write_stable<S: pyjson::Sink>(&self, out: &mut S) {
+        out.push_byte(b'{');
+        for (n, &i) in self.layout.sorted.iter().enumerate() {
+            let def = &self.layout.tables()[i];
+            if n > 0 {
+                out.push_byte(b',');
+            }
+            pyjson::write_json_str(out, &def.name);
+            out.push_byte(b':');
+            out.push_byte(b'[');
+            for (r, (_, row)) in stable_order(&self.tables[i]).into_iter().enumerate() {
+                if r > 0 {
+                    out.push_byte(b',');
+                }
+                let unstable = &def.unstable;
+                pyjson::write_object_stable(
+                    out,
+                    row.iter()
+                        .filter(|(k, _)| !unstable.iter().any(|u| u == *k)),
+                );
+            }
+            out.push_byte(b']');
+        }
+        out.push_byte(b'}');
+    }
+
+    /// The deep diff of the two stable states, `deep_diff(&self.stable_state(),
+    /// &golden.stable_state())`, entry for entry: tables both states share (the same table, by
+    /// pointer) are equal and skipped; only the others are built and compared, in the order the
+    /// full diff visits them.
+    pub fn stable_diff(&self, golden: &State) -> Vec<Value> {
+        if !Arc::ptr_eq(&self.layout.doc, &golden.layout.doc)
+            || self.tables.len() != golden.tables.len()
+        {
+            return crate::diff::deep_diff(&self.stable_state(), &golden.stable_state());
+        }
+        let mut out = Vec::new();
+        let mut path = String::new();
+        for &i in self.layout.sorted.iter() {
+            if Arc::ptr_eq(&self.tables[i], &golden.tables[i]) {
+                continue;
+            }
+            let def = &self.layout.tables()[i];
+            let a = Value::Array(
+                stable_rows(def, &self.tables[i])
+                    .map(Value::Object)
+                    .collect(),
+            );
+            let b = Value::Array(
+                stable_rows(def, &golden.tables[i])
+                    .map(Value::Object)
+                    .collect(),
+            );
+            path.clear();
+            path.push_str(&def.name);
+            crate::diff::diff_at(&a, &b, &mut path, &mut out);
+        }
+        out
     }
 }
 
@@ -482,19 +568,7 @@ pub fn hash_stable(stable: &Value) -> String {
 /// A table's rows as the stable state holds them: unstable fields dropped (model order kept),
 /// scalar lists sorted, rows stably sorted by `str(row["id"])`.
 fn stable_rows<'a>(def: &'a TableDef, rows: &'a [Row]) -> impl Iterator<Item = Row> + 'a {
-    let mut order: Vec<(std::borrow::Cow<'a, str>, &'a Row)> = rows
-        .iter()
-        .map(|r| {
-            let key = match r.get("id") {
-                None => std::borrow::Cow::Borrowed(""),
-                Some(Value::String(s)) => std::borrow::Cow::Borrowed(s.as_str()),
-                Some(v) => std::borrow::Cow::Owned(py_str(v)),
-            };
-            (key, r)
-        })
-        .collect();
-    order.sort_by(|a, b| a.0.cmp(&b.0));
-    order.into_iter().map(move |(_, r)| {
+    stable_order(rows).into_iter().map(move |(_, r)| {
         let mut m = Map::with_capacity(r.len());
         for (k, v) in r {
             if def.unstable.iter().any(|u| u == k) {
@@ -506,6 +580,23 @@ fn stable_rows<'a>(def: &'a TableDef, rows: &'a [Row]) -> impl Iterator<Item = R
         }
         m
     })
+}
+
+/// Rows in stable-state order: stably sorted by `str(row["id"])` (`""` without an id).
+fn stable_order(rows: &[Row]) -> Vec<(std::borrow::Cow<'_, str>, &Row)> {
+    let mut order: Vec<(std::borrow::Cow<'_, str>, &Row)> = rows
+        .iter()
+        .map(|r| {
+            let key = match r.get("id") {
+                None => std::borrow::Cow::Borrowed(""),
+                Some(Value::String(s)) => std::borrow::Cow::Borrowed(s.as_str()),
+                Some(v) => std::borrow::Cow::Owned(py_str(v)),
+            };
+            (key, r)
+        })
+        .collect();
+    order.sort_by(|a, b| a.0.cmp(&b.0));
+    order
 }
 
 /// Sorts, at any depth, every non-empty list whose items are all str/int/float/bool.
@@ -537,7 +628,7 @@ fn py_num(v: &Value) -> Option<f64> {
 
 /// Python's `<` ordering for scalars: numbers (with bools) by value, strings by code point.
 /// Mixed strings and numbers raise in Python; here numbers sort first.
-fn py_cmp_scalar(a: &Value, b: &Value) -> std::cmp::Ordering {
+pub(crate) fn py_cmp_scalar(a: &Value, b: &Value) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     match (a, b) {
         (Value::String(x), Value::String(y)) => x.cmp(y),

@@ -1,0 +1,145 @@
+//! A profiling driver (for callgrind or perf): every recorded trace of the benchmark, as
+//! cold sessions only, or as the reference's whole timed segment.
+//!
+//! ```sh
+//! cargo build --release -p tb-sandbox --example profile
+//! valgrind --tool=callgrind --toggle-collect='profile::work*' \
+//!     target/release/examples/profile session 5      # or: replay 1, replay-full 1
+//! ```
+//!
+//! Needs the shared data (`$TB_SHARED`, default `../shared` beside the workspace).
+
+use serde_json::Value;
+use std::hint::black_box;
+use std::path::PathBuf;
+use tb_sandbox::diff::deep_diff;
+use tb_sandbox::state::hash_stable;
+use tb_sandbox::{Clock, Loaded};
+
+struct Task {
+    loaded: usize,
+    config: Value,
+    calls: Vec<(String, Value)>,
+}
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .map(|t| {
+            t.lines()
+                .filter(|l| !l.trim().is_empty())
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn load(shared: &std::path::Path) -> (Vec<Loaded>, Vec<Task>) {
+    let toolslib = tb_domains::toolslib(&shared.join("thinkingbox-data"));
+    let mut domains: Vec<Loaded> = Vec::new();
+    let mut tasks = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("tb-bench-v1/traces"))
+        .expect("traces")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    for file in files {
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        let inits = lines(&shared.join("tb-bench-v1/tasks").join(name.as_ref()));
+        for t in lines(&file) {
+            let server = t["domain"].as_str().unwrap_or_default().to_string();
+            let loaded = match domains.iter().position(|d| d.domain.name == server) {
+                Some(i) => i,
+                None => {
+                    let d = tb_domains::by_name(&server).ok().flatten().expect("domain");
+                    domains.push(d.load(&toolslib).expect("initial data"));
+                    domains.len() - 1
+                }
+            };
+            let Some(init) = inits.iter().find(|i| i["id"] == t["id"]) else {
+                continue;
+            };
+            let calls = t["calls"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|c| {
+                            let p = match &c["parameters"] {
+                                Value::Null => Value::Object(Default::default()),
+                                p => p.clone(),
+                            };
+                            (c["tool"].as_str().unwrap_or_default().to_string(), p)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            tasks.push(Task {
+                loaded,
+                config: init["init"][&server].clone(),
+                calls,
+            });
+        }
+    }
+    (domains, tasks)
+}
+
+#[inline(never)]
+fn work_sessions(domains: &[Loaded], tasks: &[Task], clock: Clock) {
+    for t in tasks {
+        black_box(domains[t.loaded].session_uncached(&t.config, clock).ok());
+    }
+}
+
+#[inline(never)]
+fn work_replay(domains: &[Loaded], tasks: &[Task], clock: Clock, full: bool) {
+    for t in tasks {
+        let Ok(mut s) = domains[t.loaded].session_uncached(&t.config, clock) else {
+            continue;
+        };
+        if full {
+            let initial = s.state.stable_state();
+            let h0 = hash_stable(&initial);
+            for (tool, p) in &t.calls {
+                black_box(s.call(tool, p));
+            }
+            let golden = s.state.stable_state();
+            let h1 = hash_stable(&golden);
+            black_box((h0, h1, deep_diff(&initial, &golden)));
+        } else {
+            let initial = s.state.clone();
+            let h0 = initial.hash();
+            for (tool, p) in &t.calls {
+                black_box(s.call(tool, p));
+            }
+            let h1 = s.state.hash();
+            black_box((h0, h1, initial.stable_diff(&s.state)));
+        }
+    }
+}
+
+fn main() {
+    let shared = std::env::var_os("TB_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| "replay".into());
+    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let (domains, tasks) = load(&shared);
+    let clock = Clock::parse("2026-11-30T12:00:00Z").expect("clock");
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        match mode.as_str() {
+            "session" => work_sessions(&domains, &tasks, clock),
+            "replay" => work_replay(&domains, &tasks, clock, false),
+            "replay-full" => work_replay(&domains, &tasks, clock, true),
+            other => panic!("unknown mode {other} (session, replay, replay-full)"),
+        }
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "{mode}: {} tasks x {n}: {:.3} s per pass, {:.1} us per task",
+        tasks.len(),
+        dt / n as f64,
+        dt / n as f64 / tasks.len() as f64 * 1e6
+    );
+}
