@@ -92,6 +92,14 @@ pub struct InferArgs {
     /// Failed attempts to list with their first differences.
     #[arg(long, default_value_t = 10)]
     pub show_failures: usize,
+    /// Run the tools in a running `tb mcp-start` server (`mcp://HOST:PORT`) instead of in
+    /// process: each attempt opens a session there, and its state verdicts come from there.
+    /// The server must serve the same data (and clock) for the same verdicts.
+    #[arg(long, value_name = "mcp://HOST:PORT")]
+    pub tools: Option<String>,
+    /// Bearer token for the --tools server's admin routes.
+    #[arg(long, env = "TB_MCP_TOKEN", hide_env_values = true)]
+    pub tools_token: Option<String>,
 }
 
 /// The tasks selected by --test-list, --name and --inputs, in that order.
@@ -364,6 +372,14 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     let choice = offline
         .map(AgentChoice::Offline)
         .unwrap_or(AgentChoice::Model);
+    let remote_tools: Option<Arc<dyn tb_eval::tools::RemoteTools>> = match &a.tools {
+        Some(addr) => Some(Arc::new(
+            tb_mcp::McpServer::new(addr)
+                .with_context(|| format!("--tools {addr}"))?
+                .with_token(a.tools_token.clone()),
+        )),
+        None => None,
+    };
 
     // The files: without --output, a scratch folder removed at the end.
     let scratch = a.output.is_none().then(|| {
@@ -458,6 +474,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         .context("starting the async runtime")?;
     let stats = rt.block_on(campaign::run(
         env.clone(),
+        remote_tools,
         choice,
         &mut opened,
         concurrency,

@@ -116,8 +116,9 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
             .as_ref()
             .map(|a| a.builtin_tools.clone())
             .unwrap_or_default();
-        let tools = tb_eval::episode::AgentTools::build(&builtins, &scenario_tools, &session)
-            .map_err(anyhow::Error::msg)?;
+        let tools =
+            tb_eval::episode::AgentTools::build(&builtins, &scenario_tools, &session.tool_list())
+                .map_err(anyhow::Error::msg)?;
         let mut replayed = 0;
         for m in &rec.messages {
             let Message::ParallelToolCall {

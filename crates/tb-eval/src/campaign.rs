@@ -14,7 +14,7 @@
 //! `docs/campaigns.md` has the rules; [`crate::campaign_store`] reads the files back.
 
 use crate::campaign_store::{Outcome, RecordInfo, Scan, StoreError};
-use crate::infer::{AgentChoice, Models, RunEnv, attempt, system_error_record};
+use crate::infer::{AgentChoice, Models, RunEnv, attempt_with, system_error_record};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -397,9 +397,11 @@ fn append(f: &mut std::fs::File, path: &Path, rec: &TrialRecord) -> Result<(), C
 /// Runs the attempts left in `opened`, at most `concurrency` at a time, writing each record
 /// as it ends: verdicts to the output, system and test errors to the errors sidecar. Records
 /// that end together are synced together. An attempt that panics becomes a system error
-/// (`Panic`); no key is dropped.
+/// (`Panic`); no key is dropped. With `remote`, each attempt runs in a session of that
+/// remote tool backend ([`crate::infer::attempt_with`]).
 pub async fn run(
     env: Arc<RunEnv>,
+    remote: Option<Arc<dyn crate::tools::RemoteTools>>,
     choice: AgentChoice,
     opened: &mut Opened,
     concurrency: usize,
@@ -409,14 +411,16 @@ pub async fn run(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut handles = Vec::new();
     for job in std::mem::take(&mut opened.todo) {
-        let (env, sem, tx) = (env.clone(), sem.clone(), tx.clone());
+        let (env, sem, tx, remote) = (env.clone(), sem.clone(), tx.clone(), remote.clone());
         handles.push(tokio::spawn(async move {
             let Ok(_permit) = sem.acquire_owned().await else {
                 return;
             };
             let _ = tx.send(Event::Started(job.key.clone()));
             let (e2, t2, rep) = (env.clone(), job.task.clone(), job.repetition);
-            let inner = tokio::spawn(async move { attempt(&e2, choice, &t2, rep).await });
+            let inner = tokio::spawn(async move {
+                attempt_with(&e2, remote.as_deref(), choice, &t2, rep).await
+            });
             let rec = match inner.await {
                 Ok(r) => r,
                 Err(e) => {

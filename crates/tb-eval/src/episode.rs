@@ -6,7 +6,7 @@
 //! recorded. Agents are anything implementing [`Agent`]: a model ([`ModelAgent`]) or the
 //! offline agents ([`crate::offline::OfflineAgent`]).
 
-use crate::sandbox::TaskSession;
+use crate::tools::ToolBackend;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -99,7 +99,7 @@ impl AgentTools {
     pub fn build(
         builtins: &[tb_dataset::ToolDef],
         scenario_tools: &[tb_dataset::ToolOverride],
-        session: &TaskSession,
+        tool_list: &[Value],
     ) -> Result<Self, String> {
         let mut t = AgentTools::default();
         for b in builtins {
@@ -115,13 +115,12 @@ impl AgentTools {
                 t.direct.insert(b.name.clone(), d.clone());
             }
         }
-        let listed: HashMap<String, Value> = session
-            .tool_list()
-            .into_iter()
-            .filter_map(|v| Some((v.get("name")?.as_str()?.to_string(), v)))
+        let listed: HashMap<&str, &Value> = tool_list
+            .iter()
+            .filter_map(|v| Some((v.get("name")?.as_str()?, v)))
             .collect();
         for o in scenario_tools {
-            let Some(server_tool) = listed.get(&o.name) else {
+            let Some(server_tool) = listed.get(o.name.as_str()).copied() else {
                 t.missing.push(o.name.clone());
                 continue;
             };
@@ -197,16 +196,26 @@ pub struct EpisodeSpec<'a> {
     pub keep_user_history: bool,
 }
 
+/// The [`EpisodeError::kind`] of a tool backend's operational failure.
+pub const TOOL_BACKEND_ERROR: &str = "ToolBackendError";
+
 /// An operational failure during an episode: it makes the attempt a system error.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{role} model: {message}")]
+#[error("{}: {message}", display_role(role))]
 pub struct EpisodeError {
-    /// `agent` or `user`.
+    /// `agent` or `user` (a model), `tools` (the tool backend), or `attempt` (its budget).
     pub role: &'static str,
     /// Class (`Timeout`, `HttpError`, ...).
     pub kind: String,
     /// Message.
     pub message: String,
+}
+
+fn display_role(role: &str) -> String {
+    match role {
+        "tools" => "tool backend".into(),
+        r => format!("{r} model"),
+    }
 }
 
 impl EpisodeError {
@@ -336,34 +345,42 @@ pub fn format_direct(template: &str, result: &str) -> Option<String> {
     Some(out)
 }
 
-/// Runs the tool call the way the reference's agent session does.
-fn dispatch(
+/// Runs the tool call the way the reference's agent session does. An `Err` is the backend's
+/// operational failure.
+async fn dispatch(
     tools: &AgentTools,
-    session: &mut TaskSession,
+    session: &mut dyn ToolBackend,
     tc: &ToolCall,
-) -> (String, Option<String>) {
+) -> Result<(String, Option<String>), EpisodeError> {
     if let Some(e) = tc
         .metadata
         .get("error")
         .and_then(Value::as_str)
         .filter(|e| !e.is_empty())
     {
-        return (e.to_string(), None);
+        return Ok((e.to_string(), None));
     }
     if !tools.names.contains(&tc.name) {
-        return (
+        return Ok((
             format!("Error: function '{}' does not exist", tc.name),
             None,
-        );
+        ));
     }
-    let result = session.call(&tc.name, &tc.arguments).to_text(&tc.name);
-    match tools.direct.get(&tc.name) {
+    let result = session
+        .call(&tc.name, &tc.arguments)
+        .await
+        .map_err(|message| EpisodeError {
+            role: "tools",
+            kind: TOOL_BACKEND_ERROR.into(),
+            message: format!("tool `{}`: {message}", tc.name),
+        })?;
+    Ok(match tools.direct.get(&tc.name) {
         Some(t) => match format_direct(t, &result) {
             Some(d) => (result, Some(d)),
             None => ("Error in function execution".into(), None),
         },
         None => (result, None),
-    }
+    })
 }
 
 async fn timed<T>(
@@ -392,7 +409,7 @@ async fn timed<T>(
 pub async fn run_episode(
     spec: &EpisodeSpec<'_>,
     agent: &mut dyn Agent,
-    session: &mut TaskSession,
+    session: &mut dyn ToolBackend,
     st: &mut EpisodeState,
 ) -> Result<FinishReason, EpisodeError> {
     let task = spec.task;
@@ -473,7 +490,7 @@ fn emit(st: &mut EpisodeState, msg: Message, max_agent: u64) -> bool {
 async fn agent_turn(
     spec: &EpisodeSpec<'_>,
     agent: &mut dyn Agent,
-    session: &mut TaskSession,
+    session: &mut dyn ToolBackend,
     st: &mut EpisodeState,
     max_agent: u64,
 ) -> Result<(), EpisodeError> {
@@ -556,8 +573,9 @@ async fn agent_turn(
             let mut directs = Vec::new();
             for tc in tool_calls {
                 let t0 = Instant::now();
-                let (content, direct) = dispatch(spec.tools, session, tc);
+                let r = dispatch(spec.tools, session, tc).await;
                 st.time_tool += t0.elapsed().as_secs_f64();
+                let (content, direct) = r?;
                 st.tool_calls.push((tc.clone(), content.clone()));
                 let resp = Message::ToolResponse {
                     metadata: Map::new(),

@@ -3,6 +3,7 @@
 use crate::judge::StateJudge;
 use crate::offline::{OfflineAgent, run_offline};
 use crate::sandbox::{Sandbox, SandboxError};
+use crate::tools::{RemoteSession, RemoteTools, ToolBackend};
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 use tb_core::{
@@ -284,7 +285,7 @@ pub fn error_class(kind: &str) -> &'static str {
         "ConnectError" | "TransportError" => "endpoint_unreachable",
         "Timeout" => "timeout",
         "MalformedReply" => "malformed_reply",
-        "SessionError" | "ToolListError" | "Panic" => "tool_runtime",
+        "SessionError" | "ToolListError" | "ToolBackendError" | "Panic" => "tool_runtime",
         "ModelConfigError" | "ModelEncodeError" => "config",
         _ => "other",
     }
@@ -358,9 +359,8 @@ pub fn task_rubrics(task: &Task) -> Vec<String> {
     }
 }
 
-/// Grades a finished session: the state verdict, then (for rubric tasks, when a judge is
-/// configured) one yes/no question per rubric on the final response. A judge failure is a
-/// test error (`test_result.is_system_error`), as in the reference.
+/// Grades a finished in-process session: the state verdict from the judge, then the rubrics
+/// (see [`grade_with`]).
 pub async fn grade(
     env: &RunEnv,
     task: &Task,
@@ -369,12 +369,32 @@ pub async fn grade(
     rec: &mut TrialRecord,
 ) {
     let t0 = Instant::now();
-    let state = match env.judge.judge(&env.sandbox, task, env.clock, session) {
+    let state = env
+        .judge
+        .judge(&env.sandbox, task, env.clock, session)
+        .map_err(|e| ("SessionError", e.to_string()));
+    grade_with(env, task, state, t0, response, rec).await;
+}
+
+/// Grades a finished session from its state verdicts (in-process: the judge's; remote: the
+/// server's), then (for rubric tasks, when a judge is configured) one yes/no question per
+/// rubric on the final response. A judge failure is a test error
+/// (`test_result.is_system_error`), as in the reference; a state failure (`Err((kind,
+/// message))`) is a system error. `time_test` counts from `t0`.
+pub async fn grade_with(
+    env: &RunEnv,
+    task: &Task,
+    state: Result<Vec<tb_core::StateVerdict>, (&str, String)>,
+    t0: Instant,
+    response: &str,
+    rec: &mut TrialRecord,
+) {
+    let state = match state {
         Ok(s) => s,
-        Err(e) => {
+        Err((kind, message)) => {
             rec.is_system_error = true;
             rec.metadata
-                .insert("error".into(), error_json("SessionError", &e.to_string()));
+                .insert("error".into(), error_json(kind, &message));
             return;
         }
     };
@@ -429,6 +449,35 @@ pub async fn attempt(
     task: &Task,
     repetition: u32,
 ) -> TrialRecord {
+    attempt_with(env, None, choice, task, repetition).await
+}
+
+/// The session an attempt's episode runs in.
+enum Backend {
+    Local(crate::sandbox::TaskSession),
+    Remote(Box<dyn RemoteSession>),
+}
+
+impl Backend {
+    fn tools(&mut self) -> &mut dyn ToolBackend {
+        match self {
+            Backend::Local(s) => s,
+            Backend::Remote(r) => r.as_mut(),
+        }
+    }
+}
+
+/// [`attempt`], with the tools of a remote session when `remote` is given (e.g. a
+/// `tb mcp-start` server): the session is opened there, the episode calls its tools, its
+/// state verdicts come from there, and it is closed at the end. Without `remote`, the
+/// in-process session, as [`attempt`].
+pub async fn attempt_with(
+    env: &RunEnv,
+    remote: Option<&dyn RemoteTools>,
+    choice: AgentChoice,
+    task: &Task,
+    repetition: u32,
+) -> TrialRecord {
     let started = Instant::now();
     let agent_label = match choice {
         AgentChoice::Model => env.agent_name.clone(),
@@ -448,12 +497,43 @@ pub async fn attempt(
             json!(started.elapsed().as_secs_f64()),
         );
     };
-    let mut session = match env.sandbox.session(task, env.clock) {
-        Ok(s) => s,
+    let opened = match remote {
+        Some(r) => r.open(&task.uid).await.map(Backend::Remote),
+        None => env
+            .sandbox
+            .session(task, env.clock)
+            .map(Backend::Local)
+            .map_err(|e| e.to_string()),
+    };
+    let mut backend = match opened {
+        Ok(b) => b,
         Err(e) => {
-            fail(&mut rec, "SessionError", e.to_string());
+            fail(&mut rec, "SessionError", e);
             return rec;
         }
+    };
+    attempt_in(env, choice, task, &mut backend, started, &mut rec).await;
+    if let Backend::Remote(r) = backend {
+        r.close().await;
+    }
+    rec
+}
+
+async fn attempt_in(
+    env: &RunEnv,
+    choice: AgentChoice,
+    task: &Task,
+    backend: &mut Backend,
+    started: Instant,
+    rec: &mut TrialRecord,
+) {
+    let fail = |rec: &mut TrialRecord, kind: &str, msg: String| {
+        rec.is_system_error = true;
+        rec.metadata.insert("error".into(), error_json(kind, &msg));
+        rec.metadata.insert(
+            "execution_time".into(),
+            json!(started.elapsed().as_secs_f64()),
+        );
     };
     let scenario = env.scenarios.get(&task.scenario);
     let builtins = env
@@ -462,11 +542,12 @@ pub async fn attempt(
         .map(|a| a.builtin_tools.clone())
         .unwrap_or_default();
     let scenario_tools = scenario.map(|s| s.tools.clone()).unwrap_or_default();
-    let tools = match crate::episode::AgentTools::build(&builtins, &scenario_tools, &session) {
+    let tool_list = backend.tools().tool_list();
+    let tools = match crate::episode::AgentTools::build(&builtins, &scenario_tools, &tool_list) {
         Ok(t) => t,
         Err(e) => {
-            fail(&mut rec, "ToolListError", e);
-            return rec;
+            fail(rec, "ToolListError", e);
+            return;
         }
     };
     if !tools.missing.is_empty() {
@@ -486,17 +567,17 @@ pub async fn attempt(
         AgentChoice::Model => {
             let Some(client) = env.models.agent.clone() else {
                 fail(
-                    &mut rec,
+                    rec,
                     "ModelConfigError",
                     "no agent model configured (orchestrator.agent_model)".into(),
                 );
-                return rec;
+                return;
             };
             match crate::episode::ModelAgent::new(client, &tools.specs) {
                 Ok(a) => Box::new(a),
                 Err(e) => {
-                    fail(&mut rec, e.kind(), e.to_string());
-                    return rec;
+                    fail(rec, e.kind(), e.to_string());
+                    return;
                 }
             }
         }
@@ -517,7 +598,7 @@ pub async fn attempt(
     let mut st = crate::episode::EpisodeState::default();
     let t_loop = Instant::now();
     let outcome = {
-        let fut = crate::episode::run_episode(&spec, agent.as_mut(), &mut session, &mut st);
+        let fut = crate::episode::run_episode(&spec, agent.as_mut(), backend.tools(), &mut st);
         match env.attempt_timeout {
             Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
                 Err(crate::episode::EpisodeError {
@@ -567,7 +648,17 @@ pub async fn attempt(
         Ok(reason) => {
             rec.finish_reason = reason;
             let response = crate::episode::final_response(&rec.messages);
-            grade(env, task, &session, &response, &mut rec).await;
+            match backend {
+                Backend::Local(session) => grade(env, task, session, &response, rec).await,
+                Backend::Remote(r) => {
+                    let t0 = Instant::now();
+                    let state = r
+                        .verdicts()
+                        .await
+                        .map_err(|e| (crate::episode::TOOL_BACKEND_ERROR, e));
+                    grade_with(env, task, state, t0, &response, rec).await;
+                }
+            }
             rec.metadata.insert(
                 "execution_time".into(),
                 json!(started.elapsed().as_secs_f64()),
@@ -577,11 +668,10 @@ pub async fn attempt(
             if e.kind == "Timeout" {
                 rec.finish_reason = FinishReason::Timeout;
             }
-            fail(&mut rec, &e.kind, e.to_string());
+            fail(rec, &e.kind, e.to_string());
             if let Some(Value::Object(err)) = rec.metadata.get_mut("error") {
                 err.insert("role".into(), json!(e.role));
             }
         }
     }
-    rec
 }

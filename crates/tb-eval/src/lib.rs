@@ -14,4 +14,5 @@ pub mod offline;
 pub mod replay;
 pub mod rubric;
 pub mod sandbox;
+pub mod tools;
 pub mod user_sim;

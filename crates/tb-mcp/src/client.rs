@@ -379,3 +379,55 @@ pub(crate) fn outcome_meta(outcome: &CallOutcome) -> rmcp::model::MetaObject {
     m.insert(OUTCOME_META.into(), json!(kind));
     rmcp::model::MetaObject(m)
 }
+
+impl tb_eval::tools::ToolBackend for McpTools {
+    fn tool_list(&self) -> Vec<Value> {
+        self.tools.clone()
+    }
+
+    fn call<'a>(
+        &'a mut self,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> tb_eval::tools::BoxFut<'a, Result<String, String>> {
+        Box::pin(async move {
+            McpTools::call(self, tool, args)
+                .await
+                .map(|r| r.text)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+impl tb_eval::tools::RemoteSession for McpTools {
+    fn verdicts(&mut self) -> tb_eval::tools::BoxFut<'_, Result<Vec<StateVerdict>, String>> {
+        Box::pin(async move { McpTools::verdicts(self).await.map_err(|e| e.to_string()) })
+    }
+
+    fn close(self: Box<Self>) -> tb_eval::tools::BoxFut<'static, ()> {
+        Box::pin(async move {
+            let session = self.session.clone();
+            if let Err(e) = McpTools::close(*self).await {
+                tracing::warn!("closing MCP session {session}: {e}");
+            }
+        })
+    }
+}
+
+impl tb_eval::tools::RemoteTools for McpServer {
+    fn open<'a>(
+        &'a self,
+        task_uid: &'a str,
+    ) -> tb_eval::tools::BoxFut<'a, Result<Box<dyn tb_eval::tools::RemoteSession>, String>> {
+        Box::pin(async move {
+            McpServer::open(self, task_uid)
+                .await
+                .map(|t| Box::new(t) as Box<dyn tb_eval::tools::RemoteSession>)
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("MCP server {}", self.base)
+    }
+}

@@ -502,7 +502,11 @@ impl Environment {
                 return self.reset_error("proxy_create");
             }
         };
-        let tools = match AgentTools::build(&agent_cfg.builtin_tools, &scenario.tools, &session) {
+        let tools = match AgentTools::build(
+            &agent_cfg.builtin_tools,
+            &scenario.tools,
+            &session.tool_list(),
+        ) {
             Ok(t) => t,
             Err(_) => return self.reset_error("episode_init"),
         };

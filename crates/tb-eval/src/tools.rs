@@ -1,0 +1,62 @@
+//! Tool backends of an episode: the in-process [`TaskSession`], or a remote session (a
+//! `tb mcp-start` server, implemented in `tb-mcp`) reached through [`RemoteTools`].
+
+use crate::sandbox::TaskSession;
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use tb_core::StateVerdict;
+
+/// A boxed, sendable future.
+pub type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What an episode calls tools on.
+pub trait ToolBackend: Send {
+    /// The tool list, MCP-shaped (`name`, `description`, `inputSchema`).
+    fn tool_list(&self) -> Vec<Value>;
+    /// Calls a tool and gives the text the agent sees. Tool failures and unknown tools are
+    /// `Ok` texts; `Err` is an operational failure (the attempt becomes a system error).
+    fn call<'a>(&'a mut self, tool: &'a str, args: &'a Value)
+    -> BoxFut<'a, Result<String, String>>;
+}
+
+impl ToolBackend for TaskSession {
+    fn tool_list(&self) -> Vec<Value> {
+        TaskSession::tool_list(self)
+    }
+
+    fn call<'a>(
+        &'a mut self,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFut<'a, Result<String, String>> {
+        let text = TaskSession::call(self, tool, args).to_text(tool);
+        Box::pin(std::future::ready(Ok(text)))
+    }
+}
+
+/// One remote task session: its tools, then its state verdicts.
+pub trait RemoteSession: ToolBackend {
+    /// The state verdicts (one per server), as the in-process judge gives them.
+    fn verdicts(&mut self) -> BoxFut<'_, Result<Vec<StateVerdict>, String>>;
+    /// Ends the session (best effort).
+    fn close(self: Box<Self>) -> BoxFut<'static, ()>;
+}
+
+/// A source of remote task sessions (e.g. a `tb mcp-start` server).
+pub trait RemoteTools: Send + Sync {
+    /// Opens a fresh session for the task `task_uid`.
+    fn open<'a>(&'a self, task_uid: &'a str) -> BoxFut<'a, Result<Box<dyn RemoteSession>, String>>;
+    /// Where the sessions come from (for logs and provenance).
+    fn describe(&self) -> String {
+        "remote tools".into()
+    }
+}
+
+impl std::fmt::Debug for dyn RemoteTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RemoteTools")
+            .field(&self.describe())
+            .finish()
+    }
+}
