@@ -35,6 +35,7 @@ impl Sink for String {
 }
 
 /// A [`Sink`] that feeds sha256 through a small buffer, so hashing never builds the text.
+#[derive(Clone)]
 pub struct HashWriter {
     hasher: sha2::Sha256,
     buf: Vec<u8>,
@@ -57,7 +58,8 @@ impl HashWriter {
         }
     }
 
-    fn flush(&mut self) {
+    /// Feeds the buffered text to sha256 (a checkpoint is then a small copy).
+    pub fn flush(&mut self) {
         use sha2::Digest;
         self.hasher.update(&self.buf);
         self.buf.clear();

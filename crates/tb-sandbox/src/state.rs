@@ -61,6 +61,38 @@ pub struct Layout {
     /// Table positions in the order the stable state's canonical text has them (names by
     /// code point; of two tables with one name, the later one, as a map insert keeps it).
     sorted: Arc<Vec<usize>>,
+    /// sha256 midstates of recently hashed stable states (see [`State::hash`]).
+    hashes: Arc<std::sync::Mutex<HashCache>>,
+}
+
+/// sha256 midstates after each table of recently hashed states, in canonical order. The
+/// canonical text of a stable state is its tables' texts in a fixed order, so two states that
+/// hold the very same first `k` tables (by pointer) share the hash state after them: hashing
+/// resumes there. Tables are held weakly: a live weak pointer keeps its address from being
+/// reused, so pointer equality means the same table; the rows themselves are not kept.
+#[derive(Debug, Default)]
+struct HashCache {
+    chains: Vec<HashChain>,
+}
+
+#[derive(Debug)]
+struct HashChain {
+    tables: Vec<std::sync::Weak<Vec<Row>>>,
+    marks: Vec<pyjson::HashWriter>,
+}
+
+impl HashCache {
+    const MAX_CHAINS: usize = 32;
+}
+
+fn lock_cache(c: &std::sync::Mutex<HashCache>) -> std::sync::MutexGuard<'_, HashCache> {
+    c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl std::fmt::Debug for pyjson::HashWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HashWriter")
+    }
 }
 
 impl Layout {
@@ -91,6 +123,7 @@ impl Layout {
             doc: Arc::new(doc),
             index: Arc::new(index),
             sorted: Arc::new(keep),
+            hashes: Arc::default(),
         }
     }
 
@@ -489,8 +522,57 @@ impl State {
     /// `hash_stable(&self.stable_state())`, computed straight from the tables (nothing is
     /// copied).
     pub fn hash(&self) -> String {
-        let mut w = pyjson::HashWriter::new();
-        self.write_stable(&mut w);
+        use pyjson::Sink;
+        let order = &self.layout.sorted;
+        let table = |n: usize| &self.tables[order[n]];
+        // The longest run of leading tables some recent state shared, and the hash state after it.
+        let (start, mut w, mut marks) = {
+            let cache = lock_cache(&self.layout.hashes);
+            let best = cache
+                .chains
+                .iter()
+                .map(|c| {
+                    let k = c
+                        .tables
+                        .iter()
+                        .enumerate()
+                        .take_while(|(n, t)| std::ptr::eq(t.as_ptr(), Arc::as_ptr(table(*n))))
+                        .count();
+                    (k, c)
+                })
+                .max_by_key(|(k, _)| *k);
+            match best {
+                Some((k, c)) if k > 0 => (k, c.marks[k - 1].clone(), c.marks[..k].to_vec()),
+                _ => (
+                    0,
+                    pyjson::HashWriter::new(),
+                    Vec::with_capacity(order.len()),
+                ),
+            }
+        };
+        if start == 0 {
+            w.push_byte(b'{');
+        }
+        for n in start..order.len() {
+            if n > 0 {
+                w.push_byte(b',');
+            }
+            self.write_stable_table(&mut w, order[n]);
+            w.flush();
+            marks.push(w.clone());
+        }
+        let chain = HashChain {
+            tables: (0..order.len()).map(|n| Arc::downgrade(table(n))).collect(),
+            marks,
+        };
+        {
+            let mut cache = lock_cache(&self.layout.hashes);
+            if cache.chains.len() >= HashCache::MAX_CHAINS {
+                cache.chains.remove(0);
+            }
+            cache.chains.push(chain);
+        }
+        w.push_byte(b'}');
         w.hex()
     }
 
@@ -500,27 +582,32 @@ impl State {
     pub fn write_stable<S: pyjson::Sink>(&self, out: &mut S) {
         out.push_byte(b'{');
         for (n, &i) in self.layout.sorted.iter().enumerate() {
-            let def = &self.layout.tables()[i];
             if n > 0 {
                 out.push_byte(b',');
             }
-            pyjson::write_json_str(out, &def.name);
-            out.push_byte(b':');
-            out.push_byte(b'[');
-            for (r, (_, row)) in stable_order(&self.tables[i]).into_iter().enumerate() {
-                if r > 0 {
-                    out.push_byte(b',');
-                }
-                let unstable = &def.unstable;
-                pyjson::write_object_stable(
-                    out,
-                    row.iter()
-                        .filter(|(k, _)| !unstable.iter().any(|u| u == *k)),
-                );
-            }
-            out.push_byte(b']');
+            self.write_stable_table(out, i);
         }
         out.push_byte(b'}');
+    }
+
+    /// `"name":[rows]` of the table at position `i`, as the stable state's canonical text has it.
+    fn write_stable_table<S: pyjson::Sink>(&self, out: &mut S, i: usize) {
+        let def = &self.layout.tables()[i];
+        pyjson::write_json_str(out, &def.name);
+        out.push_byte(b':');
+        out.push_byte(b'[');
+        for (r, (_, row)) in stable_order(&self.tables[i]).into_iter().enumerate() {
+            if r > 0 {
+                out.push_byte(b',');
+            }
+            let unstable = &def.unstable;
+            pyjson::write_object_stable(
+                out,
+                row.iter()
+                    .filter(|(k, _)| !unstable.iter().any(|u| u == *k)),
+            );
+        }
+        out.push_byte(b']');
     }
 
     /// The deep diff of the two stable states, `deep_diff(&self.stable_state(),
