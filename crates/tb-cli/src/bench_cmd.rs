@@ -687,6 +687,8 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
             while let Some(done) = workers.join_next().await {
                 for (rec, _) in done? {
                     attempts += 1;
+                    // One agent request per usage entry (the mock reports usage).
+                    requests += rec.usage.len();
                     if rec.is_system_error {
                         errors += 1;
                         if first_error.is_null() {
@@ -700,7 +702,6 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
                 }
             }
             timed += t0.elapsed().as_secs_f64();
-            requests += server.requests().len();
         }
         anyhow::Ok(())
     })?;
@@ -711,7 +712,7 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
         "first_error": first_error,
         "concurrency": concurrency,
         "threads": threads,
-        "model_requests": requests,
+        "agent_requests": requests,
         "setup_s": setup,
         "seconds": timed,
     }))
@@ -1012,9 +1013,9 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             reference: None,
             target: Some(target::OFFLINE_CAMPAIGN_S),
             note: camp_llm.as_ref().map_or("skipped (--campaign-repeat 0)".into(), |c| format!(
-                "{} attempts ({n_tasks} x {}) through the episode loop (tb_eval::infer::attempt, model agent) with the in-process mock model server playing the golden calls, mocked user and judge, {} in flight on {} threads: {} passed, {} system errors, {} model requests (mock setup {:.2} s, not counted)",
+                "{} attempts ({n_tasks} x {}) through the episode loop (tb_eval::infer::attempt, model agent) with the in-process mock model server playing the golden calls, mocked user and judge, {} in flight on {} threads: {} passed, {} system errors, {} agent model requests (mock setup {:.2} s, not counted)",
                 c["attempts"], a.campaign_repeat, c["concurrency"], c["threads"], c["passed"],
-                c["system_errors"], c["model_requests"], c["setup_s"].as_f64().unwrap_or(0.0)
+                c["system_errors"], c["agent_requests"], c["setup_s"].as_f64().unwrap_or(0.0)
             )),
         },
         Figure {
