@@ -371,6 +371,14 @@ pub fn write_json_str<S: Sink>(out: &mut S, s: &str) {
 fn write_str<S: Sink>(out: &mut S, s: &str) {
     out.push_byte(b'"');
     let bytes = s.as_bytes();
+    // Most strings need no escape: one branch-free pass, then one copy.
+    if bytes.iter().fold(true, |ok, &b| {
+        ok & ((0x20..0x7f).contains(&b) & (b != b'"') & (b != b'\\'))
+    }) {
+        out.push_str(s);
+        out.push_byte(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         // Printable ASCII other than `"` and `\\` is written as is, in runs.
