@@ -23,6 +23,24 @@ fn tb(args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// `tb infer` over the whole example with an offline agent.
+fn infer_example(agent: &str, repeat: &str, out: &std::path::Path) -> (bool, String) {
+    let ex = example();
+    tb(&[
+        "infer",
+        "--data",
+        ex.to_str().unwrap(),
+        "--test-list",
+        ex.join("testlist.yaml").to_str().unwrap(),
+        "--agent",
+        agent,
+        "--repeat",
+        repeat,
+        "--output",
+        out.to_str().unwrap(),
+    ])
+}
+
 fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -35,20 +53,7 @@ fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
 fn golden_agent_passes_every_example_task() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("golden.jsonl");
-    let ex = example();
-    let (ok, text) = tb(&[
-        "infer",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        ex.join("testlist.yaml").to_str().unwrap(),
-        "--agent",
-        "golden",
-        "--repeat",
-        "3",
-        "--output",
-        out.to_str().unwrap(),
-    ]);
+    let (ok, text) = infer_example("golden", "3", &out);
     assert!(ok, "{text}");
     assert!(text.contains("passed 24/24 (100.0%)"), "{text}");
     let recs = records(&out);
@@ -77,18 +82,7 @@ fn golden_agent_passes_every_example_task() {
 fn noop_agent_fails_every_task_that_asks_for_a_change() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("noop.jsonl");
-    let ex = example();
-    let (ok, text) = tb(&[
-        "infer",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        ex.join("testlist.yaml").to_str().unwrap(),
-        "--agent",
-        "noop",
-        "--output",
-        out.to_str().unwrap(),
-    ]);
+    let (ok, text) = infer_example("noop", "1", &out);
     assert!(ok, "{text}");
     for r in records(&out) {
         let read_only = r["uid"]
