@@ -64,6 +64,11 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
 }
 
+/// mimalloc instead of glibc malloc: sessions, tool calls and the judge allocate and free many
+/// small rows and strings; see docs/performance.md.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
