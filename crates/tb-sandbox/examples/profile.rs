@@ -16,6 +16,10 @@ use tb_sandbox::diff::deep_diff;
 use tb_sandbox::state::hash_stable;
 use tb_sandbox::{Clock, Loaded};
 
+/// The `tb` binary's allocator, so profiles show what `tb bench` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct Task {
     loaded: usize,
     config: Value,

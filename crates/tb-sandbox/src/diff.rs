@@ -39,10 +39,43 @@ pub fn deep_diff(result: &Value, golden: &Value) -> Vec<Value> {
     out
 }
 
-/// The diff entries of `a` against `b` found at `path` (a path the full diff would build, e.g.
-/// a table name under the root), appended to `out`.
-pub(crate) fn diff_at(a: &Value, b: &Value, path: &mut String, out: &mut Vec<Value>) {
-    diff_into(a, b, path, out);
+/// The diff entries of two lists at `path`, as [`deep_diff`] gives them, with the items built
+/// only where needed: `same(i)` tells that item `i` is equal on both sides (no entries, nothing
+/// built); `items(i)` builds both items `i` for a deep comparison.
+pub(crate) fn diff_lists_lazy(
+    len: (usize, usize),
+    path: &mut String,
+    out: &mut Vec<Value>,
+    same: impl Fn(usize) -> bool,
+    mut items: impl FnMut(usize) -> (Value, Value),
+) {
+    let (la, lb) = len;
+    if la != lb {
+        let mut m = entry(path, "length mismatch");
+        m.insert("result".into(), json!(la));
+        m.insert("golden".into(), json!(lb));
+        out.push(Value::Object(m));
+    }
+    let base = path.len();
+    for i in 0..la.max(lb) {
+        use std::fmt::Write;
+        let _ = write!(path, "[{i}]");
+        if i >= la {
+            out.push(Value::Object(entry(
+                path,
+                "missing in result (present in golden)",
+            )));
+        } else if i >= lb {
+            out.push(Value::Object(entry(
+                path,
+                "present in result (missing in golden)",
+            )));
+        } else if !same(i) {
+            let (a, b) = items(i);
+            diff_into(&a, &b, path, out);
+        }
+        path.truncate(base);
+    }
 }
 
 fn entry(path: &str, kind: &str) -> Map<String, Value> {

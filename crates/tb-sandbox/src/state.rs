@@ -65,14 +65,23 @@ pub struct Layout {
     hashes: Arc<std::sync::Mutex<HashCache>>,
 }
 
-/// sha256 midstates after each table of recently hashed states, in canonical order. The
-/// canonical text of a stable state is its tables' texts in a fixed order, so two states that
-/// hold the very same first `k` tables (by pointer) share the hash state after them: hashing
-/// resumes there. Tables are held weakly: a live weak pointer keeps its address from being
-/// reused, so pointer equality means the same table; the rows themselves are not kept.
+/// What [`State::hash`] remembers between calls, per layout.
+///
+/// - `chains`: the sha256 midstates after each table of recently hashed states, in canonical
+///   order. The canonical text of a stable state is its tables' texts in a fixed order, so two
+///   states that hold the very same first `k` tables (by pointer) share the hash state after
+///   them: hashing resumes there.
+/// - `texts`: the canonical text (`"name":[rows]`) of recently written tables, by table
+///   pointer. A session shares the tables it has not written with the state it came from, so
+///   the hash after a few calls writes only the tables those calls changed.
+///
+/// Tables are held weakly: a live weak pointer keeps its address from being reused, so pointer
+/// equality means the same table; the rows themselves are not kept.
 #[derive(Debug, Default)]
 struct HashCache {
     chains: Vec<HashChain>,
+    texts: HashMap<usize, TableText>,
+    text_bytes: usize,
 }
 
 #[derive(Debug)]
@@ -81,8 +90,43 @@ struct HashChain {
     marks: Vec<pyjson::HashWriter>,
 }
 
+#[derive(Debug)]
+struct TableText {
+    table: std::sync::Weak<Vec<Row>>,
+    text: Arc<str>,
+}
+
 impl HashCache {
     const MAX_CHAINS: usize = 32;
+    /// Bytes of table text kept; past it, texts of dropped tables go, then all of them.
+    const MAX_TEXT_BYTES: usize = 64 << 20;
+
+    /// The cached text of this very table, if any.
+    fn text(&self, table: &Arc<Vec<Row>>) -> Option<Arc<str>> {
+        let t = self.texts.get(&(Arc::as_ptr(table) as usize))?;
+        std::ptr::eq(t.table.as_ptr(), Arc::as_ptr(table)).then(|| t.text.clone())
+    }
+
+    fn keep_text(&mut self, table: &Arc<Vec<Row>>, text: Arc<str>) {
+        self.text_bytes += text.len();
+        let old = self.texts.insert(
+            Arc::as_ptr(table) as usize,
+            TableText {
+                table: Arc::downgrade(table),
+                text,
+            },
+        );
+        if let Some(old) = old {
+            self.text_bytes -= old.text.len();
+        }
+        if self.text_bytes > Self::MAX_TEXT_BYTES {
+            self.texts.retain(|_, t| t.table.strong_count() > 0);
+            if self.texts.values().map(|t| t.text.len()).sum::<usize>() > Self::MAX_TEXT_BYTES / 2 {
+                self.texts.clear();
+            }
+            self.text_bytes = self.texts.values().map(|t| t.text.len()).sum();
+        }
+    }
 }
 
 fn lock_cache(c: &std::sync::Mutex<HashCache>) -> std::sync::MutexGuard<'_, HashCache> {
@@ -525,8 +569,9 @@ impl State {
         use pyjson::Sink;
         let order = &self.layout.sorted;
         let table = |n: usize| &self.tables[order[n]];
-        // The longest run of leading tables some recent state shared, and the hash state after it.
-        let (start, mut w, mut marks) = {
+        // The longest run of leading tables some recent state shared, the hash state after it,
+        // and the texts known for the tables after it.
+        let (start, mut w, mut marks, known) = {
             let cache = lock_cache(&self.layout.hashes);
             let best = cache
                 .chains
@@ -541,23 +586,34 @@ impl State {
                     (k, c)
                 })
                 .max_by_key(|(k, _)| *k);
-            match best {
+            let (start, w, marks) = match best {
                 Some((k, c)) if k > 0 => (k, c.marks[k - 1].clone(), c.marks[..k].to_vec()),
                 _ => (
                     0,
                     pyjson::HashWriter::new(),
                     Vec::with_capacity(order.len()),
                 ),
-            }
+            };
+            let known: Vec<Option<Arc<str>>> =
+                (start..order.len()).map(|n| cache.text(table(n))).collect();
+            (start, w, marks, known)
         };
         if start == 0 {
             w.push_byte(b'{');
         }
-        for n in start..order.len() {
+        let mut written: Vec<(usize, Arc<str>)> = Vec::new();
+        for (n, text) in (start..order.len()).zip(known) {
             if n > 0 {
                 w.push_byte(b',');
             }
-            self.write_stable_table(&mut w, order[n]);
+            let text = text.unwrap_or_else(|| {
+                let mut s = String::new();
+                self.write_stable_table(&mut s, order[n]);
+                let s: Arc<str> = s.into();
+                written.push((n, s.clone()));
+                s
+            });
+            w.push_str(&text);
             w.flush();
             marks.push(w.clone());
         }
@@ -571,6 +627,9 @@ impl State {
                 cache.chains.remove(0);
             }
             cache.chains.push(chain);
+            for (n, text) in written {
+                cache.keep_text(table(n), text);
+            }
         }
         w.push_byte(b'}');
         w.hex()
@@ -627,19 +686,24 @@ impl State {
                 continue;
             }
             let def = &self.layout.tables()[i];
-            let a = Value::Array(
-                stable_rows(def, &self.tables[i])
-                    .map(Value::Object)
-                    .collect(),
-            );
-            let b = Value::Array(
-                stable_rows(def, &golden.tables[i])
-                    .map(Value::Object)
-                    .collect(),
-            );
+            // Rows equal as stored (strictly: 1 and 1.0 differ) have no entries; only the
+            // others are built as the stable state has them and compared deeply.
+            let a = stable_order(&self.tables[i]);
+            let b = stable_order(&golden.tables[i]);
             path.clear();
             path.push_str(&def.name);
-            crate::diff::diff_at(&a, &b, &mut path, &mut out);
+            crate::diff::diff_lists_lazy(
+                (a.len(), b.len()),
+                &mut path,
+                &mut out,
+                |r| a[r].1 == b[r].1,
+                |r| {
+                    (
+                        Value::Object(stable_row(def, a[r].1)),
+                        Value::Object(stable_row(def, b[r].1)),
+                    )
+                },
+            );
         }
         out
     }
@@ -655,18 +719,23 @@ pub fn hash_stable(stable: &Value) -> String {
 /// A table's rows as the stable state holds them: unstable fields dropped (model order kept),
 /// scalar lists sorted, rows stably sorted by `str(row["id"])`.
 fn stable_rows<'a>(def: &'a TableDef, rows: &'a [Row]) -> impl Iterator<Item = Row> + 'a {
-    stable_order(rows).into_iter().map(move |(_, r)| {
-        let mut m = Map::with_capacity(r.len());
-        for (k, v) in r {
-            if def.unstable.iter().any(|u| u == k) {
-                continue;
-            }
-            let mut v = v.clone();
-            sort_scalar_lists(&mut v);
-            m.insert(k.clone(), v);
+    stable_order(rows)
+        .into_iter()
+        .map(move |(_, r)| stable_row(def, r))
+}
+
+/// One row as the stable state holds it: unstable fields dropped, scalar lists sorted.
+fn stable_row(def: &TableDef, r: &Row) -> Row {
+    let mut m = Map::with_capacity(r.len());
+    for (k, v) in r {
+        if def.unstable.iter().any(|u| u == k) {
+            continue;
         }
-        m
-    })
+        let mut v = v.clone();
+        sort_scalar_lists(&mut v);
+        m.insert(k.clone(), v);
+    }
+    m
 }
 
 /// Rows in stable-state order: stably sorted by `str(row["id"])` (`""` without an id).
@@ -812,6 +881,40 @@ mod tests {
                 s2.insert("a", &json!({"tags": ["p", "q"], "id": id}), CTX).unwrap();
             }
             proptest::prop_assert_eq!(s1.hash(), s2.hash());
+        }
+
+        /// The streamed hash (with its per-table text and midstate caches) and the diff that
+        /// skips shared tables and equal rows equal the full computation, after any edits.
+        #[test]
+        fn hash_and_stable_diff_equal_the_full_computation(
+            base in proptest::collection::btree_map("[a-e]", (0i64..4, proptest::collection::vec("[p-s]", 0..3), "[xy]"), 0..6),
+            edits in proptest::collection::vec((0u8..3, "[a-f]", 0i64..4, proptest::collection::vec("[p-s]", 0..3), "[xy]"), 0..8),
+        ) {
+            let mut s0 = State::empty(layout());
+            for (id, (n, tags, note)) in &base {
+                s0.insert("a", &json!({"id": id, "n": n, "tags": tags, "note": note}), CTX).unwrap();
+            }
+            s0.insert("b", &json!({"k": "K", "p": 1}), CTX).unwrap();
+            proptest::prop_assert_eq!(s0.hash(), hash_stable(&s0.stable_state()));
+            let mut s = s0.clone();
+            for (op, id, n, tags, note) in &edits {
+                let row = json!({"id": id, "n": n, "tags": tags, "note": note});
+                let _ = match op {
+                    0 => s.insert("a", &row, CTX).map(drop),
+                    1 => s.replace("a", &row, CTX).map(drop),
+                    _ => s.delete("a", &json!(id)),
+                };
+                proptest::prop_assert_eq!(s.hash(), hash_stable(&s.stable_state()));
+            }
+            proptest::prop_assert_eq!(
+                s0.stable_diff(&s),
+                crate::diff::deep_diff(&s0.stable_state(), &s.stable_state())
+            );
+            proptest::prop_assert_eq!(
+                s.stable_diff(&s0),
+                crate::diff::deep_diff(&s.stable_state(), &s0.stable_state())
+            );
+            proptest::prop_assert_eq!(s0.hash(), hash_stable(&s0.stable_state()));
         }
     }
 }
