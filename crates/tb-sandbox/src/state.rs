@@ -99,7 +99,7 @@ struct TableText {
 impl HashCache {
     const MAX_CHAINS: usize = 32;
     /// Bytes of table text kept; past it, texts of dropped tables go, then all of them.
-    const MAX_TEXT_BYTES: usize = 64 << 20;
+    const MAX_TEXT_BYTES: usize = 4 << 20;
 
     /// The cached text of this very table, if any.
     fn text(&self, table: &Arc<Vec<Row>>) -> Option<Arc<str>> {
