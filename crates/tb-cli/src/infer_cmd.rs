@@ -354,6 +354,15 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         }
     }
     provenance.insert("models".into(), Value::Object(names));
+    // Where the tools ran: in this process, or in a `tb mcp-start` server (not in the config
+    // hash: both run the same engine, so the verdicts are meant to be the same).
+    provenance.insert(
+        "tools".into(),
+        match &a.tools {
+            Some(addr) => json!({"backend": "mcp", "server": addr}),
+            None => json!({"backend": "in-process"}),
+        },
+    );
 
     let env = Arc::new(RunEnv {
         sandbox: Arc::new(sandbox),

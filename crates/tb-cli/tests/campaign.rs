@@ -748,6 +748,7 @@ fn offline_resume_cuts_a_torn_line_and_refuses_to_mix_runs() {
         );
         assert!(r["provenance"]["tb_commit"].is_string());
         assert_eq!(r["provenance"]["test_list"]["tasks"], 8);
+        assert_eq!(r["provenance"]["tools"]["backend"], "in-process");
     }
     assert!(
         m["bundle"]
