@@ -31,7 +31,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Map, Value, json};
 use std::net::SocketAddr;
@@ -59,7 +59,15 @@ struct AppState {
 /// The whole application router. `cancel` stops the MCP sessions when cancelled.
 pub fn router(registry: Arc<Registry>, options: &HttpOptions, cancel: CancellationToken) -> Router {
     let limits = registry.limits().clone();
+    // Stateless Streamable HTTP with JSON replies: a session is bound by the URL (or the
+    // `X-TB-Session-Id` header), never by the MCP session id, and the handler sends nothing
+    // but the reply, so no MCP session (and no session worker, no SSE stream) is needed. Each
+    // POST is answered with one `application/json` body; GET and DELETE answer 405, which
+    // clients take as "no standalone stream" and "nothing to end".
     let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
         .with_max_request_body_bytes(limits.max_body_bytes)
         .with_cancellation_token(cancel);
     if options.any_host {
@@ -68,7 +76,7 @@ pub fn router(registry: Arc<Registry>, options: &HttpOptions, cancel: Cancellati
     let factory_registry = registry.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(SessionHandler::routed(factory_registry.clone())),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(NeverSessionManager::default()),
         config,
     );
     let state = AppState {
