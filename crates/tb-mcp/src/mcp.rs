@@ -80,18 +80,20 @@ impl SessionHandler {
 
 /// The MCP result for a tool outcome: the text exactly as in-process
 /// ([`CallOutcome::to_text`]), `structuredContent` when that text is a JSON object (as the
-/// reference's proxy synthesizes it). Tool failures keep `isError: false`, as the reference's
-/// servers answer; an unknown tool is `isError: true` with `Unknown tool: 'name'`. The result's
-/// `_meta` names the outcome (see [`crate::client::OUTCOME_META`]).
-pub fn call_result(tool: &str, outcome: &CallOutcome) -> CallToolResult {
+/// reference's proxy synthesizes it; the outcome's value is moved there, not copied). Tool
+/// failures keep `isError: false`, as the reference's servers answer; an unknown tool is
+/// `isError: true` with `Unknown tool: 'name'`. The result's `_meta` names the outcome (see
+/// [`crate::client::OUTCOME_META`]).
+pub fn call_result(tool: &str, outcome: CallOutcome) -> CallToolResult {
+    let meta = crate::client::outcome_meta(&outcome);
     let mut r = match outcome {
         CallOutcome::UnknownTool(name) => {
             CallToolResult::error(vec![ContentBlock::text(format!("Unknown tool: '{name}'"))])
         }
-        _ => {
+        outcome => {
             let text = outcome.to_text(tool);
             let structured = match outcome {
-                CallOutcome::Ok(v @ Value::Object(_)) => Some(v.clone()),
+                CallOutcome::Ok(v @ Value::Object(_)) => Some(v),
                 CallOutcome::ToolFailed(_) => Some(outcome.to_json(tool)),
                 _ => None,
             };
@@ -100,7 +102,7 @@ pub fn call_result(tool: &str, outcome: &CallOutcome) -> CallToolResult {
             r
         }
     };
-    r.meta = Some(crate::client::outcome_meta(outcome));
+    r.meta = Some(meta);
     r
 }
 
@@ -148,6 +150,6 @@ impl ServerHandler for SessionHandler {
             .call(&slot, &tool, args)
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(call_result(&tool, &outcome).into())
+        Ok(call_result(&tool, outcome).into())
     }
 }
