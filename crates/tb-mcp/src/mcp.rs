@@ -49,11 +49,12 @@ impl SessionHandler {
         }
     }
 
-    fn session_id(&self, ctx: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+    /// The session of an HTTP request (its URL's, else its `X-TB-Session-Id` header's), or the
+    /// bound one.
+    fn session_of(&self, parts: Option<&axum::http::request::Parts>) -> Result<String, ErrorData> {
         if let Some(s) = &self.bound {
             return Ok(s.clone());
         }
-        let parts = ctx.extensions.get::<axum::http::request::Parts>();
         if let Some(b) = parts.and_then(|p| p.extensions.get::<BoundSession>()) {
             return Ok(b.0.clone());
         }
@@ -70,11 +71,31 @@ impl SessionHandler {
             })
     }
 
-    fn slot(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<Slot>, ErrorData> {
-        let id = self.session_id(ctx)?;
+    fn slot_of(&self, parts: Option<&axum::http::request::Parts>) -> Result<Arc<Slot>, ErrorData> {
+        let id = self.session_of(parts)?;
         self.registry
             .get(&id)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))
+    }
+
+    fn slot(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<Slot>, ErrorData> {
+        self.slot_of(ctx.extensions.get::<axum::http::request::Parts>())
+    }
+
+    /// `tools/call` for the session of an HTTP request (`parts`; `None` when bound).
+    pub(crate) async fn call_tool_for(
+        &self,
+        parts: Option<&axum::http::request::Parts>,
+        request: CallToolRequestParams,
+    ) -> Result<CallToolResult, ErrorData> {
+        let slot = self.slot_of(parts)?;
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = self
+            .registry
+            .call(&slot, &request.name, args)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(call_result(&request.name, outcome))
     }
 }
 
@@ -142,14 +163,8 @@ impl ServerHandler for SessionHandler {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let slot = self.slot(&ctx)?;
-        let tool = request.name.to_string();
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = self
-            .registry
-            .call(&slot, &tool, args)
+        self.call_tool_for(ctx.extensions.get::<axum::http::request::Parts>(), request)
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(call_result(&tool, outcome).into())
+            .map(Into::into)
     }
 }
