@@ -413,12 +413,13 @@ fn retail_read_call(l: &Loaded, clock: Clock) -> Result<(String, String, Value)>
 }
 
 /// A lean Streamable HTTP client: one reqwest client, JSON-RPC bodies written by hand, the
-/// reply read from the SSE `data:` line (or a JSON body). Used to tell client costs from
-/// server costs.
+/// reply read from a JSON body (or the SSE `data:` line). Used to tell client costs from
+/// server costs. Sends `mcp-session-id` only when the server gave one (tb-mcp serves MCP
+/// statelessly).
 struct RawMcp {
     http: reqwest::Client,
     url: String,
-    session: String,
+    session: Option<String>,
     next_id: u64,
 }
 
@@ -438,8 +439,7 @@ impl RawMcp {
             .headers()
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
-            .context("initialize: no mcp-session-id")?
-            .to_string();
+            .map(str::to_string);
         let body = resp.text().await?;
         Self::result_of(&body, 0).context("initialize")?;
         let mut me = RawMcp {
@@ -458,16 +458,16 @@ impl RawMcp {
     }
 
     async fn post(&self, body: Vec<u8>) -> Result<reqwest::Response> {
-        Ok(self
+        let mut req = self
             .http
             .post(&self.url)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
-            .header("mcp-session-id", &self.session)
-            .header("mcp-protocol-version", "2025-06-18")
-            .body(body)
-            .send()
-            .await?)
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(session) = &self.session {
+            req = req.header("mcp-session-id", session);
+        }
+        Ok(req.body(body).send().await?)
     }
 
     /// The `result` of the JSON-RPC reply with this id, from an SSE stream or a JSON body.

@@ -29,9 +29,13 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::serve::ListenerExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorData, ProtocolVersion, ServerJsonRpcMessage,
+    ServerResult,
+};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Map, Value, json};
 use std::net::SocketAddr;
@@ -59,30 +63,47 @@ struct AppState {
 /// The whole application router. `cancel` stops the MCP sessions when cancelled.
 pub fn router(registry: Arc<Registry>, options: &HttpOptions, cancel: CancellationToken) -> Router {
     let limits = registry.limits().clone();
+    // Stateless Streamable HTTP with JSON replies: a session is bound by the URL (or the
+    // `X-TB-Session-Id` header), never by the MCP session id, and the handler sends nothing
+    // but the reply, so no MCP session (and no session worker, no SSE stream) is needed. Each
+    // POST is answered with one `application/json` body; GET and DELETE answer 405, which
+    // clients take as "no standalone stream" and "nothing to end".
     let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
         .with_max_request_body_bytes(limits.max_body_bytes)
         .with_cancellation_token(cancel);
     if options.any_host {
         config = config.disable_allowed_hosts();
     }
     let factory_registry = registry.clone();
-    let mcp = StreamableHttpService::new(
-        move || Ok(SessionHandler::routed(factory_registry.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let mcp = McpRoute {
+        rmcp: StreamableHttpService::new(
+            move || Ok(SessionHandler::routed(factory_registry.clone())),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        ),
+        handler: SessionHandler::routed(registry.clone()),
+        any_host: options.any_host,
+        max_body_bytes: limits.max_body_bytes,
+    };
     let state = AppState {
         registry,
         token: options.token.as_deref().map(Arc::from),
     };
+    let route = |mcp: &McpRoute| {
+        let mcp = mcp.clone();
+        any(move |req: Request| async move { mcp.handle(req).await })
+    };
 
     let bound = Router::new()
-        .route_service("/mcp/{session}", mcp.clone())
-        .route_service("/mcp/{session}/", mcp.clone())
+        .route("/mcp/{session}", route(&mcp))
+        .route("/mcp/{session}/", route(&mcp))
         .route_layer(middleware::from_fn_with_state(state.clone(), bind_session));
 
     let guarded = Router::new()
-        .route_service("/mcp", mcp)
+        .route("/mcp", route(&mcp))
         .route("/admin/sessions", post(admin_create).get(admin_list))
         .route("/admin/sessions/{id}", get(admin_get).delete(admin_delete))
         .route("/admin/sessions/{id}/effects", get(admin_effects))
@@ -102,6 +123,159 @@ pub fn router(registry: Arc<Registry>, options: &HttpOptions, cancel: Cancellati
         .merge(guarded)
         .fallback(|| async { admin_error(StatusCode::NOT_FOUND, "no such route".into()) })
         .with_state(state)
+}
+
+/// The MCP endpoints: rmcp's Streamable HTTP service, with `tools/call` answered directly.
+///
+/// Profiled, a `tools/call` through rmcp's stateless service costs about as much CPU on the
+/// server as the HTTP exchange itself: the body parsed, a `Peer` and a service loop task made
+/// per request, the handler spawned as another task, its reply sent back over a channel. A
+/// `tools/call` POST that rmcp would take as it is (loopback `Host` unless any host is allowed,
+/// `Accept` with both JSON and SSE, JSON content type, a body within the limit and a declared
+/// length, a pre-2026 `MCP-Protocol-Version` or none, no other `Mcp-*` header, and no `_meta`,
+/// `inputResponses` or `requestState` in the params) is parsed with rmcp's own message type,
+/// handled by the same [`SessionHandler`] code, post-processed as rmcp does for those protocol
+/// versions, and answered with rmcp's JSON-RPC reply type and serializer, on the connection's
+/// task. Anything else (other methods, other protocol versions, anything unusual) goes to
+/// rmcp unchanged (a parsed body is handed on as it came).
+#[derive(Clone)]
+struct McpRoute {
+    rmcp: StreamableHttpService<SessionHandler, NeverSessionManager>,
+    handler: SessionHandler,
+    any_host: bool,
+    max_body_bytes: usize,
+}
+
+/// The `Host` names rmcp's default `allowed_hosts` accept (any port).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+impl McpRoute {
+    async fn handle(&self, req: Request) -> Response {
+        let Some(length) = self.direct_call_length(&req) else {
+            return self.forward(req).await;
+        };
+        let (parts, body) = req.into_parts();
+        let bytes = match axum::body::to_bytes(body, length.min(self.max_body_bytes)).await {
+            Ok(b) => b,
+            Err(e) => {
+                return (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("Failed to read request body: {e}"),
+                )
+                    .into_response();
+            }
+        };
+        let request = match serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
+            Ok(ClientJsonRpcMessage::Request(r)) => match r.request {
+                ClientRequest::CallToolRequest(call)
+                    if call.params.meta.is_none()
+                        && call.params.input_responses.is_none()
+                        && call.params.request_state.is_none() =>
+                {
+                    (r.id, call.params)
+                }
+                _ => {
+                    return self
+                        .forward(Request::from_parts(parts, Body::from(bytes)))
+                        .await;
+                }
+            },
+            _ => {
+                return self
+                    .forward(Request::from_parts(parts, Body::from(bytes)))
+                    .await;
+            }
+        };
+        let (id, params) = request;
+        let reply = match self.handler.call_tool_for(Some(&parts), params).await {
+            Ok(result) => {
+                // What rmcp does to a result for a peer before 2026-07-28.
+                let mut result = ServerResult::CallToolResult(result);
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+                ServerJsonRpcMessage::response(result, id)
+            }
+            Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+        };
+        match serde_json::to_vec(&reply) {
+            Ok(body) => (
+                [(header::CONTENT_TYPE, "application/json")],
+                Bytes::from(body),
+            )
+                .into_response(),
+            Err(e) => {
+                let error =
+                    ErrorData::internal_error(format!("serialize json response: {e}"), None);
+                tracing::error!(%error, "tools/call reply");
+                (StatusCode::INTERNAL_SERVER_ERROR, error.message.to_string()).into_response()
+            }
+        }
+    }
+
+    async fn forward(&self, req: Request) -> Response {
+        self.rmcp.handle(req).await.map(Body::new)
+    }
+
+    /// The declared body length of a POST that rmcp would accept as it is, when its body may be
+    /// a `tools/call` to answer directly (see [`McpRoute`]); `None`: leave it to rmcp.
+    fn direct_call_length(&self, req: &Request) -> Option<usize> {
+        if req.method() != axum::http::Method::POST {
+            return None;
+        }
+        let headers = req.headers();
+        let text = |name: header::HeaderName| -> Option<&str> {
+            let mut values = headers.get_all(name).iter();
+            let first = values.next()?.to_str().ok()?;
+            values.next().is_none().then_some(first)
+        };
+        if !self.any_host {
+            let host = text(header::HOST)?;
+            let authority = axum::http::uri::Authority::try_from(host).ok()?;
+            if !LOOPBACK_HOSTS.contains(&authority.host()) {
+                return None;
+            }
+        }
+        let (mut json, mut sse) = (false, false);
+        for entry in text(header::ACCEPT)?.split(',') {
+            match entry.trim() {
+                "application/json" => json = true,
+                "text/event-stream" => sse = true,
+                e if e.contains(['"', ';']) => return None,
+                _ => {}
+            }
+        }
+        if !(json && sse) {
+            return None;
+        }
+        let content_type = text(header::CONTENT_TYPE)?;
+        let essence = content_type.split(';').next().unwrap_or_default().trim();
+        if !essence.eq_ignore_ascii_case("application/json") {
+            return None;
+        }
+        for name in headers.keys() {
+            let name = name.as_str();
+            if name.starts_with("mcp-")
+                && name != "mcp-protocol-version"
+                && name != "mcp-session-id"
+            {
+                return None;
+            }
+        }
+        if headers.contains_key(header::ORIGIN) {
+            return None;
+        }
+        if headers.contains_key(header::HeaderName::from_static("mcp-protocol-version")) {
+            let version = text(header::HeaderName::from_static("mcp-protocol-version"))?;
+            let legacy = ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .any(|v| v.as_str() == version && version < ProtocolVersion::V_2026_07_28.as_str());
+            if !legacy {
+                return None;
+            }
+        }
+        let length: usize = text(header::CONTENT_LENGTH)?.parse().ok()?;
+        (length <= self.max_body_bytes).then_some(length)
+    }
 }
 
 /// Serves the router on `listener` until `shutdown` resolves; runs the idle-session reaper.

@@ -49,11 +49,12 @@ impl SessionHandler {
         }
     }
 
-    fn session_id(&self, ctx: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+    /// The session of an HTTP request (its URL's, else its `X-TB-Session-Id` header's), or the
+    /// bound one.
+    fn session_of(&self, parts: Option<&axum::http::request::Parts>) -> Result<String, ErrorData> {
         if let Some(s) = &self.bound {
             return Ok(s.clone());
         }
-        let parts = ctx.extensions.get::<axum::http::request::Parts>();
         if let Some(b) = parts.and_then(|p| p.extensions.get::<BoundSession>()) {
             return Ok(b.0.clone());
         }
@@ -70,28 +71,50 @@ impl SessionHandler {
             })
     }
 
-    fn slot(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<Slot>, ErrorData> {
-        let id = self.session_id(ctx)?;
+    fn slot_of(&self, parts: Option<&axum::http::request::Parts>) -> Result<Arc<Slot>, ErrorData> {
+        let id = self.session_of(parts)?;
         self.registry
             .get(&id)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))
+    }
+
+    fn slot(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<Slot>, ErrorData> {
+        self.slot_of(ctx.extensions.get::<axum::http::request::Parts>())
+    }
+
+    /// `tools/call` for the session of an HTTP request (`parts`; `None` when bound).
+    pub(crate) async fn call_tool_for(
+        &self,
+        parts: Option<&axum::http::request::Parts>,
+        request: CallToolRequestParams,
+    ) -> Result<CallToolResult, ErrorData> {
+        let slot = self.slot_of(parts)?;
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = self
+            .registry
+            .call(&slot, &request.name, args)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(call_result(&request.name, outcome))
     }
 }
 
 /// The MCP result for a tool outcome: the text exactly as in-process
 /// ([`CallOutcome::to_text`]), `structuredContent` when that text is a JSON object (as the
-/// reference's proxy synthesizes it). Tool failures keep `isError: false`, as the reference's
-/// servers answer; an unknown tool is `isError: true` with `Unknown tool: 'name'`. The result's
-/// `_meta` names the outcome (see [`crate::client::OUTCOME_META`]).
-pub fn call_result(tool: &str, outcome: &CallOutcome) -> CallToolResult {
+/// reference's proxy synthesizes it; the outcome's value is moved there, not copied). Tool
+/// failures keep `isError: false`, as the reference's servers answer; an unknown tool is
+/// `isError: true` with `Unknown tool: 'name'`. The result's `_meta` names the outcome (see
+/// [`crate::client::OUTCOME_META`]).
+pub fn call_result(tool: &str, outcome: CallOutcome) -> CallToolResult {
+    let meta = crate::client::outcome_meta(&outcome);
     let mut r = match outcome {
         CallOutcome::UnknownTool(name) => {
             CallToolResult::error(vec![ContentBlock::text(format!("Unknown tool: '{name}'"))])
         }
-        _ => {
+        outcome => {
             let text = outcome.to_text(tool);
             let structured = match outcome {
-                CallOutcome::Ok(v @ Value::Object(_)) => Some(v.clone()),
+                CallOutcome::Ok(v @ Value::Object(_)) => Some(v),
                 CallOutcome::ToolFailed(_) => Some(outcome.to_json(tool)),
                 _ => None,
             };
@@ -100,7 +123,7 @@ pub fn call_result(tool: &str, outcome: &CallOutcome) -> CallToolResult {
             r
         }
     };
-    r.meta = Some(crate::client::outcome_meta(outcome));
+    r.meta = Some(meta);
     r
 }
 
@@ -140,14 +163,8 @@ impl ServerHandler for SessionHandler {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let slot = self.slot(&ctx)?;
-        let tool = request.name.to_string();
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = self
-            .registry
-            .call(&slot, &tool, args)
+        self.call_tool_for(ctx.extensions.get::<axum::http::request::Parts>(), request)
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(call_result(&tool, &outcome).into())
+            .map(Into::into)
     }
 }

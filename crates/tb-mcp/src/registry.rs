@@ -9,8 +9,9 @@
 use crate::error::SessionError;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 use tb_core::Task;
@@ -45,19 +46,34 @@ impl Default for Limits {
     }
 }
 
+/// A visible tool call that took longer than this once runs on the blocking pool from then on
+/// (see [`Registry::call`]).
+pub const INLINE_CALL_LIMIT: Duration = Duration::from_millis(1);
+
+/// Where calls of a tool run (per [`ToolSet`], so per task): not yet seen (the first call runs on
+/// the blocking pool, under the call timeout), seen fast (inline), or seen slow (blocking pool).
+const UNSEEN: u8 = 0;
+const INLINE: u8 = 1;
+const OFFLOAD: u8 = 2;
+
 /// The tools a session shows: MCP-shaped JSON (`name`, `description`, `inputSchema`), in the
 /// order the in-process [`TaskSession::tool_list`] gives them.
 #[derive(Debug)]
 pub struct ToolSet {
     list: Vec<Value>,
-    names: HashSet<String>,
+    /// Visible names, each with where its calls run (`UNSEEN`, `INLINE`, `OFFLOAD`).
+    names: HashMap<String, AtomicU8>,
 }
 
 impl ToolSet {
     fn new(list: Vec<Value>) -> Self {
         let names = list
             .iter()
-            .filter_map(|t| t["name"].as_str().map(str::to_string))
+            .filter_map(|t| {
+                t["name"]
+                    .as_str()
+                    .map(|n| (n.to_string(), AtomicU8::new(UNSEEN)))
+            })
             .collect();
         ToolSet { list, names }
     }
@@ -69,7 +85,7 @@ impl ToolSet {
 
     /// Whether a tool is visible.
     pub fn contains(&self, name: &str) -> bool {
-        self.names.contains(name)
+        self.names.contains_key(name)
     }
 }
 
@@ -611,22 +627,34 @@ impl Registry {
 
     /// Calls a visible tool. A name the session does not show gives
     /// [`CallOutcome::UnknownTool`]; a call that runs past the call timeout gives
-    /// [`SessionError::Timeout`] (the session stays busy until it ends).
+    /// [`SessionError::Timeout`] (the session stays busy until it ends); a tool that panics
+    /// gives [`SessionError::Internal`].
+    ///
+    /// Where it runs: tool calls are in-memory and take microseconds, so handing each one to
+    /// the blocking pool (two thread wake-ups) costs more than the call. The first call of a
+    /// tool of a task's tool set runs on the blocking pool under the call timeout; once a call
+    /// of it finished within [`INLINE_CALL_LIMIT`], later calls run inline on the caller's
+    /// task. A tool that once took longer, timed out or panicked runs on the blocking pool,
+    /// under the timeout, from then on: a slow tool holds an async worker at most once per
+    /// task's tool set, and a tool that never returns never holds one.
     pub async fn call(
         &self,
         slot: &Arc<Slot>,
         tool: &str,
         args: Value,
     ) -> Result<CallOutcome, SessionError> {
-        if !slot.tools.contains(tool) {
+        let Some(place) = slot.tools.names.get(tool) else {
             return Ok(CallOutcome::UnknownTool(tool.to_string()));
+        };
+        if place.load(Ordering::Relaxed) == INLINE {
+            return self.call_inline(slot, place, tool, args).await;
         }
-        self.call_any(slot, None, tool, args).await
+        self.call_any(slot, None, tool, args, Some(place)).await
     }
 
     /// Calls a tool of one server of the session, visible or not (the reference's
     /// `__reserved__server_tool`, reachable only through the proxy API). Unknown server or tool
-    /// gives [`SessionError::UnknownTool`].
+    /// gives [`SessionError::UnknownTool`]. Always on the blocking pool, under the timeout.
     pub async fn call_server_tool(
         &self,
         slot: &Arc<Slot>,
@@ -641,41 +669,73 @@ impl Registry {
         if !exists {
             return Err(SessionError::UnknownTool(format!("{server} > {tool}")));
         }
-        self.call_any(slot, Some(server.to_string()), tool, args)
+        self.call_any(slot, Some(server.to_string()), tool, args, None)
             .await
     }
 
+    /// A visible tool's call on the caller's task (see [`Registry::call`]).
+    async fn call_inline(
+        &self,
+        slot: &Arc<Slot>,
+        place: &AtomicU8,
+        tool: &str,
+        args: Value,
+    ) -> Result<CallOutcome, SessionError> {
+        let mut guard = match slot.live.try_lock() {
+            Ok(guard) => guard,
+            Err(_) => tokio::time::timeout(slot.call_timeout, slot.live.lock())
+                .await
+                .map_err(|_| SessionError::Busy(slot.id.clone()))?,
+        };
+        let log_calls = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info);
+        let started = Instant::now();
+        // A panicking tool is an error, as on the blocking pool; the session goes on.
+        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            run_call(&mut guard, None, tool, args, log_calls)
+        }));
+        let took = started.elapsed();
+        drop(guard);
+        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        let out = match ran {
+            Ok(outcome) => {
+                if took > INLINE_CALL_LIMIT {
+                    place.store(OFFLOAD, Ordering::Relaxed);
+                    tracing::info!(session = %slot.id, tool, micros = took.as_micros() as u64,
+                        "slow tool call: later calls of this tool run on the blocking pool");
+                }
+                Ok(outcome)
+            }
+            Err(panic) => {
+                place.store(OFFLOAD, Ordering::Relaxed);
+                let e = panic_message(panic.as_ref());
+                tracing::error!(session = %slot.id, tool, error = %e, "tool call crashed");
+                Err(SessionError::Internal(format!(
+                    "tool `{tool}` crashed: {e}"
+                )))
+            }
+        };
+        tracing::debug!(session = %slot.id, tool, micros = took.as_micros() as u64, "tool call");
+        out
+    }
+
+    /// A call on the blocking pool, under the call timeout. With `place`, records where later
+    /// calls of this tool run (see [`Registry::call`]).
     async fn call_any(
         &self,
         slot: &Arc<Slot>,
         server: Option<String>,
         tool: &str,
         args: Value,
+        place: Option<&AtomicU8>,
     ) -> Result<CallOutcome, SessionError> {
         let started = Instant::now();
         let mut guard = self.lock_live(slot).await?;
         let log_calls = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info);
         let name = tool.to_string();
         let job = tokio::task::spawn_blocking(move || {
-            let outcome = match &server {
-                Some(server) => match guard
-                    .session
-                    .servers
-                    .iter_mut()
-                    .find(|s| s.domain.name == *server)
-                {
-                    Some(s) => s.call(&name, &args),
-                    None => CallOutcome::UnknownTool(name.clone()),
-                },
-                None => guard.session.call(&name, &args),
-            };
-            if log_calls {
-                let response = outcome.to_text(&name);
-                guard
-                    .call_log
-                    .push(json!({"tool_name": name, "arguments": args, "response": response}));
-            }
-            outcome
+            let t0 = Instant::now();
+            let outcome = run_call(&mut guard, server.as_deref(), &name, args, log_calls);
+            (outcome, t0.elapsed())
         });
         let remaining = slot.call_timeout.saturating_sub(started.elapsed());
         let out = match tokio::time::timeout(remaining, job).await {
@@ -689,8 +749,23 @@ impl Registry {
                     "tool `{tool}` crashed: {e}"
                 )))
             }
-            Ok(Ok(outcome)) => Ok(outcome),
+            Ok(Ok(done)) => Ok(done),
         };
+        // The call ran (or is still running): where later calls of this tool run.
+        if let Some(place) = place {
+            match &out {
+                Ok((_, took)) if *took <= INLINE_CALL_LIMIT => {
+                    let _ = place.compare_exchange(
+                        UNSEEN,
+                        INLINE,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                }
+                _ => place.store(OFFLOAD, Ordering::Relaxed),
+            }
+        }
+        let out = out.map(|(outcome, _)| outcome);
         slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
         tracing::debug!(session = %slot.id, tool, micros = started.elapsed().as_micros() as u64, "tool call");
         out
@@ -818,6 +893,47 @@ impl Registry {
     /// Whether `call_tool` results of this session are forced to JSON.
     pub fn always_json(slot: &Slot) -> bool {
         matches!(&slot.origin, Origin::Proxy(o) if o.always_json_output)
+    }
+}
+
+/// One call on a live session: of any server's tool (`server`) or of the session's (`None`);
+/// logged when the session logs calls.
+fn run_call(
+    live: &mut Live,
+    server: Option<&str>,
+    tool: &str,
+    args: Value,
+    log_calls: bool,
+) -> CallOutcome {
+    let outcome = match server {
+        Some(server) => match live
+            .session
+            .servers
+            .iter_mut()
+            .find(|s| s.domain.name == server)
+        {
+            Some(s) => s.call(tool, &args),
+            None => CallOutcome::UnknownTool(tool.to_string()),
+        },
+        None => live.session.call(tool, &args),
+    };
+    if log_calls {
+        let response = outcome.to_text(tool);
+        live.call_log
+            .push(json!({"tool_name": tool, "arguments": args, "response": response}));
+    }
+    outcome
+}
+
+/// A caught panic's message, as tokio's `JoinError` words it.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+    match msg {
+        Some(m) => format!("panicked with message {m:?}"),
+        None => "panicked".to_string(),
     }
 }
 
