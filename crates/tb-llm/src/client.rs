@@ -226,8 +226,11 @@ impl LlmClient {
         native: &[Value],
         tools: Option<&ToolSet>,
     ) -> Result<Completion, LlmError> {
-        let body =
-            wire::request_body(&self.cfg, native, tools).map_err(|e| LlmError::Encode(e.0))?;
+        // Written once, straight from the borrowed conversation (no copy of it); each attempt
+        // sends a clone of this request, which shares the body's bytes.
+        let body = wire::request_body_bytes(&self.cfg, native, tools)
+            .map_err(|e| LlmError::Encode(e.0))?;
+        let mut template = Some(self.request(body));
         let started = Instant::now();
         let r = &self.cfg.retry;
         let mut budget = Budget::default();
@@ -238,12 +241,18 @@ impl LlmClient {
                 Some(g) => g.acquire().await.ok(),
                 None => None,
             };
-            let req = self
-                .http
-                .post(&self.url)
-                .headers(self.headers.clone())
-                .timeout(Duration::from_secs_f64(self.cfg.timeout))
-                .json(&body);
+            let req = match template
+                .as_ref()
+                .and_then(reqwest::RequestBuilder::try_clone)
+            {
+                Some(r) => r,
+                // Only a builder holding an error does not clone (a URL reqwest refuses):
+                // sending it reports that error, which is not retried.
+                None => template.take().ok_or_else(|| LlmError::Transport {
+                    message: "the request cannot be built".into(),
+                    endpoint: self.endpoint.clone(),
+                })?,
+            };
             let (failure, err, retry_after): (Failure, LlmError, Option<String>) =
                 match req.send().await {
                     Ok(resp) => {
@@ -319,6 +328,23 @@ impl LlmClient {
             tracing::warn!(model = %self.cfg.deployment, "{err}; retry {n} in {:.2}s", d.as_secs_f64());
             tokio::time::sleep(d).await;
         }
+    }
+
+    /// The POST of a JSON body, with this client's headers and timeout (the headers
+    /// `RequestBuilder::json` sets).
+    fn request(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .timeout(Duration::from_secs_f64(self.cfg.timeout));
+        if !self.headers.contains_key(reqwest::header::CONTENT_TYPE) {
+            req = req.header(
+                reqwest::header::CONTENT_TYPE,
+                reqwest::header::HeaderValue::from_static("application/json"),
+            );
+        }
+        req.body(body)
     }
 
     fn transport_failure(

@@ -106,6 +106,16 @@ async fn retries_429_and_listed_5xx_then_succeeds() {
         .unwrap();
     assert_eq!(c.attempts, 4);
     assert_eq!(server.count("u"), 4);
+    // every attempt sends the same request
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    assert_eq!(reqs[0].body["messages"][0]["content"], "x");
+    assert!(reqs.iter().all(|r| {
+        r.body == reqs[0].body
+            && r.headers
+                .iter()
+                .any(|(k, v)| k == "content-type" && v == "application/json")
+    }));
 }
 
 #[tokio::test]
