@@ -7,7 +7,7 @@ use crate::config::{LlmConfig, Provider};
 use crate::retry::{self, Budget, Failure};
 use crate::wire::{self, Decoded, ToolSet, ToolSpec};
 use serde_json::Value;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Once, OnceLock};
 use std::time::{Duration, Instant};
 use tb_core::{Message, Usage};
 
@@ -111,6 +111,31 @@ pub fn install_crypto_provider() {
     });
 }
 
+/// The TLS config of every HTTP client: what reqwest builds by default (the platform's root
+/// certificates, TLS 1.2 and 1.3, ALPN h2 then http/1.1), built once per process. Building it
+/// reads and parses the system's root store (3 to 5 ms), which reqwest does again for every
+/// client it builds (`tb bench` builds one client per task).
+fn tls_config() -> Result<rustls::ClientConfig, String> {
+    static TLS: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
+    TLS.get_or_init(|| {
+        install_crypto_provider();
+        let provider = rustls::crypto::CryptoProvider::get_default()
+            .cloned()
+            .ok_or("no rustls crypto provider is installed")?;
+        let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+            .map_err(|e| format!("cannot load the platform's root certificates: {e}"))?;
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(rustls::ALL_VERSIONS)
+            .map_err(|e| format!("TLS versions: {e}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_no_client_auth();
+        tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(tls)
+    })
+    .clone()
+}
+
 /// A model client: config, HTTP client, URL.
 #[derive(Debug, Clone)]
 pub struct LlmClient {
@@ -173,8 +198,12 @@ impl LlmClient {
                 reqwest::header::HeaderValue::from_static("2023-06-01"),
             );
         }
+        let tls = tls_config().map_err(|e| {
+            LlmError::Config(format!("{}: cannot build the HTTP client: {e}", cfg.source))
+        })?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs_f64(cfg.timeout.min(30.0)))
+            .tls_backend_preconfigured(tls)
             .build()
             .map_err(|e| {
                 LlmError::Config(format!("{}: cannot build the HTTP client: {e}", cfg.source))
@@ -497,5 +526,22 @@ impl ChatSession {
     /// The client.
     pub fn client(&self) -> &LlmClient {
         &self.client
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clients_share_one_tls_config() {
+        let a = tls_config().unwrap();
+        assert_eq!(a.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+        assert!(a.enable_sni);
+        let b = tls_config().unwrap();
+        assert!(Arc::ptr_eq(&a.crypto_provider().clone(), b.crypto_provider()));
+        for url in ["https://example.invalid/v1/chat/completions", "http://127.0.0.1:9/x"] {
+            LlmClient::new(&LlmConfig::chat(url, "m")).unwrap();
+        }
     }
 }
