@@ -3,7 +3,7 @@
 use serde_json::json;
 use std::time::Duration;
 use tb_core::Message;
-use tb_llm::mock::{Api, Fault, MockServer, Reply, ToolPlayer};
+use tb_llm::mock::{Api, Fault, MockOptions, MockServer, Reply, ToolPlayer};
 use tb_llm::{ChatSession, LlmClient, LlmConfig, LlmError, Provider, Secret, ToolSpec};
 
 fn cfg(server: &MockServer, role: &str, api: Api) -> LlmConfig {
@@ -116,6 +116,43 @@ async fn retries_429_and_listed_5xx_then_succeeds() {
                 .iter()
                 .any(|(k, v)| k == "content-type" && v == "application/json")
     }));
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_no_requests_still_counts_them() {
+    let server = MockServer::start_with(MockOptions {
+        keep_requests: false,
+    })
+    .await
+    .unwrap();
+    server.set_script("u", |r: &tb_llm::mock::MockRequest| {
+        // scripts still see the whole request
+        let n = r.body["messages"].as_array().map_or(0, Vec::len);
+        Reply::Text(format!("{} {n}", r.last_user().unwrap_or("")))
+    });
+    server.push_fault(
+        "u",
+        Fault::Status {
+            status: 503,
+            retry_after: None,
+            body: "busy".into(),
+        },
+    );
+    let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
+    for _ in 0..2 {
+        let c = client
+            .complete_messages(&[Message::text("user", "x")])
+            .await
+            .unwrap();
+        assert!(
+            matches!(&c.messages[0], Message::Text { content, .. } if content == "x 1"),
+            "{:?}",
+            c.messages
+        );
+    }
+    assert_eq!(server.count("u"), 3);
+    assert_eq!(server.count("other"), 0);
+    assert!(server.requests().is_empty());
 }
 
 #[tokio::test]
