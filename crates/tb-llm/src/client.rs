@@ -255,9 +255,20 @@ impl LlmClient {
         native: &[Value],
         tools: Option<&ToolSet>,
     ) -> Result<Completion, LlmError> {
+        self.complete_with(native, tools, None).await
+    }
+
+    /// [`LlmClient::complete`], with the tools' JSON already written
+    /// (`wire::tools_json(tools)`).
+    async fn complete_with(
+        &self,
+        native: &[Value],
+        tools: Option<&ToolSet>,
+        tools_json: Option<&[u8]>,
+    ) -> Result<Completion, LlmError> {
         // Written once, straight from the borrowed conversation (no copy of it); each attempt
         // sends a clone of this request, which shares the body's bytes.
-        let body = wire::request_body_bytes(&self.cfg, native, tools)
+        let body = wire::request_body_bytes_with(&self.cfg, native, tools, tools_json)
             .map_err(|e| LlmError::Encode(e.0))?;
         let mut template = Some(self.request(body));
         let started = Instant::now();
@@ -480,6 +491,8 @@ pub struct ChatSession {
     client: LlmClient,
     native: Vec<Value>,
     tools: Option<ToolSet>,
+    /// `tools` as JSON, written once for every request of the conversation.
+    tools_json: Option<Vec<u8>>,
 }
 
 impl ChatSession {
@@ -493,6 +506,7 @@ impl ChatSession {
         Ok(ChatSession {
             client,
             native: Vec::new(),
+            tools_json: tools.as_ref().map(wire::tools_json),
             tools,
         })
     }
@@ -512,7 +526,11 @@ impl ChatSession {
     pub async fn complete(&mut self) -> Result<Completion, LlmError> {
         let c = self
             .client
-            .complete(&self.native, self.tools.as_ref())
+            .complete_with(
+                &self.native,
+                self.tools.as_ref(),
+                self.tools_json.as_deref(),
+            )
             .await?;
         self.native.extend(c.native.iter().cloned());
         Ok(c)
@@ -539,8 +557,14 @@ mod tests {
         assert_eq!(a.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
         assert!(a.enable_sni);
         let b = tls_config().unwrap();
-        assert!(Arc::ptr_eq(&a.crypto_provider().clone(), b.crypto_provider()));
-        for url in ["https://example.invalid/v1/chat/completions", "http://127.0.0.1:9/x"] {
+        assert!(Arc::ptr_eq(
+            &a.crypto_provider().clone(),
+            b.crypto_provider()
+        ));
+        for url in [
+            "https://example.invalid/v1/chat/completions",
+            "http://127.0.0.1:9/x",
+        ] {
             LlmClient::new(&LlmConfig::chat(url, "m")).unwrap();
         }
     }

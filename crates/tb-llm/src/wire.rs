@@ -275,6 +275,23 @@ pub fn request_body_bytes(
     native: &[Value],
     tools: Option<&ToolSet>,
 ) -> Result<Vec<u8>, WireError> {
+    request_body_bytes_with(cfg, native, tools, None)
+}
+
+/// The JSON of a tool set's `encoded` list, written once for a conversation's every request
+/// (the schemas are most of an agent request's bytes).
+pub(crate) fn tools_json(tools: &ToolSet) -> Vec<u8> {
+    serde_json::to_vec(&tools.encoded).unwrap_or_default()
+}
+
+/// [`request_body_bytes`], with the tools' list already written: `tools_json` must be
+/// [`tools_json`] of `tools`.
+pub(crate) fn request_body_bytes_with(
+    cfg: &LlmConfig,
+    native: &[Value],
+    tools: Option<&ToolSet>,
+    tools_json: Option<&[u8]>,
+) -> Result<Vec<u8>, WireError> {
     let BodyParts {
         map,
         native: borrowed,
@@ -290,7 +307,10 @@ pub fn request_body_bytes(
         out.push(b':');
         match (borrowed, tools) {
             (Some((nk, items)), _) if k == nk => put(&mut out, items)?,
-            (_, Some(t)) if k == "tools" => put(&mut out, &t.encoded)?,
+            (_, Some(t)) if k == "tools" => match tools_json {
+                Some(j) if !j.is_empty() => out.extend_from_slice(j),
+                _ => put(&mut out, &t.encoded)?,
+            },
             _ => put(&mut out, v)?,
         }
     }
@@ -1065,6 +1085,9 @@ mod tests {
             ] {
                 let v = request_body(c, n, t).unwrap();
                 let bytes = request_body_bytes(c, n, t).unwrap();
+                let json = t.map(tools_json);
+                let with = request_body_bytes_with(c, n, t, json.as_deref()).unwrap();
+                assert_eq!(with, bytes);
                 assert_eq!(
                     String::from_utf8(bytes).unwrap(),
                     serde_json::to_string(&v).unwrap(),
