@@ -238,12 +238,28 @@ pub struct MockOptions {
     /// for long runs whose bodies (the whole conversation and every tool schema, each
     /// request) would otherwise pile up in memory.
     pub keep_requests: bool,
+    /// Parse the tools' schemas: `body["tools"]` of a [`MockRequest`] (and of a kept
+    /// request) is the list as sent. Without it the server reads only each tool's name
+    /// ([`MockRequest::tools`]), the body has no `tools` key, and `tools`, when present,
+    /// must be a list of objects. The schemas are most of an agent request's bytes.
+    pub tool_schemas: bool,
 }
 
 impl Default for MockOptions {
     fn default() -> Self {
         MockOptions {
             keep_requests: true,
+            tool_schemas: true,
+        }
+    }
+}
+
+impl MockOptions {
+    /// For long runs: keeps counts, not requests, and reads tool names, not schemas.
+    pub fn lean() -> Self {
+        MockOptions {
+            keep_requests: false,
+            tool_schemas: false,
         }
     }
 }
@@ -259,7 +275,7 @@ struct Inner {
 
 /// The server's state: its options, and what changes under the lock.
 struct Shared {
-    keep_requests: bool,
+    options: MockOptions,
     inner: Mutex<Inner>,
 }
 
@@ -298,7 +314,7 @@ impl MockServer {
     /// Starts a server on `127.0.0.1:0` with these options.
     pub async fn start_with(options: MockOptions) -> std::io::Result<MockServer> {
         let shared = Arc::new(Shared {
-            keep_requests: options.keep_requests,
+            options,
             inner: Mutex::new(Inner::default()),
         });
         let app = Router::new()
@@ -392,7 +408,13 @@ async fn handle(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+    let parsed = if s.options.tool_schemas {
+        serde_json::from_slice::<Value>(&body).map(|v| (v, None))
+    } else {
+        serde_json::from_slice::<WithoutSchemas>(&body)
+            .map(|b| (Value::Object(b.rest), Some(b.tool_names)))
+    };
+    let Ok((body, tool_names)) = parsed else {
         return (
             StatusCode::BAD_REQUEST,
             "{\"error\":\"the body is not JSON\"}",
@@ -400,7 +422,7 @@ async fn handle(
             .into_response();
     };
     // what is kept is built before taking the lock
-    let recorded = s.keep_requests.then(|| Recorded {
+    let recorded = s.options.keep_requests.then(|| Recorded {
         role: role.clone(),
         api,
         headers: headers
@@ -459,9 +481,69 @@ async fn handle(
         )
             .into_response();
     };
-    let req = parse_owned(api, body);
+    let mut req = parse_owned(api, body);
+    if let Some(names) = tool_names {
+        req.tools = names;
+    }
     let reply = script.reply(&req);
     axum::Json(encode(api, &req, reply, n)).into_response()
+}
+
+/// A request body read without its tools' schemas: every other key as a `Value`, and the
+/// tools' names (what [`parse`] reads from a full body).
+struct WithoutSchemas {
+    rest: serde_json::Map<String, Value>,
+    tool_names: Vec<String>,
+}
+
+/// A tool of a request's `tools` list: its `name` (Responses, Anthropic) or `function.name`
+/// (Chat); the rest is skipped unread.
+#[derive(serde::Deserialize)]
+struct NamedTool {
+    name: Option<Value>,
+    function: Option<NamedFunction>,
+}
+
+#[derive(serde::Deserialize)]
+struct NamedFunction {
+    name: Option<Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for WithoutSchemas {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = WithoutSchemas;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<WithoutSchemas, A::Error> {
+                let mut rest = serde_json::Map::new();
+                let mut tool_names = Vec::new();
+                while let Some(k) = a.next_key::<String>()? {
+                    if k == "tools" {
+                        let tools = a.next_value::<Option<Vec<NamedTool>>>()?;
+                        tool_names = tools
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter_map(|t| match t.name {
+                                Some(n) => n.as_str().map(str::to_string),
+                                None => t.function?.name?.as_str().map(str::to_string),
+                            })
+                            .collect();
+                    } else {
+                        let v = a.next_value::<Value>()?;
+                        rest.insert(k, v);
+                    }
+                }
+                Ok(WithoutSchemas { rest, tool_names })
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 fn text_of(v: &Value) -> String {

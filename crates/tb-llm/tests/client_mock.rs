@@ -119,12 +119,50 @@ async fn retries_429_and_listed_5xx_then_succeeds() {
 }
 
 #[tokio::test]
+async fn a_lean_server_reads_the_same_requests_without_tool_schemas() {
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Vec<String>, usize, bool)>>>;
+    let mut seen: Vec<Seen> = Vec::new();
+    for options in [MockOptions::default(), MockOptions::lean()] {
+        let server = MockServer::start_with(options).await.unwrap();
+        let log: Seen = Default::default();
+        let l = log.clone();
+        server.set_script("a", move |r: &tb_llm::mock::MockRequest| {
+            l.lock().unwrap().push((
+                r.tools.clone(),
+                r.turns.len(),
+                r.body.get("tools").is_some(),
+            ));
+            Reply::Text(format!("{} tools", r.tools.len()))
+        });
+        let second = ToolSpec {
+            name: "find".into(),
+            ..tool()
+        };
+        for api in [Api::Chat, Api::Responses, Api::Anthropic] {
+            let client = LlmClient::new(&cfg(&server, "a", api)).unwrap();
+            let mut s = ChatSession::new(client, &[tool(), second.clone()]).unwrap();
+            s.add(&[Message::text("system", "sys"), Message::text("user", "hi")]);
+            let c = s.complete().await.unwrap();
+            assert!(
+                matches!(&c.messages[0], Message::Text { content, .. } if content == "2 tools"),
+                "{api:?}: {:?}",
+                c.messages
+            );
+        }
+        seen.push(log);
+    }
+    let (full, lean) = (seen[0].lock().unwrap(), seen[1].lock().unwrap());
+    assert_eq!(full.len(), 3);
+    for (f, l) in full.iter().zip(lean.iter()) {
+        assert_eq!(f.0, ["get_order", "find"]);
+        assert_eq!((&f.0, f.1), (&l.0, l.1));
+        assert!(f.2 && !l.2);
+    }
+}
+
+#[tokio::test]
 async fn a_server_that_keeps_no_requests_still_counts_them() {
-    let server = MockServer::start_with(MockOptions {
-        keep_requests: false,
-    })
-    .await
-    .unwrap();
+    let server = MockServer::start_with(MockOptions::lean()).await.unwrap();
     server.set_script("u", |r: &tb_llm::mock::MockRequest| {
         // scripts still see the whole request
         let n = r.body["messages"].as_array().map_or(0, Vec::len);
