@@ -583,12 +583,12 @@ fn mock_client(server: &tb_llm::mock::MockServer, role: &str) -> Result<tb_llm::
 /// in-process mock model server playing the task's golden calls ([`ToolPlayer`], one role per
 /// task), the simulated user ([`ContextUser`]) and the rubric judge ("Yes.") mocked too;
 /// `concurrency` attempts in flight on a tokio runtime. One mock server serves every
-/// repetition: it keeps request counts, not requests ([`MockOptions::keep_requests`]); it and
-/// the clients are set up once, outside the timed part.
+/// repetition: it keeps request counts, not requests, and reads tool names, not schemas
+/// ([`MockOptions::lean`]); it and the clients are set up once, outside the timed part.
 ///
 /// [`ToolPlayer`]: tb_llm::mock::ToolPlayer
 /// [`ContextUser`]: tb_llm::mock::ContextUser
-/// [`MockOptions::keep_requests`]: tb_llm::mock::MockOptions::keep_requests
+/// [`MockOptions::lean`]: tb_llm::mock::MockOptions::lean
 /// [`AgentChoice::Model`]: tb_eval::infer::AgentChoice::Model
 fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<Value> {
     use std::sync::Arc;
@@ -628,10 +628,7 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
     let mut first_error = Value::Null;
     rt.block_on(async {
         let t_setup = Instant::now();
-        let server = MockServer::start_with(MockOptions {
-            keep_requests: false,
-        })
-        .await?;
+        let server = MockServer::start_with(MockOptions::lean()).await?;
         server.set_script("user", ContextUser);
         server.set_script("judge", |_: &tb_llm::mock::MockRequest| {
             Reply::Text("Yes.".into())
