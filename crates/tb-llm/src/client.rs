@@ -483,6 +483,38 @@ fn error_text(body: &str) -> String {
     s
 }
 
+/// Tools encoded for one provider, with their JSON written once: what a [`ChatSession`]
+/// sends with every request. Conversations with the same tools (e.g. the attempts of one
+/// scenario) can share one ([`ChatSession::with_tools`]).
+#[derive(Debug)]
+pub struct EncodedTools {
+    provider: Provider,
+    set: ToolSet,
+    json: Vec<u8>,
+}
+
+impl EncodedTools {
+    /// Encodes tools (builtins and server tools, already de-duplicated) for a provider.
+    pub fn new(provider: Provider, specs: &[ToolSpec]) -> Result<Self, LlmError> {
+        let set = wire::encode_tools(provider, specs).map_err(|e| LlmError::Encode(e.0))?;
+        Ok(EncodedTools {
+            provider,
+            json: wire::tools_json(&set),
+            set,
+        })
+    }
+
+    /// The provider they are encoded for.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// The encoded tools.
+    pub fn set(&self) -> &ToolSet {
+        &self.set
+    }
+}
+
 /// A conversation with one model that keeps the provider-native items across calls (so
 /// reasoning items, signatures and the exact assistant messages go back as the API sent
 /// them).
@@ -490,9 +522,7 @@ fn error_text(body: &str) -> String {
 pub struct ChatSession {
     client: LlmClient,
     native: Vec<Value>,
-    tools: Option<ToolSet>,
-    /// `tools` as JSON, written once for every request of the conversation.
-    tools_json: Option<Vec<u8>>,
+    tools: Option<Arc<EncodedTools>>,
 }
 
 impl ChatSession {
@@ -501,19 +531,37 @@ impl ChatSession {
         let tools = if tools.is_empty() {
             None
         } else {
-            Some(client.tools(tools)?)
+            Some(Arc::new(EncodedTools::new(client.cfg.provider, tools)?))
         };
+        ChatSession::with_tools(client, tools)
+    }
+
+    /// A new session with tools already encoded (`None`: no tools). They must be encoded
+    /// for the client's provider.
+    pub fn with_tools(
+        client: LlmClient,
+        tools: Option<Arc<EncodedTools>>,
+    ) -> Result<Self, LlmError> {
+        if let Some(t) = &tools
+            && t.provider != client.cfg.provider
+        {
+            return Err(LlmError::Encode(format!(
+                "the tools are encoded for {:?}, the model's API is {:?}",
+                t.provider, client.cfg.provider
+            )));
+        }
         Ok(ChatSession {
             client,
             native: Vec::new(),
-            tools_json: tools.as_ref().map(wire::tools_json),
             tools,
         })
     }
 
     /// Whether the model was given a tool of this name.
     pub fn has_tool(&self, name: &str) -> bool {
-        self.tools.as_ref().is_some_and(|t| t.names.contains(name))
+        self.tools
+            .as_ref()
+            .is_some_and(|t| t.set.names.contains(name))
     }
 
     /// Appends messages that did not come from this model (system, user, tool results).
@@ -528,8 +576,8 @@ impl ChatSession {
             .client
             .complete_with(
                 &self.native,
-                self.tools.as_ref(),
-                self.tools_json.as_deref(),
+                self.tools.as_ref().map(|t| &t.set),
+                self.tools.as_ref().map(|t| t.json.as_slice()),
             )
             .await?;
         self.native.extend(c.native.iter().cloned());
@@ -567,5 +615,30 @@ mod tests {
         ] {
             LlmClient::new(&LlmConfig::chat(url, "m")).unwrap();
         }
+    }
+
+    #[test]
+    fn sessions_share_tools_encoded_for_their_provider() {
+        let spec = ToolSpec {
+            name: "f".into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object", "properties": {}}),
+        };
+        let chat = LlmClient::new(&LlmConfig::chat("http://127.0.0.1:9/x", "m")).unwrap();
+        let mut cfg = LlmConfig::chat("http://127.0.0.1:9/x", "m");
+        cfg.provider = Provider::Anthropic;
+        let anthropic = LlmClient::new(&cfg).unwrap();
+        let tools =
+            Arc::new(EncodedTools::new(Provider::Chat, std::slice::from_ref(&spec)).unwrap());
+        let a = ChatSession::with_tools(chat.clone(), Some(tools.clone())).unwrap();
+        let b = ChatSession::new(chat, &[spec]).unwrap();
+        assert!(a.has_tool("f") && b.has_tool("f") && !a.has_tool("g"));
+        assert_eq!(a.tools.as_ref().unwrap().set, b.tools.as_ref().unwrap().set);
+        assert_eq!(
+            a.tools.as_ref().unwrap().json,
+            b.tools.as_ref().unwrap().json
+        );
+        let e = ChatSession::with_tools(anthropic, Some(tools)).unwrap_err();
+        assert_eq!(e.kind(), "ModelEncodeError");
     }
 }
