@@ -582,16 +582,18 @@ fn mock_client(server: &tb_llm::mock::MockServer, role: &str) -> Result<tb_llm::
 /// [`tb_eval::infer::attempt`] with [`AgentChoice::Model`], whose agent endpoint is the
 /// in-process mock model server playing the task's golden calls ([`ToolPlayer`], one role per
 /// task), the simulated user ([`ContextUser`]) and the rubric judge ("Yes.") mocked too;
-/// `concurrency` attempts in flight on a tokio runtime. The mock server keeps every request
-/// it receives, so each repetition gets a fresh one (set up outside the timed part).
+/// `concurrency` attempts in flight on a tokio runtime. One mock server serves every
+/// repetition: it keeps request counts, not requests, and reads tool names, not schemas
+/// ([`MockOptions::lean`]); it and the clients are set up once, outside the timed part.
 ///
 /// [`ToolPlayer`]: tb_llm::mock::ToolPlayer
 /// [`ContextUser`]: tb_llm::mock::ContextUser
+/// [`MockOptions::lean`]: tb_llm::mock::MockOptions::lean
 /// [`AgentChoice::Model`]: tb_eval::infer::AgentChoice::Model
 fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<Value> {
     use std::sync::Arc;
     use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv, attempt};
-    use tb_llm::mock::{ContextUser, MockServer, Reply, ToolPlayer};
+    use tb_llm::mock::{ContextUser, MockOptions, MockServer, Reply, ToolPlayer};
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -625,46 +627,46 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
     let (mut passed, mut errors, mut attempts, mut requests) = (0usize, 0usize, 0usize, 0usize);
     let mut first_error = Value::Null;
     rt.block_on(async {
+        let t_setup = Instant::now();
+        let server = MockServer::start_with(MockOptions::lean()).await?;
+        server.set_script("user", ContextUser);
+        server.set_script("judge", |_: &tb_llm::mock::MockRequest| {
+            Reply::Text("Yes.".into())
+        });
+        let user = mock_client(&server, "user")?;
+        let judge_client = mock_client(&server, "judge")?;
+        let mut envs = Vec::with_capacity(tasks.len());
+        for (i, calls) in golden.iter().enumerate() {
+            let role = format!("t{i}");
+            server.set_script(
+                &role,
+                ToolPlayer {
+                    calls: calls.clone(),
+                    closing: "Everything you asked for is done. <DONE>".into(),
+                },
+            );
+            envs.push(Arc::new(RunEnv {
+                sandbox: l.sandbox.clone(),
+                judge: judge.clone(),
+                clock: Clock::default(),
+                agent_name: "golden-mock".into(),
+                agent: agent.clone(),
+                scenarios: scenarios.clone(),
+                models: Models {
+                    agent: Some(mock_client(&server, &role)?),
+                    user: Some(user.clone()),
+                    judge: Some(judge_client.clone()),
+                },
+                user_can_end: false,
+                message_timeout: Some(Duration::from_secs(60)),
+                attempt_timeout: None,
+                dump: Dump::default(),
+                provenance: Map::new(),
+            }));
+        }
+        let envs = Arc::new(envs);
+        setup += t_setup.elapsed().as_secs_f64();
         for rep in 0..repeat {
-            let t_setup = Instant::now();
-            let server = MockServer::start().await?;
-            server.set_script("user", ContextUser);
-            server.set_script("judge", |_: &tb_llm::mock::MockRequest| {
-                Reply::Text("Yes.".into())
-            });
-            let user = mock_client(&server, "user")?;
-            let judge_client = mock_client(&server, "judge")?;
-            let mut envs = Vec::with_capacity(tasks.len());
-            for (i, calls) in golden.iter().enumerate() {
-                let role = format!("t{i}");
-                server.set_script(
-                    &role,
-                    ToolPlayer {
-                        calls: calls.clone(),
-                        closing: "Everything you asked for is done. <DONE>".into(),
-                    },
-                );
-                envs.push(Arc::new(RunEnv {
-                    sandbox: l.sandbox.clone(),
-                    judge: judge.clone(),
-                    clock: Clock::default(),
-                    agent_name: "golden-mock".into(),
-                    agent: agent.clone(),
-                    scenarios: scenarios.clone(),
-                    models: Models {
-                        agent: Some(mock_client(&server, &role)?),
-                        user: Some(user.clone()),
-                        judge: Some(judge_client.clone()),
-                    },
-                    user_can_end: false,
-                    message_timeout: Some(Duration::from_secs(60)),
-                    attempt_timeout: None,
-                    dump: Dump::default(),
-                    provenance: Map::new(),
-                }));
-            }
-            let envs = Arc::new(envs);
-            setup += t_setup.elapsed().as_secs_f64();
             let t0 = Instant::now();
             let next = Arc::new(AtomicUsize::new(0));
             let mut workers = tokio::task::JoinSet::new();

@@ -11,9 +11,10 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tb_core::{FinishReason, Message, Task, ToolCall, Usage};
-use tb_llm::{ChatSession, LlmClient, LlmError, ToolSpec};
+use tb_llm::{ChatSession, EncodedTools, LlmClient, LlmError, Provider, ToolSpec};
 
 /// The `<DONE>` marker.
 pub const DONE: &str = "<DONE>";
@@ -54,6 +55,16 @@ impl ModelAgent {
     pub fn new(client: LlmClient, tools: &[ToolSpec]) -> Result<Self, LlmError> {
         Ok(ModelAgent {
             session: ChatSession::new(client, tools)?,
+        })
+    }
+
+    /// A model agent with tools already encoded for its provider (`None`: no tools).
+    pub fn with_tools(
+        client: LlmClient,
+        tools: Option<Arc<EncodedTools>>,
+    ) -> Result<Self, LlmError> {
+        Ok(ModelAgent {
+            session: ChatSession::with_tools(client, tools)?,
         })
     }
 }
@@ -174,6 +185,46 @@ impl AgentTools {
         }
         self.specs.push(spec);
         Ok(())
+    }
+}
+
+/// An agent's tools built once for attempts that share them (same agent config, scenario
+/// and tool list), with their encodings per provider made on first use.
+#[derive(Debug)]
+pub(crate) struct PreparedTools {
+    /// The tools, or why they cannot be built (`ToolListError`).
+    pub tools: Result<AgentTools, String>,
+    encoded: Mutex<Vec<(Provider, Arc<EncodedTools>)>>,
+}
+
+impl PreparedTools {
+    /// Builds the tools (see [`AgentTools::build`]).
+    pub fn build(
+        builtins: &[tb_dataset::ToolDef],
+        scenario_tools: &[tb_dataset::ToolOverride],
+        tool_list: &[Value],
+    ) -> Self {
+        PreparedTools {
+            tools: AgentTools::build(builtins, scenario_tools, tool_list),
+            encoded: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The tools encoded for a provider (`None` without tools), encoded once.
+    pub fn encoded(&self, provider: Provider) -> Result<Option<Arc<EncodedTools>>, LlmError> {
+        let Ok(tools) = &self.tools else {
+            return Ok(None);
+        };
+        if tools.specs.is_empty() {
+            return Ok(None);
+        }
+        let mut enc = self.encoded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, e)) = enc.iter().find(|(p, _)| *p == provider) {
+            return Ok(Some(e.clone()));
+        }
+        let e = Arc::new(EncodedTools::new(provider, &tools.specs)?);
+        enc.push((provider, e.clone()));
+        Ok(Some(e))
     }
 }
 

@@ -536,17 +536,19 @@ async fn attempt_in(
         );
     };
     let scenario = env.scenarios.get(&task.scenario);
-    let builtins = env
-        .agent
-        .as_ref()
-        .map(|a| a.builtin_tools.clone())
-        .unwrap_or_default();
-    let scenario_tools = scenario.map(|s| s.tools.clone()).unwrap_or_default();
-    let tool_list = backend.tools().tool_list();
-    let tools = match crate::episode::AgentTools::build(&builtins, &scenario_tools, &tool_list) {
+    let prepared = match backend {
+        // built once per agent config, scenario and domains
+        Backend::Local(s) => env.sandbox.agent_tools(env.agent.as_ref(), scenario, s),
+        Backend::Remote(r) => std::sync::Arc::new(crate::episode::PreparedTools::build(
+            env.agent.as_ref().map_or(&[][..], |a| &a.builtin_tools),
+            scenario.map_or(&[][..], |s| &s.tools),
+            &r.tool_list(),
+        )),
+    };
+    let tools = match &prepared.tools {
         Ok(t) => t,
         Err(e) => {
-            fail(rec, "ToolListError", e);
+            fail(rec, "ToolListError", e.clone());
             return;
         }
     };
@@ -573,7 +575,11 @@ async fn attempt_in(
                 );
                 return;
             };
-            match crate::episode::ModelAgent::new(client, &tools.specs) {
+            let provider = client.config().provider;
+            match prepared
+                .encoded(provider)
+                .and_then(|t| crate::episode::ModelAgent::with_tools(client, t))
+            {
                 Ok(a) => Box::new(a),
                 Err(e) => {
                     fail(rec, e.kind(), e.to_string());
@@ -589,7 +595,7 @@ async fn attempt_in(
     let spec = crate::episode::EpisodeSpec {
         task,
         system,
-        tools: &tools,
+        tools,
         user,
         user_can_end: env.user_can_end,
         message_timeout: env.message_timeout,

@@ -1,9 +1,10 @@
 //! The sandbox of a data root: every domain with its initial data loaded once, and fresh
 //! per-task sessions (one per server the task's scenario initialises).
 
+use crate::episode::PreparedTools;
 use serde_json::Value;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tb_core::Task;
 use tb_sandbox::{CallOutcome, Clock, DomainError, Loaded, Session, StateError};
 
@@ -37,6 +38,27 @@ pub enum SandboxError {
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     domains: Vec<Loaded>,
+    /// The agent tools of in-process sessions, built once per (agent config, scenario,
+    /// domains): a session's tool list depends only on its domains.
+    agent_tools: Arc<Mutex<Vec<ToolsEntry>>>,
+}
+
+/// One entry of [`Sandbox`]'s agent-tools cache. It holds its keys, so their pointers
+/// stay theirs.
+#[derive(Debug)]
+struct ToolsEntry {
+    agent: Option<Arc<tb_dataset::AgentConfig>>,
+    scenario: Option<Arc<tb_dataset::Scenario>>,
+    domains: Vec<Arc<tb_sandbox::Domain>>,
+    tools: Arc<PreparedTools>,
+}
+
+fn same<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 impl Sandbox {
@@ -47,7 +69,10 @@ impl Sandbox {
             .iter()
             .map(|d| d.load(&toolslib))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Sandbox { domains })
+        Ok(Sandbox {
+            domains,
+            agent_tools: Arc::default(),
+        })
     }
 
     /// A loaded domain by server name.
@@ -80,6 +105,50 @@ impl Sandbox {
             servers.push(session);
         }
         Ok(TaskSession { servers })
+    }
+}
+
+impl Sandbox {
+    /// The agent's tools for a session of this sandbox: the agent config's builtins, then
+    /// the scenario's tools the session provides ([`crate::episode::AgentTools::build`]),
+    /// built on the first call for the same agent config, scenario and domains.
+    pub(crate) fn agent_tools(
+        &self,
+        agent: Option<&Arc<tb_dataset::AgentConfig>>,
+        scenario: Option<&Arc<tb_dataset::Scenario>>,
+        session: &TaskSession,
+    ) -> Arc<PreparedTools> {
+        let hit = |e: &ToolsEntry| {
+            same(e.agent.as_ref(), agent)
+                && same(e.scenario.as_ref(), scenario)
+                && e.domains.len() == session.servers.len()
+                && e.domains
+                    .iter()
+                    .zip(&session.servers)
+                    .all(|(d, s)| Arc::ptr_eq(d, &s.domain))
+        };
+        let mut cache = self.agent_tools.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = cache.iter().find(|e| hit(e)) {
+            return e.tools.clone();
+        }
+        let tools = Arc::new(PreparedTools::build(
+            agent.map_or(&[][..], |a| &a.builtin_tools),
+            scenario.map_or(&[][..], |s| &s.tools),
+            &session.tool_list(),
+        ));
+        // Entries are few (agent configs x scenarios x domain sets, each an `Arc` the dataset
+        // hands out once); a caller minting new `Arc`s per attempt would only grow it, so it
+        // is bounded.
+        if cache.len() >= 1024 {
+            cache.clear();
+        }
+        cache.push(ToolsEntry {
+            agent: agent.cloned(),
+            scenario: scenario.cloned(),
+            domains: session.domains(),
+            tools: tools.clone(),
+        });
+        tools
     }
 }
 

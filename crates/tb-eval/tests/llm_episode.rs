@@ -224,6 +224,43 @@ async fn golden_passes(api: Api) {
     no_secret(&rec);
 }
 
+/// Attempts of the same task share the agent tools built for its agent config, scenario and
+/// domains: what each attempt gives the model (and dumps) is what a fresh build gives.
+#[tokio::test]
+async fn attempts_reuse_the_agent_tools_of_a_fresh_build() {
+    let Some(f) = fixture() else { return };
+    let (task, _) = &f.state_task;
+    let agent = f.ds.agent("think").unwrap();
+    let scenario = f.ds.scenario(&task.scenario).unwrap();
+    let session = f.sandbox.session(task, Clock::default()).unwrap();
+    let fresh = tb_eval::episode::AgentTools::build(
+        &agent.builtin_tools,
+        &scenario.tools,
+        &session.tool_list(),
+    )
+    .unwrap();
+    let expected: Vec<Value> = fresh
+        .specs
+        .iter()
+        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters, "direct_response": fresh.direct.get(&t.name), "is_end_turn": fresh.end_turn.contains(&t.name)}))
+        .collect();
+    for api in [Api::Chat, Api::Anthropic, Api::Chat] {
+        let server = MockServer::start().await.unwrap();
+        server.set_script(
+            "agent",
+            ToolPlayer {
+                calls: golden_calls(task),
+                closing: "Everything you asked for is done. <DONE>".into(),
+            },
+        );
+        let rec = attempt(&env(f, &server, api, task), AgentChoice::Model, task, 0).await;
+        assert!(rec.verdict.as_ref().is_some_and(|v| v.passed), "{api:?}");
+        assert_eq!(rec.tools, Some(Value::Array(expected.clone())), "{api:?}");
+        let sent = server.requests()[0].body["tools"].as_array().unwrap().len();
+        assert_eq!(sent, fresh.specs.len(), "{api:?}");
+    }
+}
+
 #[tokio::test]
 async fn golden_playing_agent_passes_over_chat_completions() {
     golden_passes(Api::Chat).await;

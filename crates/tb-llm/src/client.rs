@@ -7,7 +7,7 @@ use crate::config::{LlmConfig, Provider};
 use crate::retry::{self, Budget, Failure};
 use crate::wire::{self, Decoded, ToolSet, ToolSpec};
 use serde_json::Value;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Once, OnceLock};
 use std::time::{Duration, Instant};
 use tb_core::{Message, Usage};
 
@@ -111,6 +111,31 @@ pub fn install_crypto_provider() {
     });
 }
 
+/// The TLS config of every HTTP client: what reqwest builds by default (the platform's root
+/// certificates, TLS 1.2 and 1.3, ALPN h2 then http/1.1), built once per process. Building it
+/// reads and parses the system's root store (3 to 5 ms), which reqwest does again for every
+/// client it builds (`tb bench` builds one client per task).
+fn tls_config() -> Result<rustls::ClientConfig, String> {
+    static TLS: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
+    TLS.get_or_init(|| {
+        install_crypto_provider();
+        let provider = rustls::crypto::CryptoProvider::get_default()
+            .cloned()
+            .ok_or("no rustls crypto provider is installed")?;
+        let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+            .map_err(|e| format!("cannot load the platform's root certificates: {e}"))?;
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(rustls::ALL_VERSIONS)
+            .map_err(|e| format!("TLS versions: {e}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_no_client_auth();
+        tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(tls)
+    })
+    .clone()
+}
+
 /// A model client: config, HTTP client, URL.
 #[derive(Debug, Clone)]
 pub struct LlmClient {
@@ -173,8 +198,12 @@ impl LlmClient {
                 reqwest::header::HeaderValue::from_static("2023-06-01"),
             );
         }
+        let tls = tls_config().map_err(|e| {
+            LlmError::Config(format!("{}: cannot build the HTTP client: {e}", cfg.source))
+        })?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs_f64(cfg.timeout.min(30.0)))
+            .tls_backend_preconfigured(tls)
             .build()
             .map_err(|e| {
                 LlmError::Config(format!("{}: cannot build the HTTP client: {e}", cfg.source))
@@ -226,8 +255,22 @@ impl LlmClient {
         native: &[Value],
         tools: Option<&ToolSet>,
     ) -> Result<Completion, LlmError> {
-        let body =
-            wire::request_body(&self.cfg, native, tools).map_err(|e| LlmError::Encode(e.0))?;
+        self.complete_with(native, tools, None).await
+    }
+
+    /// [`LlmClient::complete`], with the tools' JSON already written
+    /// (`wire::tools_json(tools)`).
+    async fn complete_with(
+        &self,
+        native: &[Value],
+        tools: Option<&ToolSet>,
+        tools_json: Option<&[u8]>,
+    ) -> Result<Completion, LlmError> {
+        // Written once, straight from the borrowed conversation (no copy of it); each attempt
+        // sends a clone of this request, which shares the body's bytes.
+        let body = wire::request_body_bytes_with(&self.cfg, native, tools, tools_json)
+            .map_err(|e| LlmError::Encode(e.0))?;
+        let mut template = Some(self.request(body));
         let started = Instant::now();
         let r = &self.cfg.retry;
         let mut budget = Budget::default();
@@ -238,12 +281,18 @@ impl LlmClient {
                 Some(g) => g.acquire().await.ok(),
                 None => None,
             };
-            let req = self
-                .http
-                .post(&self.url)
-                .headers(self.headers.clone())
-                .timeout(Duration::from_secs_f64(self.cfg.timeout))
-                .json(&body);
+            let req = match template
+                .as_ref()
+                .and_then(reqwest::RequestBuilder::try_clone)
+            {
+                Some(r) => r,
+                // Only a builder holding an error does not clone (a URL reqwest refuses):
+                // sending it reports that error, which is not retried.
+                None => template.take().ok_or_else(|| LlmError::Transport {
+                    message: "the request cannot be built".into(),
+                    endpoint: self.endpoint.clone(),
+                })?,
+            };
             let (failure, err, retry_after): (Failure, LlmError, Option<String>) =
                 match req.send().await {
                     Ok(resp) => {
@@ -319,6 +368,23 @@ impl LlmClient {
             tracing::warn!(model = %self.cfg.deployment, "{err}; retry {n} in {:.2}s", d.as_secs_f64());
             tokio::time::sleep(d).await;
         }
+    }
+
+    /// The POST of a JSON body, with this client's headers and timeout (the headers
+    /// `RequestBuilder::json` sets).
+    fn request(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .timeout(Duration::from_secs_f64(self.cfg.timeout));
+        if !self.headers.contains_key(reqwest::header::CONTENT_TYPE) {
+            req = req.header(
+                reqwest::header::CONTENT_TYPE,
+                reqwest::header::HeaderValue::from_static("application/json"),
+            );
+        }
+        req.body(body)
     }
 
     fn transport_failure(
@@ -417,6 +483,38 @@ fn error_text(body: &str) -> String {
     s
 }
 
+/// Tools encoded for one provider, with their JSON written once: what a [`ChatSession`]
+/// sends with every request. Conversations with the same tools (e.g. the attempts of one
+/// scenario) can share one ([`ChatSession::with_tools`]).
+#[derive(Debug)]
+pub struct EncodedTools {
+    provider: Provider,
+    set: ToolSet,
+    json: Vec<u8>,
+}
+
+impl EncodedTools {
+    /// Encodes tools (builtins and server tools, already de-duplicated) for a provider.
+    pub fn new(provider: Provider, specs: &[ToolSpec]) -> Result<Self, LlmError> {
+        let set = wire::encode_tools(provider, specs).map_err(|e| LlmError::Encode(e.0))?;
+        Ok(EncodedTools {
+            provider,
+            json: wire::tools_json(&set),
+            set,
+        })
+    }
+
+    /// The provider they are encoded for.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// The encoded tools.
+    pub fn set(&self) -> &ToolSet {
+        &self.set
+    }
+}
+
 /// A conversation with one model that keeps the provider-native items across calls (so
 /// reasoning items, signatures and the exact assistant messages go back as the API sent
 /// them).
@@ -424,7 +522,7 @@ fn error_text(body: &str) -> String {
 pub struct ChatSession {
     client: LlmClient,
     native: Vec<Value>,
-    tools: Option<ToolSet>,
+    tools: Option<Arc<EncodedTools>>,
 }
 
 impl ChatSession {
@@ -433,8 +531,25 @@ impl ChatSession {
         let tools = if tools.is_empty() {
             None
         } else {
-            Some(client.tools(tools)?)
+            Some(Arc::new(EncodedTools::new(client.cfg.provider, tools)?))
         };
+        ChatSession::with_tools(client, tools)
+    }
+
+    /// A new session with tools already encoded (`None`: no tools). They must be encoded
+    /// for the client's provider.
+    pub fn with_tools(
+        client: LlmClient,
+        tools: Option<Arc<EncodedTools>>,
+    ) -> Result<Self, LlmError> {
+        if let Some(t) = &tools
+            && t.provider != client.cfg.provider
+        {
+            return Err(LlmError::Encode(format!(
+                "the tools are encoded for {:?}, the model's API is {:?}",
+                t.provider, client.cfg.provider
+            )));
+        }
         Ok(ChatSession {
             client,
             native: Vec::new(),
@@ -444,7 +559,9 @@ impl ChatSession {
 
     /// Whether the model was given a tool of this name.
     pub fn has_tool(&self, name: &str) -> bool {
-        self.tools.as_ref().is_some_and(|t| t.names.contains(name))
+        self.tools
+            .as_ref()
+            .is_some_and(|t| t.set.names.contains(name))
     }
 
     /// Appends messages that did not come from this model (system, user, tool results).
@@ -457,7 +574,11 @@ impl ChatSession {
     pub async fn complete(&mut self) -> Result<Completion, LlmError> {
         let c = self
             .client
-            .complete(&self.native, self.tools.as_ref())
+            .complete_with(
+                &self.native,
+                self.tools.as_ref().map(|t| &t.set),
+                self.tools.as_ref().map(|t| t.json.as_slice()),
+            )
             .await?;
         self.native.extend(c.native.iter().cloned());
         Ok(c)
@@ -471,5 +592,53 @@ impl ChatSession {
     /// The client.
     pub fn client(&self) -> &LlmClient {
         &self.client
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clients_share_one_tls_config() {
+        let a = tls_config().unwrap();
+        assert_eq!(a.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+        assert!(a.enable_sni);
+        let b = tls_config().unwrap();
+        assert!(Arc::ptr_eq(
+            &a.crypto_provider().clone(),
+            b.crypto_provider()
+        ));
+        for url in [
+            "https://example.invalid/v1/chat/completions",
+            "http://127.0.0.1:9/x",
+        ] {
+            LlmClient::new(&LlmConfig::chat(url, "m")).unwrap();
+        }
+    }
+
+    #[test]
+    fn sessions_share_tools_encoded_for_their_provider() {
+        let spec = ToolSpec {
+            name: "f".into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object", "properties": {}}),
+        };
+        let chat = LlmClient::new(&LlmConfig::chat("http://127.0.0.1:9/x", "m")).unwrap();
+        let mut cfg = LlmConfig::chat("http://127.0.0.1:9/x", "m");
+        cfg.provider = Provider::Anthropic;
+        let anthropic = LlmClient::new(&cfg).unwrap();
+        let tools =
+            Arc::new(EncodedTools::new(Provider::Chat, std::slice::from_ref(&spec)).unwrap());
+        let a = ChatSession::with_tools(chat.clone(), Some(tools.clone())).unwrap();
+        let b = ChatSession::new(chat, &[spec]).unwrap();
+        assert!(a.has_tool("f") && b.has_tool("f") && !a.has_tool("g"));
+        assert_eq!(a.tools.as_ref().unwrap().set, b.tools.as_ref().unwrap().set);
+        assert_eq!(
+            a.tools.as_ref().unwrap().json,
+            b.tools.as_ref().unwrap().json
+        );
+        let e = ChatSession::with_tools(anthropic, Some(tools)).unwrap_err();
+        assert_eq!(e.kind(), "ModelEncodeError");
     }
 }

@@ -19,6 +19,8 @@ pub mod mock;
 pub mod retry;
 pub mod wire;
 
-pub use client::{ChatSession, Completion, LlmClient, LlmError, install_crypto_provider};
+pub use client::{
+    ChatSession, Completion, EncodedTools, LlmClient, LlmError, install_crypto_provider,
+};
 pub use config::{ConfigError, ConfigFile, LlmConfig, Provider, RetryConfig, Secret};
 pub use wire::{ToolSet, ToolSpec};

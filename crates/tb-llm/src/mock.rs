@@ -230,18 +230,59 @@ pub struct Recorded {
     pub body: Value,
 }
 
+/// How a [`MockServer`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MockOptions {
+    /// Keep every request (role, API, headers, body) for [`MockServer::requests`]. Without
+    /// it the server keeps only the number of requests per role ([`MockServer::count`]),
+    /// for long runs whose bodies (the whole conversation and every tool schema, each
+    /// request) would otherwise pile up in memory.
+    pub keep_requests: bool,
+    /// Parse the tools' schemas: `body["tools"]` of a [`MockRequest`] (and of a kept
+    /// request) is the list as sent. Without it the server reads only each tool's name
+    /// ([`MockRequest::tools`]), the body has no `tools` key, and `tools`, when present,
+    /// must be a list of objects. The schemas are most of an agent request's bytes.
+    pub tool_schemas: bool,
+}
+
+impl Default for MockOptions {
+    fn default() -> Self {
+        MockOptions {
+            keep_requests: true,
+            tool_schemas: true,
+        }
+    }
+}
+
+impl MockOptions {
+    /// For long runs: keeps counts, not requests, and reads tool names, not schemas.
+    pub fn lean() -> Self {
+        MockOptions {
+            keep_requests: false,
+            tool_schemas: false,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     scripts: HashMap<String, Arc<dyn Script>>,
     faults: HashMap<String, VecDeque<Fault>>,
     requests: Vec<Recorded>,
+    counts: HashMap<String, usize>,
     counter: u64,
+}
+
+/// The server's state: its options, and what changes under the lock.
+struct Shared {
+    options: MockOptions,
+    inner: Mutex<Inner>,
 }
 
 /// The running server. Dropping it stops it.
 pub struct MockServer {
     addr: SocketAddr,
-    inner: Arc<Mutex<Inner>>,
+    shared: Arc<Shared>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -264,20 +305,29 @@ fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
 }
 
 impl MockServer {
-    /// Starts a server on `127.0.0.1:0`.
+    /// Starts a server on `127.0.0.1:0` that keeps every request
+    /// ([`MockOptions::default`]).
     pub async fn start() -> std::io::Result<MockServer> {
-        let inner = Arc::new(Mutex::new(Inner::default()));
+        MockServer::start_with(MockOptions::default()).await
+    }
+
+    /// Starts a server on `127.0.0.1:0` with these options.
+    pub async fn start_with(options: MockOptions) -> std::io::Result<MockServer> {
+        let shared = Arc::new(Shared {
+            options,
+            inner: Mutex::new(Inner::default()),
+        });
         let app = Router::new()
             .route("/{role}/v1/chat/completions", post(chat))
             .route("/{role}/v1/responses", post(responses))
             .route("/{role}/v1/messages", post(messages))
-            .with_state(inner.clone());
+            .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Ok(MockServer { addr, inner, task })
+        Ok(MockServer { addr, shared, task })
     }
 
     /// The server address.
@@ -292,39 +342,40 @@ impl MockServer {
 
     /// Sets (replaces) a role's script.
     pub fn set_script(&self, role: &str, script: impl Script + 'static) {
-        lock(&self.inner)
+        lock(&self.shared.inner)
             .scripts
             .insert(role.to_string(), Arc::new(script));
     }
 
     /// Queues a fault for a role's next request.
     pub fn push_fault(&self, role: &str, fault: Fault) {
-        lock(&self.inner)
+        lock(&self.shared.inner)
             .faults
             .entry(role.to_string())
             .or_default()
             .push_back(fault);
     }
 
-    /// Every request received so far.
+    /// Every request received so far (none when the server does not keep them, see
+    /// [`MockOptions::keep_requests`]).
     pub fn requests(&self) -> Vec<Recorded> {
-        lock(&self.inner).requests.clone()
+        lock(&self.shared.inner).requests.clone()
     }
 
-    /// Requests received for a role.
+    /// Requests received for a role (kept or not).
     pub fn count(&self, role: &str) -> usize {
-        lock(&self.inner)
-            .requests
-            .iter()
-            .filter(|r| r.role == role)
-            .count()
+        lock(&self.shared.inner)
+            .counts
+            .get(role)
+            .copied()
+            .unwrap_or(0)
     }
 }
 
-type Shared = Arc<Mutex<Inner>>;
+type ServerState = Arc<Shared>;
 
 async fn chat(
-    State(s): State<Shared>,
+    State(s): State<ServerState>,
     Path(role): Path<String>,
     headers: HeaderMap,
     body: axum::body::Bytes,
@@ -333,7 +384,7 @@ async fn chat(
 }
 
 async fn responses(
-    State(s): State<Shared>,
+    State(s): State<ServerState>,
     Path(role): Path<String>,
     headers: HeaderMap,
     body: axum::body::Bytes,
@@ -342,7 +393,7 @@ async fn responses(
 }
 
 async fn messages(
-    State(s): State<Shared>,
+    State(s): State<ServerState>,
     Path(role): Path<String>,
     headers: HeaderMap,
     body: axum::body::Bytes,
@@ -351,30 +402,46 @@ async fn messages(
 }
 
 async fn handle(
-    s: Shared,
+    s: ServerState,
     role: String,
     api: Api,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+    let parsed = if s.options.tool_schemas {
+        serde_json::from_slice::<Value>(&body).map(|v| (v, None))
+    } else {
+        serde_json::from_slice::<WithoutSchemas>(&body)
+            .map(|b| (Value::Object(b.rest), Some(b.tool_names)))
+    };
+    let Ok((body, tool_names)) = parsed else {
         return (
             StatusCode::BAD_REQUEST,
             "{\"error\":\"the body is not JSON\"}",
         )
             .into_response();
     };
+    // what is kept is built before taking the lock
+    let recorded = s.options.keep_requests.then(|| Recorded {
+        role: role.clone(),
+        api,
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect(),
+        body: body.clone(),
+    });
     let (fault, script, n) = {
-        let mut g = lock(&s);
-        g.requests.push(Recorded {
-            role: role.clone(),
-            api,
-            headers: headers
-                .iter()
-                .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
-                .collect(),
-            body: body.clone(),
-        });
+        let mut g = lock(&s.inner);
+        if let Some(r) = recorded {
+            g.requests.push(r);
+        }
+        match g.counts.get_mut(&role) {
+            Some(c) => *c += 1,
+            None => {
+                g.counts.insert(role.clone(), 1);
+            }
+        }
         g.counter += 1;
         let n = g.counter;
         (
@@ -414,9 +481,69 @@ async fn handle(
         )
             .into_response();
     };
-    let req = parse(api, &body);
+    let mut req = parse_owned(api, body);
+    if let Some(names) = tool_names {
+        req.tools = names;
+    }
     let reply = script.reply(&req);
     axum::Json(encode(api, &req, reply, n)).into_response()
+}
+
+/// A request body read without its tools' schemas: every other key as a `Value`, and the
+/// tools' names (what [`parse`] reads from a full body).
+struct WithoutSchemas {
+    rest: serde_json::Map<String, Value>,
+    tool_names: Vec<String>,
+}
+
+/// A tool of a request's `tools` list: its `name` (Responses, Anthropic) or `function.name`
+/// (Chat); the rest is skipped unread.
+#[derive(serde::Deserialize)]
+struct NamedTool {
+    name: Option<Value>,
+    function: Option<NamedFunction>,
+}
+
+#[derive(serde::Deserialize)]
+struct NamedFunction {
+    name: Option<Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for WithoutSchemas {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = WithoutSchemas;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<WithoutSchemas, A::Error> {
+                let mut rest = serde_json::Map::new();
+                let mut tool_names = Vec::new();
+                while let Some(k) = a.next_key::<String>()? {
+                    if k == "tools" {
+                        let tools = a.next_value::<Option<Vec<NamedTool>>>()?;
+                        tool_names = tools
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter_map(|t| match t.name {
+                                Some(n) => n.as_str().map(str::to_string),
+                                None => t.function?.name?.as_str().map(str::to_string),
+                            })
+                            .collect();
+                    } else {
+                        let v = a.next_value::<Value>()?;
+                        rest.insert(k, v);
+                    }
+                }
+                Ok(WithoutSchemas { rest, tool_names })
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 fn text_of(v: &Value) -> String {
@@ -433,6 +560,22 @@ fn text_of(v: &Value) -> String {
 
 /// Parses a request body of an API into the provider-neutral form.
 pub fn parse(api: Api, body: &Value) -> MockRequest {
+    parse_owned(api, body.clone())
+}
+
+/// [`parse`], keeping the body it is given as the request's `body`.
+pub fn parse_owned(api: Api, body: Value) -> MockRequest {
+    let (system, turns, tools) = parse_parts(api, &body);
+    MockRequest {
+        api,
+        system,
+        turns,
+        tools,
+        body,
+    }
+}
+
+fn parse_parts(api: Api, body: &Value) -> (String, Vec<Turn>, Vec<String>) {
     let mut system = Vec::new();
     let mut turns = Vec::new();
     let empty = Vec::new();
@@ -564,13 +707,7 @@ pub fn parse(api: Api, body: &Value) -> MockRequest {
             }
         }
     }
-    MockRequest {
-        api,
-        system: system.join("\n"),
-        turns,
-        tools,
-        body: body.clone(),
-    }
+    (system.join("\n"), turns, tools)
 }
 
 fn s(v: Option<&Value>) -> String {

@@ -252,14 +252,103 @@ pub fn request_body(
     native: &[Value],
     tools: Option<&ToolSet>,
 ) -> Result<Value, WireError> {
+    let body = body_parts(cfg, native, tools)?;
+    let BodyParts {
+        mut map,
+        native: borrowed,
+        tools,
+    } = body;
+    if let Some((k, items)) = borrowed {
+        map.insert(k.into(), Value::Array(items.to_vec()));
+    }
+    if let Some(t) = tools {
+        map.insert("tools".into(), Value::Array(t.encoded.clone()));
+    }
+    Ok(Value::Object(map))
+}
+
+/// The request body as JSON bytes: exactly `serde_json::to_vec(&request_body(..))`, written
+/// from the borrowed conversation and tools (no copy of the conversation, which holds every
+/// tool result so far, nor of the tool schemas).
+pub fn request_body_bytes(
+    cfg: &LlmConfig,
+    native: &[Value],
+    tools: Option<&ToolSet>,
+) -> Result<Vec<u8>, WireError> {
+    request_body_bytes_with(cfg, native, tools, None)
+}
+
+/// The JSON of a tool set's `encoded` list, written once for a conversation's every request
+/// (the schemas are most of an agent request's bytes).
+pub(crate) fn tools_json(tools: &ToolSet) -> Vec<u8> {
+    serde_json::to_vec(&tools.encoded).unwrap_or_default()
+}
+
+/// [`request_body_bytes`], with the tools' list already written: `tools_json` must be
+/// [`tools_json`] of `tools`.
+pub(crate) fn request_body_bytes_with(
+    cfg: &LlmConfig,
+    native: &[Value],
+    tools: Option<&ToolSet>,
+    tools_json: Option<&[u8]>,
+) -> Result<Vec<u8>, WireError> {
+    let BodyParts {
+        map,
+        native: borrowed,
+        tools,
+    } = body_parts(cfg, native, tools)?;
+    let mut out = Vec::with_capacity(16 * 1024);
+    out.push(b'{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        put(&mut out, k)?;
+        out.push(b':');
+        match (borrowed, tools) {
+            (Some((nk, items)), _) if k == nk => put(&mut out, items)?,
+            (_, Some(t)) if k == "tools" => match tools_json {
+                Some(j) if !j.is_empty() => out.extend_from_slice(j),
+                _ => put(&mut out, &t.encoded)?,
+            },
+            _ => put(&mut out, v)?,
+        }
+    }
+    out.push(b'}');
+    Ok(out)
+}
+
+/// Appends a value as compact JSON (what `serde_json::to_vec` writes).
+fn put<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> Result<(), WireError> {
+    serde_json::to_writer(out, v)
+        .map_err(|e| WireError(format!("cannot write the request body: {e}")))
+}
+
+/// A request body whose conversation and tools are still borrowed: `map` holds every key in
+/// its final order, with `Value::Null` in the slots of `native` (its key) and of `tools`
+/// (`"tools"`) when those are to be filled from the borrowed parts.
+struct BodyParts<'a> {
+    map: Map<String, Value>,
+    native: Option<(&'static str, &'a [Value])>,
+    tools: Option<&'a ToolSet>,
+}
+
+fn body_parts<'a>(
+    cfg: &LlmConfig,
+    native: &'a [Value],
+    tools: Option<&'a ToolSet>,
+) -> Result<BodyParts<'a>, WireError> {
     let mut b = Map::new();
     let tools = tools.filter(|t| !t.encoded.is_empty());
+    // the conversation's key when it is the borrowed conversation as is
+    let mut native_key: Option<&'static str> = None;
     match cfg.provider {
         Provider::Chat => {
             if cfg.endpoint_url.is_some() {
                 b.insert("model".into(), json!(cfg.deployment));
             }
-            b.insert("messages".into(), Value::Array(native.to_vec()));
+            b.insert("messages".into(), Value::Null);
+            native_key = Some("messages");
             b.insert("temperature".into(), json!(cfg.temperature));
             b.insert(
                 "max_completion_tokens".into(),
@@ -272,8 +361,8 @@ pub fn request_body(
             if let Some(k) = cfg.top_k {
                 b.insert("top_k".into(), json!(k));
             }
-            if let Some(t) = tools {
-                b.insert("tools".into(), Value::Array(t.encoded.clone()));
+            if tools.is_some() {
+                b.insert("tools".into(), Value::Null);
                 b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
             }
             if cfg.is_reasoning
@@ -284,9 +373,10 @@ pub fn request_body(
         }
         Provider::Responses => {
             b.insert("model".into(), json!(cfg.deployment));
-            b.insert("input".into(), Value::Array(native.to_vec()));
-            if let Some(t) = tools {
-                b.insert("tools".into(), Value::Array(t.encoded.clone()));
+            b.insert("input".into(), Value::Null);
+            native_key = Some("input");
+            if tools.is_some() {
+                b.insert("tools".into(), Value::Null);
                 b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
             }
             b.insert("temperature".into(), json!(cfg.temperature));
@@ -370,8 +460,8 @@ pub fn request_body(
             if !cfg.stop_sequences.is_empty() {
                 b.insert("stop_sequences".into(), json!(cfg.stop_sequences));
             }
-            if let Some(t) = tools {
-                b.insert("tools".into(), Value::Array(t.encoded.clone()));
+            if tools.is_some() {
+                b.insert("tools".into(), Value::Null);
                 if !cfg.parallel_tool_calls {
                     b.insert(
                         "tool_choice".into(),
@@ -399,7 +489,14 @@ pub fn request_body(
     for (k, v) in &cfg.extra_body {
         b.insert(k.clone(), v.clone());
     }
-    Ok(Value::Object(b))
+    // a slot still holds the borrowed part unless `disabled_params` removed it or
+    // `extra_body` replaced it
+    let live = |k: &str| b.contains_key(k) && !cfg.extra_body.contains_key(k);
+    Ok(BodyParts {
+        native: native_key.filter(|k| live(k)).map(|k| (k, native)),
+        tools: tools.filter(|_| live("tools")),
+        map: b,
+    })
 }
 
 fn malformed(what: &str, body: &Value) -> WireError {
@@ -921,5 +1018,83 @@ mod tests {
         assert_eq!(d.usage.output_tokens_details.reasoning_tokens, 2);
         let enc = encode_message(&c, &Message::text("system", "x"));
         assert_eq!(enc[0]["role"], "developer");
+    }
+
+    #[test]
+    fn body_bytes_are_the_serialized_body() {
+        let specs = [
+            ToolSpec {
+                name: "t".into(),
+                description: "d \"q\" \u{e9}".into(),
+                parameters: json!({"type": "object", "properties": {"a b": {"type": "string"}}}),
+            },
+            ToolSpec {
+                name: "u".into(),
+                description: String::new(),
+                parameters: Value::Null,
+            },
+        ];
+        let call = ToolCall {
+            metadata: Map::new(),
+            name: "t".into(),
+            arguments: json!({"a b": "x\ny"}),
+            id: "c1".into(),
+        };
+        let msgs = [
+            Message::text("system", "s"),
+            Message::text("user", "hi \u{1F600}"),
+            Message::ParallelToolCall {
+                metadata: Map::new(),
+                tool_calls: vec![call],
+            },
+            Message::ToolResponse {
+                metadata: Map::new(),
+                name: "t".into(),
+                content: "{\"ok\": true}".into(),
+                id: "c1".into(),
+            },
+        ];
+        let mut configs = Vec::new();
+        for p in [Provider::Chat, Provider::Responses, Provider::Anthropic] {
+            let mut c = cfg(p);
+            configs.push(c.clone());
+            c.is_reasoning = true;
+            c.reasoning_effort = Some("low".into());
+            configs.push(c.clone());
+            // the conversation's and the tools' slots replaced or removed
+            let mut x = c.clone();
+            x.extra_body.insert("messages".into(), json!(["replaced"]));
+            x.extra_body.insert("input".into(), json!("replaced"));
+            x.extra_body.insert("extra".into(), json!({"k": 1}));
+            configs.push(x);
+            let mut x = c.clone();
+            x.disabled_params = vec!["temperature".into(), "tools".into()];
+            configs.push(x);
+            let mut x = c.clone();
+            x.disabled_params = vec!["messages".into(), "input".into()];
+            x.extra_body.insert("tools".into(), json!([]));
+            configs.push(x);
+        }
+        for c in &configs {
+            let tools = encode_tools(c.provider, &specs).unwrap();
+            let native: Vec<Value> = msgs.iter().flat_map(|m| encode_message(c, m)).collect();
+            for (n, t) in [
+                (&native[..], Some(&tools)),
+                (&native[..1], None),
+                (&[][..], Some(&tools)),
+            ] {
+                let v = request_body(c, n, t).unwrap();
+                let bytes = request_body_bytes(c, n, t).unwrap();
+                let json = t.map(tools_json);
+                let with = request_body_bytes_with(c, n, t, json.as_deref()).unwrap();
+                assert_eq!(with, bytes);
+                assert_eq!(
+                    String::from_utf8(bytes).unwrap(),
+                    serde_json::to_string(&v).unwrap(),
+                    "{:?}",
+                    c.provider
+                );
+            }
+        }
     }
 }

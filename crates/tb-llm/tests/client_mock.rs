@@ -3,7 +3,7 @@
 use serde_json::json;
 use std::time::Duration;
 use tb_core::Message;
-use tb_llm::mock::{Api, Fault, MockServer, Reply, ToolPlayer};
+use tb_llm::mock::{Api, Fault, MockOptions, MockServer, Reply, ToolPlayer};
 use tb_llm::{ChatSession, LlmClient, LlmConfig, LlmError, Provider, Secret, ToolSpec};
 
 fn cfg(server: &MockServer, role: &str, api: Api) -> LlmConfig {
@@ -106,6 +106,91 @@ async fn retries_429_and_listed_5xx_then_succeeds() {
         .unwrap();
     assert_eq!(c.attempts, 4);
     assert_eq!(server.count("u"), 4);
+    // every attempt sends the same request
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    assert_eq!(reqs[0].body["messages"][0]["content"], "x");
+    assert!(reqs.iter().all(|r| {
+        r.body == reqs[0].body
+            && r.headers
+                .iter()
+                .any(|(k, v)| k == "content-type" && v == "application/json")
+    }));
+}
+
+#[tokio::test]
+async fn a_lean_server_reads_the_same_requests_without_tool_schemas() {
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Vec<String>, usize, bool)>>>;
+    let mut seen: Vec<Seen> = Vec::new();
+    for options in [MockOptions::default(), MockOptions::lean()] {
+        let server = MockServer::start_with(options).await.unwrap();
+        let log: Seen = Default::default();
+        let l = log.clone();
+        server.set_script("a", move |r: &tb_llm::mock::MockRequest| {
+            l.lock().unwrap().push((
+                r.tools.clone(),
+                r.turns.len(),
+                r.body.get("tools").is_some(),
+            ));
+            Reply::Text(format!("{} tools", r.tools.len()))
+        });
+        let second = ToolSpec {
+            name: "find".into(),
+            ..tool()
+        };
+        for api in [Api::Chat, Api::Responses, Api::Anthropic] {
+            let client = LlmClient::new(&cfg(&server, "a", api)).unwrap();
+            let mut s = ChatSession::new(client, &[tool(), second.clone()]).unwrap();
+            s.add(&[Message::text("system", "sys"), Message::text("user", "hi")]);
+            let c = s.complete().await.unwrap();
+            assert!(
+                matches!(&c.messages[0], Message::Text { content, .. } if content == "2 tools"),
+                "{api:?}: {:?}",
+                c.messages
+            );
+        }
+        seen.push(log);
+    }
+    let (full, lean) = (seen[0].lock().unwrap(), seen[1].lock().unwrap());
+    assert_eq!(full.len(), 3);
+    for (f, l) in full.iter().zip(lean.iter()) {
+        assert_eq!(f.0, ["get_order", "find"]);
+        assert_eq!((&f.0, f.1), (&l.0, l.1));
+        assert!(f.2 && !l.2);
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_no_requests_still_counts_them() {
+    let server = MockServer::start_with(MockOptions::lean()).await.unwrap();
+    server.set_script("u", |r: &tb_llm::mock::MockRequest| {
+        // scripts still see the whole request
+        let n = r.body["messages"].as_array().map_or(0, Vec::len);
+        Reply::Text(format!("{} {n}", r.last_user().unwrap_or("")))
+    });
+    server.push_fault(
+        "u",
+        Fault::Status {
+            status: 503,
+            retry_after: None,
+            body: "busy".into(),
+        },
+    );
+    let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
+    for _ in 0..2 {
+        let c = client
+            .complete_messages(&[Message::text("user", "x")])
+            .await
+            .unwrap();
+        assert!(
+            matches!(&c.messages[0], Message::Text { content, .. } if content == "x 1"),
+            "{:?}",
+            c.messages
+        );
+    }
+    assert_eq!(server.count("u"), 3);
+    assert_eq!(server.count("other"), 0);
+    assert!(server.requests().is_empty());
 }
 
 #[tokio::test]
