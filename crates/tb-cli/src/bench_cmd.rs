@@ -17,7 +17,8 @@
 //! - `offline_campaign_direct_s`: the same attempts of the offline golden agent straight
 //!   through `attempt_offline` (session, episode, judge, trial record), on every core.
 //! - `mcp_call_p50_us`, `mcp_call_p99_us`: one `tools/call` of a read tool over MCP Streamable
-//!   HTTP on loopback (tb-mcp server in process, rmcp client), and a lean client's figures.
+//!   HTTP on loopback (tb-mcp server in process on its own runtime, rmcp client), and a lean
+//!   client's figures.
 //!
 //! No figure here is asserted anywhere: this is a report, not a test.
 
@@ -505,27 +506,32 @@ impl RawMcp {
 }
 
 /// Tool calls over MCP Streamable HTTP on loopback: the tb-mcp server in this process on
-/// 127.0.0.1:0, a session opened through the admin API, `n` timed `tools/call` round trips of
-/// a read tool from the rmcp client ([`tb_mcp::McpTools`]), then from a lean client.
+/// 127.0.0.1:0 (on its own multi-threaded runtime), a session opened through the admin API,
+/// `n` timed `tools/call` round trips of a read tool from the rmcp client
+/// ([`tb_mcp::McpTools`], on a single-threaded runtime), then from a lean client.
 fn mcp_bench(a: &BenchArgs, l: &Loaded, root: &std::path::Path) -> Result<Value> {
     let (task, tool, args) = retail_read_call(l, Clock::default())?;
     let n = a.mcp_calls;
     let warmup = (n / 10).clamp(10, 500);
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    // The server on a runtime of its own, as `tb mcp-start` runs it; the client, one caller
+    // making one call at a time, on a single-threaded runtime of its own.
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(a.threads.unwrap_or(2).max(1))
+        .enable_all()
+        .build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let registry = std::sync::Arc::new(
         tb_mcp::Registry::open(root, Clock::default(), tb_mcp::Limits::default())
             .map_err(anyhow::Error::msg)?,
     );
+    let server = server_rt.block_on(tb_mcp::http::spawn(
+        "127.0.0.1:0".parse()?,
+        registry,
+        tb_mcp::HttpOptions::default(),
+    ))?;
     rt.block_on(async move {
-        let server = tb_mcp::http::spawn(
-            "127.0.0.1:0".parse()?,
-            registry,
-            tb_mcp::HttpOptions::default(),
-        )
-        .await?;
         // 1. The rmcp client (what `McpTools` users get).
         let tools = tb_mcp::McpTools::connect(&server.url(), &task).await?;
         let first = tools.call(&tool, &args).await?;
@@ -562,6 +568,7 @@ fn mcp_bench(a: &BenchArgs, l: &Loaded, root: &std::path::Path) -> Result<Value>
         server.shutdown().await?;
         Ok(json!({
             "task": task, "tool": tool, "calls": n, "warmup": warmup,
+            "server_threads": a.threads.unwrap_or(2).max(1), "client_runtime": "current_thread",
             "rmcp_p50_us": percentile(&mut rmcp_us, 0.5),
             "rmcp_p99_us": percentile(&mut rmcp_us, 0.99),
             "raw_p50_us": percentile(&mut raw_us, 0.5),
@@ -934,7 +941,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             unit: "s",
             reference: Some(reference::REPLAY_ALL_S),
             target: None,
-            note: "the same segment with both stable states built as JSON values and diffed whole (what tb-eval's judge does today); one pass".into(),
+            note: "the same segment with both stable states built as JSON values and diffed whole (what the first version did; tb-eval's judge builds a stable state only on a hash mismatch); one pass".into(),
         },
         Figure {
             key: "per_task_ms_median",
@@ -973,8 +980,8 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             reference: None,
             target: Some(target::MCP_CALL_P50_US),
             note: mcp.as_ref().map_or("skipped (--mcp-calls 0)".into(), |m| format!(
-                "{} x tools/call {} ({} bytes of result) over MCP Streamable HTTP on loopback, tb-mcp server in process, rmcp client (McpTools), one at a time after {} warm-up calls; a lean hand-written JSON-RPC client: p50 {:.1} us, p99 {:.1} us",
-                m["calls"], m["tool"].as_str().unwrap_or(""), m["result_bytes"], m["warmup"],
+                "{} x tools/call {} ({} bytes of result) over MCP Streamable HTTP on loopback, tb-mcp server in process on its own {}-thread runtime, rmcp client (McpTools) on a single-threaded runtime, one at a time after {} warm-up calls; a lean hand-written JSON-RPC client: p50 {:.1} us, p99 {:.1} us",
+                m["calls"], m["tool"].as_str().unwrap_or(""), m["result_bytes"], m["server_threads"], m["warmup"],
                 m["raw_p50_us"].as_f64().unwrap_or(f64::NAN), m["raw_p99_us"].as_f64().unwrap_or(f64::NAN)
             )),
         },
