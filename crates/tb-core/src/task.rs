@@ -69,25 +69,10 @@ impl Task {
     /// The golden tool calls for `server`: `init.<server>.golden_test_case.tool_interactions`,
     /// entries without `tool` skipped, missing `parameters` as `{}` (as the reference replays them).
     pub fn golden_calls(&self, server: &str) -> Vec<(String, Value)> {
-        let Some(list) = self
-            .world_state
+        self.world_state
             .get(server)
-            .and_then(|s| s.get("golden_test_case"))
-            .and_then(|g| g.get("tool_interactions"))
-            .and_then(Value::as_array)
-        else {
-            return Vec::new();
-        };
-        list.iter()
-            .filter_map(|it| {
-                let tool = it.get("tool")?.as_str()?.to_string();
-                let params = match it.get("parameters") {
-                    Some(Value::Object(m)) => Value::Object(m.clone()),
-                    _ => Value::Object(Map::new()),
-                };
-                Some((tool, params))
-            })
-            .collect()
+            .map(golden_calls_of)
+            .unwrap_or_default()
     }
 
     /// The servers this task's scenario initialises, in priority order.
@@ -113,6 +98,28 @@ impl Task {
     pub fn tags(&self) -> Option<&Value> {
         self.raw.get("tags")
     }
+}
+
+/// The golden calls of one server's init config (`golden_test_case.tool_interactions`):
+/// entries without `tool` skipped, missing `parameters` as `{}`, as the reference replays them.
+pub fn golden_calls_of(config: &Value) -> Vec<(String, Value)> {
+    let Some(list) = config
+        .get("golden_test_case")
+        .and_then(|g| g.get("tool_interactions"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|it| {
+            let tool = it.get("tool")?.as_str()?.to_string();
+            let params = match it.get("parameters") {
+                Some(Value::Object(m)) => Value::Object(m.clone()),
+                _ => Value::Object(Map::new()),
+            };
+            Some((tool, params))
+        })
+        .collect()
 }
 
 #[cfg(test)]

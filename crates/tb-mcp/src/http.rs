@@ -629,6 +629,16 @@ fn proxy_slot(
     state.registry.get(id).map_err(|e| proxy_session_error(&e))
 }
 
+/// The body of a request naming a session, and that session.
+async fn proxy_session_body(
+    state: &AppState,
+    body: Body,
+) -> Result<(Map<String, Value>, Arc<crate::registry::Slot>), Response> {
+    let m = proxy_body(state, body).await?;
+    let slot = proxy_slot(state, &m)?;
+    Ok((m, slot))
+}
+
 async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Response {
     let m = match proxy_body(&state, body).await {
         Ok(m) => m,
@@ -723,12 +733,8 @@ async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Resp
 }
 
 async fn proxy_session_info(State(state): State<AppState>, body: Body) -> Response {
-    let m = match proxy_body(&state, body).await {
-        Ok(m) => m,
-        Err(r) => return r,
-    };
-    let slot = match proxy_slot(&state, &m) {
-        Ok(s) => s,
+    let (m, slot) = match proxy_session_body(&state, body).await {
+        Ok(r) => r,
         Err(r) => return r,
     };
     let update = match m.get("update") {
@@ -768,12 +774,8 @@ async fn proxy_session_destroy_all(State(state): State<AppState>, body: Body) ->
 }
 
 async fn proxy_call_tool(State(state): State<AppState>, body: Body) -> Response {
-    let m = match proxy_body(&state, body).await {
-        Ok(m) => m,
-        Err(r) => return r,
-    };
-    let slot = match proxy_slot(&state, &m) {
-        Ok(s) => s,
+    let (m, slot) = match proxy_session_body(&state, body).await {
+        Ok(r) => r,
         Err(r) => return r,
     };
     let tool = match str_field(&m, "tool_name") {
@@ -835,12 +837,8 @@ async fn proxy_call_tool(State(state): State<AppState>, body: Body) -> Response 
 }
 
 async fn proxy_get_effects(State(state): State<AppState>, body: Body) -> Response {
-    let m = match proxy_body(&state, body).await {
-        Ok(m) => m,
-        Err(r) => return r,
-    };
-    let slot = match proxy_slot(&state, &m) {
-        Ok(s) => s,
+    let (_, slot) = match proxy_session_body(&state, body).await {
+        Ok(r) => r,
         Err(r) => return r,
     };
     match state.registry.effects(&slot, true).await {
@@ -850,12 +848,8 @@ async fn proxy_get_effects(State(state): State<AppState>, body: Body) -> Respons
 }
 
 async fn proxy_list_tools(State(state): State<AppState>, body: Body) -> Response {
-    let m = match proxy_body(&state, body).await {
-        Ok(m) => m,
-        Err(r) => return r,
-    };
-    let slot = match proxy_slot(&state, &m) {
-        Ok(s) => s,
+    let (_, slot) = match proxy_session_body(&state, body).await {
+        Ok(r) => r,
         Err(r) => return r,
     };
     let mut tools = Map::new();

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 use tb_core::Task;
+use tb_core::task::golden_calls_of as golden_calls;
 use tb_dataset::Dataset;
 use tb_eval::judge::StateJudge;
 use tb_eval::sandbox::{Sandbox, TaskSession};
@@ -935,28 +936,6 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         Some(m) => format!("panicked with message {m:?}"),
         None => "panicked".to_string(),
     }
-}
-
-/// The golden calls of an init config (`golden_test_case.tool_interactions`): entries without
-/// `tool` skipped, missing `parameters` as `{}`, as the reference replays them.
-pub fn golden_calls(config: &Value) -> Vec<(String, Value)> {
-    let Some(list) = config
-        .get("golden_test_case")
-        .and_then(|g| g.get("tool_interactions"))
-        .and_then(Value::as_array)
-    else {
-        return Vec::new();
-    };
-    list.iter()
-        .filter_map(|it| {
-            let tool = it.get("tool")?.as_str()?.to_string();
-            let params = match it.get("parameters") {
-                Some(Value::Object(m)) => Value::Object(m.clone()),
-                _ => Value::Object(Map::new()),
-            };
-            Some((tool, params))
-        })
-        .collect()
 }
 
 #[cfg(test)]
