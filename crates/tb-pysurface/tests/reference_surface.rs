@@ -1,0 +1,127 @@
+//! The surface read from the checkout's Python sources equals the reference's own
+//! `list_tools()` output (`tb-bench-v1/tools/<server>.json`) for the five v1 servers: names,
+//! order, descriptions and input schemas with their key order; and its structure equals our
+//! `.tools` declarations.
+//!
+//! Data: `$THINKINGBOX_DATA`, else `<workspace>/../shared/thinkingbox-data`; the reference
+//! records: `$TB_SHARED/tb-bench-v1`, else `<workspace>/../shared/tb-bench-v1`. Missing data
+//! fails the test when `CI` is set and is skipped loudly otherwise.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn shared() -> PathBuf {
+    std::env::var_os("TB_SHARED")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
+}
+
+fn skip_or_fail(msg: String) -> Option<PathBuf> {
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+    None
+}
+
+fn data_root() -> Option<PathBuf> {
+    let root = std::env::var_os("THINKINGBOX_DATA")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| shared().join("thinkingbox-data"));
+    if tb_pysurface::has_server_sources(&root) {
+        return Some(root);
+    }
+    skip_or_fail(format!(
+        "ThinkingBox data with server sources not found at {} (set THINKINGBOX_DATA)",
+        root.display()
+    ))
+}
+
+fn tools_dir() -> Option<PathBuf> {
+    let d = shared().join("tb-bench-v1/tools");
+    if d.join("sandbox_consulting.json").is_file() {
+        return Some(d);
+    }
+    skip_or_fail(format!("reference tool lists not found at {} (set TB_SHARED)", d.display()))
+}
+
+/// The first differing path between two JSON values, key order included.
+fn first_diff(a: &Value, b: &Value, path: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let kx: Vec<&String> = x.keys().collect();
+            let ky: Vec<&String> = y.keys().collect();
+            if kx != ky {
+                return Some(format!("{path}: keys ours {kx:?}\n  reference {ky:?}"));
+            }
+            x.iter().find_map(|(k, v)| first_diff(v, &y[k], &format!("{path}/{k}")))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                return Some(format!("{path}: {} items, reference {}", x.len(), y.len()));
+            }
+            x.iter().zip(y).enumerate().find_map(|(i, (a, b))| first_diff(a, b, &format!("{path}/{i}")))
+        }
+        _ => (a != b).then(|| format!("{path}: ours {a}, reference {b}")),
+    }
+}
+
+#[test]
+fn surface_equals_reference_list_tools() {
+    let (Some(root), Some(dir)) = (data_root(), tools_dir()) else { return };
+    let mut total = 0;
+    for server in tb_domains::SERVERS {
+        let text = std::fs::read_to_string(dir.join(format!("{server}.json"))).unwrap();
+        let reference: Value = serde_json::from_str(&text).unwrap();
+        let surface = tb_pysurface::read_server_surface(&root, server).unwrap_or_else(|e| panic!("{server}: {e}"));
+        assert_eq!(surface.module, reference["server_module"].as_str().unwrap(), "{server}: module");
+        let ref_toolsets: Vec<(String, Option<String>, Option<String>)> = reference["toolsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let s = |k: &str| t[k].as_str().map(str::to_string);
+                (s("path").unwrap(), s("namespace"), s("db_namespace"))
+            })
+            .collect();
+        let ours_toolsets: Vec<(String, Option<String>, Option<String>)> = surface
+            .toolsets
+            .iter()
+            .map(|t| (t.path.clone(), t.namespace.clone(), t.db_namespace.clone()))
+            .collect();
+        assert_eq!(ours_toolsets, ref_toolsets, "{server}: toolsets");
+        let ref_tools = reference["tools"].as_array().unwrap();
+        let ref_names: Vec<&str> = ref_tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = surface.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ref_names, "{server}: tool names and order");
+        for (ours, theirs) in surface.tools.iter().zip(ref_tools) {
+            assert_eq!(ours.description, theirs["description"].as_str().unwrap(), "{server}/{}: description", ours.name);
+            if let Some(d) = first_diff(&ours.input_schema, &theirs["input_schema"], "") {
+                panic!("{server}/{}: input schema differs at {d}", ours.name);
+            }
+            // Byte-identical, key order included.
+            assert_eq!(
+                serde_json::to_string(&ours.input_schema).unwrap(),
+                serde_json::to_string(&theirs["input_schema"]).unwrap(),
+                "{server}/{}",
+                ours.name
+            );
+            total += 1;
+        }
+    }
+    assert_eq!(total, 163);
+}
+
+#[test]
+fn surface_structure_equals_our_declarations() {
+    let Some(root) = data_root() else { return };
+    for server in tb_domains::SERVERS {
+        let surface = tb_pysurface::read_server_surface(&root, server).unwrap_or_else(|e| panic!("{server}: {e}"));
+        let domain = tb_domains::by_name(server).unwrap().unwrap();
+        if let Err(e) = tb_pysurface::check_against_declarations(&surface, &domain) {
+            panic!("{server}:\n{e}");
+        }
+    }
+}
