@@ -29,14 +29,21 @@ impl std::fmt::Display for Mismatch {
                 "{}: tool `{}`, parameter `{p}` ({}): {}",
                 self.server, self.tool, self.source, self.message
             ),
-            None => write!(f, "{}: tool `{}` ({}): {}", self.server, self.tool, self.source, self.message),
+            None => write!(
+                f,
+                "{}: tool `{}` ({}): {}",
+                self.server, self.tool, self.source, self.message
+            ),
         }
     }
 }
 
 /// Checks a surface read from the sources against a domain's declarations. Every mismatch is
 /// listed in the error.
-pub fn check_against_declarations(surface: &ServerSurface, domain: &Domain) -> Result<(), SurfaceError> {
+pub fn check_against_declarations(
+    surface: &ServerSurface,
+    domain: &Domain,
+) -> Result<(), SurfaceError> {
     let mut out = Vec::new();
     let mk = |tool: &str, source: &str, param: Option<String>, message: String| Mismatch {
         server: surface.server.clone(),
@@ -47,7 +54,12 @@ pub fn check_against_declarations(surface: &ServerSurface, domain: &Domain) -> R
     };
     for t in &surface.tools {
         let Some(decl) = domain.tool(&t.name) else {
-            out.push(mk(&t.name, &t.source, None, "listed by the reference, not declared by us".into()));
+            out.push(mk(
+                &t.name,
+                &t.source,
+                None,
+                "listed by the reference, not declared by us".into(),
+            ));
             continue;
         };
         let mut diffs = Vec::new();
@@ -58,21 +70,48 @@ pub fn check_against_declarations(surface: &ServerSurface, domain: &Domain) -> R
     }
     for d in domain.tools() {
         if !surface.tools.iter().any(|t| t.name == d.decl.name) {
-            out.push(mk(&d.decl.name, "-", None, "declared by us, not listed by the reference".into()));
+            out.push(mk(
+                &d.decl.name,
+                "-",
+                None,
+                "declared by us, not listed by the reference".into(),
+            ));
         }
     }
-    if out.is_empty() { Ok(()) } else { Err(SurfaceError::Mismatch(out)) }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(SurfaceError::Mismatch(out))
+    }
 }
 
 fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") }
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
 }
 
 /// Compares an object schema with a model, field by field.
-fn compare_model(schema: &Value, model: &Model, prefix: &str, out: &mut Vec<(Option<String>, String)>) {
-    let at = |p: &str| if p.is_empty() { None } else { Some(p.to_string()) };
+fn compare_model(
+    schema: &Value,
+    model: &Model,
+    prefix: &str,
+    out: &mut Vec<(Option<String>, String)>,
+) {
+    let at = |p: &str| {
+        if p.is_empty() {
+            None
+        } else {
+            Some(p.to_string())
+        }
+    };
     let empty = serde_json::Map::new();
-    let props = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -82,40 +121,71 @@ fn compare_model(schema: &Value, model: &Model, prefix: &str, out: &mut Vec<(Opt
     let ours: Vec<&String> = model.fields.iter().map(|f| &f.name).collect();
     for name in &theirs {
         if !ours.contains(name) {
-            out.push((Some(join(prefix, name)), "reference parameter missing from our declaration".into()));
+            out.push((
+                Some(join(prefix, name)),
+                "reference parameter missing from our declaration".into(),
+            ));
         }
     }
     for name in &ours {
         if !theirs.contains(name) {
-            out.push((Some(join(prefix, name)), "declared by us, not in the reference's model".into()));
+            out.push((
+                Some(join(prefix, name)),
+                "declared by us, not in the reference's model".into(),
+            ));
         }
     }
     let common_theirs: Vec<&&String> = theirs.iter().filter(|n| ours.contains(n)).collect();
     let common_ours: Vec<&&String> = ours.iter().filter(|n| theirs.contains(n)).collect();
     if common_theirs != common_ours {
-        out.push((at(prefix), format!("parameter order differs: reference {common_theirs:?}, ours {common_ours:?}")));
+        out.push((
+            at(prefix),
+            format!("parameter order differs: reference {common_theirs:?}, ours {common_ours:?}"),
+        ));
     }
     let forbid = schema.get("additionalProperties") == Some(&Value::Bool(false));
     if forbid != model.forbid_extra {
-        out.push((at(prefix), format!("extra=\"forbid\": reference {forbid}, ours {}", model.forbid_extra)));
+        out.push((
+            at(prefix),
+            format!(
+                "extra=\"forbid\": reference {forbid}, ours {}",
+                model.forbid_extra
+            ),
+        ));
     }
     for f in &model.fields {
-        let Some(p) = props.get(&f.name) else { continue };
+        let Some(p) = props.get(&f.name) else {
+            continue;
+        };
         let path = join(prefix, &f.name);
         let req = required.contains(&f.name.as_str());
         match (&f.default, req, p.get("default")) {
             (Dflt::Required, true, None) => {}
-            (Dflt::Required, _, _) => out.push((Some(path.clone()), "required by us, optional in the reference".into())),
-            (_, true, _) => out.push((Some(path.clone()), "required in the reference, optional by us".into())),
+            (Dflt::Required, _, _) => out.push((
+                Some(path.clone()),
+                "required by us, optional in the reference".into(),
+            )),
+            (_, true, _) => out.push((
+                Some(path.clone()),
+                "required in the reference, optional by us".into(),
+            )),
             (Dflt::Now, false, None) => {}
             (Dflt::Now, false, Some(d)) => {
-                out.push((Some(path.clone()), format!("default: reference {d}, ours the clock")));
+                out.push((
+                    Some(path.clone()),
+                    format!("default: reference {d}, ours the clock"),
+                ));
             }
+            // No default listed and not required: a `default_factory` (ours: its value).
+            (Dflt::Value(_), false, None) => {}
             (Dflt::Value(v), false, d) => {
                 if !d.is_some_and(|d| json_eq(d, v)) {
                     out.push((
                         Some(path.clone()),
-                        format!("default: reference {}, ours {v}", d.map_or("(none)".into(), Value::to_string)),
+                        format!(
+                            "default: reference {}, ours {v}",
+                            d.map_or_else(String::new, Value::to_string)
+                        ),
                     ));
                 }
             }
@@ -128,9 +198,13 @@ fn compare_model(schema: &Value, model: &Model, prefix: &str, out: &mut Vec<(Opt
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -142,18 +216,26 @@ fn compare_kind(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
     match k {
         Kind::Optional(inner) => {
             let Some(members) = s.get("anyOf").and_then(Value::as_array) else {
-                out.push((here(), "optional (or null) by us, not nullable in the reference".into()));
+                out.push((
+                    here(),
+                    "optional (or null) by us, not nullable in the reference".into(),
+                ));
                 return;
             };
-            let null = Value::from(serde_json::json!({"type": "null"}));
+            let null = serde_json::json!({"type": "null"});
             if members.last() != Some(&null) {
-                out.push((here(), "optional by us, not nullable in the reference".into()));
+                out.push((
+                    here(),
+                    "optional by us, not nullable in the reference".into(),
+                ));
                 return;
             }
             let rest = &members[..members.len() - 1];
             match (inner.as_ref(), rest) {
                 (Kind::Union(alts), rest) if rest.len() > 1 => compare_union(rest, alts, path, out),
-                (Kind::Constrained(b, _), rest) if matches!(b.as_ref(), Kind::Union(_)) && rest.len() > 1 => {
+                (Kind::Constrained(b, _), rest)
+                    if matches!(b.as_ref(), Kind::Union(_)) && rest.len() > 1 =>
+                {
                     out.push((here(), "constraints on a union are not compared".into()));
                 }
                 (inner, [one]) => compare_kind(one, inner, path, out),
@@ -167,25 +249,40 @@ fn compare_kind(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
         Kind::Constrained(inner, c) => {
             let theirs = constraints_of(s);
             if theirs != *c {
-                out.push((here(), format!("constraints: reference {theirs:?}, ours {c:?}")));
+                out.push((
+                    here(),
+                    format!("constraints: reference {theirs:?}, ours {c:?}"),
+                ));
             }
-            compare_base(s, inner, path, out, true);
+            compare_base(s, inner, path, out);
         }
         k => {
             let theirs = constraints_of(s);
             if theirs != Constraints::default() {
-                out.push((here(), format!("constraints: reference {theirs:?}, ours none")));
+                out.push((
+                    here(),
+                    format!("constraints: reference {theirs:?}, ours none"),
+                ));
             }
-            compare_base(s, k, path, out, false);
+            compare_base(s, k, path, out);
         }
     }
 }
 
-fn compare_union(members: &[Value], alts: &[Kind], path: &str, out: &mut Vec<(Option<String>, String)>) {
+fn compare_union(
+    members: &[Value],
+    alts: &[Kind],
+    path: &str,
+    out: &mut Vec<(Option<String>, String)>,
+) {
     if members.len() != alts.len() {
         out.push((
             Some(path.to_string()),
-            format!("union of {} types in the reference, {} by us", members.len(), alts.len()),
+            format!(
+                "union of {} types in the reference, {} by us",
+                members.len(),
+                alts.len()
+            ),
         ));
         return;
     }
@@ -194,12 +291,18 @@ fn compare_union(members: &[Value], alts: &[Kind], path: &str, out: &mut Vec<(Op
     }
 }
 
-fn compare_base(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, String)>, constrained: bool) {
+fn compare_base(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, String)>) {
     let here = || Some(path.to_string());
     let ty = s.get("type").and_then(Value::as_str);
     let fmt = s.get("format").and_then(Value::as_str);
     if s.get("anyOf").is_some() {
-        out.push((here(), format!("nullable or a union in the reference, `{}` by us", kind_name(k))));
+        out.push((
+            here(),
+            format!(
+                "nullable or a union in the reference, `{}` by us",
+                kind_name(k)
+            ),
+        ));
         return;
     }
     let ok = match k {
@@ -220,7 +323,10 @@ fn compare_base(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
             match theirs {
                 Some(t) if t == vals.iter().map(String::as_str).collect::<Vec<_>>() => true,
                 Some(t) => {
-                    out.push((here(), format!("enum values: reference {t:?}, ours {:?}", vals.as_ref())));
+                    out.push((
+                        here(),
+                        format!("enum values: reference {t:?}, ours {:?}", vals.as_ref()),
+                    ));
                     return;
                 }
                 None => false,
@@ -240,8 +346,16 @@ fn compare_base(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
             if ty == Some("object") && s.get("properties").is_none() {
                 match s.get("additionalProperties") {
                     Some(Value::Bool(true)) if matches!(inner.as_ref(), Kind::Any) => {}
-                    Some(v @ Value::Object(_)) => compare_kind(v, inner, &format!("{path}{{}}"), out),
-                    other => out.push((here(), format!("dict values: reference {other:?}, ours {}", kind_name(inner)))),
+                    Some(v @ Value::Object(_)) => {
+                        compare_kind(v, inner, &format!("{path}{{}}"), out)
+                    }
+                    other => out.push((
+                        here(),
+                        format!(
+                            "dict values: reference {other:?}, ours {}",
+                            kind_name(inner)
+                        ),
+                    )),
                 }
                 return;
             }
@@ -259,9 +373,11 @@ fn compare_base(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
             return;
         }
     };
-    let _ = constrained;
     if !ok {
-        out.push((here(), format!("type: reference {}, ours `{}`", short(s), kind_name(k))));
+        out.push((
+            here(),
+            format!("type: reference {}, ours `{}`", short(s), kind_name(k)),
+        ));
     }
 }
 

@@ -106,7 +106,9 @@ impl Val {
                         Val::Str(s) => s.clone(),
                         Val::EnumMember(_, _, v) => match &**v {
                             Val::Str(s) => s.clone(),
-                            other => return Err(format!("dict key {} has no JSON form", other.kind())),
+                            other => {
+                                return Err(format!("dict key {} has no JSON form", other.kind()));
+                            }
                         },
                         other => return Err(format!("dict key {} has no JSON form", other.kind())),
                     };
@@ -133,7 +135,11 @@ impl Env {
         self
     }
     fn get(&self, name: &str) -> Option<&Val> {
-        self.vars.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
     }
 }
 
@@ -143,14 +149,38 @@ pub(crate) struct Eval<'s> {
 }
 
 const BUILTINS: &[&str] = &[
-    "str", "int", "float", "bool", "dict", "list", "tuple", "set", "frozenset", "bytes",
-    "object", "type", "Exception", "BaseException", "ValueError", "TypeError", "KeyError",
-    "RuntimeError", "LookupError", "AttributeError", "NotImplementedError", "IndexError",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "dict",
+    "list",
+    "tuple",
+    "set",
+    "frozenset",
+    "bytes",
+    "object",
+    "type",
+    "Exception",
+    "BaseException",
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "RuntimeError",
+    "LookupError",
+    "AttributeError",
+    "NotImplementedError",
+    "IndexError",
 ];
 
 impl<'s> Eval<'s> {
     /// Resolves a top-level name of a module.
-    pub fn lookup(&self, m: &Rc<Module>, name: &str, node: &impl Ranged) -> Result<Val, SurfaceError> {
+    pub fn lookup(
+        &self,
+        m: &Rc<Module>,
+        name: &str,
+        node: &impl Ranged,
+    ) -> Result<Val, SurfaceError> {
         self.lookup_depth(m, name, node, 0)
     }
 
@@ -162,7 +192,10 @@ impl<'s> Eval<'s> {
         depth: usize,
     ) -> Result<Val, SurfaceError> {
         if depth > MAX_DEPTH {
-            return Err(m.err(node, format!("name `{name}` resolves through too many steps")));
+            return Err(m.err(
+                node,
+                format!("name `{name}` resolves through too many steps"),
+            ));
         }
         let Some(sym) = m.symbols.get(name).copied() else {
             if BUILTINS.contains(&name) {
@@ -173,7 +206,10 @@ impl<'s> Eval<'s> {
             }
             return Err(m.err(
                 node,
-                format!("name `{name}` is not defined at the top level of `{}`", m.name),
+                format!(
+                    "name `{name}` is not defined at the top level of `{}`",
+                    m.name
+                ),
             ));
         };
         match sym {
@@ -194,7 +230,9 @@ impl<'s> Eval<'s> {
                 self.eval_depth(m, value, &Env::default(), depth + 1)
             }
             Sym::ImportFrom(i, j) => {
-                let Stmt::ImportFrom(imp) = &m.body[i] else { unreachable!() };
+                let Stmt::ImportFrom(imp) = &m.body[i] else {
+                    unreachable!()
+                };
                 let target = self.absolute(m, imp, node)?;
                 let al = &imp.names[j];
                 let member = al.name.id.as_str();
@@ -214,7 +252,9 @@ impl<'s> Eval<'s> {
                 }
             }
             Sym::Import(i, j) => {
-                let Stmt::Import(imp) = &m.body[i] else { unreachable!() };
+                let Stmt::Import(imp) = &m.body[i] else {
+                    unreachable!()
+                };
                 let al = &imp.names[j];
                 let full = al.name.id.as_str();
                 let bound = if al.asname.is_some() {
@@ -235,9 +275,17 @@ impl<'s> Eval<'s> {
 
     /// The class a top-level name is bound to, if it is one: imports followed, a name bound to
     /// a plain name or attribute evaluated, other values (calls, literals) not classes.
-    pub fn class_binding(&self, m: &Rc<Module>, name: &str, depth: usize) -> Result<Option<ClassRef>, SurfaceError> {
+    pub fn class_binding(
+        &self,
+        m: &Rc<Module>,
+        name: &str,
+        depth: usize,
+    ) -> Result<Option<ClassRef>, SurfaceError> {
         if depth > MAX_DEPTH {
-            return Err(m.err(&m.body[0], format!("name `{name}` resolves through too many steps")));
+            return Err(m.err(
+                &m.body[0],
+                format!("name `{name}` resolves through too many steps"),
+            ));
         }
         let Some(sym) = m.symbols.get(name).copied() else {
             return Ok(None);
@@ -263,7 +311,9 @@ impl<'s> Eval<'s> {
                 }
             }
             Sym::ImportFrom(i, j) => {
-                let Stmt::ImportFrom(imp) = &m.body[i] else { unreachable!() };
+                let Stmt::ImportFrom(imp) = &m.body[i] else {
+                    unreachable!()
+                };
                 let target = self.absolute(m, imp, imp)?;
                 if !self.src.is_project(&target) {
                     return Ok(None);
@@ -330,7 +380,13 @@ impl<'s> Eval<'s> {
         self.eval_depth(m, e, env, 0)
     }
 
-    fn eval_depth(&self, m: &Rc<Module>, e: &Expr, env: &Env, depth: usize) -> Result<Val, SurfaceError> {
+    fn eval_depth(
+        &self,
+        m: &Rc<Module>,
+        e: &Expr,
+        env: &Env,
+        depth: usize,
+    ) -> Result<Val, SurfaceError> {
         if depth > MAX_DEPTH {
             return Err(m.err(e, "expression nests too deeply"));
         }
@@ -348,11 +404,13 @@ impl<'s> Eval<'s> {
             Expr::BooleanLiteral(b) => Val::Bool(b.value),
             Expr::NoneLiteral(_) => Val::None,
             Expr::EllipsisLiteral(_) => Val::Ellipsis,
-            Expr::UnaryOp(u) if u.op == UnaryOp::USub => match self.eval_depth(m, &u.operand, env, d)? {
-                Val::Int(i) => Val::Int(-i),
-                Val::Float(f) => Val::Float(-f),
-                other => return Err(m.err(e, format!("cannot negate {}", other.kind()))),
-            },
+            Expr::UnaryOp(u) if u.op == UnaryOp::USub => {
+                match self.eval_depth(m, &u.operand, env, d)? {
+                    Val::Int(i) => Val::Int(-i),
+                    Val::Float(f) => Val::Float(-f),
+                    other => return Err(m.err(e, format!("cannot negate {}", other.kind()))),
+                }
+            }
             Expr::List(l) => Val::List(
                 l.elts
                     .iter()
@@ -374,7 +432,10 @@ impl<'s> Eval<'s> {
                     let k = self.eval_depth(m, k, env, d)?;
                     let v = self.eval_depth(m, &it.value, env, d)?;
                     // A repeated key keeps its first position and takes the last value.
-                    if let Some(slot) = items.iter_mut().find(|(ek, _): &&mut (Val, Val)| same_key(ek, &k)) {
+                    if let Some(slot) = items
+                        .iter_mut()
+                        .find(|(ek, _): &&mut (Val, Val)| same_key(ek, &k))
+                    {
                         slot.1 = v;
                     } else {
                         items.push((k, v));
@@ -395,7 +456,9 @@ impl<'s> Eval<'s> {
                         a.extend(b);
                         Val::List(a)
                     }
-                    (l, r) => return Err(m.err(e, format!("cannot add {} and {}", l.kind(), r.kind()))),
+                    (l, r) => {
+                        return Err(m.err(e, format!("cannot add {} and {}", l.kind(), r.kind())));
+                    }
                 }
             }
             Expr::Name(n) => {
@@ -420,29 +483,41 @@ impl<'s> Eval<'s> {
                         match self.eval_depth(m, arg, env, d)? {
                             Val::Str(s) => Val::Decimal(s),
                             Val::Int(i) => Val::Decimal(i.to_string()),
-                            other => return Err(m.err(e, format!("Decimal({}) is not supported", other.kind()))),
+                            other => {
+                                return Err(m.err(
+                                    e,
+                                    format!("Decimal({}) is not supported", other.kind()),
+                                ));
+                            }
                         }
                     }
                     other => {
                         return Err(m.err(
                             e,
-                            format!("calling {} is not supported in a constant expression", other.kind()),
+                            format!(
+                                "calling {} is not supported in a constant expression",
+                                other.kind()
+                            ),
                         ));
                     }
                 }
             }
             Expr::FString(_) => return Err(m.err(e, "f-strings are not supported")),
             other => {
-                return Err(m.err(
-                    e,
-                    format!("unsupported expression `{}`", expr_kind(other)),
-                ));
+                return Err(m.err(e, format!("unsupported expression `{}`", expr_kind(other))));
             }
         })
     }
 
     /// `base.attr`.
-    fn attribute(&self, m: &Rc<Module>, base: Val, attr: &str, e: &Expr, depth: usize) -> Result<Val, SurfaceError> {
+    fn attribute(
+        &self,
+        m: &Rc<Module>,
+        base: Val,
+        attr: &str,
+        e: &Expr,
+        depth: usize,
+    ) -> Result<Val, SurfaceError> {
         match base {
             Val::Class(c) => self.class_attr(&c, attr, e, m),
             Val::Module(md) => {
@@ -452,21 +527,36 @@ impl<'s> Eval<'s> {
             Val::External(n) => Ok(Val::External(format!("{n}.{attr}"))),
             Val::SelfOf(c) => self.instance_attr(&c, attr, e, m),
             Val::EnumMember(_, _, v) if attr == "value" => Ok(*v),
-            other => Err(m.err(e, format!("attribute `{attr}` of {} is not supported", other.kind()))),
+            other => Err(m.err(
+                e,
+                format!("attribute `{attr}` of {} is not supported", other.kind()),
+            )),
         }
     }
 
     /// `Class.NAME`: an enum member.
-    fn class_attr(&self, c: &ClassRef, attr: &str, e: &Expr, m: &Module) -> Result<Val, SurfaceError> {
+    fn class_attr(
+        &self,
+        c: &ClassRef,
+        attr: &str,
+        e: &Expr,
+        m: &Module,
+    ) -> Result<Val, SurfaceError> {
         for (name, value) in self.enum_members(c)? {
             if name == attr {
                 return Ok(Val::EnumMember(c.clone(), name, Box::new(value)));
             }
         }
-        Err(m.err(e, format!("`{}.{attr}` is not an enum member the reader knows", c.name())))
+        Err(m.err(
+            e,
+            format!(
+                "`{}.{attr}` is not an enum member the reader knows",
+                c.name()
+            ),
+        ))
     }
 
-    /// The members of an enum class, in definition order, aliases (repeated values) left out.
+    /// The members of an enum class (`__members__`: definition order, aliases included).
     pub fn enum_members(&self, c: &ClassRef) -> Result<Vec<(String, Val)>, SurfaceError> {
         let m = &c.module;
         let def = c.def();
@@ -480,19 +570,27 @@ impl<'s> Eval<'s> {
                     };
                     let name = n.id.as_str();
                     if name.starts_with('_') {
-                        return Err(m.err(stmt, format!("enum attribute `{name}` is not supported")));
+                        return Err(
+                            m.err(stmt, format!("enum attribute `{name}` is not supported"))
+                        );
                     }
                     let v = self.eval(m, &a.value, &Env::default())?;
                     if !matches!(v, Val::Str(_) | Val::Int(_) | Val::Float(_) | Val::Bool(_)) {
-                        return Err(m.err(stmt, format!("enum member value {} is not supported", v.kind())));
+                        return Err(m.err(
+                            stmt,
+                            format!("enum member value {} is not supported", v.kind()),
+                        ));
                     }
-                    if out.iter().any(|(_, ov)| same_key(ov, &v)) {
-                        continue; // an alias, not a member of its own
-                    }
+                    // Aliases (repeated values) stay: pydantic lists `__members__`, aliases included.
                     out.push((name.to_string(), v));
                 }
                 Stmt::FunctionDef(_) | Stmt::Pass(_) => {}
-                _ => return Err(m.err(stmt, format!("unsupported statement in enum `{}`", c.name()))),
+                _ => {
+                    return Err(m.err(
+                        stmt,
+                        format!("unsupported statement in enum `{}`", c.name()),
+                    ));
+                }
             }
         }
         Ok(out)
@@ -500,7 +598,13 @@ impl<'s> Eval<'s> {
 
     /// `self.attr` of a tool instance built with no arguments: a property returning a
     /// constant, or an attribute `__init__` assigns from a parameter default or a constant.
-    fn instance_attr(&self, c: &ClassRef, attr: &str, e: &Expr, at: &Module) -> Result<Val, SurfaceError> {
+    fn instance_attr(
+        &self,
+        c: &ClassRef,
+        attr: &str,
+        e: &Expr,
+        at: &Module,
+    ) -> Result<Val, SurfaceError> {
         let mro = self.mro(c)?;
         // The first class of the MRO that defines `__init__`.
         for k in &mro {
@@ -541,9 +645,13 @@ impl<'s> Eval<'s> {
                     _ => return Err(m.err(s, "unsupported statement in `__init__`")),
                 }
             }
-            return found.ok_or_else(|| at.err(e, format!("`self.{attr}` is not set by `__init__`")));
+            return found
+                .ok_or_else(|| at.err(e, format!("`self.{attr}` is not set by `__init__`")));
         }
-        Err(at.err(e, format!("`self.{attr}` is not set: `{}` has no `__init__`", c.name())))
+        Err(at.err(
+            e,
+            format!("`self.{attr}` is not set: `{}` has no `__init__`", c.name()),
+        ))
     }
 
     /// The bases of a class, resolved.
@@ -553,7 +661,9 @@ impl<'s> Eval<'s> {
             return Ok(Vec::new());
         };
         if let Some(k) = args.keywords.first() {
-            return Err(c.module.err(k, "class keywords (metaclass=...) are not supported"));
+            return Err(c
+                .module
+                .err(k, "class keywords (metaclass=...) are not supported"));
         }
         args.args
             .iter()
@@ -568,7 +678,9 @@ impl<'s> Eval<'s> {
 
     fn mro_depth(&self, c: &ClassRef, depth: usize) -> Result<Vec<ClassRef>, SurfaceError> {
         if depth > MAX_DEPTH {
-            return Err(c.module.err(c.def(), "class hierarchy too deep (or circular)"));
+            return Err(c
+                .module
+                .err(c.def(), "class hierarchy too deep (or circular)"));
         }
         let mut seqs: Vec<Vec<ClassRef>> = Vec::new();
         let mut direct = Vec::new();
@@ -585,9 +697,10 @@ impl<'s> Eval<'s> {
             if seqs.is_empty() {
                 return Ok(out);
             }
-            let head = seqs.iter().map(|s| &s[0]).find(|h| {
-                !seqs.iter().any(|s| s[1..].iter().any(|x| x.same(h)))
-            });
+            let head = seqs
+                .iter()
+                .map(|s| &s[0])
+                .find(|h| !seqs.iter().any(|s| s[1..].iter().any(|x| x.same(h))));
             let Some(head) = head.cloned() else {
                 return Err(c.module.err(c.def(), "inconsistent class hierarchy"));
             };
@@ -605,10 +718,10 @@ impl<'s> Eval<'s> {
         let mut out = Vec::new();
         for k in self.mro(c)? {
             for b in self.bases(&k)? {
-                if let Val::External(n) = b {
-                    if !out.contains(&n) {
-                        out.push(n);
-                    }
+                if let Val::External(n) = b
+                    && !out.contains(&n)
+                {
+                    out.push(n);
                 }
             }
         }
@@ -639,7 +752,9 @@ pub(crate) fn expr_kind(e: &Expr) -> &'static str {
         Expr::If(_) => "conditional expression",
         Expr::Dict(_) => "dict",
         Expr::Set(_) => "set",
-        Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => "comprehension",
+        Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+            "comprehension"
+        }
         Expr::Await(_) => "await",
         Expr::Yield(_) | Expr::YieldFrom(_) => "yield",
         Expr::Compare(_) => "comparison",

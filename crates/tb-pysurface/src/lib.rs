@@ -126,7 +126,9 @@ pub fn server_module(data_root: &Path, server: &str) -> Result<String, SurfaceEr
     let pos = cmd
         .iter()
         .position(|a| a.as_str() == Some("-m"))
-        .ok_or_else(|| SurfaceError::Config(format!("server `{server}`: command has no `-m <module>`")))?;
+        .ok_or_else(|| {
+            SurfaceError::Config(format!("server `{server}`: command has no `-m <module>`"))
+        })?;
     cmd.get(pos + 1)
         .and_then(Value::as_str)
         .map(str::to_string)
@@ -140,7 +142,11 @@ pub fn read_server_surface(data_root: &Path, server: &str) -> Result<ServerSurfa
 }
 
 /// Reads the tool surface of a server module given by its dotted name.
-pub fn read_module_surface(data_root: &Path, server: &str, module: &str) -> Result<ServerSurface, SurfaceError> {
+pub fn read_module_surface(
+    data_root: &Path,
+    server: &str,
+    module: &str,
+) -> Result<ServerSurface, SurfaceError> {
     let src = source::Sources::new(data_root)?;
     let ev = eval::Eval { src: &src };
     let reg = registry::Registry { ev: &ev };
@@ -173,14 +179,18 @@ pub fn read_module_surface(data_root: &Path, server: &str, module: &str) -> Resu
     })
 }
 
-fn tool_base(ev: &eval::Eval<'_>, m: &std::rc::Rc<source::Module>) -> Result<source::ClassRef, SurfaceError> {
+fn tool_base(
+    ev: &eval::Eval<'_>,
+    m: &std::rc::Rc<source::Module>,
+) -> Result<source::ClassRef, SurfaceError> {
     let no = || SurfaceError::Source {
         file: m.display.clone(),
         line: 1,
         message: "cannot find the `Tool` base class next to `SandboxToolsSystem`".into(),
     };
-    let sym = m.symbols.get("SandboxToolsSystem").ok_or_else(no)?;
-    let _ = sym;
+    if !m.symbols.contains_key("SandboxToolsSystem") {
+        return Err(no());
+    }
     let eval::Val::Class(sts) = ev.lookup(m, "SandboxToolsSystem", &m.body[0])? else {
         return Err(no());
     };
@@ -228,7 +238,9 @@ fn client_deref(root: &Value, v: &Value, depth: usize) -> Value {
                     .collect(),
             )
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| client_deref(root, x, depth + 1)).collect()),
+        Value::Array(a) => {
+            Value::Array(a.iter().map(|x| client_deref(root, x, depth + 1)).collect())
+        }
         v => v.clone(),
     }
 }

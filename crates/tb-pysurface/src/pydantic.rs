@@ -25,7 +25,8 @@ pub(crate) enum Ty {
     Any,
     NoneT,
     List(Box<Ty>),
-    Dict(Box<Ty>, Box<Ty>),
+    /// `Dict[str, V]` (keys are always `str`): the value type.
+    Dict(Box<Ty>),
     Union(Vec<Ty>),
     Literal(Vec<Val>),
     Enum(ClassRef),
@@ -147,7 +148,9 @@ impl<'e, 's> Pydantic<'e, 's> {
             return Ok(m.clone());
         }
         if !matches!(self.class_kind(c)?, ClassKind::Model) {
-            return Err(c.module.err(c.def(), format!("`{}` is not a pydantic model", c.name())));
+            return Err(c
+                .module
+                .err(c.def(), format!("`{}` is not a pydantic model", c.name())));
         }
         let mro = self.ev.mro(c)?;
         let mut fields: Vec<FieldSpec> = Vec::new();
@@ -266,13 +269,22 @@ impl<'e, 's> Pydantic<'e, 's> {
     }
 
     /// `model_config = ConfigDict(...)`.
-    fn config(&self, m: &Rc<Module>, e: &Expr) -> Result<(Option<Extra>, Option<String>), SurfaceError> {
+    fn config(
+        &self,
+        m: &Rc<Module>,
+        e: &Expr,
+    ) -> Result<(Option<Extra>, Option<String>), SurfaceError> {
         let Expr::Call(call) = e else {
             return Err(m.err(e, "`model_config` must be a `ConfigDict(...)` call"));
         };
         match self.ev.eval(m, &call.func, &Env::default())? {
             Val::External(n) if n == "pydantic.ConfigDict" => {}
-            other => return Err(m.err(e, format!("`model_config` built by {} is not supported", other.kind()))),
+            other => {
+                return Err(m.err(
+                    e,
+                    format!("`model_config` built by {} is not supported", other.kind()),
+                ));
+            }
         }
         if !call.arguments.args.is_empty() {
             return Err(m.err(e, "positional arguments to ConfigDict are not supported"));
@@ -290,17 +302,32 @@ impl<'e, 's> Pydantic<'e, 's> {
                         Val::Str(s) if s == "forbid" => Extra::Forbid,
                         Val::Str(s) if s == "allow" => Extra::Allow,
                         Val::Str(s) if s == "ignore" => Extra::Ignore,
-                        other => return Err(m.err(k, format!("extra={} is not supported", other.kind()))),
+                        other => {
+                            return Err(
+                                m.err(k, format!("extra={} is not supported", other.kind()))
+                            );
+                        }
                     })
                 }
                 "title" => match v {
                     Val::Str(s) => title = Some(s),
-                    other => return Err(m.err(k, format!("title={} is not supported", other.kind()))),
+                    other => {
+                        return Err(m.err(k, format!("title={} is not supported", other.kind())));
+                    }
                 },
                 // Settings that do not change the JSON schema.
-                "populate_by_name" | "validate_assignment" | "use_enum_values" | "arbitrary_types_allowed"
-                | "from_attributes" | "frozen" | "validate_default" | "str_strip_whitespace"
-                | "protected_namespaces" | "validate_by_name" | "validate_by_alias" | "revalidate_instances" => {}
+                "populate_by_name"
+                | "validate_assignment"
+                | "use_enum_values"
+                | "arbitrary_types_allowed"
+                | "from_attributes"
+                | "frozen"
+                | "validate_default"
+                | "str_strip_whitespace"
+                | "protected_namespaces"
+                | "validate_by_name"
+                | "validate_by_alias"
+                | "revalidate_instances" => {}
                 other => {
                     return Err(m.err(k, format!("ConfigDict option `{other}` is not supported")));
                 }
@@ -310,10 +337,22 @@ impl<'e, 's> Pydantic<'e, 's> {
     }
 
     /// One field: its annotation and the value assigned to it.
-    fn field(&self, m: &Rc<Module>, name: &str, ann: &Expr, value: Option<&Expr>) -> Result<FieldSpec, SurfaceError> {
+    fn field(
+        &self,
+        m: &Rc<Module>,
+        name: &str,
+        ann: &Expr,
+        value: Option<&Expr>,
+    ) -> Result<FieldSpec, SurfaceError> {
         let mut args = FieldArgs::default();
         let ty = match annotated_parts(ann) {
-            Some((inner, meta)) if self.is_external(m, ann_head(ann), &["typing.Annotated", "typing_extensions.Annotated"])? => {
+            Some((inner, meta))
+                if self.is_external(
+                    m,
+                    ann_head(ann),
+                    &["typing.Annotated", "typing_extensions.Annotated"],
+                )? =>
+            {
                 for md in meta {
                     if let Some(fa) = self.field_call(m, md)? {
                         args.merge(fa);
@@ -321,7 +360,9 @@ impl<'e, 's> Pydantic<'e, 's> {
                         // Objects pydantic does not know (markers such as `UnstableField()`) are
                         // ignored by it; accept only calls of the checkout's own classes.
                         let ok = match md {
-                            Expr::Call(c) => matches!(self.ev.eval(m, &c.func, &Env::default())?, Val::Class(_)),
+                            Expr::Call(c) => {
+                                matches!(self.ev.eval(m, &c.func, &Env::default())?, Val::Class(_))
+                            }
                             _ => false,
                         };
                         if !ok {
@@ -362,7 +403,9 @@ impl<'e, 's> Pydantic<'e, 's> {
         if !matches!(e, Expr::Name(_) | Expr::Attribute(_)) {
             return Ok(false);
         }
-        Ok(matches!(self.ev.eval(m, e, &Env::default())?, Val::External(n) if names.contains(&n.as_str())))
+        Ok(
+            matches!(self.ev.eval(m, e, &Env::default())?, Val::External(n) if names.contains(&n.as_str())),
+        )
     }
 
     /// `Field(...)`: its arguments, or `None` when `e` is not a `Field` call.
@@ -396,7 +439,10 @@ impl<'e, 's> Pydantic<'e, 's> {
             let v = self.ev.eval(m, &k.value, &env)?;
             let s = |v: Val| match v {
                 Val::Str(s) => Ok(s),
-                other => Err(m.err(k, format!("Field({arg}=...) must be a string, not {}", other.kind()))),
+                other => Err(m.err(
+                    k,
+                    format!("Field({arg}=...) must be a string, not {}", other.kind()),
+                )),
             };
             match arg {
                 "default" => {
@@ -413,7 +459,12 @@ impl<'e, 's> Pydantic<'e, 's> {
                 }
                 "examples" => match v {
                     Val::List(items) => fa.examples = Some(items),
-                    other => return Err(m.err(k, format!("Field(examples=...) must be a list, not {}", other.kind()))),
+                    other => {
+                        return Err(m.err(
+                            k,
+                            format!("Field(examples=...) must be a list, not {}", other.kind()),
+                        ));
+                    }
                 },
                 "ge" | "le" | "gt" | "lt" | "multiple_of" => {
                     if !matches!(v, Val::Int(_) | Val::Float(_)) {
@@ -430,9 +481,18 @@ impl<'e, 's> Pydantic<'e, 's> {
                 }
                 "min_length" | "max_length" => {
                     if !matches!(v, Val::Int(i) if i >= 0) {
-                        return Err(m.err(k, format!("Field({arg}=...) must be a non-negative int")));
+                        return Err(
+                            m.err(k, format!("Field({arg}=...) must be a non-negative int"))
+                        );
                     }
-                    fa.constraints.push((if arg == "min_length" { "min_length" } else { "max_length" }, v));
+                    fa.constraints.push((
+                        if arg == "min_length" {
+                            "min_length"
+                        } else {
+                            "max_length"
+                        },
+                        v,
+                    ));
                 }
                 "pattern" => {
                     s(v.clone())?;
@@ -466,7 +526,9 @@ impl<'e, 's> Pydantic<'e, 's> {
                 let Val::External(h) = head else {
                     return Err(m.err(e, format!("subscripting {} is not supported", head.kind())));
                 };
-                let h = h.strip_prefix("typing_extensions.").map_or(h.clone(), |x| format!("typing.{x}"));
+                let h = h
+                    .strip_prefix("typing_extensions.")
+                    .map_or(h.clone(), |x| format!("typing.{x}"));
                 let args: Vec<&Expr> = match &*s.slice {
                     Expr::Tuple(t) => t.elts.iter().collect(),
                     x => vec![x],
@@ -485,23 +547,34 @@ impl<'e, 's> Pydantic<'e, 's> {
                         }
                         Ok(Ty::Union(v))
                     }
-                    ("typing.List" | "builtins.list" | "typing.Sequence", [x]) => Ok(Ty::List(Box::new(self.ty(m, x)?))),
+                    ("typing.List" | "builtins.list" | "typing.Sequence", [x]) => {
+                        Ok(Ty::List(Box::new(self.ty(m, x)?)))
+                    }
                     ("typing.Dict" | "builtins.dict" | "typing.Mapping", [k, v]) => {
-                        let kt = self.ty(m, k)?;
-                        if !matches!(kt, Ty::Str) {
+                        if !matches!(self.ty(m, k)?, Ty::Str) {
                             return Err(m.err(k, "dict keys other than `str` are not supported"));
                         }
-                        Ok(Ty::Dict(Box::new(kt), Box::new(self.ty(m, v)?)))
+                        Ok(Ty::Dict(Box::new(self.ty(m, v)?)))
                     }
                     ("typing.Literal", xs) => Ok(Ty::Literal(
-                        xs.iter().map(|x| self.ev.eval(m, x, &env)).collect::<Result<_, _>>()?,
+                        xs.iter()
+                            .map(|x| self.ev.eval(m, x, &env))
+                            .collect::<Result<_, _>>()?,
                     )),
-                    ("typing.Annotated", _) => Err(m.err(e, "`Annotated` is supported only as a field's outer type")),
+                    ("typing.Annotated", _) => {
+                        Err(m.err(e, "`Annotated` is supported only as a field's outer type"))
+                    }
                     (h, _) => Err(m.err(e, format!("type `{h}[...]` is not supported"))),
                 }
             }
-            Expr::StringLiteral(_) => Err(m.err(e, "string (forward-reference) annotations are not supported")),
-            other => Err(m.err(e, format!("unsupported type expression `{}`", expr_kind(other)))),
+            Expr::StringLiteral(_) => Err(m.err(
+                e,
+                "string (forward-reference) annotations are not supported",
+            )),
+            other => Err(m.err(
+                e,
+                format!("unsupported type expression `{}`", expr_kind(other)),
+            )),
         }
     }
 
@@ -512,7 +585,7 @@ impl<'e, 's> Pydantic<'e, 's> {
                 "builtins.int" => Ty::Int,
                 "builtins.float" => Ty::Float,
                 "builtins.bool" => Ty::Bool,
-                "builtins.dict" | "typing.Dict" => Ty::Dict(Box::new(Ty::Str), Box::new(Ty::Any)),
+                "builtins.dict" | "typing.Dict" => Ty::Dict(Box::new(Ty::Any)),
                 "builtins.list" | "typing.List" => Ty::List(Box::new(Ty::Any)),
                 "typing.Any" => Ty::Any,
                 "datetime.datetime" => Ty::DateTime,
@@ -525,7 +598,13 @@ impl<'e, 's> Pydantic<'e, 's> {
                 ClassKind::Model => Ty::Model(c),
                 ClassKind::Enum => Ty::Enum(c),
                 ClassKind::Other => {
-                    return Err(m.err(e, format!("class `{}` is neither a pydantic model nor an enum", c.name())));
+                    return Err(m.err(
+                        e,
+                        format!(
+                            "class `{}` is neither a pydantic model nor an enum",
+                            c.name()
+                        ),
+                    ));
                 }
             },
             other => return Err(m.err(e, format!("{} is not a type", other.kind()))),
@@ -545,14 +624,17 @@ impl<'e, 's> Pydantic<'e, 's> {
         let mut top = g.model_schema(&spec)?;
         if !g.defs.is_empty() {
             let defs = std::mem::take(&mut g.defs);
-            top.as_object_mut().expect("object").insert("$defs".into(), Value::Object(defs));
+            top.as_object_mut()
+                .expect("object")
+                .insert("$defs".into(), Value::Object(defs));
         }
         let top = pyd_sort(top, None);
         // `_preserve_field_examples`: the top-level fields' examples as written.
         let mut top = top;
         if let Some(Value::Object(props)) = top.get_mut("properties") {
             for f in &spec.fields {
-                let (Some(ex), Some(Value::Object(p))) = (&f.examples, props.get_mut(&f.name)) else {
+                let (Some(ex), Some(Value::Object(p))) = (&f.examples, props.get_mut(&f.name))
+                else {
                     continue;
                 };
                 let raw = examples_json(&spec.class.module, &spec.class, f, ex)?;
@@ -564,7 +646,9 @@ impl<'e, 's> Pydantic<'e, 's> {
             _ => Map::new(),
         };
         let mut out = inline_refs(&top, &defs, 0).map_err(|msg| {
-            spec.class.module.err(spec.class.def(), format!("model `{}`: {msg}", spec.title))
+            spec.class
+                .module
+                .err(spec.class.def(), format!("model `{}`: {msg}", spec.title))
         })?;
         if let Value::Object(o) = &mut out {
             o.shift_remove("$defs");
@@ -573,7 +657,12 @@ impl<'e, 's> Pydantic<'e, 's> {
     }
 }
 
-fn examples_json(m: &Module, c: &ClassRef, f: &FieldSpec, ex: &[Val]) -> Result<Value, SurfaceError> {
+fn examples_json(
+    m: &Module,
+    c: &ClassRef,
+    f: &FieldSpec,
+    ex: &[Val],
+) -> Result<Value, SurfaceError> {
     ex.iter()
         .map(|v| v.to_json())
         .collect::<Result<Vec<_>, _>>()
@@ -597,7 +686,9 @@ fn ann_head(e: &Expr) -> &Expr {
 
 fn annotated_parts(e: &Expr) -> Option<(&Expr, Vec<&Expr>)> {
     let Expr::Subscript(s) = e else { return None };
-    let Expr::Tuple(t) = &*s.slice else { return None };
+    let Expr::Tuple(t) = &*s.slice else {
+        return None;
+    };
     let (first, rest) = t.elts.split_first()?;
     Some((first, rest.iter().collect()))
 }
@@ -720,7 +811,11 @@ pub(crate) fn pyd_sort(v: Value, parent_key: Option<&str>) -> Value {
 /// The servers' `_inline_refs`: a `$ref` object becomes its definition (itself inlined), with
 /// the object's other keys added, or replacing `examples`, `title` and `description`; `$defs`
 /// keys are dropped everywhere.
-pub(crate) fn inline_refs(v: &Value, defs: &Map<String, Value>, depth: usize) -> Result<Value, String> {
+pub(crate) fn inline_refs(
+    v: &Value,
+    defs: &Map<String, Value>,
+    depth: usize,
+) -> Result<Value, String> {
     if depth > 64 {
         return Err("definitions nest too deeply (a recursive model?)".into());
     }
@@ -735,7 +830,10 @@ pub(crate) fn inline_refs(v: &Value, defs: &Map<String, Value>, depth: usize) ->
                             for (k, val) in m {
                                 if k != "$ref"
                                     && (!res.contains_key(k)
-                                        || matches!(k.as_str(), "examples" | "title" | "description"))
+                                        || matches!(
+                                            k.as_str(),
+                                            "examples" | "title" | "description"
+                                        ))
                                 {
                                     res.insert(k.clone(), val.clone());
                                 }
@@ -755,7 +853,9 @@ pub(crate) fn inline_refs(v: &Value, defs: &Map<String, Value>, depth: usize) ->
             Ok(Value::Object(out))
         }
         Value::Array(a) => Ok(Value::Array(
-            a.iter().map(|x| inline_refs(x, defs, depth + 1)).collect::<Result<_, _>>()?,
+            a.iter()
+                .map(|x| inline_refs(x, defs, depth + 1))
+                .collect::<Result<_, _>>()?,
         )),
         v => Ok(v.clone()),
     }
@@ -778,7 +878,10 @@ impl Gen<'_, '_, '_> {
             return Ok(json!({ "$ref": format!("#/$defs/{n}") }));
         }
         if self.active.contains(&key) {
-            return Err(c.module.err(c.def(), format!("recursive model `{}` is not supported", c.name())));
+            return Err(c.module.err(
+                c.def(),
+                format!("recursive model `{}` is not supported", c.name()),
+            ));
         }
         let mut name = c.name().to_string();
         let mut i = 2;
@@ -857,14 +960,22 @@ impl Gen<'_, '_, '_> {
 
     fn field_schema(&mut self, spec: &ModelSpec, f: &FieldSpec) -> Result<Value, SurfaceError> {
         let m = &spec.class.module;
-        let at = |msg: String| m.err(spec.class.def(), format!("model `{}`, field `{}`: {msg}", spec.title, f.name));
+        let at = |msg: String| {
+            m.err(
+                spec.class.def(),
+                format!("model `{}`, field `{}`: {msg}", spec.title, f.name),
+            )
+        };
         let mut s = self.ty_schema(&f.ty)?;
         if !f.constraints.is_empty() {
             apply_constraints(&mut s, &f.ty, &f.constraints).map_err(at)?;
         }
         let o = s.as_object_mut().expect("schemas are objects");
         if let Some(d) = &f.default {
-            o.insert("default".into(), d.to_json().map_err(|e| at(format!("default: {e}")))?);
+            o.insert(
+                "default".into(),
+                d.to_json().map_err(|e| at(format!("default: {e}")))?,
+            );
         }
         if let Some(t) = &f.title {
             o.insert("title".into(), json!(t));
@@ -897,12 +1008,16 @@ impl Gen<'_, '_, '_> {
             Ty::Any => json!({}),
             Ty::NoneT => json!({"type": "null"}),
             Ty::List(x) => json!({"items": self.ty_schema(x)?, "type": "array"}),
-            Ty::Dict(_, v) => {
+            Ty::Dict(v) => {
                 let mut vs = self.ty_schema(v)?;
                 if let Value::Object(o) = &mut vs {
                     o.shift_remove("title");
                 }
-                let ap = if vs.as_object().is_some_and(Map::is_empty) { json!(true) } else { vs };
+                let ap = if vs.as_object().is_some_and(Map::is_empty) {
+                    json!(true)
+                } else {
+                    vs
+                };
                 json!({"additionalProperties": ap, "type": "object"})
             }
             Ty::Union(members) => {
@@ -912,7 +1027,10 @@ impl Gen<'_, '_, '_> {
                     [] => json!({"type": "null"}),
                     [one] => self.ty_schema(one)?,
                     many => {
-                        let generated = many.iter().map(|x| self.ty_schema(x)).collect::<Result<Vec<_>, _>>()?;
+                        let generated = many
+                            .iter()
+                            .map(|x| self.ty_schema(x))
+                            .collect::<Result<Vec<_>, _>>()?;
                         flattened_anyof(generated)
                     }
                 };
@@ -923,11 +1041,11 @@ impl Gen<'_, '_, '_> {
                 }
             }
             Ty::Literal(vals) => {
-                let vals: Vec<Value> = vals
-                    .iter()
-                    .map(|v| v.to_json())
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| SurfaceError::Other(format!("Literal value: {e}")))?;
+                let vals: Vec<Value> =
+                    vals.iter()
+                        .map(|v| v.to_json())
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| SurfaceError::Other(format!("Literal value: {e}")))?;
                 let mut s = Map::new();
                 let ty = json_type_of(&vals);
                 if vals.len() == 1 {
@@ -1032,7 +1150,10 @@ fn apply_constraints(s: &mut Value, t: &Ty, cs: &[(&'static str, Val)]) -> Resul
             ("min_length", Ty::Str) => "minLength",
             ("max_length", Ty::Str) => "maxLength",
             ("pattern", Ty::Str) => "pattern",
-            ("minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf", Ty::Int | Ty::Float) => k,
+            (
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf",
+                Ty::Int | Ty::Float,
+            ) => k,
             (k, t) => return Err(format!("constraint `{k}` on {t:?} is not supported")),
         };
         o.insert(key.into(), v.to_json()?);

@@ -5,7 +5,7 @@
 
 use crate::eval::{Env, Eval, Val};
 use crate::pydantic::Pydantic;
-use crate::source::{ClassRef, Module, Sym};
+use crate::source::{ClassRef, Module};
 use crate::{SurfaceError, SurfaceTool};
 use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
 use std::rc::Rc;
@@ -39,9 +39,10 @@ impl Registry<'_, '_> {
             return Err(SurfaceError::Source {
                 file: m.display.clone(),
                 line: 1,
-                message: "no `initialize_sandbox_system()` function: the reader knows servers built on \
+                message:
+                    "no `initialize_sandbox_system()` function: the reader knows servers built on \
                           SandboxToolsSystem only"
-                    .into(),
+                        .into(),
             });
         };
         // `<x> = SandboxToolsSystem(toolsets=<arg>)` at the function's top level.
@@ -65,7 +66,10 @@ impl Registry<'_, '_> {
             break;
         }
         let Some((at, e)) = arg else {
-            return Err(m.err(init, "`initialize_sandbox_system()` does not build a SandboxToolsSystem"));
+            return Err(m.err(
+                init,
+                "`initialize_sandbox_system()` does not build a SandboxToolsSystem",
+            ));
         };
         let list = match e {
             Expr::Name(n) => {
@@ -87,16 +91,22 @@ impl Registry<'_, '_> {
     }
 
     /// A list literal of `ToolSet(...)`, or a call of a module function returning one.
-    fn toolset_list_expr<'a>(&self, m: &'a Module, e: &'a Expr) -> Result<&'a [Expr], SurfaceError> {
+    fn toolset_list_expr<'a>(
+        &self,
+        m: &'a Module,
+        e: &'a Expr,
+    ) -> Result<&'a [Expr], SurfaceError> {
         match e {
             Expr::List(l) => Ok(&l.elts),
             Expr::Call(c) if c.arguments.args.is_empty() && c.arguments.keywords.is_empty() => {
                 let Expr::Name(n) = &*c.func else {
                     return Err(m.err(e, "unsupported toolset list"));
                 };
-                let f = function(m, n.id.as_str()).ok_or_else(|| m.err(e, format!("no function `{}`", n.id)))?;
+                let f = function(m, n.id.as_str())
+                    .ok_or_else(|| m.err(e, format!("no function `{}`", n.id)))?;
                 let mut body = f.body.as_slice();
-                if matches!(body.first(), Some(Stmt::Expr(x)) if matches!(&*x.value, Expr::StringLiteral(_))) {
+                if matches!(body.first(), Some(Stmt::Expr(x)) if matches!(&*x.value, Expr::StringLiteral(_)))
+                {
                     body = &body[1..];
                 }
                 match body {
@@ -107,7 +117,10 @@ impl Registry<'_, '_> {
                     _ => Err(m.err(f, "toolset function must be a single `return [...]`")),
                 }
             }
-            other => Err(m.err(other, "unsupported toolset list (a list literal or a function returning one)")),
+            other => Err(m.err(
+                other,
+                "unsupported toolset list (a list literal or a function returning one)",
+            )),
         }
     }
 
@@ -117,7 +130,12 @@ impl Registry<'_, '_> {
         };
         match self.ev.eval(m, &c.func, &Env::default())? {
             Val::Class(k) if k.name() == "ToolSet" => {}
-            other => return Err(m.err(e, format!("toolset entry calls {}, not ToolSet", other.kind()))),
+            other => {
+                return Err(m.err(
+                    e,
+                    format!("toolset entry calls {}, not ToolSet", other.kind()),
+                ));
+            }
         }
         let names = ["path", "namespace", "db_namespace"];
         let mut vals: [Option<Val>; 3] = [None, None, None];
@@ -138,7 +156,14 @@ impl Registry<'_, '_> {
             match &vals[i] {
                 None | Some(Val::None) => Ok(None),
                 Some(Val::Str(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(m.err(e, format!("ToolSet {}= must be a string, not {}", names[i], other.kind()))),
+                Some(other) => Err(m.err(
+                    e,
+                    format!(
+                        "ToolSet {}= must be a string, not {}",
+                        names[i],
+                        other.kind()
+                    ),
+                )),
             }
         };
         Ok(Toolset {
@@ -150,7 +175,11 @@ impl Registry<'_, '_> {
 
     /// The tools of one toolset, in discovery order (a repeated name keeps its first place and
     /// takes the last class, like the reference's dict).
-    pub fn toolset_tools(&self, ts: &Toolset, tool_base: &ClassRef) -> Result<Vec<FoundTool>, SurfaceError> {
+    pub fn toolset_tools(
+        &self,
+        ts: &Toolset,
+        tool_base: &ClassRef,
+    ) -> Result<Vec<FoundTool>, SurfaceError> {
         let src = self.ev.src;
         let pkg_dir = src.package_dir(&ts.path).ok_or_else(|| SurfaceError::Io {
             path: format!("servers/*/{}", ts.path.replace('.', "/")),
@@ -175,7 +204,10 @@ impl Registry<'_, '_> {
             let p = tools_dir.join(&f);
             let modname = if let Some(stem) = f.strip_suffix(".py") {
                 stem.to_string()
-            } else if [".pyc", ".so", ".pyd", ".pyw"].iter().any(|s| f.ends_with(s)) {
+            } else if [".pyc", ".so", ".pyd", ".pyw"]
+                .iter()
+                .any(|s| f.ends_with(s))
+            {
                 return Err(SurfaceError::Io {
                     path: p.display().to_string(),
                     message: "compiled or unusual module in a tools package: the reader needs Python sources".into(),
@@ -197,7 +229,9 @@ impl Registry<'_, '_> {
             let mut names: Vec<&String> = tm.symbols.keys().collect();
             names.sort();
             for name in names {
-                let Some(c) = self.member_class(&tm, name)? else { continue };
+                let Some(c) = self.member_class(&tm, name)? else {
+                    continue;
+                };
                 if c.same(tool_base) {
                     continue;
                 }
@@ -205,7 +239,7 @@ impl Registry<'_, '_> {
                 if !mro.iter().any(|k| k.same(tool_base)) {
                     continue;
                 }
-                if self.is_abstract(&mro, tool_base)? {
+                if self.is_abstract(&mro)? {
                     continue;
                 }
                 let t = self.instantiate(&c, &mro)?;
@@ -226,23 +260,28 @@ impl Registry<'_, '_> {
     }
 
     /// `inspect.isabstract`: some abstract method of the MRO is not overridden.
-    fn is_abstract(&self, mro: &[ClassRef], tool_base: &ClassRef) -> Result<bool, SurfaceError> {
+    fn is_abstract(&self, mro: &[ClassRef]) -> Result<bool, SurfaceError> {
         let mut abstract_names: Vec<String> = Vec::new();
         for k in mro {
             for s in &k.def().body {
                 if let Stmt::FunctionDef(f) = s
-                    && f.decorator_list.iter().any(|d| deco_is(&d.expression, "abstractmethod"))
+                    && f.decorator_list
+                        .iter()
+                        .any(|d| deco_is(&d.expression, "abstractmethod"))
                     && !abstract_names.iter().any(|n| n == f.name.id.as_str())
                 {
                     abstract_names.push(f.name.id.to_string());
                 }
             }
         }
-        let _ = tool_base;
         for n in &abstract_names {
             let def = mro.iter().find_map(|k| defines(k, n));
             match def {
-                Some(Stmt::FunctionDef(f)) if f.decorator_list.iter().any(|d| deco_is(&d.expression, "abstractmethod")) => {
+                Some(Stmt::FunctionDef(f))
+                    if f.decorator_list
+                        .iter()
+                        .any(|d| deco_is(&d.expression, "abstractmethod")) =>
+                {
                     return Ok(true);
                 }
                 None => return Ok(true),
@@ -256,18 +295,29 @@ impl Registry<'_, '_> {
     fn instantiate(&self, c: &ClassRef, mro: &[ClassRef]) -> Result<FoundTool, SurfaceError> {
         let name = match self.property(c, mro, "name")? {
             Val::Str(s) => s,
-            other => return Err(c.module.err(c.def(), format!("tool `name` is {}, not a string", other.kind()))),
+            other => {
+                return Err(c.module.err(
+                    c.def(),
+                    format!("tool `name` is {}, not a string", other.kind()),
+                ));
+            }
         };
         let description = match self.property(c, mro, "description")? {
             Val::Str(s) => s,
             other => {
-                return Err(c.module.err(c.def(), format!("tool `description` is {}, not a string", other.kind())));
+                return Err(c.module.err(
+                    c.def(),
+                    format!("tool `description` is {}, not a string", other.kind()),
+                ));
             }
         };
         let request_model = match self.property(c, mro, "request_model")? {
             Val::Class(k) => k,
             other => {
-                return Err(c.module.err(c.def(), format!("tool `request_model` is {}, not a class", other.kind())));
+                return Err(c.module.err(
+                    c.def(),
+                    format!("tool `request_model` is {}, not a class", other.kind()),
+                ));
             }
         };
         Ok(FoundTool {
@@ -280,11 +330,17 @@ impl Registry<'_, '_> {
     /// The value of a property (or class attribute) of a tool instance.
     fn property(&self, c: &ClassRef, mro: &[ClassRef], attr: &str) -> Result<Val, SurfaceError> {
         for k in mro {
-            let Some(stmt) = defines(k, attr) else { continue };
+            let Some(stmt) = defines(k, attr) else {
+                continue;
+            };
             let m = &k.module;
             return match stmt {
                 Stmt::FunctionDef(f) => {
-                    if !f.decorator_list.iter().any(|d| deco_is(&d.expression, "property")) {
+                    if !f
+                        .decorator_list
+                        .iter()
+                        .any(|d| deco_is(&d.expression, "property"))
+                    {
                         return Err(m.err(f, format!("`{attr}` must be a property")));
                     }
                     let env = Env::default().with("self", Val::SelfOf(c.clone()));
@@ -301,11 +357,20 @@ impl Registry<'_, '_> {
                 _ => unreachable!(),
             };
         }
-        Err(c.module.err(c.def(), format!("tool class `{}` defines no `{attr}`", c.name())))
+        Err(c.module.err(
+            c.def(),
+            format!("tool class `{}` defines no `{attr}`", c.name()),
+        ))
     }
 
     /// Runs a property body: `return <expr>` and `if <expr>:` blocks only.
-    fn run(&self, m: &Rc<Module>, body: &[Stmt], env: &Env, depth: usize) -> Result<Option<Val>, SurfaceError> {
+    fn run(
+        &self,
+        m: &Rc<Module>,
+        body: &[Stmt],
+        env: &Env,
+        depth: usize,
+    ) -> Result<Option<Val>, SurfaceError> {
         if depth > 32 {
             return Err(m.err(&body[0], "blocks nest too deeply"));
         }
@@ -341,7 +406,10 @@ impl Registry<'_, '_> {
                     }
                 }
                 other => {
-                    return Err(m.err(other, "unsupported statement in a tool property (only `return` and `if`)"));
+                    return Err(m.err(
+                        other,
+                        "unsupported statement in a tool property (only `return` and `if`)",
+                    ));
                 }
             }
         }
@@ -350,13 +418,21 @@ impl Registry<'_, '_> {
 
     fn truth(&self, m: &Rc<Module>, e: &Expr, env: &Env) -> Result<bool, SurfaceError> {
         let v = self.ev.eval(m, e, env)?;
-        v.truthy()
-            .ok_or_else(|| m.err(e, format!("the truth value of {} is unknown to the reader", v.kind())))
+        v.truthy().ok_or_else(|| {
+            m.err(
+                e,
+                format!("the truth value of {} is unknown to the reader", v.kind()),
+            )
+        })
     }
 }
 
 /// A tool with its schemas, built from a found tool.
-pub(crate) fn build_tool(p: &Pydantic<'_, '_>, full_name: String, t: &FoundTool) -> Result<SurfaceTool, SurfaceError> {
+pub(crate) fn build_tool(
+    p: &Pydantic<'_, '_>,
+    full_name: String,
+    t: &FoundTool,
+) -> Result<SurfaceTool, SurfaceError> {
     let input_schema = p.server_schema(&t.request_model)?;
     let agent_input_schema = crate::client_transform(&input_schema);
     Ok(SurfaceTool {
@@ -369,7 +445,6 @@ pub(crate) fn build_tool(p: &Pydantic<'_, '_>, full_name: String, t: &FoundTool)
     })
 }
 
-
 fn function<'a>(m: &'a Module, name: &str) -> Option<&'a StmtFunctionDef> {
     m.body.iter().rev().find_map(|s| match s {
         Stmt::FunctionDef(f) if f.name.id.as_str() == name => Some(f),
@@ -381,8 +456,13 @@ fn function<'a>(m: &'a Module, name: &str) -> Option<&'a StmtFunctionDef> {
 fn defines<'a>(k: &'a ClassRef, name: &str) -> Option<&'a Stmt> {
     k.def().body.iter().rev().find(|s| match s {
         Stmt::FunctionDef(f) => f.name.id.as_str() == name,
-        Stmt::Assign(a) => a.targets.iter().any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == name)),
-        Stmt::AnnAssign(a) => a.value.is_some() && matches!(&*a.target, Expr::Name(n) if n.id.as_str() == name),
+        Stmt::Assign(a) => a
+            .targets
+            .iter()
+            .any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == name)),
+        Stmt::AnnAssign(a) => {
+            a.value.is_some() && matches!(&*a.target, Expr::Name(n) if n.id.as_str() == name)
+        }
         _ => false,
     })
 }
@@ -400,7 +480,11 @@ fn check_module_statements(m: &Module) -> Result<(), SurfaceError> {
     for (i, s) in m.body.iter().enumerate() {
         match s {
             Stmt::Expr(x) if i == 0 && matches!(&*x.value, Expr::StringLiteral(_)) => {}
-            Stmt::Import(_) | Stmt::ImportFrom(_) | Stmt::ClassDef(_) | Stmt::FunctionDef(_) | Stmt::Pass(_) => {}
+            Stmt::Import(_)
+            | Stmt::ImportFrom(_)
+            | Stmt::ClassDef(_)
+            | Stmt::FunctionDef(_)
+            | Stmt::Pass(_) => {}
             Stmt::Assign(a) if a.targets.iter().all(|t| matches!(t, Expr::Name(_))) => {}
             Stmt::AnnAssign(a) if matches!(&*a.target, Expr::Name(_)) => {}
             other => {

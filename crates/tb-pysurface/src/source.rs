@@ -191,7 +191,9 @@ impl Sources {
             None => None,
             Some((path, is_package)) => Some(Rc::new(self.parse(dotted, &path, is_package)?)),
         };
-        self.cache.borrow_mut().insert(dotted.to_string(), m.clone());
+        self.cache
+            .borrow_mut()
+            .insert(dotted.to_string(), m.clone());
         Ok(m)
     }
 

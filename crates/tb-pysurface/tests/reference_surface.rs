@@ -44,7 +44,10 @@ fn tools_dir() -> Option<PathBuf> {
     if d.join("sandbox_consulting.json").is_file() {
         return Some(d);
     }
-    skip_or_fail(format!("reference tool lists not found at {} (set TB_SHARED)", d.display()))
+    skip_or_fail(format!(
+        "reference tool lists not found at {} (set TB_SHARED)",
+        d.display()
+    ))
 }
 
 /// The first differing path between two JSON values, key order included.
@@ -56,13 +59,17 @@ fn first_diff(a: &Value, b: &Value, path: &str) -> Option<String> {
             if kx != ky {
                 return Some(format!("{path}: keys ours {kx:?}\n  reference {ky:?}"));
             }
-            x.iter().find_map(|(k, v)| first_diff(v, &y[k], &format!("{path}/{k}")))
+            x.iter()
+                .find_map(|(k, v)| first_diff(v, &y[k], &format!("{path}/{k}")))
         }
         (Value::Array(x), Value::Array(y)) => {
             if x.len() != y.len() {
                 return Some(format!("{path}: {} items, reference {}", x.len(), y.len()));
             }
-            x.iter().zip(y).enumerate().find_map(|(i, (a, b))| first_diff(a, b, &format!("{path}/{i}")))
+            x.iter()
+                .zip(y)
+                .enumerate()
+                .find_map(|(i, (a, b))| first_diff(a, b, &format!("{path}/{i}")))
         }
         _ => (a != b).then(|| format!("{path}: ours {a}, reference {b}")),
     }
@@ -70,13 +77,20 @@ fn first_diff(a: &Value, b: &Value, path: &str) -> Option<String> {
 
 #[test]
 fn surface_equals_reference_list_tools() {
-    let (Some(root), Some(dir)) = (data_root(), tools_dir()) else { return };
+    let (Some(root), Some(dir)) = (data_root(), tools_dir()) else {
+        return;
+    };
     let mut total = 0;
     for server in tb_domains::SERVERS {
         let text = std::fs::read_to_string(dir.join(format!("{server}.json"))).unwrap();
         let reference: Value = serde_json::from_str(&text).unwrap();
-        let surface = tb_pysurface::read_server_surface(&root, server).unwrap_or_else(|e| panic!("{server}: {e}"));
-        assert_eq!(surface.module, reference["server_module"].as_str().unwrap(), "{server}: module");
+        let surface = tb_pysurface::read_server_surface(&root, server)
+            .unwrap_or_else(|e| panic!("{server}: {e}"));
+        assert_eq!(
+            surface.module,
+            reference["server_module"].as_str().unwrap(),
+            "{server}: module"
+        );
         let ref_toolsets: Vec<(String, Option<String>, Option<String>)> = reference["toolsets"]
             .as_array()
             .unwrap()
@@ -93,11 +107,19 @@ fn surface_equals_reference_list_tools() {
             .collect();
         assert_eq!(ours_toolsets, ref_toolsets, "{server}: toolsets");
         let ref_tools = reference["tools"].as_array().unwrap();
-        let ref_names: Vec<&str> = ref_tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let ref_names: Vec<&str> = ref_tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
         let names: Vec<&str> = surface.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ref_names, "{server}: tool names and order");
         for (ours, theirs) in surface.tools.iter().zip(ref_tools) {
-            assert_eq!(ours.description, theirs["description"].as_str().unwrap(), "{server}/{}: description", ours.name);
+            assert_eq!(
+                ours.description,
+                theirs["description"].as_str().unwrap(),
+                "{server}/{}: description",
+                ours.name
+            );
             if let Some(d) = first_diff(&ours.input_schema, &theirs["input_schema"], "") {
                 panic!("{server}/{}: input schema differs at {d}", ours.name);
             }
@@ -118,10 +140,83 @@ fn surface_equals_reference_list_tools() {
 fn surface_structure_equals_our_declarations() {
     let Some(root) = data_root() else { return };
     for server in tb_domains::SERVERS {
-        let surface = tb_pysurface::read_server_surface(&root, server).unwrap_or_else(|e| panic!("{server}: {e}"));
+        let surface = tb_pysurface::read_server_surface(&root, server)
+            .unwrap_or_else(|e| panic!("{server}: {e}"));
         let domain = tb_domains::by_name(server).unwrap().unwrap();
         if let Err(e) = tb_pysurface::check_against_declarations(&surface, &domain) {
             panic!("{server}:\n{e}");
         }
+    }
+}
+
+/// Copies `servers.yaml` and every `.py` file under `servers/` (no data files).
+fn copy_sources(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        let name = e.file_name();
+        let t = to.join(&name);
+        if p.is_dir() {
+            if name != "build" && name != "initial_data" && name != "__pycache__" {
+                copy_sources(&p, &t);
+            }
+        } else if p.extension().is_some_and(|x| x == "py") || name == "servers.yaml" {
+            std::fs::copy(&p, &t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn changed_reference_model_is_a_mismatch_naming_tool_and_parameter() {
+    let Some(root) = data_root() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    copy_sources(&root.join("servers"), &tmp.path().join("servers"));
+    // The copy reads as the original does.
+    let server = "sandbox_consulting";
+    let domain = tb_domains::by_name(server).unwrap().unwrap();
+    let s = tb_pysurface::read_server_surface(tmp.path(), server).unwrap();
+    tb_pysurface::check_against_declarations(&s, &domain).unwrap();
+    // Make the workday tool's optional `email` required.
+    let file = tmp
+        .path()
+        .join("servers/tb_business_ops_servers_202606/tb_business_ops_servers_202606/toolslib/sandbox_consulting/workday/tools/api.py");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let old = "    email: Optional[str] = Field(\n        None,\n";
+    assert_eq!(
+        text.matches(old).count(),
+        1,
+        "the workday input model changed upstream"
+    );
+    std::fs::write(
+        &file,
+        text.replacen(old, "    email: str = Field(\n        ...,\n", 1),
+    )
+    .unwrap();
+    let s = tb_pysurface::read_server_surface(tmp.path(), server).unwrap();
+    let err = tb_pysurface::check_against_declarations(&s, &domain).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("tool `workday_api`, parameter `email`")
+            && text.contains("workday/tools/api.py"),
+        "{text}"
+    );
+    let tb_pysurface::SurfaceError::Mismatch(ms) = err else {
+        panic!()
+    };
+    assert!(
+        ms.iter()
+            .all(|m| m.tool == "workday_api" && m.param.as_deref() == Some("email")),
+        "{ms:?}"
+    );
+}
+
+#[test]
+fn reading_every_v1_server_is_deterministic() {
+    let Some(root) = data_root() else { return };
+    for server in tb_domains::SERVERS {
+        let a = tb_pysurface::read_server_surface(&root, server).unwrap();
+        let b = tb_pysurface::read_server_surface(&root, server).unwrap();
+        assert_eq!(a, b, "{server}");
     }
 }
