@@ -1,6 +1,33 @@
-//! Prints a server's surface as JSON: `cargo run -p tb-pysurface --example surface -- DATA_ROOT SERVER [--module M]`.
+//! Prints a server's surface as JSON:
+//! `cargo run -p tb-pysurface --example surface -- DATA_ROOT SERVER [MODULE]`;
+//! `... -- DATA_ROOT --time` reads the five v1 servers and prints how long that takes.
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(2).map(String::as_str) == Some("--time") {
+        let root = std::path::Path::new(&args[1]);
+        let servers = [
+            "sandbox_external_retail",
+            "external_booking_v1",
+            "sandbox_auto_insurance",
+            "sandbox_neobank_support_v1",
+            "sandbox_consulting",
+        ];
+        for round in 0..5 {
+            let t0 = std::time::Instant::now();
+            let mut n = 0;
+            for s in servers {
+                n += tb_pysurface::read_server_surface(root, s)
+                    .expect("surface")
+                    .tools
+                    .len();
+            }
+            eprintln!(
+                "round {round}: {n} tools of 5 servers in {:?}",
+                t0.elapsed()
+            );
+        }
+        return;
+    }
     let (Some(root), Some(server)) = (args.get(1), args.get(2)) else {
         eprintln!("usage: surface DATA_ROOT SERVER [MODULE]");
         std::process::exit(2);

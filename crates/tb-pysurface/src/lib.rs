@@ -18,6 +18,7 @@
 
 mod check;
 mod eval;
+mod functions;
 mod pydantic;
 mod registry;
 mod source;
@@ -151,10 +152,20 @@ pub fn read_module_surface(
     let ev = eval::Eval { src: &src };
     let reg = registry::Registry { ev: &ev };
     let m = src.require(module)?;
+    let p = pydantic::Pydantic::new(&ev);
+    if !m.symbols.contains_key("initialize_sandbox_system")
+        && let Some(tools) = functions::function_tools(&ev, &p, &m)?
+    {
+        return Ok(ServerSurface {
+            server: server.to_string(),
+            module: module.to_string(),
+            toolsets: Vec::new(),
+            tools,
+        });
+    }
     let toolsets = reg.toolsets(&m)?;
     // The Tool base class is the one of the module that defines SandboxToolsSystem.
     let tool_base = tool_base(&ev, &m)?;
-    let p = pydantic::Pydantic::new(&ev);
     let mut tools: Vec<SurfaceTool> = Vec::new();
     for ts in &toolsets {
         for t in reg.toolset_tools(ts, &tool_base)? {

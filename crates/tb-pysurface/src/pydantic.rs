@@ -8,6 +8,7 @@ use crate::SurfaceError;
 use crate::eval::{Env, Eval, Val, expr_kind};
 use crate::source::{ClassRef, Module};
 use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::TextRange;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -72,7 +73,9 @@ impl FieldSpec {
 /// A model class.
 #[derive(Clone, Debug)]
 pub(crate) struct ModelSpec {
-    pub class: ClassRef,
+    /// Where it is defined (for errors).
+    pub module: Rc<Module>,
+    pub at: TextRange,
     pub title: String,
     pub doc: Option<String>,
     pub extra: Extra,
@@ -175,7 +178,8 @@ impl<'e, 's> Pydantic<'e, 's> {
             }
         }
         let spec = Rc::new(ModelSpec {
-            class: c.clone(),
+            module: c.module.clone(),
+            at: c.def().range,
             title: title.unwrap_or_else(|| c.name().to_string()),
             doc: docstring(&c.def().body).map(cleandoc),
             extra,
@@ -337,7 +341,7 @@ impl<'e, 's> Pydantic<'e, 's> {
     }
 
     /// One field: its annotation and the value assigned to it.
-    fn field(
+    pub fn field(
         &self,
         m: &Rc<Module>,
         name: &str,
@@ -611,33 +615,37 @@ impl<'e, 's> Pydantic<'e, 's> {
         })
     }
 
-    /// The schema a tool server lists for a request model: pydantic's schema, then the
-    /// servers' `get_schema_without_refs`.
-    pub fn server_schema(&self, c: &ClassRef) -> Result<Value, SurfaceError> {
-        let spec = self.model(c)?;
+    /// Pydantic's `model_json_schema()` of a model: `$defs` kept, keys sorted.
+    pub fn json_schema(&self, spec: &ModelSpec) -> Result<Value, SurfaceError> {
         let mut g = Gen {
             p: self,
             defs: Map::new(),
             names: HashMap::new(),
             active: Vec::new(),
         };
-        let mut top = g.model_schema(&spec)?;
+        let mut top = g.model_schema(spec)?;
         if !g.defs.is_empty() {
             let defs = std::mem::take(&mut g.defs);
             top.as_object_mut()
                 .expect("object")
                 .insert("$defs".into(), Value::Object(defs));
         }
-        let top = pyd_sort(top, None);
+        Ok(pyd_sort(top, None))
+    }
+
+    /// The schema a tool server lists for a request model: pydantic's schema, then the
+    /// servers' `get_schema_without_refs`.
+    pub fn server_schema(&self, c: &ClassRef) -> Result<Value, SurfaceError> {
+        let spec = self.model(c)?;
+        let mut top = self.json_schema(&spec)?;
         // `_preserve_field_examples`: the top-level fields' examples as written.
-        let mut top = top;
         if let Some(Value::Object(props)) = top.get_mut("properties") {
             for f in &spec.fields {
                 let (Some(ex), Some(Value::Object(p))) = (&f.examples, props.get_mut(&f.name))
                 else {
                     continue;
                 };
-                let raw = examples_json(&spec.class.module, &spec.class, f, ex)?;
+                let raw = examples_json(&spec, f, ex)?;
                 p.insert("examples".into(), raw);
             }
         }
@@ -646,9 +654,8 @@ impl<'e, 's> Pydantic<'e, 's> {
             _ => Map::new(),
         };
         let mut out = inline_refs(&top, &defs, 0).map_err(|msg| {
-            spec.class
-                .module
-                .err(spec.class.def(), format!("model `{}`: {msg}", spec.title))
+            spec.module
+                .err(&spec.at, format!("model `{}`: {msg}", spec.title))
         })?;
         if let Value::Object(o) = &mut out {
             o.shift_remove("$defs");
@@ -657,17 +664,15 @@ impl<'e, 's> Pydantic<'e, 's> {
     }
 }
 
-fn examples_json(
-    m: &Module,
-    c: &ClassRef,
-    f: &FieldSpec,
-    ex: &[Val],
-) -> Result<Value, SurfaceError> {
+fn examples_json(spec: &ModelSpec, f: &FieldSpec, ex: &[Val]) -> Result<Value, SurfaceError> {
     ex.iter()
         .map(|v| v.to_json())
         .collect::<Result<Vec<_>, _>>()
         .map(Value::Array)
-        .map_err(|msg| m.err(c.def(), format!("field `{}` examples: {msg}", f.name)))
+        .map_err(|msg| {
+            spec.module
+                .err(&spec.at, format!("field `{}` examples: {msg}", f.name))
+        })
 }
 
 fn push_union(v: &mut Vec<Ty>, t: Ty) {
@@ -959,10 +964,10 @@ impl Gen<'_, '_, '_> {
     }
 
     fn field_schema(&mut self, spec: &ModelSpec, f: &FieldSpec) -> Result<Value, SurfaceError> {
-        let m = &spec.class.module;
+        let m = &spec.module;
         let at = |msg: String| {
             m.err(
-                spec.class.def(),
+                &spec.at,
                 format!("model `{}`, field `{}`: {msg}", spec.title, f.name),
             )
         };

@@ -40,6 +40,12 @@ pub(crate) struct Module {
     pub symbols: HashMap<String, Sym>,
 }
 
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<module {}>", self.name)
+    }
+}
+
 impl Module {
     /// 1-based line of a byte offset.
     pub fn line(&self, range: TextRange) -> usize {

@@ -220,3 +220,108 @@ fn reading_every_v1_server_is_deterministic() {
         assert_eq!(a, b, "{server}");
     }
 }
+
+/// The four `thinkingbox_tools` servers (decorated functions on the MCP SDK's FastMCP or
+/// fastmcp 3) against their recorded surfaces (`tb-bench-v1/tools-servers/surface`): the
+/// listed schema and the one the agent gets, reserved tools left out.
+#[test]
+fn function_servers_equal_reference_list_tools() {
+    let Some(root) = data_root() else { return };
+    let dir = shared().join("tb-bench-v1/tools-servers/surface");
+    if !dir.join("online_banking.json").is_file() {
+        skip_or_fail(format!(
+            "recorded surfaces not found at {} (set TB_SHARED)",
+            dir.display()
+        ));
+        return;
+    }
+    for server in [
+        "airline_tau_bench",
+        "email_system",
+        "ms_store",
+        "online_banking",
+    ] {
+        let reference: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{server}.json"))).unwrap(),
+        )
+        .unwrap();
+        let surface = tb_pysurface::read_server_surface(&root, server)
+            .unwrap_or_else(|e| panic!("{server}: {e}"));
+        assert_eq!(surface.module, reference["module"].as_str().unwrap());
+        let ref_tools: Vec<&Value> = reference["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["reserved"] != Value::Bool(true))
+            .collect();
+        let names: Vec<&str> = surface.tools.iter().map(|t| t.name.as_str()).collect();
+        let ref_names: Vec<&str> = ref_tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ref_names, "{server}: tool names and order");
+        for (ours, theirs) in surface.tools.iter().zip(&ref_tools) {
+            assert_eq!(
+                ours.description,
+                theirs["description"].as_str().unwrap(),
+                "{server}/{}",
+                ours.name
+            );
+            assert_eq!(
+                ours.description,
+                theirs["agent_description"].as_str().unwrap(),
+                "{server}/{}",
+                ours.name
+            );
+            for (a, b, what) in [
+                (&ours.input_schema, &theirs["input_schema"], "input schema"),
+                (
+                    &ours.agent_input_schema,
+                    &theirs["agent_input_schema"],
+                    "agent input schema",
+                ),
+            ] {
+                if let Some(d) = first_diff(a, b, "") {
+                    panic!("{server}/{}: {what} differs at {d}", ours.name);
+                }
+                assert_eq!(
+                    serde_json::to_string(a).unwrap(),
+                    serde_json::to_string(b).unwrap()
+                );
+            }
+        }
+    }
+}
+
+/// The agent's schemas of the v1 servers, as the framework client transforms the listed ones:
+/// the recorded requests' `parameters` start from these (checked in full by the request-body
+/// test); here, the transform keeps every key but the top-level titles.
+#[test]
+fn agent_schemas_drop_only_top_level_titles() {
+    let Some(root) = data_root() else { return };
+    for server in tb_domains::SERVERS {
+        for t in tb_pysurface::read_server_surface(&root, server)
+            .unwrap()
+            .tools
+        {
+            let mut expected = t.input_schema.clone();
+            let o = expected.as_object_mut().unwrap();
+            o.shift_remove("title");
+            for (_, p) in o
+                .get_mut("properties")
+                .unwrap()
+                .as_object_mut()
+                .unwrap()
+                .iter_mut()
+            {
+                p.as_object_mut().unwrap().shift_remove("title");
+            }
+            assert_eq!(
+                serde_json::to_string(&t.agent_input_schema).unwrap(),
+                serde_json::to_string(&expected).unwrap(),
+                "{server}/{}",
+                t.name
+            );
+        }
+    }
+}
