@@ -21,9 +21,13 @@ fn main() {
                     .tools
                     .len();
             }
+            let one_by_one = t0.elapsed();
+            let t1 = std::time::Instant::now();
+            let all = tb_pysurface::read_server_surfaces(root, &servers).expect("surfaces");
+            let m: usize = all.iter().map(|s| s.tools.len()).sum();
             eprintln!(
-                "round {round}: {n} tools of 5 servers in {:?}",
-                t0.elapsed()
+                "round {round}: {n} tools of 5 servers one by one in {one_by_one:?}; {m} together in {:?}",
+                t1.elapsed()
             );
         }
         return;

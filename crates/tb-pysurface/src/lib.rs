@@ -150,11 +150,34 @@ pub fn read_module_surface(
 ) -> Result<ServerSurface, SurfaceError> {
     let src = source::Sources::new(data_root)?;
     let ev = eval::Eval { src: &src };
-    let reg = registry::Registry { ev: &ev };
-    let m = src.require(module)?;
     let p = pydantic::Pydantic::new(&ev);
+    module_surface(&ev, &p, server, module)
+}
+
+/// Reads several servers' surfaces, parsing each shared module once (what start-up wants).
+pub fn read_server_surfaces(
+    data_root: &Path,
+    servers: &[&str],
+) -> Result<Vec<ServerSurface>, SurfaceError> {
+    let src = source::Sources::new(data_root)?;
+    let ev = eval::Eval { src: &src };
+    let p = pydantic::Pydantic::new(&ev);
+    servers
+        .iter()
+        .map(|s| module_surface(&ev, &p, s, &server_module(data_root, s)?))
+        .collect()
+}
+
+fn module_surface(
+    ev: &eval::Eval<'_>,
+    p: &pydantic::Pydantic<'_, '_>,
+    server: &str,
+    module: &str,
+) -> Result<ServerSurface, SurfaceError> {
+    let reg = registry::Registry { ev };
+    let m = ev.src.require(module)?;
     if !m.symbols.contains_key("initialize_sandbox_system")
-        && let Some(tools) = functions::function_tools(&ev, &p, &m)?
+        && let Some(tools) = functions::function_tools(ev, p, &m)?
     {
         return Ok(ServerSurface {
             server: server.to_string(),
@@ -165,7 +188,7 @@ pub fn read_module_surface(
     }
     let toolsets = reg.toolsets(&m)?;
     // The Tool base class is the one of the module that defines SandboxToolsSystem.
-    let tool_base = tool_base(&ev, &m)?;
+    let tool_base = tool_base(ev, &m)?;
     let mut tools: Vec<SurfaceTool> = Vec::new();
     for ts in &toolsets {
         for t in reg.toolset_tools(ts, &tool_base)? {
@@ -179,7 +202,7 @@ pub fn read_module_surface(
                     ts.path
                 )));
             }
-            tools.push(registry::build_tool(&p, full, &t)?);
+            tools.push(registry::build_tool(p, full, &t)?);
         }
     }
     Ok(ServerSurface {

@@ -115,6 +115,8 @@ pub(crate) struct Sources {
     /// Folders that hold top-level packages (`servers/<dist>/`).
     roots: Vec<PathBuf>,
     cache: RefCell<HashMap<String, Option<Rc<Module>>>>,
+    /// Top-level package name -> whether the checkout has it.
+    projects: RefCell<HashMap<String, bool>>,
 }
 
 impl Sources {
@@ -134,6 +136,7 @@ impl Sources {
             data_root: data_root.to_path_buf(),
             roots,
             cache: RefCell::new(HashMap::new()),
+            projects: RefCell::new(HashMap::new()),
         })
     }
 
@@ -175,9 +178,15 @@ impl Sources {
     /// Whether a dotted name's top-level package is one of the checkout's.
     pub fn is_project(&self, dotted: &str) -> bool {
         let top = dotted.split('.').next().unwrap_or("");
-        self.roots
+        if let Some(&b) = self.projects.borrow().get(top) {
+            return b;
+        }
+        let b = self
+            .roots
             .iter()
-            .any(|r| r.join(top).join("__init__.py").is_file())
+            .any(|r| r.join(top).join("__init__.py").is_file());
+        self.projects.borrow_mut().insert(top.to_string(), b);
+        b
     }
 
     /// The folder of a package module (where its submodules live).

@@ -212,12 +212,13 @@ fn changed_reference_model_is_a_mismatch_naming_tool_and_parameter() {
 }
 
 #[test]
-fn reading_every_v1_server_is_deterministic() {
+fn reading_servers_together_equals_reading_them_one_by_one() {
     let Some(root) = data_root() else { return };
-    for server in tb_domains::SERVERS {
-        let a = tb_pysurface::read_server_surface(&root, server).unwrap();
-        let b = tb_pysurface::read_server_surface(&root, server).unwrap();
-        assert_eq!(a, b, "{server}");
+    let together = tb_pysurface::read_server_surfaces(&root, &tb_domains::SERVERS).unwrap();
+    assert_eq!(together.len(), 5);
+    for (server, t) in tb_domains::SERVERS.iter().zip(&together) {
+        let alone = tb_pysurface::read_server_surface(&root, server).unwrap();
+        assert_eq!(&alone, t, "{server}");
     }
 }
 
