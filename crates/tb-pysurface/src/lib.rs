@@ -278,3 +278,37 @@ fn client_deref(root: &Value, v: &Value, depth: usize) -> Value {
         v => v.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn client_transform_as_the_framework() {
+        let s = json!({
+            "$defs": {"P": {"title": "P", "type": "object", "properties": {"x": {"title": "X", "type": "string"}}}},
+            "title": "Top",
+            "type": "object",
+            "properties": {"p": {"$ref": "#/$defs/P", "description": "dropped with the ref"}, "q": {"title": "Q", "type": "integer"}}
+        });
+        let t = client_transform(&s);
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            r#"{"type":"object","properties":{"p":{"type":"object","properties":{"x":{"title":"X","type":"string"}}},"q":{"type":"integer"}}}"#
+        );
+    }
+
+    #[test]
+    fn no_sources_no_reference_surface() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!has_server_sources(d.path()));
+        std::fs::create_dir_all(d.path().join("servers/dist/pkg")).unwrap();
+        std::fs::write(d.path().join("servers/servers.yaml"), "servers: {}\n").unwrap();
+        assert!(!has_server_sources(d.path()));
+        std::fs::write(d.path().join("servers/dist/pkg/__init__.py"), "").unwrap();
+        assert!(has_server_sources(d.path()));
+        let e = read_server_surface(d.path(), "x").unwrap_err();
+        assert!(matches!(e, SurfaceError::Config(_)), "{e}");
+    }
+}

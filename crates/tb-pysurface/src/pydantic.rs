@@ -1165,3 +1165,79 @@ fn apply_constraints(s: &mut Value, t: &Ty, cs: &[(&'static str, Val)]) -> Resul
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cleandoc_as_python() {
+        assert_eq!(cleandoc("One line."), "One line.");
+        assert_eq!(
+            cleandoc("  First.\n\n    Second\n      indented\n  "),
+            "First.\n\nSecond\n  indented"
+        );
+        assert_eq!(
+            cleandoc("\n    Starts on line two.\n    "),
+            "Starts on line two."
+        );
+        assert_eq!(cleandoc("A\n\tB"), "A\nB");
+    }
+
+    #[test]
+    fn titles_as_pydantic() {
+        assert_eq!(title_from_name("engagement_code"), "Engagement Code");
+        assert_eq!(title_from_name("$filter"), "$Filter");
+        assert_eq!(title_from_name("ssn_last_4"), "Ssn Last 4");
+        assert_eq!(title_from_name("a1b"), "A1B");
+        assert_eq!(title_from_name("_x_"), "X");
+        assert_eq!(title_from_name("ItemInternalId"), "Iteminternalid");
+    }
+
+    #[test]
+    fn sort_skips_properties_and_default_only() {
+        let v = json!({"type": "object", "properties": {"b": {"type": "x", "description": "d"}, "a": {}},
+            "default": {"z": 1, "y": {"k": 1, "j": 2}}, "examples": [{"b": 1, "a": 2}]});
+        let s = pyd_sort(v, None);
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"default":{"z":1,"y":{"j":2,"k":1}},"examples":[{"a":2,"b":1}],"properties":{"b":{"description":"d","type":"x"},"a":{}},"type":"object"}"#
+        );
+    }
+
+    #[test]
+    fn inline_refs_merges_siblings_like_the_servers() {
+        let defs = json!({"E": {"description": "enum doc", "enum": ["a"], "title": "E", "type": "string"}});
+        let v = json!({"p": {"$ref": "#/$defs/E", "default": "a", "description": "field doc", "examples": ["a"], "type": "ignored"}});
+        let out = inline_refs(&v, defs.as_object().unwrap(), 0).unwrap();
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"p":{"description":"field doc","enum":["a"],"title":"E","type":"string","default":"a","examples":["a"]}}"#
+        );
+        let cyclic = json!({"A": {"items": {"$ref": "#/$defs/A"}}});
+        assert!(
+            inline_refs(
+                &json!({"$ref": "#/$defs/A"}),
+                cyclic.as_object().unwrap(),
+                0
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn anyof_flattening_and_dedup() {
+        let s = flattened_anyof(vec![
+            json!({"anyOf": [{"type": "string"}, {"type": "integer"}]}),
+            json!({"type": "null"}),
+        ]);
+        assert_eq!(
+            s,
+            json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]})
+        );
+        assert_eq!(
+            flattened_anyof(vec![json!({"type": "string"}), json!({"type": "string"})]),
+            json!({"type": "string"})
+        );
+    }
+}
