@@ -48,7 +48,7 @@ fn main() {
             let tools: Vec<_> = s
                 .tools
                 .iter()
-                .map(|t| serde_json::json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+                .map(|t| serde_json::json!({"name": t.name, "description": t.description, "input_schema": t.input_schema, "agent_input_schema": t.agent_input_schema}))
                 .collect();
             println!(
                 "{}",

@@ -326,3 +326,59 @@ fn agent_schemas_drop_only_top_level_titles() {
         }
     }
 }
+
+/// The agent's schemas and descriptions equal what the reference actually sent the model in
+/// its captured chat requests (`tb-bench-v1/requests/<task file>.agent.json`), once the chat
+/// encoder's own step is applied: `"additionalProperties": false` appended when missing.
+#[test]
+fn agent_schemas_equal_the_captured_chat_requests() {
+    let Some(root) = data_root() else { return };
+    let dir = shared().join("tb-bench-v1/requests");
+    if !dir.join("sandbox_consulting_group1.agent.json").is_file() {
+        skip_or_fail(format!(
+            "captured requests not found at {} (set TB_SHARED)",
+            dir.display()
+        ));
+        return;
+    }
+    let surfaces = tb_pysurface::read_server_surfaces(&root, &tb_domains::SERVERS).unwrap();
+    let mut checked = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let Some(stem) = name.strip_suffix(".agent.json") else {
+            continue;
+        };
+        let surface = surfaces
+            .iter()
+            .find(|s| stem.starts_with(&s.server))
+            .expect("server of the task file");
+        let body: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        for t in body["tools"].as_array().unwrap() {
+            let f = &t["function"];
+            let Some(ours) = surface.tools.iter().find(|x| x.name == f["name"]) else {
+                continue;
+            };
+            let mut expected = ours.agent_input_schema.clone();
+            let o = expected.as_object_mut().unwrap();
+            if !o.contains_key("additionalProperties") {
+                o.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            assert_eq!(
+                serde_json::to_string(&expected).unwrap(),
+                serde_json::to_string(&f["parameters"]).unwrap(),
+                "{stem}/{}",
+                ours.name
+            );
+            assert_eq!(
+                ours.description,
+                f["description"].as_str().unwrap(),
+                "{stem}/{}",
+                ours.name
+            );
+            checked += 1;
+        }
+    }
+    // 7 task files: retail 33, booking 38 x2, auto 33, neobank 32 x2, consulting 27.
+    assert_eq!(checked, 233);
+}
