@@ -151,7 +151,13 @@ impl Sources {
     /// `<root>/a/b/c/__init__.py`, for the first root that holds package `a`.
     pub fn locate(&self, dotted: &str) -> Option<(PathBuf, bool)> {
         let parts: Vec<&str> = dotted.split('.').collect();
-        if parts.iter().any(|p| p.is_empty()) {
+        // Python identifiers only: no empty parts, no path separators.
+        let ident = |p: &str| {
+            !p.is_empty()
+                && !p.starts_with(|c: char| c.is_ascii_digit())
+                && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+        };
+        if !parts.iter().all(|p| ident(p)) {
             return None;
         }
         for root in &self.roots {
