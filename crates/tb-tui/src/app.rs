@@ -387,17 +387,11 @@ impl App {
         match k.code {
             KeyCode::Char('c') if ctrl => self.quit = true,
             KeyCode::Char('d') if ctrl && self.input.is_empty() => self.quit = true,
-            KeyCode::Char('p') if ctrl => {
-                if self.play == Play::Watch {
-                    let p = !self.gate.paused();
-                    self.gate.set_paused(p);
-                }
+            KeyCode::Char('p') if ctrl && self.play == Play::Watch => {
+                let p = !self.gate.paused();
+                self.gate.set_paused(p);
             }
-            KeyCode::Char('n') if ctrl => {
-                if self.play == Play::Watch {
-                    self.gate.step();
-                }
-            }
+            KeyCode::Char('n') if ctrl && self.play == Play::Watch => self.gate.step(),
             KeyCode::Char('o') if ctrl => self.fold = !self.fold,
             KeyCode::Char('u') if ctrl => self.input.kill_to_start(),
             KeyCode::Char('w') if ctrl => self.input.kill_word(),
@@ -733,13 +727,13 @@ impl App {
             return Vec::new();
         }
         self.busy = Some("the simulated user is writing".into());
-        vec![Job::User(UserJob {
+        vec![Job::User(Box::new(UserJob {
             client,
             history: self.messages().to_vec(),
             context: self.user_context.clone(),
             can_end: self.env.user_can_end,
             timeout: self.env.message_timeout,
-        })]
+        }))]
     }
 
     // ---- commands ---------------------------------------------------------------------

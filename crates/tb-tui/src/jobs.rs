@@ -83,7 +83,7 @@ pub enum Job {
     /// A whole episode: the model agent and the simulated user, gated step by step.
     Episode(Box<TurnJob>),
     /// The simulated user writes the next user message.
-    User(UserJob),
+    User(Box<UserJob>),
     /// Grades the session (and writes it as a trial record when `save` is set).
     Test(Box<TestJob>),
 }
