@@ -165,6 +165,7 @@ pub struct App {
     next_call: u64,
     quit: bool,
     hint_override: Option<String>,
+    told_no_user: bool,
 }
 
 impl std::fmt::Debug for App {
@@ -255,6 +256,7 @@ impl App {
             next_call: 0,
             quit: false,
             hint_override: None,
+            told_no_user: false,
         };
         app.refresh_effects(None);
         for n in notes {
@@ -316,6 +318,15 @@ impl App {
     /// The task.
     pub fn task(&self) -> &Task {
         &self.task
+    }
+
+    /// What is played, for the title: the task id, or the scenario.
+    pub fn title(&self) -> String {
+        if self.is_task {
+            self.task.uid.clone()
+        } else {
+            format!("scenario {}", self.task.scenario)
+        }
     }
 
     /// Who plays.
@@ -698,10 +709,11 @@ impl App {
                     NoteKind::Error,
                     "No user model is configured (user_model in the config given with -c).".into(),
                 );
-            } else {
+            } else if !self.told_no_user {
+                self.told_no_user = true;
                 self.note(
                     NoteKind::Info,
-                    "No user model is configured: the user will not answer. /test checks the state."
+                    "No user model is configured: the user will not answer (/user context and a user_model in -c CONFIG make one). /test checks the state."
                         .into(),
                 );
             }

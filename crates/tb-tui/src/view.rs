@@ -445,7 +445,7 @@ pub fn draw(f: &mut Frame, app: &App, t: Theme) {
     };
     let title = format!(
         " tb tui │ {} │ play: {} │ {status} ",
-        app.task().uid,
+        app.title(),
         app.play().name()
     );
     f.render_widget(

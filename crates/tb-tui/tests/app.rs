@@ -261,6 +261,27 @@ fn offline_user_command_and_bad_input() {
     }
     assert!(app.on_key(key(KeyCode::Enter)).is_empty());
     assert_eq!(app.input.text(), "hello\n");
+    // Another task's checks on this state: a task that asks for no change passes.
+    app.input.take();
+    type_line(
+        &rt,
+        &mut app,
+        "/test brightside_retail.py:test_bs006_order_status_only",
+    );
+    assert!(
+        notes(&app)
+            .iter()
+            .any(|(k, t)| *k == NoteKind::Pass
+                && t.starts_with("PASS brightside_retail.py:test_bs006")),
+        "{:?}",
+        notes(&app)
+    );
+    type_line(&rt, &mut app, "/test nope.py:x");
+    assert!(
+        notes(&app)
+            .iter()
+            .any(|(k, t)| *k == NoteKind::Error && t.starts_with("/test nope.py:x: "))
+    );
     // Ctrl-C quits.
     app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert!(app.should_quit());
@@ -457,6 +478,8 @@ fn watch_mode_runs_the_episode_with_the_simulated_user() {
         "the simulated user answered"
     );
     assert_eq!(app.effects().all_fixed(), Some(true));
+    let (text, _) = screen(&app, 140, 40, Theme { color: false });
+    insta::assert_snapshot!("watch_mode_finished", text);
 }
 
 #[test]
