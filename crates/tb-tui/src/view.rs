@@ -86,9 +86,26 @@ fn width(s: &str) -> usize {
     s.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
+/// Text from models, tools and files made safe to draw: control characters (escape
+/// sequences included) become `�`, tabs spaces, `\r\n` a line break.
+pub fn printable(text: &str) -> String {
+    text.replace("\r\n", "\n")
+        .chars()
+        .map(|c| match c {
+            '\n' => '\n',
+            '\t' => ' ',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
 /// Wraps text to `w` cells: at spaces where it can, else hard; `indent` on every line but
-/// the first (which has `first` already taken).
+/// the first (which has `first` already taken). Control characters are replaced
+/// ([`printable`]).
 pub fn wrap(text: &str, w: usize, first: usize, indent: usize) -> Vec<String> {
+    let text = printable(text);
+    let text = text.as_str();
     let w = w.max(indent + 8);
     let mut out = Vec::new();
     let mut avail = w.saturating_sub(first).max(1);
@@ -146,7 +163,7 @@ fn labelled(
     for (i, l) in lines.into_iter().enumerate() {
         if i == 0 {
             out.push(Line::from(vec![
-                Span::styled(label.to_string(), label_style),
+                Span::styled(printable(label), label_style),
                 Span::raw(" "),
                 Span::styled(l, style),
             ]));
@@ -242,7 +259,10 @@ fn message_lines(app: &App, t: Theme, m: &Message, w: usize, out: &mut Vec<Line<
             let style = if is_err { t.error() } else { t.result() };
             let label = format!("  ← {name}{}", if is_err { " [error]" } else { "" });
             if fold {
-                let flat: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+                let flat: String = printable(content)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 let avail = w.saturating_sub(width(&label) + 1);
                 let n = content.chars().count();
                 let mut shown: String = String::new();
@@ -586,6 +606,12 @@ mod tests {
         assert_eq!(wrap("x\ny", 10, 0, 0), vec!["x", "y"]);
         let long = "a".repeat(25);
         assert_eq!(wrap(&long, 10, 0, 0).len(), 3);
+        assert_eq!(printable("a\u{1b}[2Jb\tc\r\nd"), "a\u{fffd}[2Jb c\nd");
+        assert!(
+            wrap("x\u{7}y", 10, 0, 0)[0]
+                .chars()
+                .all(|c| !c.is_control())
+        );
         let (lines, pos) = input_layout("abc\nde", 6, 10);
         assert_eq!(lines, vec!["abc", "de"]);
         assert_eq!(pos, (1, 2));

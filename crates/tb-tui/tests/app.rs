@@ -282,6 +282,15 @@ fn offline_user_command_and_bad_input() {
             .iter()
             .any(|(k, t)| *k == NoteKind::Error && t.starts_with("/test nope.py:x: "))
     );
+    // Control characters pasted (an escape sequence, a bell) are dropped from the input;
+    // text from models and tools is made printable by the view (its unit tests).
+    app.input.take();
+    app.on_paste("clear \u{1b}[2J\u{7} now");
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Enter));
+    let (text, _) = screen(&app, 120, 40, Theme { color: false });
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
+    assert!(text.contains("clear [2J now"), "{text}");
     // Ctrl-C quits.
     app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert!(app.should_quit());
