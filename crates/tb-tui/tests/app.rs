@@ -528,3 +528,41 @@ fn retail_benchmark_task_in_agent_mode() {
     let (text, _) = screen(&app, 200, 50, Theme { color: false });
     assert!(text.contains("to fix: nothing"), "{text}");
 }
+
+#[test]
+fn agent_mode_the_simulated_user_answers_from_the_task_context() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start()).unwrap();
+    server.set_script("user", tb_llm::mock::ContextUser);
+    let models = Models {
+        agent: None,
+        user: Some(client(&server, "user")),
+        judge: None,
+    };
+    let (mut app, jobs) = {
+        let _g = rt.enter();
+        App::new(setup(&example(), BS001, Play::Agent, models)).unwrap()
+    };
+    assert!(jobs.is_empty());
+    type_line(&rt, &mut app, "Could you confirm who you are?");
+    let last = app.messages().last().cloned();
+    match last {
+        Some(tb_core::Message::Text {
+            role,
+            content,
+            metadata,
+        }) => {
+            assert_eq!(role, "user");
+            assert!(metadata.get("is_user_llm").is_some());
+            assert!(content.contains("Theo Lindqvist"), "{content}");
+        }
+        other => panic!("expected the simulated user's turn, got {other:?}"),
+    }
+    // The request carried the task's private context; the agent's tools never saw it.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert!(reqs[0].body.to_string().contains("CUS-1002"));
+    // /user asks again explicitly.
+    type_line(&rt, &mut app, "/user");
+    assert_eq!(server.requests().len(), 2);
+}
