@@ -78,15 +78,15 @@ impl Effects {
                 .filter_map(|e| row_of(e.get("path").and_then(Value::as_str).unwrap_or("")))
                 .collect();
             if !wanted.is_empty() {
-                let mut sources = vec![s.state.stable_state()];
-                if let Some(i) = initial.server(&name) {
-                    sources.push(i.state.stable_state());
-                }
+                let live_state = s.state.stable_state();
+                let initial_state = initial.server(&name).map(|i| i.state.stable_state());
+                let mut sources: Vec<&Value> = vec![&live_state];
+                sources.extend(initial_state.as_ref());
                 if let Some(g) = goldens
                     .as_ref()
                     .and_then(|g| g.iter().find(|g| g.server == name))
                 {
-                    sources.push(g.state.clone());
+                    sources.push(&g.state);
                 }
                 for (table, i) in wanted {
                     if ids.iter().any(|(k, _)| k == &(table.clone(), i)) {
