@@ -137,10 +137,11 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// The shell line that runs `tb tui` and then reports its exit status.
+/// The shell line that runs `tb tui`, then reports its exit status and whether the terminal
+/// is back in canonical mode (`TTYicanon`; raw mode left behind shows `TTY-icanon`).
 fn tui_shell(root: &Path) -> String {
     format!(
-        "env -u NO_COLOR TB_LOG=error {} tui --data {} -n {} --play agent; echo TUI-EXITED $?; sleep 600",
+        "env -u NO_COLOR TB_LOG=error {} tui --data {} -n {} --play agent; echo TUI-EXITED $?; echo TTY$(stty -a | grep -o -- '-\\?icanon' | head -n 1); sleep 600",
         sh_quote(env!("CARGO_BIN_EXE_tb")),
         sh_quote(&root.display().to_string()),
         sh_quote(UID)
@@ -223,6 +224,11 @@ fn golden_calls_typed_in_tmux_pass_and_the_saved_record_reads_back() {
     tmux.key("C-c");
     let screen = tmux.wait("the exit", |s| s.contains("TUI-EXITED"));
     assert!(screen.contains("TUI-EXITED 0"), "{screen}");
+    let screen = tmux.wait("the terminal mode", |s| s.contains("TTY"));
+    assert!(
+        screen.contains("TTYicanon"),
+        "the terminal is restored:\n{screen}"
+    );
     assert!(
         !screen.contains("play: agent"),
         "the main screen is back after quitting:\n{screen}"
@@ -279,4 +285,24 @@ fn without_the_last_golden_call_tmux_shows_fail_and_the_field() {
     tmux.key("C-c");
     let screen = tmux.wait("the exit", |s| s.contains("TUI-EXITED"));
     assert!(screen.contains("TUI-EXITED 0"), "{screen}");
+}
+
+#[test]
+fn a_panic_restores_the_terminal() {
+    let Some(root) = shared_data() else { return };
+    if !have_tmux() {
+        return;
+    }
+    let tmux = Tmux::new("panic");
+    tmux.start(&format!("TB_TUI_TEST_PANIC=1 {}", tui_shell(&root)));
+    let screen = tmux.wait("the exit", |s| s.contains("TTY"));
+    assert!(screen.contains("TUI-EXITED 101"), "{screen}");
+    assert!(
+        screen.contains("TB_TUI_TEST_PANIC=1"),
+        "the panic message is shown: {screen}"
+    );
+    assert!(
+        screen.contains("TTYicanon"),
+        "the terminal is restored:\n{screen}"
+    );
 }

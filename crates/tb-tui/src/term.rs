@@ -97,6 +97,11 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
     .map_err(|e| TuiError::Terminal(e.to_string()))?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
         .map_err(|e| TuiError::Terminal(e.to_string()))?;
+    // For the terminal test of the panic hook (crates/tb-cli/tests/tui_tmux.rs): a panic
+    // with the terminal in raw mode must leave it restored.
+    if std::env::var_os("TB_TUI_TEST_PANIC").is_some_and(|v| v == "1") {
+        panic!("TB_TUI_TEST_PANIC=1: a panic with the terminal in raw mode");
+    }
 
     let (tx, rx) = mpsc::channel::<Msg>();
     for j in jobs {
