@@ -49,22 +49,22 @@ fn have_tmux() -> bool {
     ok
 }
 
-/// A tmux server of our own (its own socket), killed on drop.
+/// A tmux server of our own (its socket in a temporary folder), killed on drop.
 struct Tmux {
-    socket: String,
+    dir: tempfile::TempDir,
 }
 
 impl Tmux {
-    fn new(tag: &str) -> Tmux {
+    fn new() -> Tmux {
         Tmux {
-            socket: format!("tb-tui-test-{}-{tag}", std::process::id()),
+            dir: tempfile::tempdir().expect("a temporary folder for the tmux socket"),
         }
     }
 
     fn cmd(&self, args: &[&str]) -> std::process::Output {
         Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
+            .arg("-S")
+            .arg(self.dir.path().join("tmux.sock"))
             .args(args)
             .env_remove("TMUX")
             .output()
@@ -192,7 +192,7 @@ fn golden_calls_typed_in_tmux_pass_and_the_saved_record_reads_back() {
     }
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("session.jsonl");
-    let tmux = Tmux::new("pass");
+    let tmux = Tmux::new();
     tmux.start(&tui_shell(&root));
     tmux.wait("the app", |s| {
         s.contains("play: agent") && s.contains("effects")
@@ -257,7 +257,7 @@ fn without_the_last_golden_call_tmux_shows_fail_and_the_field() {
     }
     let mut calls = golden_calls(&root);
     calls.pop();
-    let tmux = Tmux::new("fail");
+    let tmux = Tmux::new();
     tmux.start(&tui_shell(&root));
     tmux.wait("the app", |s| {
         s.contains("play: agent") && s.contains("effects")
@@ -293,7 +293,7 @@ fn a_panic_restores_the_terminal() {
     if !have_tmux() {
         return;
     }
-    let tmux = Tmux::new("panic");
+    let tmux = Tmux::new();
     tmux.start(&format!("TB_TUI_TEST_PANIC=1 {}", tui_shell(&root)));
     let screen = tmux.wait("the exit", |s| s.contains("TTY"));
     assert!(screen.contains("TUI-EXITED 101"), "{screen}");
