@@ -291,6 +291,16 @@ fn offline_user_command_and_bad_input() {
     let (text, _) = screen(&app, 120, 40, Theme { color: false });
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
     assert!(text.contains("clear [2J now"), "{text}");
+    // Alt+Enter sends text too.
+    app.input.take();
+    for c in "two\nlines".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    assert!(app.input.is_empty());
+    assert!(app.messages().iter().any(
+        |m| matches!(m, tb_core::Message::Text { role, content, .. } if role == "assistant" && content == "two\nlines")
+    ));
     // Ctrl-C quits.
     app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert!(app.should_quit());
@@ -475,6 +485,13 @@ fn watch_mode_runs_the_episode_with_the_simulated_user() {
         App::new(setup(&example(), BS001, Play::Watch, models)).unwrap()
     };
     assert!(matches!(jobs.as_slice(), [Job::Episode(_)]));
+    let ctrl_p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL);
+    app.on_key(ctrl_p);
+    assert!(app.paused());
+    let (text, _) = screen(&app, 140, 20, Theme { color: false });
+    assert!(text.contains("│ paused"), "{text}");
+    app.on_key(ctrl_p);
+    assert!(!app.paused());
     drive(&rt, &mut app, jobs);
     assert_eq!(
         app.finished(),
