@@ -10,6 +10,7 @@ mod openenv_cmd;
 mod pp_cmd;
 mod replay_cmd;
 mod run_test_cmd;
+mod tui_cmd;
 mod validate_cmd;
 mod verify_cmd;
 
@@ -60,6 +61,9 @@ enum Command {
     Show(metrics_cmds::ShowArgs),
     /// Compare a baseline and a candidate run task by task (Bayesian).
     Sbs(metrics_cmds::SbsArgs),
+    /// Play a task in the terminal: as the user, as the agent, or watching, with its
+    /// effects and checks at hand.
+    Tui(Box<tui_cmd::TuiArgs>),
     /// Performance figures beside the reference's (replay, sessions, tool calls, memory).
     Bench(bench_cmd::BenchArgs),
 }
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Show(a) => metrics_cmds::show(a).map(|()| ExitCode::SUCCESS),
         Command::Sbs(a) => metrics_cmds::sbs(a).map(|()| ExitCode::SUCCESS),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Tui(a) => tui_cmd::run(a),
     };
     match result {
         Ok(code) => code,

@@ -388,6 +388,20 @@ enum Event {
     Done(Box<TrialRecord>),
 }
 
+/// Writes records to a new file (refusing one that exists), one JSON line each, synced: a
+/// file `tb show`, `tb run-test` and `tb agg` read as they read a campaign's output.
+pub fn write_new(path: &Path, records: &[TrialRecord]) -> Result<(), CampaignError> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io(path))?;
+    for r in records {
+        append(&mut f, path, r)?;
+    }
+    f.sync_data().map_err(io(path))
+}
+
 fn append(f: &mut std::fs::File, path: &Path, rec: &TrialRecord) -> Result<(), CampaignError> {
     let mut line = serde_json::to_vec(rec).map_err(|e| io(path)(e.into()))?;
     line.push(b'\n');

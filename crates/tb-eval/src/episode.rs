@@ -396,9 +396,10 @@ pub fn format_direct(template: &str, result: &str) -> Option<String> {
     Some(out)
 }
 
-/// Runs the tool call the way the reference's agent session does. An `Err` is the backend's
-/// operational failure.
-async fn dispatch(
+/// Runs the tool call the way the reference's agent session does: an argument error or an
+/// unknown name answered as text, else the backend's result (and the direct response, when
+/// the tool has one). An `Err` is the backend's operational failure.
+pub async fn dispatch(
     tools: &AgentTools,
     session: &mut dyn ToolBackend,
     tc: &ToolCall,
@@ -519,6 +520,20 @@ pub async fn run_episode(
         }
         turn += 1;
     }
+}
+
+/// Runs one agent turn on its own (the agent replies, its tool calls run, until it writes
+/// visible text, calls an end-turn tool or reaches `max_agent_sim_turns`), as inside
+/// [`run_episode`]: for callers that supply the user turns themselves (`tb tui`, where a
+/// person plays the user). The caller pushes the user message and lets the agent observe it.
+pub async fn run_agent_turn(
+    spec: &EpisodeSpec<'_>,
+    agent: &mut dyn Agent,
+    session: &mut dyn ToolBackend,
+    st: &mut EpisodeState,
+) -> Result<(), EpisodeError> {
+    let max_agent = spec.task.max_agent_sim_turns.unwrap_or(u64::MAX);
+    agent_turn(spec, agent, session, st, max_agent).await
 }
 
 /// Pushes a yielded message; returns false when the agent-action limit cuts the turn.

@@ -261,7 +261,9 @@ pub enum AgentChoice {
     Offline(OfflineAgent),
 }
 
-fn base_metadata(task: &Task, agent: &str, repetition: u32) -> Map<String, Value> {
+/// The metadata every record starts with: scenario, agent, test-case file and name,
+/// repetition.
+pub fn base_metadata(task: &Task, agent: &str, repetition: u32) -> Map<String, Value> {
     let mut metadata = Map::new();
     metadata.insert("scenario".into(), json!(task.scenario));
     metadata.insert("agent".into(), json!(agent));
@@ -316,8 +318,8 @@ pub fn system_error_record(
     rec
 }
 
-/// The record skeleton of an attempt.
-fn blank_record(
+/// The record skeleton of an attempt (no messages, no verdict yet).
+pub fn blank_record(
     env: &RunEnv,
     task: &Task,
     repetition: u32,
