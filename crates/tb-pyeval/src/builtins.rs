@@ -50,7 +50,10 @@ pub fn builtin_name(name: &str) -> Option<Value> {
 pub fn hash_key(v: &Value) -> R<Key> {
     match v.key() {
         Some(k) => Ok(k),
-        None => raise(ExcKind::TypeError, format!("unhashable type: '{}'", v.type_name())),
+        None => raise(
+            ExcKind::TypeError,
+            format!("unhashable type: '{}'", v.type_name()),
+        ),
     }
 }
 
@@ -59,7 +62,10 @@ pub fn iterate(v: &Value) -> R<Vec<Value>> {
     Ok(match v {
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
-        Value::Str(s) => s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect(),
+        Value::Str(s) => s
+            .chars()
+            .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
+            .collect(),
         Value::Dict(d) => d.borrow().map.values().map(|(k, _)| k.clone()).collect(),
         Value::Set(s) => s.borrow().map.values().cloned().collect(),
         Value::DictView(d, kind) => {
@@ -74,7 +80,12 @@ pub fn iterate(v: &Value) -> R<Vec<Value>> {
                     .collect(),
             }
         }
-        other => return raise(ExcKind::TypeError, format!("'{}' object is not iterable", other.type_name())),
+        other => {
+            return raise(
+                ExcKind::TypeError,
+                format!("'{}' object is not iterable", other.type_name()),
+            );
+        }
     })
 }
 
@@ -82,7 +93,10 @@ fn index_of(len: usize, index: &Value, what: &str) -> R<usize> {
     let Some(i) = as_int(index) else {
         return raise(
             ExcKind::TypeError,
-            format!("{what} indices must be integers or slices, not {}", index.type_name()),
+            format!(
+                "{what} indices must be integers or slices, not {}",
+                index.type_name()
+            ),
         );
     };
     let len_i = i64::try_from(len).unwrap_or(i64::MAX);
@@ -117,7 +131,10 @@ pub fn get_item(obj: &Value, index: &Value) -> R<Value> {
                 None => raise(ExcKind::KeyError, repr(index)),
             }
         }
-        other => raise(ExcKind::TypeError, format!("'{}' object is not subscriptable", other.type_name())),
+        other => raise(
+            ExcKind::TypeError,
+            format!("'{}' object is not subscriptable", other.type_name()),
+        ),
     }
 }
 
@@ -137,13 +154,21 @@ pub fn set_item(obj: &Value, index: Value, value: Value) -> R<()> {
         }
         other => raise(
             ExcKind::TypeError,
-            format!("'{}' object does not support item assignment", other.type_name()),
+            format!(
+                "'{}' object does not support item assignment",
+                other.type_name()
+            ),
         ),
     }
 }
 
 /// `obj[lower:upper:step]` on lists, tuples and strings.
-pub fn slice(obj: &Value, lower: Option<Value>, upper: Option<Value>, step: Option<Value>) -> R<Value> {
+pub fn slice(
+    obj: &Value,
+    lower: Option<Value>,
+    upper: Option<Value>,
+    step: Option<Value>,
+) -> R<Value> {
     let bound = |v: Option<Value>| -> R<Option<i64>> {
         match v {
             None | Some(Value::None) => Ok(None),
@@ -192,9 +217,19 @@ pub fn slice(obj: &Value, lower: Option<Value>, upper: Option<Value>, step: Opti
         Value::Tuple(t) => Value::tuple(pick(t.len()).into_iter().map(|i| t[i].clone()).collect()),
         Value::Str(s) => {
             let chars: Vec<char> = s.chars().collect();
-            Value::str(&pick(chars.len()).into_iter().map(|i| chars[i]).collect::<String>())
+            Value::str(
+                &pick(chars.len())
+                    .into_iter()
+                    .map(|i| chars[i])
+                    .collect::<String>(),
+            )
         }
-        other => return raise(ExcKind::TypeError, format!("'{}' object is not subscriptable", other.type_name())),
+        other => {
+            return raise(
+                ExcKind::TypeError,
+                format!("'{}' object is not subscriptable", other.type_name()),
+            );
+        }
     })
 }
 
@@ -220,21 +255,29 @@ pub fn is_same(a: &Value, b: &Value) -> bool {
 /// `needle in haystack`.
 pub fn contains(haystack: &Value, needle: &Value) -> R<bool> {
     Ok(match haystack {
-        Value::List(l) => l.borrow().iter().any(|x| is_same(x, needle) || py_eq(x, needle)),
+        Value::List(l) => l
+            .borrow()
+            .iter()
+            .any(|x| is_same(x, needle) || py_eq(x, needle)),
         Value::Tuple(t) => t.iter().any(|x| is_same(x, needle) || py_eq(x, needle)),
         Value::Str(s) => match needle {
             Value::Str(n) => s.contains(&**n),
             other => {
                 return raise(
                     ExcKind::TypeError,
-                    format!("'in <string>' requires string as left operand, not {}", other.type_name()),
+                    format!(
+                        "'in <string>' requires string as left operand, not {}",
+                        other.type_name()
+                    ),
                 );
             }
         },
         Value::Dict(d) => d.borrow().map.contains_key(&hash_key(needle)?),
         Value::Set(s) => s.borrow().map.contains_key(&hash_key(needle)?),
         Value::DictView(d, ViewKind::Keys) => d.borrow().map.contains_key(&hash_key(needle)?),
-        Value::DictView(d, ViewKind::Values) => d.borrow().map.values().any(|(_, v)| py_eq(v, needle)),
+        Value::DictView(d, ViewKind::Values) => {
+            d.borrow().map.values().any(|(_, v)| py_eq(v, needle))
+        }
         Value::DictView(d, ViewKind::Items) => match needle {
             Value::Tuple(t) if t.len() == 2 => {
                 let k = hash_key(&t[0])?;
@@ -261,9 +304,10 @@ pub fn py_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Bool(_) | Value::Int(_), Value::Bool(_) | Value::Int(_)) => {
             Some(as_int(a)?.cmp(&as_int(b)?))
         }
-        (Value::Bool(_) | Value::Int(_) | Value::Float(_), Value::Bool(_) | Value::Int(_) | Value::Float(_)) => {
-            as_f64(a)?.partial_cmp(&as_f64(b)?)
-        }
+        (
+            Value::Bool(_) | Value::Int(_) | Value::Float(_),
+            Value::Bool(_) | Value::Int(_) | Value::Float(_),
+        ) => as_f64(a)?.partial_cmp(&as_f64(b)?),
         (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
         (Value::List(_) | Value::Tuple(_), Value::List(_) | Value::Tuple(_))
             if std::mem::discriminant(a) == std::mem::discriminant(b) =>
@@ -324,10 +368,12 @@ pub fn order(op: CmpOp, a: &Value, b: &Value) -> R<bool> {
 fn as_set(v: &Value) -> R<Option<indexmap::IndexMap<Key, Value>>> {
     Ok(match v {
         Value::Set(s) => Some(s.borrow().map.clone()),
-        Value::DictView(d, kind @ (ViewKind::Keys | ViewKind::Items)) => match view_set(&d.borrow(), *kind) {
-            Some(s) => Some(s),
-            None => return raise(ExcKind::TypeError, "unhashable type in dict items view"),
-        },
+        Value::DictView(d, kind @ (ViewKind::Keys | ViewKind::Items)) => {
+            match view_set(&d.borrow(), *kind) {
+                Some(s) => Some(s),
+                None => return raise(ExcKind::TypeError, "unhashable type in dict items view"),
+            }
+        }
         _ => None,
     })
 }
@@ -341,7 +387,12 @@ pub fn negate(v: &Value) -> R<Value> {
             None => return raise(ExcKind::OverflowError, "integer overflow"),
         },
         Value::Float(f) => Value::Float(-f),
-        other => return raise(ExcKind::TypeError, format!("bad operand type for unary -: '{}'", other.type_name())),
+        other => {
+            return raise(
+                ExcKind::TypeError,
+                format!("bad operand type for unary -: '{}'", other.type_name()),
+            );
+        }
     })
 }
 
@@ -350,7 +401,10 @@ fn op_symbol(op: Operator) -> &'static str {
 }
 
 fn overflow<T>() -> R<T> {
-    raise(ExcKind::OverflowError, "integer result too large (big integers are not supported)")
+    raise(
+        ExcKind::OverflowError,
+        "integer result too large (big integers are not supported)",
+    )
 }
 
 /// `a <op> b`.
@@ -383,17 +437,31 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
             }
             Operator::FloorDiv => {
                 if y == 0 {
-                    return raise(ExcKind::ZeroDivisionError, "integer division or modulo by zero");
+                    return raise(
+                        ExcKind::ZeroDivisionError,
+                        "integer division or modulo by zero",
+                    );
                 }
                 let q = x.checked_div(y).map_or_else(overflow, Ok)?;
-                if (x % y != 0) && ((x < 0) != (y < 0)) { q - 1 } else { q }
+                if (x % y != 0) && ((x < 0) != (y < 0)) {
+                    q - 1
+                } else {
+                    q
+                }
             }
             Operator::Mod => {
                 if y == 0 {
-                    return raise(ExcKind::ZeroDivisionError, "integer division or modulo by zero");
+                    return raise(
+                        ExcKind::ZeroDivisionError,
+                        "integer division or modulo by zero",
+                    );
                 }
                 let r = x.checked_rem(y).map_or_else(overflow, Ok)?;
-                if r != 0 && ((r < 0) != (y < 0)) { r + y } else { r }
+                if r != 0 && ((r < 0) != (y < 0)) {
+                    r + y
+                } else {
+                    r
+                }
             }
             Operator::Pow => {
                 if y < 0 {
@@ -408,7 +476,9 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
             Operator::BitXor => x ^ y,
             Operator::LShift => {
                 let s = u32::try_from(y).map_or_else(|_| overflow(), Ok)?;
-                x.checked_shl(s).filter(|r| r >> s == x).map_or_else(overflow, Ok)?
+                x.checked_shl(s)
+                    .filter(|r| r >> s == x)
+                    .map_or_else(overflow, Ok)?
             }
             Operator::RShift => x >> u32::try_from(y.min(63)).unwrap_or(63),
             Operator::MatMult => return type_error(),
@@ -437,7 +507,11 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
                     return raise(ExcKind::ZeroDivisionError, "float modulo");
                 }
                 let r = x % y;
-                if r != 0.0 && ((r < 0.0) != (y < 0.0)) { r + y } else { r }
+                if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
+                    r + y
+                } else {
+                    r
+                }
             }
             Operator::Pow => x.powf(y),
             _ => return type_error(),
@@ -462,7 +536,9 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
             }
             Ok(V::str(&s.repeat(times)))
         }
-        (Operator::Mult, V::List(l), n) | (Operator::Mult, n, V::List(l)) if as_int(n).is_some() => {
+        (Operator::Mult, V::List(l), n) | (Operator::Mult, n, V::List(l))
+            if as_int(n).is_some() =>
+        {
             let times = usize::try_from(as_int(n).unwrap_or(0).max(0)).unwrap_or(0);
             let l = l.borrow();
             if l.len().saturating_mul(times) > 1 << 24 {
@@ -478,7 +554,10 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
         (Operator::BitOr | Operator::BitAnd | Operator::Sub | Operator::BitXor, _, _)
             if as_set(a)?.is_some() && as_set(b)?.is_some() =>
         {
-            let (x, y) = (as_set(a)?.unwrap_or_default(), as_set(b)?.unwrap_or_default());
+            let (x, y) = (
+                as_set(a)?.unwrap_or_default(),
+                as_set(b)?.unwrap_or_default(),
+            );
             let mut out = Set::default();
             match op {
                 Operator::BitOr => {
@@ -559,7 +638,12 @@ fn percent_format(fmt: &str, args: &Value) -> R<Value> {
                 Some(i) => out.push_str(&i.to_string()),
                 None => return raise(ExcKind::TypeError, "%d format: a real number is required"),
             },
-            _ => return raise(ExcKind::NotImplementedError, "this %-format is not supported"),
+            _ => {
+                return raise(
+                    ExcKind::NotImplementedError,
+                    "this %-format is not supported",
+                );
+            }
         }
     }
     Ok(Value::str(&out))
@@ -614,7 +698,9 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
     }
     let mut width = 0usize;
     while i < chars.len() && chars[i].is_ascii_digit() {
-        width = width.saturating_mul(10).saturating_add(chars[i] as usize - '0' as usize);
+        width = width
+            .saturating_mul(10)
+            .saturating_add(chars[i] as usize - '0' as usize);
         i += 1;
     }
     let mut grouping = false;
@@ -627,14 +713,19 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
         i += 1;
         let mut p = 0usize;
         while i < chars.len() && chars[i].is_ascii_digit() {
-            p = p.saturating_mul(10).saturating_add(chars[i] as usize - '0' as usize);
+            p = p
+                .saturating_mul(10)
+                .saturating_add(chars[i] as usize - '0' as usize);
             i += 1;
         }
         precision = Some(p.min(100));
     }
     let ty = chars.get(i).copied();
     if i + usize::from(ty.is_some()) != chars.len() || width > 10_000 {
-        return raise(ExcKind::ValueError, format!("Invalid format specifier '{spec}'"));
+        return raise(
+            ExcKind::ValueError,
+            format!("Invalid format specifier '{spec}'"),
+        );
     }
     let (body, numeric) = match (ty, v) {
         (None | Some('s'), Value::Str(s)) => {
@@ -657,7 +748,9 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
                 (None, None) => crate::repr::float_repr(f.abs()),
                 (_, p) => format!("{:.*}", p.unwrap_or(6), f.abs()),
             };
-            let (int_part, frac) = text.split_once('.').map_or((text.as_str(), None), |(a, b)| (a, Some(b)));
+            let (int_part, frac) = text
+                .split_once('.')
+                .map_or((text.as_str(), None), |(a, b)| (a, Some(b)));
             let mut s = group(int_part, grouping);
             if let Some(fr) = frac {
                 s.push('.');
@@ -668,9 +761,17 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
             }
             (s, true)
         }
-        _ => return raise(ExcKind::ValueError, format!("Unknown format code for object of type '{}'", v.type_name())),
+        _ => {
+            return raise(
+                ExcKind::ValueError,
+                format!("Unknown format code for object of type '{}'", v.type_name()),
+            );
+        }
     };
-    let negative = numeric && as_f64(v).is_some_and(|f| f < 0.0 || (f == 0.0 && f.is_sign_negative() && matches!(v, Value::Float(_))));
+    let negative = numeric
+        && as_f64(v).is_some_and(|f| {
+            f < 0.0 || (f == 0.0 && f.is_sign_negative() && matches!(v, Value::Float(_)))
+        });
     let sign_text = if !numeric {
         ""
     } else if negative {
@@ -688,7 +789,11 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
     let align = align.unwrap_or(if numeric { '>' } else { '<' });
     Ok(match align {
         '<' => format!("{sign_text}{body}{}", fills(pad)),
-        '^' => format!("{}{sign_text}{body}{}", fills(pad / 2), fills(pad - pad / 2)),
+        '^' => format!(
+            "{}{sign_text}{body}{}",
+            fills(pad / 2),
+            fills(pad - pad / 2)
+        ),
         '=' => format!("{sign_text}{}{body}", fills(pad)),
         _ => format!("{}{sign_text}{body}", fills(pad)),
     })
@@ -718,13 +823,19 @@ pub fn get_attr(obj: &Value, name: &str) -> R<Value> {
         if o.class.as_ref() == "Judge" || methods_of(obj).contains(&name) {
             return Ok(Value::Method(Box::new(obj.clone()), Rc::from(name)));
         }
-        return raise(ExcKind::AttributeError, format!("'{}' object has no attribute '{name}'", o.class));
+        return raise(
+            ExcKind::AttributeError,
+            format!("'{}' object has no attribute '{name}'", o.class),
+        );
     }
     if let Value::Module(Module::Json) = obj {
         return match name {
             "dumps" => Ok(Value::Builtin(Builtin::JsonDumps)),
             "loads" => Ok(Value::Builtin(Builtin::JsonLoads)),
-            _ => raise(ExcKind::AttributeError, format!("module 'json' has no attribute '{name}'")),
+            _ => raise(
+                ExcKind::AttributeError,
+                format!("module 'json' has no attribute '{name}'"),
+            ),
         };
     }
     if methods_of(obj).contains(&name) {
@@ -739,16 +850,50 @@ pub fn get_attr(obj: &Value, name: &str) -> R<Value> {
 fn methods_of(v: &Value) -> &'static [&'static str] {
     match v {
         Value::Str(_) => &[
-            "startswith", "endswith", "lower", "upper", "strip", "lstrip", "rstrip", "split",
-            "join", "replace", "find", "count", "format", "isdigit", "isalpha", "title",
-            "capitalize", "splitlines", "index",
+            "startswith",
+            "endswith",
+            "lower",
+            "upper",
+            "strip",
+            "lstrip",
+            "rstrip",
+            "split",
+            "join",
+            "replace",
+            "find",
+            "count",
+            "format",
+            "isdigit",
+            "isalpha",
+            "title",
+            "capitalize",
+            "splitlines",
+            "index",
         ],
-        Value::List(_) => &["append", "extend", "index", "count", "pop", "insert", "copy", "sort", "remove"],
+        Value::List(_) => &[
+            "append", "extend", "index", "count", "pop", "insert", "copy", "sort", "remove",
+        ],
         Value::Tuple(_) => &["index", "count"],
-        Value::Dict(_) => &["get", "items", "keys", "values", "setdefault", "update", "pop", "copy"],
+        Value::Dict(_) => &[
+            "get",
+            "items",
+            "keys",
+            "values",
+            "setdefault",
+            "update",
+            "pop",
+            "copy",
+        ],
         Value::Set(_) => &[
-            "add", "update", "issubset", "issuperset", "union", "intersection", "difference",
-            "discard", "copy",
+            "add",
+            "update",
+            "issubset",
+            "issuperset",
+            "union",
+            "intersection",
+            "difference",
+            "discard",
+            "copy",
         ],
         Value::DictView(..) => &["isdisjoint"],
         Value::Object(o) if o.class.as_ref() == "TestContext" => &["transcript", "query"],
@@ -761,9 +906,16 @@ fn arity(name: &str, args: &[Value], min: usize, max: usize) -> R<()> {
         return raise(
             ExcKind::TypeError,
             if min == max {
-                format!("{name}() takes exactly {min} argument{} ({} given)", if min == 1 { "" } else { "s" }, args.len())
+                format!(
+                    "{name}() takes exactly {min} argument{} ({} given)",
+                    if min == 1 { "" } else { "s" },
+                    args.len()
+                )
             } else {
-                format!("{name}() takes from {min} to {max} arguments ({} given)", args.len())
+                format!(
+                    "{name}() takes from {min} to {max} arguments ({} given)",
+                    args.len()
+                )
             },
         );
     }
@@ -772,7 +924,10 @@ fn arity(name: &str, args: &[Value], min: usize, max: usize) -> R<()> {
 
 fn no_kwargs(name: &str, kwargs: &[(String, Value)]) -> R<()> {
     if let Some((k, _)) = kwargs.first() {
-        return raise(ExcKind::TypeError, format!("{name}() got an unexpected keyword argument '{k}'"));
+        return raise(
+            ExcKind::TypeError,
+            format!("{name}() got an unexpected keyword argument '{k}'"),
+        );
     }
     Ok(())
 }
@@ -780,12 +935,20 @@ fn no_kwargs(name: &str, kwargs: &[(String, Value)]) -> R<()> {
 fn want_str<'v>(name: &str, v: &'v Value) -> R<&'v str> {
     match v {
         Value::Str(s) => Ok(s),
-        other => raise(ExcKind::TypeError, format!("{name}() argument must be str, not {}", other.type_name())),
+        other => raise(
+            ExcKind::TypeError,
+            format!("{name}() argument must be str, not {}", other.type_name()),
+        ),
     }
 }
 
 /// Sorts values with Python's ordering (stable), optionally by a key function.
-fn sort_values(interp: &mut Interp<'_>, items: Vec<Value>, key: Option<&Value>, reverse: bool) -> R<Vec<Value>> {
+fn sort_values(
+    interp: &mut Interp<'_>,
+    items: Vec<Value>,
+    key: Option<&Value>,
+    reverse: bool,
+) -> R<Vec<Value>> {
     let mut keyed: Vec<(Value, Value)> = Vec::with_capacity(items.len());
     for it in items {
         let k = match key {
@@ -832,7 +995,12 @@ fn kwarg<'k>(kwargs: &'k [(String, Value)], name: &str) -> Option<&'k Value> {
 
 /// Calls a builtin function.
 #[allow(clippy::too_many_lines)]
-pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> R<Value> {
+pub fn call_builtin(
+    interp: &mut Interp<'_>,
+    b: Builtin,
+    args: Vec<Value>,
+    kwargs: Vec<(String, Value)>,
+) -> R<Value> {
     match b {
         Builtin::Len => {
             no_kwargs("len", &kwargs)?;
@@ -844,7 +1012,12 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
                 Value::Dict(d) => d.borrow().len(),
                 Value::Set(s) => s.borrow().map.len(),
                 Value::DictView(d, _) => d.borrow().len(),
-                other => return raise(ExcKind::TypeError, format!("object of type '{}' has no len()", other.type_name())),
+                other => {
+                    return raise(
+                        ExcKind::TypeError,
+                        format!("object of type '{}' has no len()", other.type_name()),
+                    );
+                }
             };
             Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
         }
@@ -857,7 +1030,10 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
             let mut hit = false;
             for k in kinds {
                 let Value::Type(t) = k else {
-                    return raise(ExcKind::TypeError, "isinstance() arg 2 must be a type, a tuple of types, or a union");
+                    return raise(
+                        ExcKind::TypeError,
+                        "isinstance() arg 2 must be a type, a tuple of types, or a union",
+                    );
                 };
                 hit |= match (t, &args[0]) {
                     (TypeKind::Str, Value::Str(_))
@@ -870,6 +1046,7 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
                     | (TypeKind::Set, Value::Set(_))
                     | (TypeKind::NoneType, Value::None)
                     | (TypeKind::Object, _) => true,
+                    (TypeKind::Text, Value::Object(o)) => o.class.as_ref() == "Text",
                     _ => false,
                 };
             }
@@ -888,11 +1065,20 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
             arity("sorted", &args, 1, 1)?;
             let items = iterate(&args[0])?;
             let reverse = kwarg(&kwargs, "reverse").is_some_and(Value::truthy);
-            Ok(Value::list(sort_values(interp, items, kwarg(&kwargs, "key"), reverse)?))
+            Ok(Value::list(sort_values(
+                interp,
+                items,
+                kwarg(&kwargs, "key"),
+                reverse,
+            )?))
         }
         Builtin::Sum => {
             arity("sum", &args, 1, 2)?;
-            let mut acc = args.get(1).cloned().or_else(|| kwarg(&kwargs, "start").cloned()).unwrap_or(Value::Int(0));
+            let mut acc = args
+                .get(1)
+                .cloned()
+                .or_else(|| kwarg(&kwargs, "start").cloned())
+                .unwrap_or(Value::Int(0));
             for it in iterate(&args[0])? {
                 acc = binary_op(Operator::Add, &acc, &it)?;
             }
@@ -900,12 +1086,19 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
         }
         Builtin::Min | Builtin::Max => {
             let name = if b == Builtin::Min { "min" } else { "max" };
-            let items = if args.len() == 1 { iterate(&args[0])? } else { args };
+            let items = if args.len() == 1 {
+                iterate(&args[0])?
+            } else {
+                args
+            };
             if items.is_empty() {
                 if let Some(d) = kwarg(&kwargs, "default") {
                     return Ok(d.clone());
                 }
-                return raise(ExcKind::ValueError, format!("{name}() iterable argument is empty"));
+                return raise(
+                    ExcKind::ValueError,
+                    format!("{name}() iterable argument is empty"),
+                );
             }
             let key = kwarg(&kwargs, "key").cloned();
             let mut best = items[0].clone();
@@ -938,7 +1131,10 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
                     let i = as_int(v).unwrap_or(0);
                     i.checked_abs().map(Value::Int).map_or_else(overflow, Ok)
                 }
-                other => raise(ExcKind::TypeError, format!("bad operand type for abs(): '{}'", other.type_name())),
+                other => raise(
+                    ExcKind::TypeError,
+                    format!("bad operand type for abs(): '{}'", other.type_name()),
+                ),
             }
         }
         Builtin::Round => {
@@ -962,27 +1158,40 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
                     Ok(Value::Float(text.parse().unwrap_or(*f)))
                 }
                 (v, Some(_)) if as_int(v).is_some() => Ok(Value::Int(as_int(v).unwrap_or(0))),
-                (other, _) => raise(ExcKind::TypeError, format!("type {} doesn't define __round__ method", other.type_name())),
+                (other, _) => raise(
+                    ExcKind::TypeError,
+                    format!("type {} doesn't define __round__ method", other.type_name()),
+                ),
             }
         }
         Builtin::Enumerate => {
             arity("enumerate", &args, 1, 2)?;
-            let start = args.get(1).or_else(|| kwarg(&kwargs, "start")).and_then(as_int).unwrap_or(0);
+            let start = args
+                .get(1)
+                .or_else(|| kwarg(&kwargs, "start"))
+                .and_then(as_int)
+                .unwrap_or(0);
             let items = iterate(&args[0])?;
             Ok(Value::list(
                 items
                     .into_iter()
                     .enumerate()
-                    .map(|(i, v)| Value::tuple(vec![Value::Int(start + i64::try_from(i).unwrap_or(0)), v]))
+                    .map(|(i, v)| {
+                        Value::tuple(vec![Value::Int(start + i64::try_from(i).unwrap_or(0)), v])
+                    })
                     .collect(),
             ))
         }
         Builtin::Range => {
             arity("range", &args, 1, 3)?;
-            let ints: Vec<i64> = args.iter().map(|a| as_int(a)).collect::<Option<_>>().map_or_else(
-                || raise(ExcKind::TypeError, "range() arguments must be integers"),
-                Ok,
-            )?;
+            let ints: Vec<i64> = args
+                .iter()
+                .map(|a| as_int(a))
+                .collect::<Option<_>>()
+                .map_or_else(
+                    || raise(ExcKind::TypeError, "range() arguments must be integers"),
+                    Ok,
+                )?;
             let (start, stop, step) = match ints.as_slice() {
                 [stop] => (0, *stop, 1),
                 [start, stop] => (*start, *stop, 1),
@@ -1009,7 +1218,11 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
         Builtin::Zip => {
             let lists: Vec<Vec<Value>> = args.iter().map(iterate).collect::<R<_>>()?;
             let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-            Ok(Value::list((0..n).map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect())).collect()))
+            Ok(Value::list(
+                (0..n)
+                    .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+                    .collect(),
+            ))
         }
         Builtin::Print => {
             let sep = kwarg(&kwargs, "sep").map_or_else(|| " ".to_string(), to_str);
@@ -1053,8 +1266,15 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
                             Value::None => None,
                             Value::Str(s) => Some(s.to_string()),
                             v => match as_int(v) {
-                                Some(n) => Some(" ".repeat(usize::try_from(n.clamp(0, 1000)).unwrap_or(0))),
-                                None => return raise(ExcKind::TypeError, "indent must be an int or a str"),
+                                Some(n) => {
+                                    Some(" ".repeat(usize::try_from(n.clamp(0, 1000)).unwrap_or(0)))
+                                }
+                                None => {
+                                    return raise(
+                                        ExcKind::TypeError,
+                                        "indent must be an int or a str",
+                                    );
+                                }
                             },
                         }
                     }
@@ -1066,11 +1286,24 @@ pub fn call_builtin(interp: &mut Interp<'_>, b: Builtin, args: Vec<Value>, kwarg
                             opts.item_sep = a.to_string();
                             opts.key_sep = b.to_string();
                         } else {
-                            return raise(ExcKind::ValueError, "separators must be a (item, key) pair of strings");
+                            return raise(
+                                ExcKind::ValueError,
+                                "separators must be a (item, key) pair of strings",
+                            );
                         }
                     }
-                    "default" => return raise(ExcKind::NotImplementedError, "json.dumps(default=...) is not supported"),
-                    other => return raise(ExcKind::TypeError, format!("dumps() got an unexpected keyword argument '{other}'")),
+                    "default" => {
+                        return raise(
+                            ExcKind::NotImplementedError,
+                            "json.dumps(default=...) is not supported",
+                        );
+                    }
+                    other => {
+                        return raise(
+                            ExcKind::TypeError,
+                            format!("dumps() got an unexpected keyword argument '{other}'"),
+                        );
+                    }
                 }
             }
             // Python: with an indent given, the default item separator is "," (no space).
@@ -1100,9 +1333,45 @@ fn round_half_even(f: f64) -> f64 {
 }
 
 /// Calls a builtin class: `str(x)`, `set(items)`, `dict(a=1)`.
-pub fn construct(interp: &mut Interp<'_>, t: TypeKind, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> R<Value> {
+pub fn construct(
+    interp: &mut Interp<'_>,
+    t: TypeKind,
+    args: Vec<Value>,
+    kwargs: Vec<(String, Value)>,
+) -> R<Value> {
     let _ = interp;
     let name = t.name();
+    if t == TypeKind::Text {
+        // `Text(role=..., content=...)`, as the reference's pydantic message.
+        if !args.is_empty() {
+            return raise(ExcKind::TypeError, "Text() takes keyword arguments only");
+        }
+        let mut role = Value::str("user");
+        let mut content = Value::str("");
+        let mut metadata = Value::dict(Dict::default());
+        for (k, v) in kwargs {
+            match k.as_str() {
+                "role" => role = v,
+                "content" => content = v,
+                "metadata" => metadata = v,
+                other => {
+                    return raise(
+                        ExcKind::TypeError,
+                        format!("Text() got an unexpected keyword argument '{other}'"),
+                    );
+                }
+            }
+        }
+        return Ok(crate::value::Object::new(
+            "Text",
+            [
+                ("T", Value::str("Text")),
+                ("metadata", metadata),
+                ("role", role),
+                ("content", content),
+            ],
+        ));
+    }
     if t != TypeKind::Dict {
         no_kwargs(name, &kwargs)?;
     }
@@ -1115,7 +1384,10 @@ pub fn construct(interp: &mut Interp<'_>, t: TypeKind, args: Vec<Value>, kwargs:
             None => Value::Int(0),
             Some(Value::Float(f)) => {
                 if !f.is_finite() {
-                    return raise(ExcKind::ValueError, "cannot convert float NaN or infinity to integer");
+                    return raise(
+                        ExcKind::ValueError,
+                        "cannot convert float NaN or infinity to integer",
+                    );
                 }
                 if f.abs() >= 9.2e18 {
                     return overflow();
@@ -1128,22 +1400,52 @@ pub fn construct(interp: &mut Interp<'_>, t: TypeKind, args: Vec<Value>, kwargs:
                 match t.parse::<i64>() {
                     Ok(i) => Value::Int(i),
                     Err(_) => {
-                        return raise(ExcKind::ValueError, format!("invalid literal for int() with base 10: {}", repr(&Value::Str(s.clone()))));
+                        return raise(
+                            ExcKind::ValueError,
+                            format!(
+                                "invalid literal for int() with base 10: {}",
+                                repr(&Value::Str(s.clone()))
+                            ),
+                        );
                     }
                 }
             }
             Some(v) if as_int(v).is_some() => Value::Int(as_int(v).unwrap_or(0)),
-            Some(v) => return raise(ExcKind::TypeError, format!("int() argument must be a string, a bytes-like object or a real number, not '{}'", v.type_name())),
+            Some(v) => {
+                return raise(
+                    ExcKind::TypeError,
+                    format!(
+                        "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+                        v.type_name()
+                    ),
+                );
+            }
         },
         TypeKind::Float => match arg {
             None => Value::Float(0.0),
             Some(Value::Str(s)) => match parse_py_float(s) {
                 Some(f) => Value::Float(f),
-                None => return raise(ExcKind::ValueError, format!("could not convert string to float: {}", repr(&Value::Str(s.clone())))),
+                None => {
+                    return raise(
+                        ExcKind::ValueError,
+                        format!(
+                            "could not convert string to float: {}",
+                            repr(&Value::Str(s.clone()))
+                        ),
+                    );
+                }
             },
             Some(v) => match as_f64(v) {
                 Some(f) => Value::Float(f),
-                None => return raise(ExcKind::TypeError, format!("float() argument must be a string or a real number, not '{}'", v.type_name())),
+                None => {
+                    return raise(
+                        ExcKind::TypeError,
+                        format!(
+                            "float() argument must be a string or a real number, not '{}'",
+                            v.type_name()
+                        ),
+                    );
+                }
             },
         },
         TypeKind::List => Value::list(match arg {
@@ -1171,7 +1473,10 @@ pub fn construct(interp: &mut Interp<'_>, t: TypeKind, args: Vec<Value>, kwargs:
                     for pair in iterate(a)? {
                         let kv = iterate(&pair)?;
                         let [k, v] = kv.as_slice() else {
-                            return raise(ExcKind::ValueError, "dictionary update sequence element has the wrong length");
+                            return raise(
+                                ExcKind::ValueError,
+                                "dictionary update sequence element has the wrong length",
+                            );
                         };
                         d.insert(hash_key(k)?, k.clone(), v.clone());
                     }
@@ -1185,8 +1490,11 @@ pub fn construct(interp: &mut Interp<'_>, t: TypeKind, args: Vec<Value>, kwargs:
             }
             Value::dict(d)
         }
-        TypeKind::NoneType | TypeKind::Object => {
-            return raise(ExcKind::TypeError, format!("cannot create '{name}' instances"));
+        TypeKind::NoneType | TypeKind::Object | TypeKind::Text => {
+            return raise(
+                ExcKind::TypeError,
+                format!("cannot create '{name}' instances"),
+            );
         }
     })
 }
@@ -1196,12 +1504,20 @@ fn parse_py_float(s: &str) -> Option<f64> {
     let lower = t.to_ascii_lowercase();
     match lower.trim_start_matches(['+', '-']) {
         "inf" | "infinity" => {
-            return Some(if lower.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY });
+            return Some(if lower.starts_with('-') {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            });
         }
         "nan" => return Some(f64::NAN),
         _ => {}
     }
-    if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_')) {
+    if t.is_empty()
+        || !t
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_'))
+    {
         return None;
     }
     t.replace('_', "").parse().ok()
@@ -1209,15 +1525,32 @@ fn parse_py_float(s: &str) -> Option<f64> {
 
 /// Calls a method of a builtin type or of a host object.
 #[allow(clippy::too_many_lines)]
-pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> R<Value> {
+pub fn call_method(
+    interp: &mut Interp<'_>,
+    recv: &Value,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Vec<(String, Value)>,
+) -> R<Value> {
     match recv {
-        Value::Object(o) if o.class.as_ref() == "Judge" => return crate::host::call_judge(interp, name, args, kwargs),
+        Value::Object(o) if o.class.as_ref() == "Judge" => {
+            return crate::host::call_judge(interp, name, args, kwargs);
+        }
         Value::Object(o) if o.class.as_ref() == "TestContext" => {
-            return raise(ExcKind::NotImplementedError, format!("TestContext.{name}() is not supported"));
+            return raise(
+                ExcKind::NotImplementedError,
+                format!("TestContext.{name}() is not supported"),
+            );
         }
         _ => {}
     }
-    if name != "format" && name != "sort" && name != "pop" && name != "get" && name != "setdefault" && name != "split" {
+    if name != "format"
+        && name != "sort"
+        && name != "pop"
+        && name != "get"
+        && name != "setdefault"
+        && name != "split"
+    {
         no_kwargs(name, &kwargs)?;
     }
     match (recv, name) {
@@ -1235,11 +1568,18 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
                     other => {
                         return raise(
                             ExcKind::TypeError,
-                            format!("{name} first arg must be str or a tuple of str, not {}", other.type_name()),
+                            format!(
+                                "{name} first arg must be str or a tuple of str, not {}",
+                                other.type_name()
+                            ),
                         );
                     }
                 };
-                hit |= if name == "startswith" { s.starts_with(&*p) } else { s.ends_with(&*p) };
+                hit |= if name == "startswith" {
+                    s.starts_with(&*p)
+                } else {
+                    s.ends_with(&*p)
+                };
             }
             Ok(Value::Bool(hit))
         }
@@ -1276,7 +1616,12 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
             let set: Option<Vec<char>> = match args.first() {
                 None | Some(Value::None) => None,
                 Some(Value::Str(c)) => Some(c.chars().collect()),
-                Some(other) => return raise(ExcKind::TypeError, format!("{name} arg must be None or str, not {}", other.type_name())),
+                Some(other) => {
+                    return raise(
+                        ExcKind::TypeError,
+                        format!("{name} arg must be None or str, not {}", other.type_name()),
+                    );
+                }
             };
             let pred = |c: char| match &set {
                 Some(cs) => cs.contains(&c),
@@ -1290,8 +1635,16 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
             Ok(Value::str(out))
         }
         (Value::Str(s), "split") => {
-            let sep = args.first().or_else(|| kwarg(&kwargs, "sep")).cloned().unwrap_or(Value::None);
-            let maxsplit = args.get(1).or_else(|| kwarg(&kwargs, "maxsplit")).and_then(as_int).unwrap_or(-1);
+            let sep = args
+                .first()
+                .or_else(|| kwarg(&kwargs, "sep"))
+                .cloned()
+                .unwrap_or(Value::None);
+            let maxsplit = args
+                .get(1)
+                .or_else(|| kwarg(&kwargs, "maxsplit"))
+                .and_then(as_int)
+                .unwrap_or(-1);
             let parts: Vec<Value> = match &sep {
                 Value::None => {
                     let words = s.split_whitespace();
@@ -1322,10 +1675,17 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
                     if maxsplit < 0 {
                         s.split(&**sep).map(Value::str).collect()
                     } else {
-                        s.splitn(usize::try_from(maxsplit).unwrap_or(0) + 1, &**sep).map(Value::str).collect()
+                        s.splitn(usize::try_from(maxsplit).unwrap_or(0) + 1, &**sep)
+                            .map(Value::str)
+                            .collect()
                     }
                 }
-                other => return raise(ExcKind::TypeError, format!("must be str or None, not {}", other.type_name())),
+                other => {
+                    return raise(
+                        ExcKind::TypeError,
+                        format!("must be str or None, not {}", other.type_name()),
+                    );
+                }
             };
             Ok(Value::list(parts))
         }
@@ -1342,7 +1702,10 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
                     other => {
                         return raise(
                             ExcKind::TypeError,
-                            format!("sequence item {i}: expected str instance, {} found", other.type_name()),
+                            format!(
+                                "sequence item {i}: expected str instance, {} found",
+                                other.type_name()
+                            ),
                         );
                     }
                 }
@@ -1351,9 +1714,16 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
         }
         (Value::Str(s), "replace") => {
             arity("replace", &args, 2, 3)?;
-            let (a, b) = (want_str("replace", &args[0])?, want_str("replace", &args[1])?);
+            let (a, b) = (
+                want_str("replace", &args[0])?,
+                want_str("replace", &args[1])?,
+            );
             match args.get(2).and_then(as_int) {
-                Some(n) if n >= 0 => Ok(Value::str(&s.replacen(a, b, usize::try_from(n).unwrap_or(0)))),
+                Some(n) if n >= 0 => Ok(Value::str(&s.replacen(
+                    a,
+                    b,
+                    usize::try_from(n).unwrap_or(0),
+                ))),
                 _ => Ok(Value::str(&s.replace(a, b))),
             }
         }
@@ -1361,22 +1731,33 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
             arity(name, &args, 1, 1)?;
             let needle = want_str(name, &args[0])?;
             if name == "count" {
-                let n = if needle.is_empty() { s.chars().count() + 1 } else { s.matches(needle).count() };
+                let n = if needle.is_empty() {
+                    s.chars().count() + 1
+                } else {
+                    s.matches(needle).count()
+                };
                 return Ok(Value::Int(i64::try_from(n).unwrap_or(0)));
             }
             match s.find(needle) {
-                Some(byte) => Ok(Value::Int(i64::try_from(s.get(..byte).unwrap_or_default().chars().count()).unwrap_or(0))),
+                Some(byte) => Ok(Value::Int(
+                    i64::try_from(s.get(..byte).unwrap_or_default().chars().count()).unwrap_or(0),
+                )),
                 None if name == "find" => Ok(Value::Int(-1)),
                 None => raise(ExcKind::ValueError, "substring not found"),
             }
         }
-        (Value::Str(s), "isdigit") => Ok(Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))),
-        (Value::Str(s), "isalpha") => Ok(Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic))),
+        (Value::Str(s), "isdigit") => Ok(Value::Bool(
+            !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()),
+        )),
+        (Value::Str(s), "isalpha") => Ok(Value::Bool(
+            !s.is_empty() && s.chars().all(char::is_alphabetic),
+        )),
         (Value::Str(s), "format") => str_format(s, &args, &kwargs),
         // ---- list ----
         (Value::List(l), "append") => {
             arity("append", &args, 1, 1)?;
-            l.borrow_mut().push(args.into_iter().next().unwrap_or(Value::None));
+            l.borrow_mut()
+                .push(args.into_iter().next().unwrap_or(Value::None));
             Ok(Value::None)
         }
         (Value::List(l), "extend") => {
@@ -1390,7 +1771,8 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
             let len = i64::try_from(l.borrow().len()).unwrap_or(0);
             let i = as_int(&args[0]).unwrap_or(0);
             let i = if i < 0 { (i + len).max(0) } else { i.min(len) };
-            l.borrow_mut().insert(usize::try_from(i).unwrap_or(0), args[1].clone());
+            l.borrow_mut()
+                .insert(usize::try_from(i).unwrap_or(0), args[1].clone());
             Ok(Value::None)
         }
         (Value::List(l), "pop") => {
@@ -1427,18 +1809,26 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
             arity(name, &args, 1, 1)?;
             let items = iterate(recv)?;
             if name == "count" {
-                return Ok(Value::Int(i64::try_from(items.iter().filter(|x| py_eq(x, &args[0])).count()).unwrap_or(0)));
+                return Ok(Value::Int(
+                    i64::try_from(items.iter().filter(|x| py_eq(x, &args[0])).count()).unwrap_or(0),
+                ));
             }
             match items.iter().position(|x| py_eq(x, &args[0])) {
                 Some(i) => Ok(Value::Int(i64::try_from(i).unwrap_or(0))),
-                None => raise(ExcKind::ValueError, format!("{} is not in list", repr(&args[0]))),
+                None => raise(
+                    ExcKind::ValueError,
+                    format!("{} is not in list", repr(&args[0])),
+                ),
             }
         }
         // ---- dict ----
         (Value::Dict(d), "get") => {
             arity("get", &args, 1, 2)?;
             let k = hash_key(&args[0])?;
-            Ok(d.borrow().get(&k).cloned().unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None)))
+            Ok(d.borrow()
+                .get(&k)
+                .cloned()
+                .unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None)))
         }
         (Value::Dict(d), "items") => Ok(Value::DictView(d.clone(), ViewKind::Items)),
         (Value::Dict(d), "keys") => Ok(Value::DictView(d.clone(), ViewKind::Keys)),
@@ -1542,7 +1932,11 @@ pub fn call_method(interp: &mut Interp<'_>, recv: &Value, name: &str, args: Vec<
             for v in iterate(&args[0])? {
                 other.insert(hash_key(&v)?, v);
             }
-            let op = if name == "issubset" { CmpOp::LtE } else { CmpOp::GtE };
+            let op = if name == "issubset" {
+                CmpOp::LtE
+            } else {
+                CmpOp::GtE
+            };
             Ok(Value::Bool(order(op, recv, &Value::set(other))?))
         }
         _ => raise(
@@ -1578,7 +1972,10 @@ fn str_format(fmt: &str, args: &[Value], kwargs: &[(String, Value)]) -> R<Value>
                     field.push(d);
                 }
                 if !closed {
-                    return raise(ExcKind::ValueError, "Single '{' encountered in format string");
+                    return raise(
+                        ExcKind::ValueError,
+                        "Single '{' encountered in format string",
+                    );
                 }
                 let (head, spec) = field.split_once(':').unwrap_or((&field, ""));
                 let (name, conv) = head.split_once('!').unwrap_or((head, ""));
@@ -1589,7 +1986,10 @@ fn str_format(fmt: &str, args: &[Value], kwargs: &[(String, Value)]) -> R<Value>
                 } else if let Ok(i) = name.parse::<usize>() {
                     args.get(i).cloned()
                 } else {
-                    kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+                    kwargs
+                        .iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.clone())
                 };
                 let Some(value) = value else {
                     return raise(ExcKind::KeyError, repr(&Value::str(name)));
@@ -1598,11 +1998,21 @@ fn str_format(fmt: &str, args: &[Value], kwargs: &[(String, Value)]) -> R<Value>
                     "" => value,
                     "r" => Value::str(&repr(&value)),
                     "s" => Value::str(&to_str(&value)),
-                    _ => return raise(ExcKind::ValueError, format!("Unknown conversion specifier {conv}")),
+                    _ => {
+                        return raise(
+                            ExcKind::ValueError,
+                            format!("Unknown conversion specifier {conv}"),
+                        );
+                    }
                 };
                 out.push_str(&format_value(&value, spec)?);
             }
-            '}' => return raise(ExcKind::ValueError, "Single '}' encountered in format string"),
+            '}' => {
+                return raise(
+                    ExcKind::ValueError,
+                    "Single '}' encountered in format string",
+                );
+            }
             c => out.push(c),
         }
     }

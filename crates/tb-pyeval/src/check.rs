@@ -86,7 +86,11 @@ pub fn expr_name(e: &Expr) -> &'static str {
 
 /// Walks a module and returns every unsupported construct, in source order.
 pub fn unsupported(body: &[Stmt], lines: &LineIndex) -> Vec<Unsupported> {
-    let mut w = Walker { lines, found: Vec::new(), depth: 0 };
+    let mut w = Walker {
+        lines,
+        found: Vec::new(),
+        depth: 0,
+    };
     w.block(body);
     w.found
 }
@@ -100,7 +104,10 @@ struct Walker<'a> {
 impl Walker<'_> {
     fn flag(&mut self, node: &impl Ranged, construct: impl Into<String>) {
         let line = self.lines.line(node.range().start().to_usize());
-        self.found.push(Unsupported { line, construct: construct.into() });
+        self.found.push(Unsupported {
+            line,
+            construct: construct.into(),
+        });
     }
 
     fn block(&mut self, body: &[Stmt]) {
@@ -110,7 +117,11 @@ impl Walker<'_> {
     }
 
     fn params(&mut self, node: &impl Ranged, p: &ast::Parameters) {
-        if p.vararg.is_some() || p.kwarg.is_some() || !p.kwonlyargs.is_empty() || !p.posonlyargs.is_empty() {
+        if p.vararg.is_some()
+            || p.kwarg.is_some()
+            || !p.kwonlyargs.is_empty()
+            || !p.posonlyargs.is_empty()
+        {
             self.flag(node, "parameters other than name and name=default (*args, **kwargs, keyword-only, positional-only)");
         }
         for a in &p.args {
@@ -227,7 +238,11 @@ impl Walker<'_> {
                 let module = i.module.as_ref().map_or("", |m| m.id.as_str());
                 let known = matches!(
                     module,
-                    "thinkingbox.common" | "thinkingbox.common.chat_types" | "thinkingbox.common.judge" | "typing" | "json"
+                    "thinkingbox.common"
+                        | "thinkingbox.common.chat_types"
+                        | "thinkingbox.common.judge"
+                        | "typing"
+                        | "json"
                 );
                 if !known || i.level > 0 {
                     self.flag(s, format!("import from module {module}"));
@@ -355,7 +370,11 @@ impl Walker<'_> {
                     if let InterpolatedStringElement::Interpolation(i) = el {
                         self.expr(&i.expression);
                         if let Some(spec) = &i.format_spec {
-                            if spec.elements.iter().any(|s| matches!(s, InterpolatedStringElement::Interpolation(_))) {
+                            if spec
+                                .elements
+                                .iter()
+                                .any(|s| matches!(s, InterpolatedStringElement::Interpolation(_)))
+                            {
                                 self.flag(e, "nested f-string format spec");
                             }
                         }
@@ -363,7 +382,9 @@ impl Walker<'_> {
                 }
             }
             Expr::NumberLiteral(n) => match &n.value {
-                Number::Int(i) if i.as_i64().is_none() => self.flag(e, "integer literal beyond 64 bits"),
+                Number::Int(i) if i.as_i64().is_none() => {
+                    self.flag(e, "integer literal beyond 64 bits")
+                }
                 Number::Complex { .. } => self.flag(e, "complex number"),
                 _ => {}
             },
@@ -378,7 +399,10 @@ impl Walker<'_> {
                     self.expr(&s.slice);
                 }
             }
-            Expr::StringLiteral(_) | Expr::BooleanLiteral(_) | Expr::NoneLiteral(_) | Expr::Name(_) => {}
+            Expr::StringLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_)
+            | Expr::Name(_) => {}
             other => self.flag(other, expr_name(other)),
         }
     }

@@ -10,7 +10,10 @@ use crate::value::{Object, Value, from_json};
 pub fn context_value(ctx: &serde_json::Value) -> Value {
     let mut attrs: Vec<(&'static str, Value)> = Vec::new();
     let get = |k: &str| ctx.get(k);
-    attrs.push(("response", get("response").map_or_else(|| Value::str(""), from_json)));
+    attrs.push((
+        "response",
+        get("response").map_or_else(|| Value::str(""), from_json),
+    ));
     attrs.push((
         "tool_direct_responses",
         get("tool_direct_responses").map_or_else(|| Value::list(Vec::new()), from_json),
@@ -26,12 +29,21 @@ pub fn context_value(ctx: &serde_json::Value) -> Value {
         .map(|m| m.iter().map(message).collect())
         .unwrap_or_default();
     attrs.push(("messages", Value::list(messages)));
-    attrs.push(("init_result", get("init_result").map_or_else(empty_dict, from_json)));
+    attrs.push((
+        "init_result",
+        get("init_result").map_or_else(empty_dict, from_json),
+    ));
     attrs.push((
         "session_id",
-        get("session_id").map_or_else(|| Value::str("00000000-0000-0000-0000-000000000000"), from_json),
+        get("session_id").map_or_else(
+            || Value::str("00000000-0000-0000-0000-000000000000"),
+            from_json,
+        ),
     ));
-    attrs.push(("metadata", get("metadata").map_or_else(empty_dict, from_json)));
+    attrs.push((
+        "metadata",
+        get("metadata").map_or_else(empty_dict, from_json),
+    ));
     Object::new("TestContext", attrs)
 }
 
@@ -44,15 +56,23 @@ fn tool_call_response(v: &serde_json::Value) -> Value {
         "ToolCallResponse",
         [
             ("tool_call", v.get("tool_call").map_or(Value::None, message)),
-            ("tool_response", v.get("tool_response").map_or(Value::None, message)),
+            (
+                "tool_response",
+                v.get("tool_response").map_or(Value::None, message),
+            ),
         ],
     )
 }
 
 /// A message (`Text`, `ToolCall`, `ToolResponse`, ...) as an object of its class `T`.
 fn message(v: &serde_json::Value) -> Value {
-    let Some(map) = v.as_object() else { return from_json(v) };
-    let class = map.get("T").and_then(serde_json::Value::as_str).unwrap_or("Message");
+    let Some(map) = v.as_object() else {
+        return from_json(v);
+    };
+    let class = map
+        .get("T")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("Message");
     let obj = Object::new(class, []);
     if let Value::Object(o) = &obj {
         let mut attrs = o.attrs.borrow_mut();
@@ -68,26 +88,43 @@ pub fn judge_value() -> Value {
     Object::new("Judge", [])
 }
 
-fn str_arg(name: &str, args: &[Value], kwargs: &[(String, Value)], pos: usize, param: &str) -> R<String> {
+fn str_arg(
+    name: &str,
+    args: &[Value],
+    kwargs: &[(String, Value)],
+    pos: usize,
+    param: &str,
+) -> R<String> {
     let v = args
         .get(pos)
         .or_else(|| kwargs.iter().find(|(k, _)| k == param).map(|(_, v)| v));
     match v {
         Some(Value::Str(s)) => Ok(s.to_string()),
         Some(other) => Ok(to_str(other)),
-        None => raise(ExcKind::TypeError, format!("Judge.{name}() missing 1 required positional argument: '{param}'")),
+        None => raise(
+            ExcKind::TypeError,
+            format!("Judge.{name}() missing 1 required positional argument: '{param}'"),
+        ),
     }
 }
 
 fn judge_result(r: Result<bool, String>) -> R<Value> {
     match r {
         Ok(b) => Ok(Value::Bool(b)),
-        Err(e) => raise(ExcKind::JudgeException, format!("Error getting Judge completion: {e}")),
+        Err(e) => raise(
+            ExcKind::JudgeException,
+            format!("Error getting Judge completion: {e}"),
+        ),
     }
 }
 
 /// `judge.<name>(...)`.
-pub fn call_judge(interp: &mut Interp<'_>, name: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> R<Value> {
+pub fn call_judge(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Vec<(String, Value)>,
+) -> R<Value> {
     match name {
         "text_yesno" => {
             let text = str_arg(name, &args, &kwargs, 0, "text")?;
@@ -109,7 +146,12 @@ pub fn call_judge(interp: &mut Interp<'_>, name: &str, args: Vec<Value>, kwargs:
             let list = args
                 .get(1)
                 .cloned()
-                .or_else(|| kwargs.iter().find(|(k, _)| k == "second_list").map(|(_, v)| v.clone()))
+                .or_else(|| {
+                    kwargs
+                        .iter()
+                        .find(|(k, _)| k == "second_list")
+                        .map(|(_, v)| v.clone())
+                })
                 .unwrap_or_else(|| Value::list(Vec::new()));
             let question = interp.judge.repeat_question();
             for second in crate::builtins::iterate(&list)? {
@@ -117,7 +159,12 @@ pub fn call_judge(interp: &mut Interp<'_>, name: &str, args: Vec<Value>, kwargs:
                 match interp.judge.compare_yesno(&first, &second, &question) {
                     Ok(true) => return Ok(Value::Bool(false)),
                     Ok(false) => {}
-                    Err(e) => return raise(ExcKind::JudgeException, format!("Error getting Judge completion: {e}")),
+                    Err(e) => {
+                        return raise(
+                            ExcKind::JudgeException,
+                            format!("Error getting Judge completion: {e}"),
+                        );
+                    }
                 }
             }
             Ok(Value::Bool(true))

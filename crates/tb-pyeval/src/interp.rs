@@ -114,7 +114,11 @@ pub type R<T> = Result<T, Flow>;
 
 /// Raises `kind(message)` (line filled in by the statement that catches it on the way out).
 pub fn raise<T>(kind: ExcKind, message: impl Into<String>) -> R<T> {
-    Err(Flow::Exc(PyExc { kind, message: message.into(), line: 0 }))
+    Err(Flow::Exc(PyExc {
+        kind,
+        message: message.into(),
+        line: 0,
+    }))
 }
 
 /// A user function (a `def` or a `lambda`).
@@ -155,10 +159,18 @@ pub struct Env {
 
 impl Env {
     pub fn module() -> Rc<Env> {
-        Rc::new(Env { vars: RefCell::new(HashMap::new()), local_names: None, parent: None })
+        Rc::new(Env {
+            vars: RefCell::new(HashMap::new()),
+            local_names: None,
+            parent: None,
+        })
     }
     fn child(parent: &Rc<Env>, local_names: Option<Rc<HashSet<String>>>) -> Rc<Env> {
-        Rc::new(Env { vars: RefCell::new(HashMap::new()), local_names, parent: Some(parent.clone()) })
+        Rc::new(Env {
+            vars: RefCell::new(HashMap::new()),
+            local_names,
+            parent: Some(parent.clone()),
+        })
     }
 }
 
@@ -279,7 +291,10 @@ impl<'a> Interp<'a> {
                 while self.eval(&s.test, env)?.truthy() {
                     rounds += 1;
                     if rounds > 10_000_000 {
-                        return raise(ExcKind::RecursionError, "while loop ran over 10,000,000 rounds");
+                        return raise(
+                            ExcKind::RecursionError,
+                            "while loop ran over 10,000,000 rounds",
+                        );
                     }
                     match self.exec_block(&s.body, env) {
                         Ok(()) | Err(Flow::Continue) => {}
@@ -316,7 +331,12 @@ impl<'a> Interp<'a> {
                     let name = alias.name.id.as_str();
                     let module = match name {
                         "json" => Value::Module(Module::Json),
-                        _ => return raise(ExcKind::NotImplementedError, format!("import of module {name:?} is not supported")),
+                        _ => {
+                            return raise(
+                                ExcKind::NotImplementedError,
+                                format!("import of module {name:?} is not supported"),
+                            );
+                        }
                     };
                     let bind = alias.asname.as_ref().map_or(name, |a| a.id.as_str());
                     env.vars.borrow_mut().insert(bind.to_string(), module);
@@ -341,7 +361,10 @@ impl<'a> Interp<'a> {
             other => {
                 return raise(
                     ExcKind::NotImplementedError,
-                    format!("statement not supported: {}", crate::check::stmt_name(other)),
+                    format!(
+                        "statement not supported: {}",
+                        crate::check::stmt_name(other)
+                    ),
                 );
             }
         }
@@ -366,7 +389,9 @@ impl<'a> Interp<'a> {
                             );
                             env.vars.borrow_mut().insert(name.id.to_string(), obj);
                             // `str(e)` is looked up through the object's class name.
-                            env.vars.borrow_mut().insert(format!("\0exc:{}", name.id), Value::str(&e.message));
+                            env.vars
+                                .borrow_mut()
+                                .insert(format!("\0exc:{}", name.id), Value::str(&e.message));
                         }
                         handled = Some(self.exec_block(&h.body, env));
                         break;
@@ -394,11 +419,19 @@ impl<'a> Interp<'a> {
         let mut out = Vec::new();
         for n in names {
             let Expr::Name(name) = n else {
-                return raise(ExcKind::NotImplementedError, "except clause must name exception classes");
+                return raise(
+                    ExcKind::NotImplementedError,
+                    "except clause must name exception classes",
+                );
             };
             match ExcKind::from_name(name.id.as_str()) {
                 Some(k) => out.push(k),
-                None => return raise(ExcKind::NotImplementedError, format!("exception class {} is not supported", name.id)),
+                None => {
+                    return raise(
+                        ExcKind::NotImplementedError,
+                        format!("exception class {} is not supported", name.id),
+                    );
+                }
             }
         }
         Ok(out)
@@ -409,7 +442,10 @@ impl<'a> Interp<'a> {
             Expr::Name(n) => (n.id.as_str(), Vec::new()),
             Expr::Call(c) => {
                 let Expr::Name(n) = &*c.func else {
-                    return raise(ExcKind::NotImplementedError, "raise of a computed exception is not supported");
+                    return raise(
+                        ExcKind::NotImplementedError,
+                        "raise of a computed exception is not supported",
+                    );
                 };
                 let mut args = Vec::new();
                 for a in &c.arguments.args {
@@ -417,10 +453,18 @@ impl<'a> Interp<'a> {
                 }
                 (n.id.as_str(), args)
             }
-            _ => return raise(ExcKind::NotImplementedError, "raise of a computed exception is not supported"),
+            _ => {
+                return raise(
+                    ExcKind::NotImplementedError,
+                    "raise of a computed exception is not supported",
+                );
+            }
         };
         let Some(kind) = ExcKind::from_name(name) else {
-            return raise(ExcKind::NotImplementedError, format!("exception class {name} is not supported"));
+            return raise(
+                ExcKind::NotImplementedError,
+                format!("exception class {name} is not supported"),
+            );
         };
         let message = match args.as_slice() {
             [] => String::new(),
@@ -428,14 +472,25 @@ impl<'a> Interp<'a> {
             [one] => to_str(one),
             many => repr(&Value::tuple(many.to_vec())),
         };
-        Ok(PyExc { kind, message, line: 0 })
+        Ok(PyExc {
+            kind,
+            message,
+            line: 0,
+        })
     }
 
     fn make_function(&mut self, name: String, def: FnDef, env: &Rc<Env>) -> R<Value> {
         let mut defaults = Vec::new();
         if let Some(params) = def.parameters() {
-            if params.vararg.is_some() || params.kwarg.is_some() || !params.kwonlyargs.is_empty() || !params.posonlyargs.is_empty() {
-                return raise(ExcKind::NotImplementedError, "only plain parameters (name, name=default) are supported");
+            if params.vararg.is_some()
+                || params.kwarg.is_some()
+                || !params.kwonlyargs.is_empty()
+                || !params.posonlyargs.is_empty()
+            {
+                return raise(
+                    ExcKind::NotImplementedError,
+                    "only plain parameters (name, name=default) are supported",
+                );
             }
             for p in &params.args {
                 defaults.push(match &p.default {
@@ -465,7 +520,13 @@ impl<'a> Interp<'a> {
                 rc
             }
         };
-        Ok(Value::Func(Rc::new(Function { name, def, defaults, local_names, env: env.clone() })))
+        Ok(Value::Func(Rc::new(Function {
+            name,
+            def,
+            defaults,
+            local_names,
+            env: env.clone(),
+        })))
     }
 
     // ---- assignment ----
@@ -479,9 +540,19 @@ impl<'a> Interp<'a> {
                 let items = builtins::iterate(&value)?;
                 if items.len() != elts.len() {
                     return if items.len() > elts.len() {
-                        raise(ExcKind::ValueError, format!("too many values to unpack (expected {})", elts.len()))
+                        raise(
+                            ExcKind::ValueError,
+                            format!("too many values to unpack (expected {})", elts.len()),
+                        )
                     } else {
-                        raise(ExcKind::ValueError, format!("not enough values to unpack (expected {}, got {})", elts.len(), items.len()))
+                        raise(
+                            ExcKind::ValueError,
+                            format!(
+                                "not enough values to unpack (expected {}, got {})",
+                                elts.len(),
+                                items.len()
+                            ),
+                        )
                     };
                 }
                 for (t, v) in elts.iter().zip(items) {
@@ -497,14 +568,28 @@ impl<'a> Interp<'a> {
                 let obj = self.eval(&a.value, env)?;
                 match obj {
                     Value::Object(o) => {
-                        o.attrs.borrow_mut().insert(Rc::from(a.attr.id.as_str()), value);
+                        o.attrs
+                            .borrow_mut()
+                            .insert(Rc::from(a.attr.id.as_str()), value);
                     }
                     other => {
-                        return raise(ExcKind::AttributeError, format!("'{}' object attribute '{}' is read-only", other.type_name(), a.attr.id));
+                        return raise(
+                            ExcKind::AttributeError,
+                            format!(
+                                "'{}' object attribute '{}' is read-only",
+                                other.type_name(),
+                                a.attr.id
+                            ),
+                        );
                     }
                 }
             }
-            _ => return raise(ExcKind::NotImplementedError, "assignment target not supported"),
+            _ => {
+                return raise(
+                    ExcKind::NotImplementedError,
+                    "assignment target not supported",
+                );
+            }
         }
         Ok(())
     }
@@ -524,7 +609,12 @@ impl<'a> Interp<'a> {
                 let new = builtins::inplace_op(s.op, cur, rhs)?;
                 builtins::set_item(&container, index, new)?;
             }
-            _ => return raise(ExcKind::NotImplementedError, "augmented assignment target not supported"),
+            _ => {
+                return raise(
+                    ExcKind::NotImplementedError,
+                    "augmented assignment target not supported",
+                );
+            }
         }
         Ok(())
     }
@@ -540,7 +630,9 @@ impl<'a> Interp<'a> {
             if e.local_names.as_ref().is_some_and(|l| l.contains(name)) {
                 return raise(
                     ExcKind::UnboundLocalError,
-                    format!("cannot access local variable '{name}' where it is not associated with a value"),
+                    format!(
+                        "cannot access local variable '{name}' where it is not associated with a value"
+                    ),
                 );
             }
             cur = e.parent.as_ref();
@@ -571,10 +663,20 @@ impl<'a> Interp<'a> {
             Expr::NumberLiteral(n) => match &n.value {
                 Number::Int(i) => match i.as_i64() {
                     Some(v) => Value::Int(v),
-                    None => return raise(ExcKind::OverflowError, format!("integer literal {i} is too large")),
+                    None => {
+                        return raise(
+                            ExcKind::OverflowError,
+                            format!("integer literal {i} is too large"),
+                        );
+                    }
                 },
                 Number::Float(f) => Value::Float(*f),
-                Number::Complex { .. } => return raise(ExcKind::NotImplementedError, "complex numbers are not supported"),
+                Number::Complex { .. } => {
+                    return raise(
+                        ExcKind::NotImplementedError,
+                        "complex numbers are not supported",
+                    );
+                }
             },
             Expr::StringLiteral(s) => Value::str(s.value.to_str()),
             Expr::FString(f) => self.eval_fstring(f, env)?,
@@ -615,7 +717,10 @@ impl<'a> Interp<'a> {
                             // `{**other}`
                             let other = self.eval(&item.value, env)?;
                             let Value::Dict(o) = other else {
-                                return raise(ExcKind::TypeError, format!("'{}' object is not a mapping", other.type_name()));
+                                return raise(
+                                    ExcKind::TypeError,
+                                    format!("'{}' object is not a mapping", other.type_name()),
+                                );
                             };
                             for (k, (kv, v)) in &o.borrow().map {
                                 dict.insert(k.clone(), kv.clone(), v.clone());
@@ -648,12 +753,22 @@ impl<'a> Interp<'a> {
                     UnaryOp::UAdd => match v {
                         Value::Bool(b) => Value::Int(i64::from(b)),
                         Value::Int(_) | Value::Float(_) => v,
-                        other => return raise(ExcKind::TypeError, format!("bad operand type for unary +: '{}'", other.type_name())),
+                        other => {
+                            return raise(
+                                ExcKind::TypeError,
+                                format!("bad operand type for unary +: '{}'", other.type_name()),
+                            );
+                        }
                     },
                     UnaryOp::Invert => match v {
                         Value::Int(i) => Value::Int(!i),
                         Value::Bool(b) => Value::Int(!i64::from(b)),
-                        other => return raise(ExcKind::TypeError, format!("bad operand type for unary ~: '{}'", other.type_name())),
+                        other => {
+                            return raise(
+                                ExcKind::TypeError,
+                                format!("bad operand type for unary ~: '{}'", other.type_name()),
+                            );
+                        }
                     },
                 }
             }
@@ -734,12 +849,22 @@ impl<'a> Interp<'a> {
                 })?;
                 Value::dict(out)
             }
-            Expr::Lambda(l) => self.make_function("<lambda>".into(), FnDef::Lambda(Rc::new(l.clone())), env)?,
-            Expr::Starred(_) => return raise(ExcKind::NotImplementedError, "starred expression is not supported here"),
+            Expr::Lambda(l) => {
+                self.make_function("<lambda>".into(), FnDef::Lambda(Rc::new(l.clone())), env)?
+            }
+            Expr::Starred(_) => {
+                return raise(
+                    ExcKind::NotImplementedError,
+                    "starred expression is not supported here",
+                );
+            }
             other => {
                 return raise(
                     ExcKind::NotImplementedError,
-                    format!("expression not supported: {}", crate::check::expr_name(other)),
+                    format!(
+                        "expression not supported: {}",
+                        crate::check::expr_name(other)
+                    ),
                 );
             }
         })
@@ -761,7 +886,9 @@ impl<'a> Interp<'a> {
         body: &mut dyn FnMut(&mut Self, &Rc<Env>) -> R<()>,
     ) -> R<()> {
         let scope = Env::child(env, None);
-        let Some(first) = generators.first() else { return Ok(()) };
+        let Some(first) = generators.first() else {
+            return Ok(());
+        };
         let iterable = self.eval(&first.iter, env)?;
         self.comp_level(generators, 0, builtins::iterate(&iterable)?, &scope, body)
     }
@@ -774,7 +901,9 @@ impl<'a> Interp<'a> {
         scope: &Rc<Env>,
         body: &mut dyn FnMut(&mut Self, &Rc<Env>) -> R<()>,
     ) -> R<()> {
-        let Some(g) = generators.get(level) else { return Ok(()) };
+        let Some(g) = generators.get(level) else {
+            return Ok(());
+        };
         'items: for item in items {
             self.assign(&g.target, item, scope)?;
             for cond in &g.ifs {
@@ -787,7 +916,13 @@ impl<'a> Interp<'a> {
             } else {
                 let next = &generators[level + 1];
                 let iterable = self.eval(&next.iter, scope)?;
-                self.comp_level(generators, level + 1, builtins::iterate(&iterable)?, scope, body)?;
+                self.comp_level(
+                    generators,
+                    level + 1,
+                    builtins::iterate(&iterable)?,
+                    scope,
+                    body,
+                )?;
             }
         }
         Ok(())
@@ -813,16 +948,25 @@ impl<'a> Interp<'a> {
                                     ast::ConversionFlag::Repr => repr(&v),
                                     ast::ConversionFlag::Ascii => builtins::ascii(&repr(&v)),
                                     ast::ConversionFlag::Str => to_str(&v),
-                                    ast::ConversionFlag::None if i.debug_text.is_some() && i.format_spec.is_none() => repr(&v),
+                                    ast::ConversionFlag::None
+                                        if i.debug_text.is_some() && i.format_spec.is_none() =>
+                                    {
+                                        repr(&v)
+                                    }
                                     ast::ConversionFlag::None => to_str(&v),
                                 };
                                 if let Some(spec) = &i.format_spec {
                                     let mut spec_text = String::new();
                                     for el in spec.elements.iter() {
                                         match el {
-                                            InterpolatedStringElement::Literal(l) => spec_text.push_str(&l.value),
+                                            InterpolatedStringElement::Literal(l) => {
+                                                spec_text.push_str(&l.value)
+                                            }
                                             InterpolatedStringElement::Interpolation(_) => {
-                                                return raise(ExcKind::NotImplementedError, "nested f-string format specs are not supported");
+                                                return raise(
+                                                    ExcKind::NotImplementedError,
+                                                    "nested f-string format specs are not supported",
+                                                );
                                             }
                                         }
                                     }
@@ -874,17 +1018,30 @@ impl<'a> Interp<'a> {
     }
 
     /// Calls any callable value.
-    pub fn call(&mut self, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> R<Value> {
+    pub fn call(
+        &mut self,
+        func: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+    ) -> R<Value> {
         match func {
             Value::Func(f) => self.call_function(f, args, kwargs),
             Value::Builtin(b) => builtins::call_builtin(self, *b, args, kwargs),
             Value::Type(t) => builtins::construct(self, *t, args, kwargs),
             Value::Method(recv, name) => builtins::call_method(self, recv, name, args, kwargs),
-            other => raise(ExcKind::TypeError, format!("'{}' object is not callable", other.type_name())),
+            other => raise(
+                ExcKind::TypeError,
+                format!("'{}' object is not callable", other.type_name()),
+            ),
         }
     }
 
-    fn call_function(&mut self, f: &Rc<Function>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> R<Value> {
+    fn call_function(
+        &mut self,
+        f: &Rc<Function>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+    ) -> R<Value> {
         self.depth += 8;
         if self.depth > MAX_DEPTH {
             self.depth -= 8;
@@ -895,17 +1052,33 @@ impl<'a> Interp<'a> {
         r
     }
 
-    fn call_function_inner(&mut self, f: &Rc<Function>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> R<Value> {
+    fn call_function_inner(
+        &mut self,
+        f: &Rc<Function>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+    ) -> R<Value> {
         let scope = Env::child(&f.env, Some(f.local_names.clone()));
         let params: Vec<String> = f
             .def
             .parameters()
-            .map(|p| p.args.iter().map(|a| a.parameter.name.id.to_string()).collect())
+            .map(|p| {
+                p.args
+                    .iter()
+                    .map(|a| a.parameter.name.id.to_string())
+                    .collect()
+            })
             .unwrap_or_default();
         if args.len() > params.len() {
             return raise(
                 ExcKind::TypeError,
-                format!("{}() takes {} positional argument{} but {} were given", f.name, params.len(), if params.len() == 1 { "" } else { "s" }, args.len()),
+                format!(
+                    "{}() takes {} positional argument{} but {} were given",
+                    f.name,
+                    params.len(),
+                    if params.len() == 1 { "" } else { "s" },
+                    args.len()
+                ),
             );
         }
         let mut bound: Vec<Option<Value>> = vec![None; params.len()];
@@ -915,8 +1088,18 @@ impl<'a> Interp<'a> {
         for (name, v) in kwargs {
             match params.iter().position(|p| *p == name) {
                 Some(i) if bound[i].is_none() => bound[i] = Some(v),
-                Some(_) => return raise(ExcKind::TypeError, format!("{}() got multiple values for argument '{name}'", f.name)),
-                None => return raise(ExcKind::TypeError, format!("{}() got an unexpected keyword argument '{name}'", f.name)),
+                Some(_) => {
+                    return raise(
+                        ExcKind::TypeError,
+                        format!("{}() got multiple values for argument '{name}'", f.name),
+                    );
+                }
+                None => {
+                    return raise(
+                        ExcKind::TypeError,
+                        format!("{}() got an unexpected keyword argument '{name}'", f.name),
+                    );
+                }
             }
         }
         for (i, p) in params.iter().enumerate() {
@@ -924,7 +1107,12 @@ impl<'a> Interp<'a> {
                 Some(v) => v,
                 None => match f.defaults.get(i).cloned().flatten() {
                     Some(d) => d,
-                    None => return raise(ExcKind::TypeError, format!("{}() missing 1 required positional argument: '{p}'", f.name)),
+                    None => {
+                        return raise(
+                            ExcKind::TypeError,
+                            format!("{}() missing 1 required positional argument: '{p}'", f.name),
+                        );
+                    }
                 },
             };
             scope.vars.borrow_mut().insert(p.clone(), v);
@@ -933,7 +1121,10 @@ impl<'a> Interp<'a> {
             FnDef::Def(d) => match self.exec_block(&d.body, &scope) {
                 Ok(()) => Ok(Value::None),
                 Err(Flow::Return(v)) => Ok(v),
-                Err(Flow::Break | Flow::Continue) => raise(ExcKind::NotImplementedError, "break or continue outside a loop"),
+                Err(Flow::Break | Flow::Continue) => raise(
+                    ExcKind::NotImplementedError,
+                    "break or continue outside a loop",
+                ),
                 Err(e) => Err(e),
             },
             FnDef::Lambda(l) => self.eval(&l.body, &scope),
@@ -944,10 +1135,17 @@ impl<'a> Interp<'a> {
 fn import_from(module: &str, name: &str) -> R<Value> {
     let v = match (module, name) {
         ("thinkingbox.common" | "thinkingbox.common.chat_types", "TestContext")
-        | ("thinkingbox.common" | "thinkingbox.common.judge", "Judge") => Value::Type(TypeKind::Object),
-        ("typing", "Any" | "Optional" | "List" | "Dict" | "Tuple" | "Set" | "Union" | "Iterable" | "Sequence") => {
+        | ("thinkingbox.common" | "thinkingbox.common.judge", "Judge") => {
             Value::Type(TypeKind::Object)
         }
+        ("thinkingbox.common" | "thinkingbox.common.chat_types", "Text") => {
+            Value::Type(TypeKind::Text)
+        }
+        (
+            "typing",
+            "Any" | "Optional" | "List" | "Dict" | "Tuple" | "Set" | "Union" | "Iterable"
+            | "Sequence",
+        ) => Value::Type(TypeKind::Object),
         ("json", "dumps") => Value::Builtin(Builtin::JsonDumps),
         ("json", "loads") => Value::Builtin(Builtin::JsonLoads),
         _ => {

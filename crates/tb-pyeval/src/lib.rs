@@ -53,7 +53,10 @@ pub struct FixedJudge {
 
 impl FixedJudge {
     pub fn new(answer: bool) -> Self {
-        FixedJudge { answer, calls: Vec::new() }
+        FixedJudge {
+            answer,
+            calls: Vec::new(),
+        }
     }
 }
 
@@ -63,7 +66,8 @@ impl Judge for FixedJudge {
         Ok(self.answer)
     }
     fn compare_yesno(&mut self, first: &str, second: &str, question: &str) -> Result<bool, String> {
-        self.calls.push(vec![first.into(), second.into(), question.into()]);
+        self.calls
+            .push(vec![first.into(), second.into(), question.into()]);
         Ok(self.answer)
     }
     fn yesno(&mut self, question: &str) -> Result<bool, String> {
@@ -76,9 +80,17 @@ impl Judge for FixedJudge {
 #[derive(Debug, thiserror::Error)]
 pub enum PyEvalError {
     #[error("{file}:{line}: Python syntax error: {message}")]
-    Syntax { file: PathBuf, line: u32, message: String },
+    Syntax {
+        file: PathBuf,
+        line: u32,
+        message: String,
+    },
     #[error("{file}:{line}: not supported by tb's test-body evaluator: {construct}")]
-    Unsupported { file: PathBuf, line: u32, construct: String },
+    Unsupported {
+        file: PathBuf,
+        line: u32,
+        construct: String,
+    },
     #[error("{file}: no test function {name}")]
     NoSuchTest { file: PathBuf, name: String },
 }
@@ -98,7 +110,10 @@ impl LineIndex {
                 starts.push(i + 1);
             }
         }
-        LineIndex { starts, text: Rc::from(text) }
+        LineIndex {
+            starts,
+            text: Rc::from(text),
+        }
     }
     pub fn line(&self, offset: usize) -> u32 {
         let i = self.starts.partition_point(|&s| s <= offset);
@@ -108,11 +123,17 @@ impl LineIndex {
     pub fn line_text(&self, line: u32) -> Option<&str> {
         let i = usize::try_from(line).ok()?.checked_sub(1)?;
         let start = *self.starts.get(i)?;
-        let end = self.starts.get(i + 1).map_or(self.text.len(), |e| e.saturating_sub(1));
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.text.len(), |e| e.saturating_sub(1));
         self.text.get(start..end)
     }
     pub fn slice(&self, range: ruff_text_size::TextRange) -> String {
-        self.text.get(range.start().to_usize()..range.end().to_usize()).unwrap_or_default().to_string()
+        self.text
+            .get(range.start().to_usize()..range.end().to_usize())
+            .unwrap_or_default()
+            .to_string()
     }
 }
 
@@ -143,15 +164,25 @@ pub struct TestFile {
 
 impl std::fmt::Debug for TestFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TestFile").field("path", &self.path).field("tests", &self.tests).finish_non_exhaustive()
+        f.debug_struct("TestFile")
+            .field("path", &self.path)
+            .field("tests", &self.tests)
+            .finish_non_exhaustive()
     }
 }
 
 fn is_test_function(s: &Stmt) -> Option<String> {
     let Stmt::FunctionDef(f) = s else { return None };
-    let Some(Stmt::Expr(first)) = f.body.first() else { return None };
-    let Expr::StringLiteral(lit) = &*first.value else { return None };
-    lit.value.to_str().starts_with('!').then(|| f.name.id.to_string())
+    let Some(Stmt::Expr(first)) = f.body.first() else {
+        return None;
+    };
+    let Expr::StringLiteral(lit) = &*first.value else {
+        return None;
+    };
+    lit.value
+        .to_str()
+        .starts_with('!')
+        .then(|| f.name.id.to_string())
 }
 
 /// Python's `json.loads` for the evaluator (serde_json keeps key order and float text).
@@ -181,7 +212,13 @@ impl TestFile {
                 shared_defs.push((i, Rc::new(f.clone())));
             }
         }
-        Ok(TestFile { path, lines, body, tests, shared_defs })
+        Ok(TestFile {
+            path,
+            lines,
+            body,
+            tests,
+            shared_defs,
+        })
     }
 
     /// Reads and parses a test file.
@@ -205,9 +242,16 @@ impl TestFile {
 
     /// Every construct outside the evaluator's subset, with its line. `Ok` when there is none.
     pub fn check(&self) -> Result<(), PyEvalError> {
-        match check::unsupported(&self.body, &self.lines).into_iter().next() {
+        match check::unsupported(&self.body, &self.lines)
+            .into_iter()
+            .next()
+        {
             None => Ok(()),
-            Some(u) => Err(PyEvalError::Unsupported { file: self.path.clone(), line: u.line, construct: u.construct }),
+            Some(u) => Err(PyEvalError::Unsupported {
+                file: self.path.clone(),
+                line: u.line,
+                construct: u.construct,
+            }),
         }
     }
 
@@ -217,21 +261,36 @@ impl TestFile {
     }
 
     /// Runs one test function on a context (the reference's JSON form of `TestContext`).
-    pub fn run(&self, test: &str, ctx: &serde_json::Value, judge: &mut dyn Judge) -> Result<TestOutcome, PyEvalError> {
+    pub fn run(
+        &self,
+        test: &str,
+        ctx: &serde_json::Value,
+        judge: &mut dyn Judge,
+    ) -> Result<TestOutcome, PyEvalError> {
         let Some(&(_, index)) = self.tests.iter().find(|(n, _)| n == test) else {
-            return Err(PyEvalError::NoSuchTest { file: self.path.clone(), name: test.to_string() });
+            return Err(PyEvalError::NoSuchTest {
+                file: self.path.clone(),
+                name: test.to_string(),
+            });
         };
         let mut interp = Interp::new(judge, &self.lines);
         for (i, def) in &self.shared_defs {
             if let Some(Stmt::FunctionDef(f)) = self.body.get(*i) {
-                interp.shared_defs.insert(std::ptr::from_ref(f) as usize, def.clone());
+                interp
+                    .shared_defs
+                    .insert(std::ptr::from_ref(f) as usize, def.clone());
             }
         }
         let globals = Env::module();
         let x = host::context_value(ctx);
         let judge_v = host::judge_value();
         // The module as the reference execs it: every test function but this one blanked.
-        let other_tests: Vec<usize> = self.tests.iter().map(|(_, i)| *i).filter(|i| *i != index).collect();
+        let other_tests: Vec<usize> = self
+            .tests
+            .iter()
+            .map(|(_, i)| *i)
+            .filter(|i| *i != index)
+            .collect();
         let mut result = Ok(());
         for (i, stmt) in self.body.iter().enumerate() {
             if other_tests.contains(&i) {
@@ -244,7 +303,11 @@ impl TestFile {
         }
         let outcome = result.and_then(|()| {
             let f = interp.lookup(test, &globals)?;
-            interp.call(&f, Vec::new(), vec![("x".into(), x), ("judge".into(), judge_v)])
+            interp.call(
+                &f,
+                Vec::new(),
+                vec![("x".into(), x), ("judge".into(), judge_v)],
+            )
         });
         let prints = std::mem::take(&mut interp.prints);
         Ok(match outcome {
@@ -272,7 +335,8 @@ impl TestFile {
             Err(Flow::Return(_) | Flow::Break | Flow::Continue) => TestOutcome {
                 passed: false,
                 system_error: true,
-                message: "SyntaxError: 'return', 'break' or 'continue' outside a function or loop".into(),
+                message: "SyntaxError: 'return', 'break' or 'continue' outside a function or loop"
+                    .into(),
                 lineno: None,
                 line_content: None,
                 reward: 0.0,

@@ -43,7 +43,11 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
     };
     if let Some(p) = ptr {
         if seen.contains(&p) || seen.len() > 200 {
-            out.push_str(if matches!(v, Value::List(_)) { "[...]" } else { "{...}" });
+            out.push_str(if matches!(v, Value::List(_)) {
+                "[...]"
+            } else {
+                "{...}"
+            });
             return;
         }
         seen.push(p);
@@ -137,10 +141,18 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             let _ = write!(out, "<function {}>", f.name);
         }
         Value::Builtin(b) => {
-            let _ = write!(out, "<built-in function {}>", format!("{b:?}").to_lowercase());
+            let _ = write!(
+                out,
+                "<built-in function {}>",
+                format!("{b:?}").to_lowercase()
+            );
         }
         Value::Method(recv, name) => {
-            let _ = write!(out, "<built-in method {name} of {} object>", recv.type_name());
+            let _ = write!(
+                out,
+                "<built-in method {name} of {} object>",
+                recv.type_name()
+            );
         }
         Value::Object(o) => {
             // pydantic models print as `Class(field=value, ...)`.
@@ -209,7 +221,11 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
         return Err("maximum recursion depth exceeded while encoding a JSON object".into());
     }
     // With an indent, Python's item separator drops its trailing space.
-    let item_sep = if opts.indent.is_some() && opts.item_sep == ", " { "," } else { &opts.item_sep };
+    let item_sep = if opts.indent.is_some() && opts.item_sep == ", " {
+        ","
+    } else {
+        &opts.item_sep
+    };
     match v {
         Value::None => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -323,7 +339,10 @@ mod tests {
         assert_eq!(repr(&Value::Float(100.0)), "100.0");
         assert_eq!(repr(&Value::Float(1e16)), "1e+16");
         assert_eq!(repr(&Value::tuple(vec![Value::str("Mia")])), "('Mia',)");
-        assert_eq!(repr(&Value::list(vec![Value::None, Value::Bool(true)])), "[None, True]");
+        assert_eq!(
+            repr(&Value::list(vec![Value::None, Value::Bool(true)])),
+            "[None, True]"
+        );
         let mut d = Dict::default();
         d.insert(Key::Str("a".into()), Value::str("a"), Value::Int(1));
         assert_eq!(repr(&Value::dict(d)), "{'a': 1}");
@@ -333,11 +352,18 @@ mod tests {
     #[test]
     fn dumps_with_indent_matches_python() {
         let v = crate::value::from_json(&serde_json::json!({"a": [1, 2.5], "b": {}, "c": "é"}));
-        let opts = DumpsOptions { indent: Some("  ".into()), ensure_ascii: false, ..Default::default() };
+        let opts = DumpsOptions {
+            indent: Some("  ".into()),
+            ensure_ascii: false,
+            ..Default::default()
+        };
         assert_eq!(
             json_dumps(&v, &opts).unwrap(),
             "{\n  \"a\": [\n    1,\n    2.5\n  ],\n  \"b\": {},\n  \"c\": \"é\"\n}"
         );
-        assert_eq!(json_dumps(&v, &DumpsOptions::default()).unwrap(), r#"{"a": [1, 2.5], "b": {}, "c": "\u00e9"}"#);
+        assert_eq!(
+            json_dumps(&v, &DumpsOptions::default()).unwrap(),
+            r#"{"a": [1, 2.5], "b": {}, "c": "\u00e9"}"#
+        );
     }
 }

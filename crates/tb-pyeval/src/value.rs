@@ -85,6 +85,8 @@ pub enum TypeKind {
     Set,
     NoneType,
     Object,
+    /// The reference's `Text` message class (`thinkingbox.common.chat_types.Text`).
+    Text,
 }
 
 impl TypeKind {
@@ -100,6 +102,7 @@ impl TypeKind {
             TypeKind::Set => "set",
             TypeKind::NoneType => "NoneType",
             TypeKind::Object => "object",
+            TypeKind::Text => "Text",
         }
     }
 }
@@ -302,14 +305,17 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
             let (x, y) = (x.borrow(), y.borrow());
             x.map.len() == y.map.len() && x.map.keys().all(|k| y.map.contains_key(k))
         }
-        (V::Set(s), V::DictView(d, ViewKind::Keys)) | (V::DictView(d, ViewKind::Keys), V::Set(s)) => {
+        (V::Set(s), V::DictView(d, ViewKind::Keys))
+        | (V::DictView(d, ViewKind::Keys), V::Set(s)) => {
             let (s, d) = (s.borrow(), d.borrow());
             s.map.len() == d.map.len() && s.map.keys().all(|k| d.map.contains_key(k))
         }
         (V::DictView(x, kx), V::DictView(y, ky)) if kx == ky && *kx != ViewKind::Values => {
             let (ix, iy) = (view_set(&x.borrow(), *kx), view_set(&y.borrow(), *ky));
             match (ix, iy) {
-                (Some(ix), Some(iy)) => ix.len() == iy.len() && ix.keys().all(|k| iy.contains_key(k)),
+                (Some(ix), Some(iy)) => {
+                    ix.len() == iy.len() && ix.keys().all(|k| iy.contains_key(k))
+                }
                 _ => false,
             }
         }
@@ -324,7 +330,9 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
 
 fn dict_eq(x: &Dict, y: &Dict) -> bool {
     x.len() == y.len()
-        && x.map.iter().all(|(k, (_, v))| y.get(k).is_some_and(|w| py_eq(v, w)))
+        && x.map
+            .iter()
+            .all(|(k, (_, v))| y.get(k).is_some_and(|w| py_eq(v, w)))
 }
 
 /// The entries of a keys or items view as a set keyed by hash (items need hashable values).

@@ -22,6 +22,9 @@ pub fn shared() -> Option<PathBuf> {
         "benchmark data not found at {} (set TB_SHARED); CI needs it",
         p.display()
     );
-    eprintln!("SKIPPED: benchmark data not found at {}; set TB_SHARED", p.display());
+    eprintln!(
+        "SKIPPED: benchmark data not found at {}; set TB_SHARED",
+        p.display()
+    );
     None
 }

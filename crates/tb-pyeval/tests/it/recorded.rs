@@ -20,14 +20,20 @@ fn initial_effects(shared: &Path) -> Value {
 /// Applies a recorded `effects_diff` (removed, changed in place, added at the end).
 fn apply_diff(initial: &Value, diff: &Value) -> Value {
     let mut out = initial.clone();
-    let Some(diff) = diff.as_object() else { return out };
+    let Some(diff) = diff.as_object() else {
+        return out;
+    };
     for (top, d) in diff {
-        let Some(target) = out.get_mut(top) else { continue };
+        let Some(target) = out.get_mut(top) else {
+            continue;
+        };
         if let Some(rep) = d.get("replace") {
             *target = rep.clone();
             continue;
         }
-        let map = target.as_object_mut().expect("top-level effects are objects");
+        let map = target
+            .as_object_mut()
+            .expect("top-level effects are objects");
         if let Some(removed) = d.get("removed").and_then(Value::as_array) {
             for k in removed {
                 map.shift_remove(k.as_str().unwrap());
@@ -43,7 +49,10 @@ fn apply_diff(initial: &Value, diff: &Value) -> Value {
                 map.insert(k.clone(), v.clone());
             }
         }
-        assert!(d.get("order").is_none(), "order entries are not expected in these files");
+        assert!(
+            d.get("order").is_none(),
+            "order entries are not expected in these files"
+        );
     }
     out
 }
@@ -52,10 +61,16 @@ fn context(record: &Value, effects: Value) -> Value {
     let mut ctx = Map::new();
     ctx.insert("response".into(), record["response"].clone());
     ctx.insert("effects".into(), effects);
-    ctx.insert("tool_calls".into(), record["tool_calls_seen_by_test"].clone());
+    ctx.insert(
+        "tool_calls".into(),
+        record["tool_calls_seen_by_test"].clone(),
+    );
     ctx.insert(
         "tool_direct_responses".into(),
-        record.get("tool_direct_responses").cloned().unwrap_or_else(|| Value::Array(Vec::new())),
+        record
+            .get("tool_direct_responses")
+            .cloned()
+            .unwrap_or_else(|| Value::Array(Vec::new())),
     );
     Value::Object(ctx)
 }
@@ -93,9 +108,15 @@ fn check_record(file: &TestFile, record: &Value, ctx: &Value, tally: &mut Tally)
         let mut judge = FixedJudge::new(answer);
         let got = file.run(test, ctx, &mut judge).unwrap();
         tally.verdicts += 1;
-        let varies = want.get("message_set_order_varies").and_then(Value::as_bool).unwrap_or(false);
+        let varies = want
+            .get("message_set_order_varies")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let want_calls = want["judge_calls"].as_array().map_or(0, Vec::len)
-            + want.get("judge_other_calls").and_then(Value::as_array).map_or(0, Vec::len);
+            + want
+                .get("judge_other_calls")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
         let ok = got.passed == want["passed"].as_bool().unwrap()
             && got.system_error == want["system_error"].as_bool().unwrap()
             && same_message(&got.message, want["message"].as_str().unwrap(), varies)
@@ -113,12 +134,19 @@ fn check_record(file: &TestFile, record: &Value, ctx: &Value, tally: &mut Tally)
 
 #[test]
 fn airline_recorded_verdicts_are_reproduced() {
-    let Some(shared) = crate::shared() else { return };
+    let Some(shared) = crate::shared() else {
+        return;
+    };
     let data = shared.join("thinkingbox-data/dataset/test_case/airline_tau_bench.py");
     let file = TestFile::read(&data).unwrap();
     file.check().unwrap();
     let initial = initial_effects(&shared);
-    let mut tally = Tally { records: 0, verdicts: 0, matched: 0, mismatches: Vec::new() };
+    let mut tally = Tally {
+        records: 0,
+        verdicts: 0,
+        matched: 0,
+        mismatches: Vec::new(),
+    };
     let text = std::fs::read_to_string(shared.join("tb-bench-v1/airline/traces.jsonl")).unwrap();
     for line in text.lines() {
         let record: Value = serde_json::from_str(line).unwrap();
@@ -128,27 +156,56 @@ fn airline_recorded_verdicts_are_reproduced() {
         let ctx = context(&record, Value::Object(all));
         check_record(&file, &record, &ctx, &mut tally);
     }
-    eprintln!("airline: {}/{} verdicts match over {} records", tally.matched, tally.verdicts, tally.records);
+    eprintln!(
+        "airline: {}/{} verdicts match over {} records",
+        tally.matched, tally.verdicts, tally.records
+    );
     assert_eq!(tally.records, 44);
-    assert!(tally.mismatches.is_empty(), "{}", tally.mismatches.join("\n"));
+    assert!(
+        tally.mismatches.is_empty(),
+        "{}",
+        tally.mismatches.join("\n")
+    );
 }
 
 #[test]
 fn setup_check_recorded_verdicts_are_reproduced() {
-    let Some(shared) = crate::shared() else { return };
-    let mut tally = Tally { records: 0, verdicts: 0, matched: 0, mismatches: Vec::new() };
-    for stem in ["banking", "banking_email", "email_system_org", "mcs_defaults"] {
+    let Some(shared) = crate::shared() else {
+        return;
+    };
+    let mut tally = Tally {
+        records: 0,
+        verdicts: 0,
+        matched: 0,
+        mismatches: Vec::new(),
+    };
+    for stem in [
+        "banking",
+        "banking_email",
+        "email_system_org",
+        "mcs_defaults",
+    ] {
         let path = shared.join(format!("thinkingbox-data/dataset/test_case/{stem}.py"));
         let file = TestFile::read(&path).unwrap();
         file.check().unwrap();
-        let text = std::fs::read_to_string(shared.join(format!("tb-bench-v1/tools-servers/traces/{stem}.jsonl"))).unwrap();
+        let text = std::fs::read_to_string(
+            shared.join(format!("tb-bench-v1/tools-servers/traces/{stem}.jsonl")),
+        )
+        .unwrap();
         for line in text.lines() {
             let record: Value = serde_json::from_str(line).unwrap();
             let ctx = context(&record, record["effects"].clone());
             check_record(&file, &record, &ctx, &mut tally);
         }
     }
-    eprintln!("setup checks: {}/{} verdicts match over {} records", tally.matched, tally.verdicts, tally.records);
+    eprintln!(
+        "setup checks: {}/{} verdicts match over {} records",
+        tally.matched, tally.verdicts, tally.records
+    );
     assert_eq!(tally.records, 42);
-    assert!(tally.mismatches.is_empty(), "{}", tally.mismatches.join("\n"));
+    assert!(
+        tally.mismatches.is_empty(),
+        "{}",
+        tally.mismatches.join("\n")
+    );
 }

@@ -10,7 +10,9 @@ fn check(src: &str) -> String {
 #[test]
 fn unsupported_constructs_name_file_and_line() {
     assert_eq!(
-        check("def test_a(x, judge):\n    \"\"\"!\n    query: hi\n    \"\"\"\n    with open('f') as f:\n        pass\n"),
+        check(
+            "def test_a(x, judge):\n    \"\"\"!\n    query: hi\n    \"\"\"\n    with open('f') as f:\n        pass\n"
+        ),
         "mine.py:5: not supported by tb's test-body evaluator: with statement"
     );
     assert_eq!(
