@@ -80,3 +80,35 @@ pub fn context(messages: &[Message], effects: Value) -> Value {
         "metadata": {},
     })
 }
+
+/// Parses and checks the test file of every task once: each syntax error or construct the
+/// evaluator does not support, as `file:line: ...` (before any model is called).
+pub fn check_test_files(data_root: &std::path::Path, tasks: &[Task]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut problems = Vec::new();
+    for t in tasks {
+        if !seen.insert(t.source.path.clone()) {
+            continue;
+        }
+        let path = data_root.join(&t.source.path);
+        let path = if path.is_file() {
+            path
+        } else {
+            std::path::PathBuf::from(&t.source.path)
+        };
+        match tb_pyeval::TestFile::read(&path) {
+            Ok(file) => {
+                for u in file.unsupported() {
+                    problems.push(format!(
+                        "{}:{}: not supported by tb's test-body evaluator: {}",
+                        path.display(),
+                        u.line,
+                        u.construct
+                    ));
+                }
+            }
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    problems
+}

@@ -806,7 +806,7 @@ fn group(digits: &str, grouping: bool) -> String {
     let mut out = String::new();
     let n = digits.len();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (n - i) % 3 == 0 {
+        if i > 0 && (n - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -1184,14 +1184,10 @@ pub fn call_builtin(
         }
         Builtin::Range => {
             arity("range", &args, 1, 3)?;
-            let ints: Vec<i64> = args
-                .iter()
-                .map(|a| as_int(a))
-                .collect::<Option<_>>()
-                .map_or_else(
-                    || raise(ExcKind::TypeError, "range() arguments must be integers"),
-                    Ok,
-                )?;
+            let ints: Vec<i64> = args.iter().map(as_int).collect::<Option<_>>().map_or_else(
+                || raise(ExcKind::TypeError, "range() arguments must be integers"),
+                Ok,
+            )?;
             let (start, stop, step) = match ints.as_slice() {
                 [stop] => (0, *stop, 1),
                 [start, stop] => (*start, *stop, 1),
@@ -1362,7 +1358,7 @@ pub fn construct(
                 }
             }
         }
-        return Ok(crate::value::Object::new(
+        return Ok(crate::value::Object::new_value(
             "Text",
             [
                 ("T", Value::str("Text")),

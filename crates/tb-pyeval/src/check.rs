@@ -369,14 +369,13 @@ impl Walker<'_> {
                 for el in f.value.elements() {
                     if let InterpolatedStringElement::Interpolation(i) = el {
                         self.expr(&i.expression);
-                        if let Some(spec) = &i.format_spec {
-                            if spec
+                        if let Some(spec) = &i.format_spec
+                            && spec
                                 .elements
                                 .iter()
                                 .any(|s| matches!(s, InterpolatedStringElement::Interpolation(_)))
-                            {
-                                self.flag(e, "nested f-string format spec");
-                            }
+                        {
+                            self.flag(e, "nested f-string format spec");
                         }
                     }
                 }

@@ -44,7 +44,7 @@ pub fn context_value(ctx: &serde_json::Value) -> Value {
         "metadata",
         get("metadata").map_or_else(empty_dict, from_json),
     ));
-    Object::new("TestContext", attrs)
+    Object::new_value("TestContext", attrs)
 }
 
 fn empty_dict() -> Value {
@@ -52,7 +52,7 @@ fn empty_dict() -> Value {
 }
 
 fn tool_call_response(v: &serde_json::Value) -> Value {
-    Object::new(
+    Object::new_value(
         "ToolCallResponse",
         [
             ("tool_call", v.get("tool_call").map_or(Value::None, message)),
@@ -73,7 +73,7 @@ fn message(v: &serde_json::Value) -> Value {
         .get("T")
         .and_then(serde_json::Value::as_str)
         .unwrap_or("Message");
-    let obj = Object::new(class, []);
+    let obj = Object::new_value(class, []);
     if let Value::Object(o) = &obj {
         let mut attrs = o.attrs.borrow_mut();
         for (k, val) in map {
@@ -85,7 +85,7 @@ fn message(v: &serde_json::Value) -> Value {
 
 /// The `judge` object.
 pub fn judge_value() -> Value {
-    Object::new("Judge", [])
+    Object::new_value("Judge", [])
 }
 
 fn str_arg(

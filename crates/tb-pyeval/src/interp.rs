@@ -383,7 +383,7 @@ impl<'a> Interp<'a> {
                     };
                     if catches {
                         if let Some(name) = &h.name {
-                            let obj = crate::value::Object::new(
+                            let obj = crate::value::Object::new_value(
                                 e.kind.name(),
                                 [("args", Value::tuple(vec![Value::str(&e.message)]))],
                             );

@@ -115,7 +115,7 @@ pub struct Object {
 }
 
 impl Object {
-    pub fn new(class: &str, attrs: impl IntoIterator<Item = (&'static str, Value)>) -> Value {
+    pub fn new_value(class: &str, attrs: impl IntoIterator<Item = (&'static str, Value)>) -> Value {
         Value::Object(Rc::new(Object {
             class: class.into(),
             attrs: RefCell::new(attrs.into_iter().map(|(k, v)| (Rc::from(k), v)).collect()),
