@@ -58,6 +58,29 @@ fn main() {
         }
     }
     let per = t0.elapsed().as_secs_f64() / f64::from(runs);
+    // The same bodies on empty effects: the cost of the body alone, without building `x`.
+    let small: Vec<(String, Value)> = contexts
+        .iter()
+        .map(|(test, ctx)| {
+            let mut small = ctx.clone();
+            small["effects"] =
+                serde_json::json!({"airline_tau_bench": {"reservations": {}, "users": {}}});
+            (test.clone(), small)
+        })
+        .collect();
+    let t1 = Instant::now();
+    let mut small_runs = 0u32;
+    for _ in 0..rounds {
+        for (test, ctx) in &small {
+            let mut judge = FixedJudge::new(true);
+            std::hint::black_box(file.run(test, ctx, &mut judge).unwrap());
+            small_runs += 1;
+        }
+    }
+    println!(
+        "airline test body on empty effects, per test: {:.1} µs",
+        t1.elapsed().as_secs_f64() / f64::from(small_runs) * 1e6
+    );
     println!(
         "airline test body (context with the full effects + body), per test: {:.1} µs over {runs} runs; reference subprocess per test ~{REFERENCE_SUBPROCESS_S} s ({:.0}x)",
         per * 1e6,
