@@ -45,6 +45,8 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
             Err(e) => problems.push(e.to_string()),
         }
     }
+    // Every test file's Python must be within what the test-body evaluator runs.
+    problems.extend(tb_eval::pybody::check_test_files(&root, &tasks));
     if a.json {
         println!(
             "{}",

@@ -141,3 +141,42 @@ fn bad_input_gives_clear_errors() {
     assert!(!ok);
     assert!(text.contains("unknown agent"), "{text}");
 }
+
+/// Python the test-body evaluator does not run is a `tb validate` problem naming file and line.
+#[test]
+fn validate_reports_unsupported_python_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("brightside");
+    let status = Command::new("cp")
+        .args(["-r", example().to_str().unwrap(), copy.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let file = copy.join("dataset/test_case/brightside_retail.py");
+    let mut src = std::fs::read_to_string(&file).unwrap();
+    let line = src.lines().count() + 3;
+    src.push_str("\n\ndef helper():\n    with open('x') as f:\n        return f\n");
+    std::fs::write(&file, src).unwrap();
+    let (ok, text) = tb(&[
+        "validate",
+        "--data",
+        copy.to_str().unwrap(),
+        "--test-list",
+        copy.join("testlist.yaml").to_str().unwrap(),
+    ]);
+    assert!(!ok, "{text}");
+    let want = format!(
+        "brightside_retail.py:{}: not supported by tb's test-body evaluator: with statement",
+        line + 1
+    );
+    assert!(text.contains(&want), "missing {want:?} in:\n{text}");
+    // The unmodified example validates cleanly, test bodies included.
+    let (ok, text) = tb(&[
+        "validate",
+        "--data",
+        example().to_str().unwrap(),
+        "--test-list",
+        example().join("testlist.yaml").to_str().unwrap(),
+    ]);
+    assert!(ok, "{text}");
+}

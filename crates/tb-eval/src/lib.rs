@@ -11,6 +11,7 @@ pub mod episode;
 pub mod infer;
 pub mod judge;
 pub mod offline;
+pub mod pybody;
 pub mod replay;
 pub mod rubric;
 pub mod sandbox;

@@ -363,6 +363,73 @@ pub fn float_repr(f: f64) -> String {
     out
 }
 
+/// Whether Python's `str.isprintable()` holds for a non-ASCII character (approximation by the
+/// categories that matter: controls, separators and format characters are not printable).
+fn printable(c: char) -> bool {
+    let u = c as u32;
+    if c.is_control() {
+        return false;
+    }
+    !matches!(
+        u,
+        0xA0 | 0xAD
+            | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x1680
+            | 0x180E
+            | 0x2000..=0x200F
+            | 0x2028..=0x202F
+            | 0x205F..=0x206F
+            | 0x3000
+            | 0xD800..=0xF8FF
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0xE0001..=0xE007F
+            | 0xF0000..
+    )
+}
+
+/// Python `repr(s)` of a `str`.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_ascii() || printable(c) => out.push(c),
+            c => {
+                let u = c as u32;
+                if u <= 0xff {
+                    out.push_str(&format!("\\x{u:02x}"));
+                } else if u <= 0xffff {
+                    out.push_str(&format!("\\u{u:04x}"));
+                } else {
+                    out.push_str(&format!("\\U{u:08x}"));
+                }
+            }
+        }
+    }
+    out.push(quote);
+    out
+}
+
 /// Writes a JSON string literal (`ensure_ascii`).
 pub fn write_json_str<S: Sink>(out: &mut S, s: &str) {
     write_str(out, s);

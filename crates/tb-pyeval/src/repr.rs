@@ -1,0 +1,369 @@
+//! `repr()`, `str()` and `json.dumps()` of values, as CPython writes them.
+
+use std::fmt::Write as _;
+
+use tb_sandbox::pyjson::{float_repr as json_float, str_repr};
+
+use crate::value::{Value, ViewKind};
+
+/// Python `repr(float)`.
+pub fn float_repr(f: f64) -> String {
+    if f.is_nan() {
+        "nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        json_float(f)
+    }
+}
+
+/// Python `repr(v)`. Containers nested deeper than `limit` are an error upstream; here
+/// recursion is bounded by the evaluator's own depth limit on what it builds, and a cycle
+/// prints as `[...]` as CPython does.
+pub fn repr(v: &Value) -> String {
+    let mut out = String::new();
+    write_repr(&mut out, v, &mut Vec::new());
+    out
+}
+
+/// Python `str(v)`.
+pub fn to_str(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.to_string(),
+        other => repr(other),
+    }
+}
+
+fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
+    // Cycles (a list that contains itself) print as `[...]` / `{...}`.
+    let ptr = match v {
+        Value::List(l) => Some(std::rc::Rc::as_ptr(l) as *const u8 as usize),
+        Value::Dict(d) => Some(std::rc::Rc::as_ptr(d) as *const u8 as usize),
+        _ => None,
+    };
+    if let Some(p) = ptr {
+        if seen.contains(&p) || seen.len() > 200 {
+            out.push_str(if matches!(v, Value::List(_)) {
+                "[...]"
+            } else {
+                "{...}"
+            });
+            return;
+        }
+        seen.push(p);
+    }
+    match v {
+        Value::None => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => out.push_str(&float_repr(*f)),
+        Value::Str(s) => out.push_str(&str_repr(s)),
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, x, seen);
+            }
+            out.push(']');
+        }
+        Value::Tuple(t) => {
+            out.push('(');
+            for (i, x) in t.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, x, seen);
+            }
+            if t.len() == 1 {
+                out.push(',');
+            }
+            out.push(')');
+        }
+        Value::Dict(d) => {
+            out.push('{');
+            for (i, (k, x)) in d.borrow().map.values().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, k, seen);
+                out.push_str(": ");
+                write_repr(out, x, seen);
+            }
+            out.push('}');
+        }
+        Value::Set(s) => {
+            let s = s.borrow();
+            if s.map.is_empty() {
+                out.push_str("set()");
+            } else {
+                out.push('{');
+                for (i, x) in s.map.values().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write_repr(out, x, seen);
+                }
+                out.push('}');
+            }
+        }
+        Value::DictView(d, kind) => {
+            let name = match kind {
+                ViewKind::Keys => "dict_keys",
+                ViewKind::Values => "dict_values",
+                ViewKind::Items => "dict_items",
+            };
+            out.push_str(name);
+            out.push_str("([");
+            for (i, (k, x)) in d.borrow().map.values().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match kind {
+                    ViewKind::Keys => write_repr(out, k, seen),
+                    ViewKind::Values => write_repr(out, x, seen),
+                    ViewKind::Items => {
+                        out.push('(');
+                        write_repr(out, k, seen);
+                        out.push_str(", ");
+                        write_repr(out, x, seen);
+                        out.push(')');
+                    }
+                }
+            }
+            out.push_str("])");
+        }
+        Value::Func(f) => {
+            let _ = write!(out, "<function {}>", f.name);
+        }
+        Value::Builtin(b) => {
+            let _ = write!(
+                out,
+                "<built-in function {}>",
+                format!("{b:?}").to_lowercase()
+            );
+        }
+        Value::Method(recv, name) => {
+            let _ = write!(
+                out,
+                "<built-in method {name} of {} object>",
+                recv.type_name()
+            );
+        }
+        Value::Object(o) => {
+            // pydantic models print as `Class(field=value, ...)`.
+            out.push_str(&o.class);
+            out.push('(');
+            for (i, (k, x)) in o.attrs.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(k);
+                out.push('=');
+                write_repr(out, x, seen);
+            }
+            out.push(')');
+        }
+        Value::Type(t) => {
+            let _ = write!(out, "<class '{}'>", t.name());
+        }
+        Value::Module(_) => out.push_str("<module 'json'>"),
+    }
+    if ptr.is_some() {
+        seen.pop();
+    }
+}
+
+/// Options of `json.dumps` that the test files use.
+#[derive(Clone, Debug)]
+pub struct DumpsOptions {
+    pub indent: Option<String>,
+    pub ensure_ascii: bool,
+    pub sort_keys: bool,
+    pub item_sep: String,
+    pub key_sep: String,
+}
+
+impl Default for DumpsOptions {
+    fn default() -> Self {
+        DumpsOptions {
+            indent: None,
+            ensure_ascii: true,
+            sort_keys: false,
+            item_sep: ", ".into(),
+            key_sep: ": ".into(),
+        }
+    }
+}
+
+/// `json.dumps(v, ...)`; `Err` carries the `TypeError` message for a value JSON cannot hold.
+pub fn json_dumps(v: &Value, opts: &DumpsOptions) -> Result<String, String> {
+    let mut out = String::new();
+    dump(&mut out, v, opts, 0)?;
+    Ok(out)
+}
+
+fn newline(out: &mut String, opts: &DumpsOptions, level: usize) {
+    if let Some(ind) = &opts.indent {
+        out.push('\n');
+        for _ in 0..level {
+            out.push_str(ind);
+        }
+    }
+}
+
+fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Result<(), String> {
+    if level > 500 {
+        return Err("maximum recursion depth exceeded while encoding a JSON object".into());
+    }
+    // With an indent, Python's item separator drops its trailing space.
+    let item_sep = if opts.indent.is_some() && opts.item_sep == ", " {
+        ","
+    } else {
+        &opts.item_sep
+    };
+    match v {
+        Value::None => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => out.push_str(&json_float(*f)),
+        Value::Str(s) => json_str(out, s, opts.ensure_ascii),
+        Value::List(_) | Value::Tuple(_) => {
+            let items: Vec<Value> = match v {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.to_vec(),
+                _ => Vec::new(),
+            };
+            if items.is_empty() {
+                out.push_str("[]");
+                return Ok(());
+            }
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, opts, level + 1);
+                dump(out, x, opts, level + 1)?;
+            }
+            newline(out, opts, level);
+            out.push(']');
+        }
+        Value::Dict(d) => {
+            let d = d.borrow();
+            if d.is_empty() {
+                out.push_str("{}");
+                return Ok(());
+            }
+            let mut entries: Vec<(String, &Value)> = Vec::with_capacity(d.len());
+            for (k, x) in d.map.values() {
+                let key = match k {
+                    Value::Str(s) => s.to_string(),
+                    Value::None => "null".into(),
+                    Value::Bool(b) => if *b { "true" } else { "false" }.into(),
+                    Value::Int(i) => i.to_string(),
+                    Value::Float(f) => json_float(*f),
+                    other => {
+                        return Err(format!(
+                            "keys must be str, int, float, bool or None, not {}",
+                            other.type_name()
+                        ));
+                    }
+                };
+                entries.push((key, x));
+            }
+            if opts.sort_keys {
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+            }
+            out.push('{');
+            for (i, (k, x)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, opts, level + 1);
+                json_str(out, k, opts.ensure_ascii);
+                out.push_str(&opts.key_sep);
+                dump(out, x, opts, level + 1)?;
+            }
+            newline(out, opts, level);
+            out.push('}');
+        }
+        other => {
+            return Err(format!(
+                "Object of type {} is not JSON serializable",
+                other.type_name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn json_str(out: &mut String, s: &str, ensure_ascii: bool) {
+    if ensure_ascii {
+        tb_sandbox::pyjson::write_json_str(out, s);
+        return;
+    }
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{Dict, Key};
+
+    #[test]
+    fn reprs_match_cpython() {
+        assert_eq!(repr(&Value::Float(100.0)), "100.0");
+        assert_eq!(repr(&Value::Float(1e16)), "1e+16");
+        assert_eq!(repr(&Value::tuple(vec![Value::str("Mia")])), "('Mia',)");
+        assert_eq!(
+            repr(&Value::list(vec![Value::None, Value::Bool(true)])),
+            "[None, True]"
+        );
+        let mut d = Dict::default();
+        d.insert(Key::Str("a".into()), Value::str("a"), Value::Int(1));
+        assert_eq!(repr(&Value::dict(d)), "{'a': 1}");
+        assert_eq!(repr(&Value::set(Default::default())), "set()");
+    }
+
+    #[test]
+    fn dumps_with_indent_matches_python() {
+        let v = crate::value::from_json(&serde_json::json!({"a": [1, 2.5], "b": {}, "c": "é"}));
+        let opts = DumpsOptions {
+            indent: Some("  ".into()),
+            ensure_ascii: false,
+            ..Default::default()
+        };
+        assert_eq!(
+            json_dumps(&v, &opts).unwrap(),
+            "{\n  \"a\": [\n    1,\n    2.5\n  ],\n  \"b\": {},\n  \"c\": \"é\"\n}"
+        );
+        assert_eq!(
+            json_dumps(&v, &DumpsOptions::default()).unwrap(),
+            r#"{"a": [1, 2.5], "b": {}, "c": "\u00e9"}"#
+        );
+    }
+}
