@@ -250,9 +250,8 @@ fn parse_created(text: &str) -> Result<chrono::DateTime<chrono::Utc>, Fail> {
 /// airline cancelled; 80 % in business; everything with insurance; else the int 0.
 fn refund_amount(s: &AirlineSession, r: &Reservation, reason: &str) -> Result<Value, Fail> {
     let created = parse_created(&r.created_at)?;
-    let within24 = (s.now - created)
-        .num_microseconds()
-        .map_or(false, |us| us < 86_400_000_000);
+    // `total_seconds() < 86400`: whole seconds truncated toward zero compare the same.
+    let within24 = (s.now - created).num_seconds() < 86_400;
     let total = r.total_price.unwrap_or(0.0);
     Ok(if within24 || reason == "airline_cancelled_flight" {
         float(total)
