@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use tb_sandbox::{Domain, DomainError, ToolFn};
 
+pub mod airline;
 pub mod auto_insurance;
 pub mod booking;
 pub mod consulting;

@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value, json};
 use tb_core::{Message, StateVerdict, Task};
+use tb_sandbox::ServerSession;
 
 /// `x.response`: the last visible (not dummy, not think) assistant text.
 pub fn response_of(messages: &[Message]) -> String {
@@ -66,6 +67,21 @@ pub fn v1_effects(task: &Task, state: &[StateVerdict]) -> Value {
         effects.insert(s.server.clone(), Value::Object(m));
     }
     Value::Object(effects)
+}
+
+/// The effects of servers that report their own (`ServerSession::effects`, e.g. the airline),
+/// by server name, added to `effects` (a v1 server's entry is kept when it has none).
+pub fn add_server_effects(effects: &mut Value, sessions: &[&dyn ServerSession]) {
+    if !effects.is_object() {
+        *effects = Value::Object(Map::new());
+    }
+    if let Value::Object(m) = effects {
+        for s in sessions {
+            if let Some(e) = s.effects() {
+                m.insert(s.server().to_string(), e);
+            }
+        }
+    }
 }
 
 /// The reference's JSON form of a `TestContext`.

@@ -16,6 +16,7 @@ pub mod schema;
 pub mod state;
 
 pub use runtime::{
-    Args, CallOutcome, Clock, Domain, DomainError, Loaded, Session, Tool, ToolError, ToolFn,
+    Args, CallOutcome, Clock, Domain, DomainError, Loaded, ServerSession, Session, Tool, ToolError,
+    ToolFn, ToolReply,
 };
 pub use state::{Row, State, StateError};

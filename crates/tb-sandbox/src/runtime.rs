@@ -687,3 +687,57 @@ mod tests {
         assert!(e.to_string().contains("tool `a` has no function"));
     }
 }
+
+/// What a server answers to one tool call: the text content the agent receives and the MCP
+/// `isError` flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolReply {
+    /// The text content.
+    pub text: String,
+    /// MCP `isError` (argument validation failures, unknown tools).
+    pub is_error: bool,
+}
+
+impl ToolReply {
+    /// A normal answer (the tool ran, whatever it reports).
+    pub fn ok(text: String) -> Self {
+        ToolReply {
+            text,
+            is_error: false,
+        }
+    }
+
+    /// An MCP error.
+    pub fn error(text: String) -> Self {
+        ToolReply {
+            text,
+            is_error: true,
+        }
+    }
+}
+
+/// One attempt's server, whatever its domain: the episode and judge code call tools through
+/// this and ask it for the effects a test reads (`x.effects[server]`).
+pub trait ServerSession: Send {
+    /// The server name.
+    fn server(&self) -> &str;
+    /// Calls a tool with raw JSON arguments.
+    fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply;
+    /// The server's own effects object, if it reports one (the v1 servers' effects come from
+    /// the state judge instead: see `tb_eval::pybody::v1_effects`).
+    fn effects(&self) -> Option<Value>;
+}
+
+impl ServerSession for Session {
+    fn server(&self) -> &str {
+        &self.domain.name
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
+        ToolReply::ok(self.call(name, args).to_text(name))
+    }
+
+    fn effects(&self) -> Option<Value> {
+        None
+    }
+}

@@ -1,0 +1,125 @@
+//! Unit tests of the airline server on the published data (data-gated), plus the pieces that
+//! need no data.
+
+use super::*;
+use serde_json::json;
+
+fn base() -> Option<Base> {
+    let shared = crate::testdata::shared("thinkingbox-data/support/tau_bench/airline_data")?;
+    let root = shared.join("thinkingbox-data");
+    let config = json!({
+        "flights": "$THINKINGBOX_DATA/support/tau_bench/airline_data/flights.json",
+        "reservations": "$THINKINGBOX_DATA/support/tau_bench/airline_data/reservations.json",
+        "users": "$THINKINGBOX_DATA/support/tau_bench/airline_data/users.json",
+    });
+    Some(Base::load(&config, &root).expect("airline data loads"))
+}
+
+/// `json.dumps(v, sort_keys=True)` with the default separators.
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+fn sha256_hex(s: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn tools_pair_with_declarations() {
+    let a = Airline::get().unwrap();
+    assert_eq!(a.decls().count(), 16);
+    assert!(a.decls().any(|d| d.name == "transfer_to_human_agents"));
+}
+
+#[test]
+fn initial_effects_hash_like_the_reference() {
+    let Some(base) = base() else { return };
+    let s = base.session("x", default_clock());
+    let text = pyjson::dumps(&sorted(&s.effects()), pyjson::Layout::Default);
+    let h = sha256_hex(&text);
+    assert!(h.starts_with("80dec928") && h.ends_with("e551"), "{h}");
+}
+
+#[test]
+fn errors_have_the_server_shapes() {
+    let Some(base) = base() else { return };
+    let mut s = base.session("x", default_clock());
+    let r = s.call("get_user_details", &json!({"user_id": "nobody"}));
+    assert_eq!(r, ToolReply::ok("Error!\nUser nobody not found".into()));
+    let r = s.call("calculate", &json!({"expression": "1 / 0"}));
+    assert_eq!(r.text, "Error!");
+    let r = s.call("calculate", &json!({"expression": "2 ** 0.5 + x"}));
+    assert_eq!(r.text, "Error!\nInvalid characters in expression");
+    let r = s.call("calculate", &json!({"expression": "(1 + 2) / 4"}));
+    assert_eq!(r.text, r#"{"status": "ok", "result": 0.75}"#);
+    let r = s.call("get_reservation_details", &json!({}));
+    assert!(r.is_error, "{r:?}");
+    assert!(
+        r.text.starts_with("Error executing tool get_reservation_details: 1 validation error for get_reservation_detailsArguments\nreservation_id\n"),
+        "{}",
+        r.text
+    );
+    let r = s.call(
+        "book_reservation",
+        &json!({
+        "user_id": "mia_li_3668", "origin": "JFK", "destination": "LAX", "flight_type": "two_way",
+        "cabin": "economy", "flights": [], "passengers": [], "payment_methods": []}),
+    );
+    assert_eq!(r.text, "Error!");
+    let r = s.call("think", &json!({"thought": "é"}));
+    assert_eq!(r.text, r#"{"status": "recorded", "thought": "\u00e9"}"#);
+}
+
+#[test]
+fn a_cancelled_reservation_cannot_be_cancelled_again() {
+    let Some(base) = base() else { return };
+    let mut s = base.session("x", default_clock());
+    let first = s.call("cancel_reservation", &json!({"reservation_id": "4WQ150"}));
+    assert!(
+        first.text.starts_with(
+            r#"{"status": "cancelled", "reservation_id": "4WQ150", "refund_amount": "#
+        ),
+        "{}",
+        first.text
+    );
+    let again = s.call("cancel_reservation", &json!({"reservation_id": "4WQ150"}));
+    assert_eq!(again.text, "Error!\nReservation already cancelled");
+    let r = &s.effects()["reservations"]["4WQ150"];
+    assert_eq!(r["status"], "cancelled");
+    assert_eq!(r["cancelled_at"], FIXED_NOW);
+}
+
+#[test]
+fn the_refund_rule_reads_the_session_clock() {
+    let Some(base) = base() else { return };
+    // 4WQ150 (business, no insurance) was booked 2024-05-02T03:10:19 (naive = UTC).
+    let within = Clock::parse("2024-05-02T10:00:00Z").unwrap();
+    let mut s = base.session("x", within);
+    let r = s.call(
+        "check_refund_amount",
+        &json!({"reservation_id": "4WQ150", "reason": "change_of_plan"}),
+    );
+    assert!(r.text.contains(r#""refund_amount": 4986.0"#), "{}", r.text);
+    let mut s = base.session("x", default_clock());
+    let r = s.call(
+        "check_refund_amount",
+        &json!({"reservation_id": "4WQ150", "reason": "change_of_plan"}),
+    );
+    assert!(r.text.contains(r#""refund_amount": 3988.8"#), "{}", r.text);
+}
