@@ -67,3 +67,19 @@ if ! "$REF_VENV/bin/python" -c 'import pydantic, numpy, scipy, click, rich, yaml
 fi
 echo "ci-python-deps: reference record python: $(cd "$REF_VENV" && pwd)/bin/python" >&2
 # <<< reference records <<<
+
+# >>> campaigns: the Kubernetes Job schema (crates/tb-cli/tests/campaign_plan.rs) >>>
+# `kubectl apply --dry-run=client` needs an API server to fetch the OpenAPI document from, so
+# the generated manifests are validated with kubernetes-validate, which ships JSON schemas
+# generated from the official Kubernetes OpenAPI definitions. The test looks for
+# $TB_K8S_PYTHON, then target/py-k8s/bin/python.
+K8S_VALIDATE_VERSION="1.37.0"
+K8S_VENV="${TB_K8S_VENV:-target/py-k8s}"
+if [ ! -x "$K8S_VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$K8S_VENV"
+fi
+if ! "$K8S_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('kubernetes-validate') == '$K8S_VALIDATE_VERSION' else 1)" 2>/dev/null; then
+  "$K8S_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "kubernetes-validate==$K8S_VALIDATE_VERSION"
+fi
+echo "ci-python-deps: Kubernetes schema python: $(cd "$K8S_VENV" && pwd)/bin/python" >&2
+# <<< campaigns <<<
