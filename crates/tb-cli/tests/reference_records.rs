@@ -227,6 +227,18 @@ fn same_numbers(r: &Reference, file: &Path) -> Value {
             );
         }
     }
+    eprintln!(
+        "{}: both: {} tasks x {} runs, mean pass {:.4} [{:.4}, {:.4}], pass@k {}, pass^k {}, errors {}",
+        file.file_name().unwrap().to_string_lossy(),
+        m["num_tests"],
+        m["runs_per_test"],
+        m["mean_pass"].as_f64().unwrap(),
+        m["mean_pass_ci_low"].as_f64().unwrap(),
+        m["mean_pass_ci_high"].as_f64().unwrap(),
+        m["unbiased_pass_at_k"],
+        m["pass_power_k"],
+        ours["errors"]
+    );
     // the per-test table, summed: passes, assertion failures, errors
     let per_test = reference["per_test"].as_array().unwrap();
     let sum = |f: &str| per_test.iter().map(|t| t[f].as_u64().unwrap()).sum::<u64>();
@@ -285,8 +297,8 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
     };
 
     // Offline agents: golden and noop, 3 attempts each.
-    for agent in ["golden", "noop"] {
-        let (code, text) = tb_async(infer(agent, "3", &p(&format!("{agent}.jsonl")), &[])).await;
+    for (agent, repeat) in [("golden", "3"), ("noop", "4")] {
+        let (code, text) = tb_async(infer(agent, repeat, &p(&format!("{agent}.jsonl")), &[])).await;
         assert_eq!(code, 0, "{text}");
     }
     // Golden again in two shards, merged.
@@ -431,15 +443,38 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
     assert!(sidecar >= 5, "the faults left system errors: {sidecar}");
     assert_eq!(lines(&p("model.jsonl")) + sidecar, 2 * n);
     assert_eq!(lines(&p("merged.jsonl")), 3 * n);
-    assert_eq!(total, (3 + 3 + 3) * n + 2 * n + lines(&p("rerun.jsonl")));
+    assert_eq!(total, (3 + 4 + 3) * n + 2 * n + lines(&p("rerun.jsonl")));
     eprintln!(
         "{total} records in {} files validate under DecodeResult",
         files.len()
     );
 
     // 2. The reference's `tb agg` gives our reference numbers.
-    // a. mixed outcomes: golden and noop, 6 attempts per task (k = 1 and 5)
-    cat(&p("mixed.jsonl"), &[&p("golden.jsonl"), &p("noop.jsonl")]);
+    // a. mixed outcomes: 5 attempts per task (k = 1 and 5), of which 1, 2 or 3 (by task) are
+    //    golden attempts and the rest noop attempts, so tasks pass 1 to 5 times in 5
+    let index: HashMap<String, usize> = sample
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.uid.clone(), i))
+        .collect();
+    let pick = |file: &str, golden: bool| -> String {
+        std::fs::read_to_string(p(file))
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let g = 1 + index[v["uid"].as_str().unwrap()] % 3;
+                let rep = v["repetition"].as_u64().unwrap() as usize;
+                if golden { rep < g } else { rep < 5 - g }
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    std::fs::write(
+        p("mixed.jsonl"),
+        pick("golden.jsonl", true) + &pick("noop.jsonl", false),
+    )
+    .unwrap();
     let ours = same_numbers(&r, &p("mixed.jsonl"));
     assert!(ours["passed"].as_u64().unwrap() > 0 && ours["failed"].as_u64().unwrap() > 0);
     assert_eq!(ours["pass_at"].as_object().unwrap().len(), 2, "{ours}");
