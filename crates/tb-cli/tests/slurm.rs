@@ -144,7 +144,7 @@ impl Cluster {
              SlurmctldPidFile={cpid}\nSlurmdPidFile={dpid}\n\
              SlurmctldLogFile={clog}\nSlurmdLogFile={dlog}\n\
              ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
-             SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n\
+             SchedulerType=sched/builtin\nSchedulerParameters=sched_interval=2\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n\
              ReturnToService=2\nMpiDefault=none\nJobAcctGatherType=jobacct_gather/none\n\
              AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\n\
              JobRequeue=1\nKillWait=2\nMailProg=/bin/true\n\
