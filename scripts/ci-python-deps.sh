@@ -44,3 +44,42 @@ fi
 "$OPENENV_VENV/bin/python" -c 'from openenv.core import GenericEnvClient'
 echo "ci-python-deps: OpenEnv client python: $(cd "$OPENENV_VENV" && pwd)/bin/python" >&2
 # <<< tb-openenv <<<
+
+# >>> reference records: the framework's own record model and `tb agg` (crates/tb-cli/tests/reference_records.rs) >>>
+# The framework is not installed: the test puts ../shared/thinkingbox on PYTHONPATH. This venv
+# holds only what `thinkingbox.common.chat_types` and `thinkingbox.cli.agg_main` import
+# (pydantic, numpy, scipy, click, rich, PyYAML, httpx, and azure-identity, which the package's
+# `__init__` pulls in), at the versions of the reference's recorded environment
+# (../shared/tb-bench-v1/reference-python-requirements.txt, used as pip constraints). The test
+# looks for $TB_REFERENCE_PYTHON, then target/py-reference/bin/python.
+REF_VENV="${TB_REFERENCE_VENV:-target/py-reference}"
+REF_PINS="${TB_SHARED:-../shared}/tb-bench-v1/reference-python-requirements.txt"
+if [ ! -f "$REF_PINS" ]; then
+  echo "ci-python-deps: $REF_PINS not found (the reference's pinned requirements)" >&2
+  exit 1
+fi
+if [ ! -x "$REF_VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$REF_VENV"
+fi
+if ! "$REF_VENV/bin/python" -c 'import pydantic, numpy, scipy, click, rich, yaml, httpx, azure.identity' 2>/dev/null; then
+  "$REF_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c "$REF_PINS" \
+    pydantic numpy scipy click rich pyyaml httpx azure-identity
+fi
+echo "ci-python-deps: reference record python: $(cd "$REF_VENV" && pwd)/bin/python" >&2
+# <<< reference records <<<
+
+# >>> campaigns: the Kubernetes Job schema (crates/tb-cli/tests/campaign_plan.rs) >>>
+# `kubectl apply --dry-run=client` needs an API server to fetch the OpenAPI document from, so
+# the generated manifests are validated with kubernetes-validate, which ships JSON schemas
+# generated from the official Kubernetes OpenAPI definitions. The test looks for
+# $TB_K8S_PYTHON, then target/py-k8s/bin/python.
+K8S_VALIDATE_VERSION="1.37.0"
+K8S_VENV="${TB_K8S_VENV:-target/py-k8s}"
+if [ ! -x "$K8S_VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$K8S_VENV"
+fi
+if ! "$K8S_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('kubernetes-validate') == '$K8S_VALIDATE_VERSION' else 1)" 2>/dev/null; then
+  "$K8S_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "kubernetes-validate==$K8S_VALIDATE_VERSION"
+fi
+echo "ci-python-deps: Kubernetes schema python: $(cd "$K8S_VENV" && pwd)/bin/python" >&2
+# <<< campaigns <<<

@@ -100,10 +100,14 @@ pub struct InferArgs {
     /// Bearer token for the --tools server's admin routes.
     #[arg(long, env = "TB_MCP_TOKEN", hide_env_values = true)]
     pub tools_token: Option<String>,
+    /// Set by `tb campaign run`: the campaign (`{name, id, shards}`) stamped into every
+    /// record's and the manifest's provenance, so `tb merge` refuses foreign shards.
+    #[arg(skip)]
+    pub campaign: Option<Value>,
 }
 
 /// The tasks selected by --test-list, --name and --inputs, in that order.
-fn select_tasks(a: &InferArgs, ds: &tb_dataset::Dataset) -> Result<Vec<tb_core::Task>> {
+pub(crate) fn select_tasks(a: &InferArgs, ds: &tb_dataset::Dataset) -> Result<Vec<tb_core::Task>> {
     let mut tasks = Vec::new();
     if let Some(list) = &a.test_list {
         tasks.extend(ds.load_test_list(&ds.resolve_test_list(list))?);
@@ -354,6 +358,9 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         }
     }
     provenance.insert("models".into(), Value::Object(names));
+    if let Some(c) = &a.campaign {
+        provenance.insert("campaign".into(), c.clone());
+    }
     // Where the tools ran: in this process, or in a `tb mcp-start` server (not in the config
     // hash: both run the same engine, so the verdicts are meant to be the same).
     provenance.insert(

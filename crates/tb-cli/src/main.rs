@@ -1,6 +1,7 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
 mod bench_cmd;
+mod campaign_cmd;
 mod common;
 mod infer_cmd;
 mod mcp_cmd;
@@ -42,6 +43,9 @@ enum Command {
     Verify(verify_cmd::VerifyArgs),
     /// Merge shard outputs (`tb infer --shard i/n`) into one, refusing duplicates.
     Merge(merge_cmd::MergeArgs),
+    /// Sharded campaigns on a scheduler: plan (Slurm array, Kubernetes Indexed Job), run a
+    /// shard, status, merge and verify.
+    Campaign(campaign_cmd::CampaignArgs),
     /// Serve MCP sessions (Streamable HTTP), the admin surface and the Session Proxy API.
     McpStart(mcp_cmd::McpStartArgs),
     /// Serve one task session over MCP stdio (for desktop MCP clients).
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Command::Infer(a) => infer_cmd::run(a),
         Command::Verify(a) => verify_cmd::run(a),
         Command::Merge(a) => merge_cmd::run(a),
+        Command::Campaign(a) => campaign_cmd::run(a),
         Command::Openenv(a) => openenv_cmd::run(a),
         Command::Pp(a) => pp_cmd::run(a).map(|()| ExitCode::SUCCESS),
         Command::RunTest(a) => run_test_cmd::run(a),

@@ -44,6 +44,28 @@ pub fn run(a: &MergeArgs) -> Result<ExitCode> {
             (f.output, f.errors)
         })
         .collect();
+    // Shards of one campaign only: every record's `provenance.campaign.id` (set by `tb
+    // campaign run`) must be the same, or absent from all.
+    let mut campaigns = std::collections::BTreeMap::new();
+    for (out, errs) in &inputs {
+        for p in [out, errs] {
+            for id in crate::campaign_cmd::campaign_ids(p)? {
+                campaigns
+                    .entry(id)
+                    .or_insert_with(|| p.display().to_string());
+            }
+        }
+    }
+    if campaigns.len() > 1 {
+        let list: Vec<String> = campaigns
+            .iter()
+            .map(|(id, f)| format!("{} (e.g. {f})", id.as_deref().unwrap_or("no campaign")))
+            .collect();
+        bail!(
+            "the inputs belong to different campaigns: {}; nothing written",
+            list.join(", ")
+        );
+    }
     let report = tb_eval::campaign_store::merge(&inputs, &files.output, &files.errors)?;
     // The manifest: the shards' provenance (equal, or the merge was refused) and their
     // manifests.

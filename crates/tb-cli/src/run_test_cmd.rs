@@ -151,6 +151,9 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
             .unwrap_or_default();
         let response = tb_eval::episode::final_response(&rec.messages);
         rec.metadata.remove("rubrics_not_judged");
+        // The tags as the reference hydrates them (records of older versions had the
+        // scenario in `test_tags.domain`, which the reference's model rejects).
+        rec.test_tags = Some(task.test_tags.clone());
         rt.block_on(tb_eval::infer::grade(
             &env, &task, &session, &response, &mut rec,
         ));

@@ -2,6 +2,7 @@
 //! verdicts. No IO lives here.
 
 pub mod record;
+pub mod tags;
 pub mod task;
 
 pub use record::{

@@ -180,32 +180,19 @@ pub struct UsageByRole {
     pub judge: Usage,
 }
 
-/// The test's tags, as the reference writes them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TestTags {
-    /// Labels.
-    #[serde(default)]
-    pub labels: Vec<String>,
-    /// Categories.
-    #[serde(default)]
-    pub category: Vec<String>,
-    /// Domain tag.
-    #[serde(default)]
-    pub domain: Option<String>,
-    /// Eval type (always null after hydration in the reference).
-    #[serde(default)]
-    pub eval_type: Option<String>,
-    /// Skip flag.
-    #[serde(default)]
-    pub skip: bool,
-}
+pub use crate::tags::TestTags;
 
-/// Why an episode ended.
+/// Why an episode ended: exactly the reference's values, so its `DecodeResult` reads every
+/// record. An attempt that ended in a system error (an exception in the reference, our
+/// endpoint failures and attempt timeouts) keeps the default `done`, as the reference's do;
+/// `metadata.error.type` says what happened (`Timeout`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
-    /// The agent ended with `<DONE>`.
+    /// The agent ended with `<DONE>` (also the value of system-error records).
+    /// `timeout` is read as this: records written before it was dropped had it.
     #[default]
+    #[serde(alias = "timeout")]
     Done,
     /// The agent called an end-turn tool.
     EndTurnTool,
@@ -221,8 +208,6 @@ pub enum FinishReason {
     NoUserLlm,
     /// Skipped.
     Skipped,
-    /// Ours: the attempt's wall-clock budget ran out.
-    Timeout,
 }
 
 /// The state judge's finding for one server: result hash against golden hash, with the diff.

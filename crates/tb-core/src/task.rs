@@ -63,6 +63,10 @@ pub struct Task {
     pub checks: Vec<Check>,
     /// Where the test function is.
     pub source: SourceLoc,
+    /// The record's `test_tags`: the scenario's and the test's tags merged as the reference
+    /// hydrates them ([`crate::tags`]).
+    #[serde(default)]
+    pub test_tags: crate::tags::TestTags,
 }
 
 impl Task {

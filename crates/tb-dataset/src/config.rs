@@ -37,6 +37,9 @@ pub struct Scenario {
     pub bot_instructions: Option<String>,
     /// Tags as written (a mapping, or a list of `kind:value` strings).
     pub tags: Value,
+    /// The tags parsed as the reference parses them (the defaults of its tests' `test_tags`).
+    #[serde(default)]
+    pub test_tags: tb_core::TestTags,
     /// Fixtures: name -> `{type, ...kwargs}`.
     pub fixtures: Map<String, Value>,
     /// Free-form metadata.
@@ -299,6 +302,8 @@ impl Scenario {
         if !matches!(tags, Value::Null | Value::Object(_) | Value::Array(_)) {
             return Err(f.wrong("/tags", "tags", "a mapping or a list", &tags));
         }
+        let test_tags =
+            tb_core::TestTags::parse(raw.get("tags")).map_err(|e| f.invalid("/tags", e))?;
         let fixtures = f
             .opt_map(&raw, "", "fixtures", "fixtures")?
             .unwrap_or_default();
@@ -315,6 +320,7 @@ impl Scenario {
             tools,
             bot_instructions: f.opt_str(&raw, "", "bot_instructions", "bot_instructions")?,
             tags,
+            test_tags,
             fixtures,
             metadata: f
                 .opt_map(&raw, "", "metadata", "metadata")?

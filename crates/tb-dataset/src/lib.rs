@@ -581,6 +581,9 @@ impl Dataset {
         };
         let world_state = merge_init_config(&scenario.world_state, &init)
             .map_err(|e| f.invalid("", format!("{}: {}", t.name, e.message)))?;
+        let own_tags = tb_core::TestTags::parse(y.get("tags"))
+            .map_err(|e| f.invalid("", format!("{}: {e}", t.name)))?;
+        let test_tags = tb_core::TestTags::hydrate(&scenario.test_tags, &own_tags);
         let file_name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -601,6 +604,7 @@ impl Dataset {
                 path: self.display_path(path),
                 line: t.line,
             },
+            test_tags,
         })
     }
 }

@@ -233,3 +233,52 @@ fn open_accepts_the_dataset_dir_and_rejects_others() {
     let e = Dataset::open(&d.path().join("nowhere")).unwrap_err();
     assert!(matches!(e, DatasetError::NotADataset { .. }));
 }
+
+#[test]
+fn test_tags_are_hydrated_as_the_reference_does() {
+    // no tags anywhere (every v1 task): empty labels, null domain
+    let (_d, ds) = dataset(&[("dataset/test_case/grp/grp_file_a.py", GOOD)]);
+    let t = ds.load_task("grp_file_a.py:test_one").expect("task");
+    assert_eq!(
+        serde_json::to_value(&t.test_tags).unwrap(),
+        json!({"labels": ["a", "b"], "category": [], "domain": null, "eval_type": null, "skip": false})
+    );
+    // scenario tags are the defaults; the test's domain wins, categories are the test's
+    let tagged = format!(
+        "{SCENARIO}tags: [domain:customer-service, eval:knowledge-qa:text, s, category:user]\n"
+    );
+    let test = "import x\n\n\"\"\"!\nscenario: sc\n\"\"\"\n\ndef test_t(x):\n    \"\"\"!\n    query: q\n    tags: [Domain:HR, t, category:refusal, skip]\n    \"\"\"\n\ndef test_u(x):\n    \"\"\"!\n    query: q\n    \"\"\"\n";
+    let (_d, ds) = dataset(&[
+        ("dataset/scenario/tagged.yaml", &tagged),
+        (
+            "dataset/test_case/tg.py",
+            &test.replace("scenario: sc\n", "scenario: tagged\n"),
+        ),
+    ]);
+    let t = ds.load_task("tg.py:test_t").expect("task");
+    assert_eq!(
+        serde_json::to_value(&t.test_tags).unwrap(),
+        json!({"labels": ["s", "t"], "category": ["refusal"], "domain": "hr", "eval_type": null, "skip": true})
+    );
+    let u = ds.load_task("tg.py:test_u").expect("task");
+    assert_eq!(u.test_tags.domain.as_deref(), Some("customer-service"));
+    assert!(u.test_tags.category.is_empty() && !u.test_tags.skip);
+    // a domain outside the taxonomy: an error naming the file and the line
+    let bad = format!("{SCENARIO}tags: [domain:retail]\n");
+    let (_d, ds) = dataset(&[
+        ("dataset/scenario/bad.yaml", &bad),
+        (
+            "dataset/test_case/b.py",
+            &test.replace("scenario: sc\n", "scenario: bad\n"),
+        ),
+    ]);
+    let msg = ds.load_task("b.py:test_u").unwrap_err().to_string();
+    assert!(
+        msg.contains("bad.yaml:11") && msg.contains("\"retail\""),
+        "{msg}"
+    );
+    let test_bad = test.replace("Domain:HR", "category:bogus");
+    let (_d, ds) = dataset(&[("dataset/test_case/c.py", &test_bad)]);
+    let msg = ds.load_task("c.py:test_t").unwrap_err().to_string();
+    assert!(msg.contains("c.py:7") && msg.contains("\"bogus\""), "{msg}");
+}

@@ -6,9 +6,7 @@ use crate::sandbox::{Sandbox, SandboxError};
 use crate::tools::{RemoteSession, RemoteTools, ToolBackend};
 use serde_json::{Map, Value, json};
 use std::time::Instant;
-use tb_core::{
-    Check, FinishReason, Message, Task, TestResult, TestTags, TrialRecord, Verdict, attempt_key,
-};
+use tb_core::{Check, FinishReason, Message, Task, TestResult, TrialRecord, Verdict, attempt_key};
 use tb_sandbox::Clock;
 
 /// What an attempt needs besides the task.
@@ -90,10 +88,7 @@ pub fn attempt_offline(
         messages,
         test_result,
         test_context: None,
-        test_tags: Some(TestTags {
-            domain: Some(task.scenario.clone()),
-            ..TestTags::default()
-        }),
+        test_tags: Some(task.test_tags.clone()),
         tools: None,
         raw_messages: None,
         user_llm_history: None,
@@ -330,10 +325,7 @@ pub fn blank_record(
         messages: Vec::new(),
         test_result: None,
         test_context: None,
-        test_tags: Some(TestTags {
-            domain: Some(task.scenario.clone()),
-            ..TestTags::default()
-        }),
+        test_tags: Some(task.test_tags.clone()),
         tools: None,
         raw_messages: None,
         user_llm_history: None,
@@ -673,9 +665,9 @@ async fn attempt_in(
             );
         }
         Err(e) => {
-            if e.kind == "Timeout" {
-                rec.finish_reason = FinishReason::Timeout;
-            }
+            // A system error keeps the reference's default finish reason; the error's `type`
+            // (`Timeout`, ...) says why the attempt stopped.
+            rec.finish_reason = FinishReason::Done;
             fail(rec, &e.kind, e.to_string());
             if let Some(Value::Object(err)) = rec.metadata.get_mut("error") {
                 err.insert("role".into(), json!(e.role));

@@ -198,7 +198,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
                 messages: Vec::new(),
                 test_result: None,
                 test_context: None,
-                test_tags: None,
+                test_tags: Some(ctx.task.test_tags.clone()),
                 tools: None,
                 raw_messages: None,
                 user_llm_history: None,

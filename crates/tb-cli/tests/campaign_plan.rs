@@ -1,0 +1,290 @@
+//! `tb campaign plan|run|status|merge` without a scheduler: the generated Slurm script and
+//! Kubernetes manifests, the manifests validated against the Kubernetes Job schema, shards of
+//! another campaign refused by `tb merge`, a shard run twice never doubled, and the status
+//! read from the outputs alone. (The Slurm cluster run is `tests/slurm.rs`.)
+//!
+//! Kubernetes: `kubectl apply --dry-run=client` cannot validate without an API server (it
+//! downloads the OpenAPI document from the server), so the manifests are checked with
+//! `kubernetes-validate --strict` (PyPI), which validates against JSON schemas generated from
+//! the official Kubernetes OpenAPI definitions it ships (unknown fields, types, required
+//! fields), for the oldest and newest versions it has. Its interpreter: `$TB_K8S_PYTHON`,
+//! else `target/py-k8s/bin/python` (made by `scripts/ci-python-deps.sh`); missing, the test
+//! fails when `CI` is set and skips loudly otherwise.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tb(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
+        .args(args)
+        .env_remove("THINKINGBOX_DATA")
+        .env("TB_LOG", "error")
+        .output()
+        .expect("tb runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
+}
+
+fn plan(dir: &Path, scheduler: &str, shards: &str, extra: &[&str]) -> (i32, String) {
+    let ex = example();
+    let list = ex.join("testlist.yaml");
+    let mut args = vec![
+        "campaign",
+        "plan",
+        "--scheduler",
+        scheduler,
+        "--shards",
+        shards,
+        "--output",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.extend([
+        "--",
+        "--data",
+        ex.to_str().unwrap(),
+        "--test-list",
+        list.to_str().unwrap(),
+        "--agent",
+        "golden",
+        "--repeat",
+        "3",
+    ]);
+    tb(&args)
+}
+
+fn lines(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn status(dir: &Path) -> (i32, Value) {
+    let (code, text) = tb(&["campaign", "status", dir.to_str().unwrap(), "--json"]);
+    (
+        code,
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")),
+    )
+}
+
+#[test]
+fn kubernetes_manifests_validate_against_the_job_schema() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("k");
+    let (code, text) = plan(
+        &dir,
+        "k8s",
+        "4",
+        &[
+            "--secret",
+            "model-keys",
+            "--image",
+            "registry.example/tb:1.0",
+        ],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("kubectl apply -f"), "{text}");
+    let job = std::fs::read_to_string(dir.join("k8s-job.yaml")).unwrap();
+    for want in [
+        "kind: Job",
+        "completionMode: Indexed",
+        "completions: 4",
+        "batch.kubernetes.io/job-completion-index",
+        "\"--shard\", \"$(JOB_COMPLETION_INDEX)\"",
+        "secretRef:\n                name: \"model-keys\"",
+        "image: \"registry.example/tb:1.0\"",
+        "mountPath: /data\n              readOnly: true",
+        "mountPath: /campaign",
+    ] {
+        assert!(job.contains(want), "{want:?} not in\n{job}");
+    }
+    let merge = std::fs::read_to_string(dir.join("k8s-merge-job.yaml")).unwrap();
+    assert!(
+        merge.contains("\"campaign\", \"merge\", \"/campaign\""),
+        "{merge}"
+    );
+    let python = std::env::var_os("TB_K8S_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-k8s/bin/python")
+        });
+    let has = Command::new(&python)
+        .args(["-c", "import kubernetes_validate"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        let msg = format!(
+            "{} cannot import kubernetes_validate (run scripts/ci-python-deps.sh)",
+            python.display()
+        );
+        assert!(std::env::var_os("CI").is_none(), "{msg}");
+        eprintln!("SKIPPED: {msg}");
+        return;
+    }
+    let validate = |file: &Path, version: &str| {
+        Command::new(&python)
+            .args(["-m", "kubernetes_validate", "--strict", "-k", version])
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    for version in ["1.25.0", "1.37.0"] {
+        for f in ["k8s-job.yaml", "k8s-merge-job.yaml"] {
+            let out = validate(&dir.join(f), version);
+            let text = String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{f} against {version}: {text}");
+            assert!(text.contains("passed"), "{text}");
+        }
+    }
+    // the validator does reject what the schema forbids
+    let bad = d.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        job.replace("  completions: 4", "  completions: \"four\"\n  bogus: 1"),
+    )
+    .unwrap();
+    assert!(!validate(&bad, "1.37.0").status.success());
+}
+
+#[test]
+fn slurm_script_shards_status_and_foreign_shards() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let b = d.path().join("b");
+    let (code, text) = plan(
+        &a,
+        "slurm",
+        "3",
+        &["--partition", "cpu", "--time", "01:00:00"],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("sbatch --parsable"), "{text}");
+    let script = std::fs::read_to_string(a.join("slurm.sbatch")).unwrap();
+    for want in [
+        "#SBATCH --array=0-2",
+        "#SBATCH --requeue",
+        "#SBATCH --partition=cpu",
+        "#SBATCH --time=01:00:00",
+        "campaign run",
+        "--shard \"$SLURM_ARRAY_TASK_ID\"",
+    ] {
+        assert!(script.contains(want), "{want:?} not in\n{script}");
+    }
+    assert!(
+        std::fs::read_to_string(a.join("merge.sh"))
+            .unwrap()
+            .contains("campaign merge")
+    );
+    // planning over a campaign is refused; options the campaign sets are refused
+    let (code, text) = plan(&a, "slurm", "3", &[]);
+    assert_ne!(code, 0);
+    assert!(text.contains("already holds a campaign"), "{text}");
+    let (code, text) = tb(&[
+        "campaign",
+        "plan",
+        "--scheduler",
+        "slurm",
+        "--shards",
+        "2",
+        "--output",
+        d.path().join("c").to_str().unwrap(),
+        "--",
+        "--agent",
+        "golden",
+        "--shard",
+        "0/2",
+    ]);
+    assert_ne!(code, 0);
+    assert!(text.contains("--shard is set by the campaign"), "{text}");
+
+    // nothing run yet
+    let (code, st) = status(&a);
+    assert_eq!(code, 1);
+    let keys: Vec<u64> = (0..3)
+        .map(|i| st["shards"][i]["keys"].as_u64().unwrap())
+        .collect();
+    assert_eq!(keys.iter().sum::<u64>(), 24);
+    assert!(
+        st["shards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["state"] == "not started")
+    );
+    // shards 0 and 1 run; shard 1 loses its last two records (a kill, say)
+    for i in ["0", "1"] {
+        let (code, text) = tb(&["campaign", "run", a.to_str().unwrap(), "--shard", i]);
+        assert_eq!(code, 0, "{text}");
+    }
+    let s1 = a.join("shards/shard-1.jsonl");
+    let l1 = lines(&s1);
+    std::fs::write(&s1, l1[..l1.len() - 2].join("\n") + "\n").unwrap();
+    let (code, st) = status(&a);
+    assert_eq!(code, 1);
+    assert_eq!(st["shards"][0]["state"], "done");
+    assert_eq!(st["shards"][0]["done"], keys[0]);
+    assert_eq!(st["shards"][1]["state"], "stopped");
+    assert_eq!(st["shards"][1]["missing"], 2);
+    assert_eq!(st["shards"][2]["state"], "not started");
+    // merging before every shard exists is refused
+    let (code, text) = tb(&["campaign", "merge", a.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(text.contains("not written yet"), "{text}");
+    // rerun shard 1 (resumes the 2 keys), shard 0 twice (idempotent), shard 2
+    for i in ["1", "0", "2"] {
+        let (code, text) = tb(&["campaign", "run", a.to_str().unwrap(), "--shard", i]);
+        assert_eq!(code, 0, "{text}");
+    }
+    assert_eq!(lines(&s1).len(), l1.len());
+    assert_eq!(lines(&a.join("shards/shard-0.jsonl")).len() as u64, keys[0]);
+    let (code, st) = status(&a);
+    assert_eq!(code, 0, "{st}");
+    assert_eq!(st["complete"], true);
+    let (code, text) = tb(&["campaign", "merge", a.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("24 of 24 expected keys have exactly one verdict"),
+        "{text}"
+    );
+    let (code, _) = tb(&["campaign", "run", a.to_str().unwrap(), "--shard", "3"]);
+    assert_ne!(code, 0);
+
+    // another campaign over the same tasks: its shard is refused by `tb merge`
+    let (code, text) = plan(&b, "slurm", "3", &[]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = tb(&["campaign", "run", b.to_str().unwrap(), "--shard", "1"]);
+    assert_eq!(code, 0, "{text}");
+    let out = d.path().join("mixed.jsonl");
+    let (code, text) = tb(&[
+        "merge",
+        a.join("shards/shard-0.jsonl").to_str().unwrap(),
+        b.join("shards/shard-1.jsonl").to_str().unwrap(),
+        a.join("shards/shard-2.jsonl").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(text.contains("different campaigns"), "{text}");
+    assert!(!out.exists());
+    // and a campaign refuses to run a shard into an output of another campaign
+    std::fs::copy(
+        b.join("shards/shard-1.jsonl"),
+        a.join("shards/shard-1.jsonl"),
+    )
+    .unwrap();
+    let (code, text) = tb(&["campaign", "run", a.to_str().unwrap(), "--shard", "1"]);
+    assert_ne!(code, 0);
+    assert!(text.contains("another campaign"), "{text}");
+}
