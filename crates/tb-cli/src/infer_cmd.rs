@@ -327,6 +327,12 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         "clock": clock.now_iso(),
         "message_timeout": message_timeout.map(|d| d.as_secs_f64()),
         "attempt_timeout": attempt_timeout.map(|d| d.as_secs_f64()),
+        // what the model is shown: a resume or merge never mixes surfaces or prompts
+        "shown": {
+            "surface": surface.kind.name(),
+            "tools_sha256": surface.server_hashes(),
+            "prompts_sha256": prompts.provenance()["sha256"],
+        },
     }));
     let mut provenance = Map::new();
     provenance.insert("tb_version".into(), json!(env!("CARGO_PKG_VERSION")));

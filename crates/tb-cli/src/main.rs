@@ -10,6 +10,7 @@ mod openenv_cmd;
 mod pp_cmd;
 mod replay_cmd;
 mod run_test_cmd;
+mod tools_cmd;
 mod validate_cmd;
 mod verify_cmd;
 
@@ -62,6 +63,8 @@ enum Command {
     Sbs(metrics_cmds::SbsArgs),
     /// Performance figures beside the reference's (replay, sessions, tool calls, memory).
     Bench(bench_cmd::BenchArgs),
+    /// Print the system messages and tool list the agent gets for a task, as JSON.
+    Tools(tools_cmd::ToolsArgs),
 }
 
 /// mimalloc instead of glibc malloc: sessions, tool calls and the judge allocate and free many
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Show(a) => metrics_cmds::show(a).map(|()| ExitCode::SUCCESS),
         Command::Sbs(a) => metrics_cmds::sbs(a).map(|()| ExitCode::SUCCESS),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Tools(a) => tools_cmd::run(a),
     };
     match result {
         Ok(code) => code,

@@ -408,6 +408,36 @@ impl Setup {
         );
         let recs = std::fs::read_to_string(&out).unwrap();
         assert_eq!(recs.lines().count(), 7, "{name}: 7 records");
+        // provenance: every record and the manifest say what the model was shown
+        let want_surface = if extra.contains(&"own") {
+            "own"
+        } else {
+            "reference"
+        };
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(self.dir.path().join(format!("{name}_run_metadata.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        for p in recs
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["provenance"].clone())
+            .chain(std::iter::once(manifest["provenance"].clone()))
+        {
+            assert_eq!(p["surface"]["surface"], want_surface, "{name}: {p}");
+            assert_eq!(
+                p["surface"]["tools_sha256"].as_object().map(|m| m.len()),
+                Some(5),
+                "{name}"
+            );
+            assert_eq!(p["prompts"]["source"], "framework", "{name}");
+            assert_eq!(
+                p["prompts"]["sha256"].as_object().map(|m| m.len()),
+                Some(6),
+                "{name}"
+            );
+            assert!(p["prompts"]["framework_commit"].is_string(), "{name}");
+        }
         let mut by_role: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
         for (m, b) in self.mock.dump.lock().unwrap().drain(..) {
             by_role.entry(m).or_default().push(b);
@@ -684,5 +714,54 @@ async fn own_mode_first_agent_requests_equal_the_references_but_for_descriptions
             seen += 1;
         }
         assert_eq!(seen, 7, "{name}: 7 reference first requests");
+    }
+}
+
+/// `tb tools` prints the system messages and the tools of the reference's first agent
+/// request, for each API.
+#[test]
+fn tb_tools_prints_what_the_agent_gets() {
+    let Some(shared) = shared() else { return };
+    let reqs = shared.join("tb-bench-v1/requests");
+    for (api, sub) in [
+        ("chat", ""),
+        ("responses", "responses/"),
+        ("anthropic", "anthropic/"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tb"))
+            .args([
+                "tools",
+                "--data",
+                data_root(&shared).to_str().unwrap(),
+                "--task",
+                "sandbox_consulting_group1.py:test_csa_001",
+                "--api",
+                api,
+                "--surface",
+                "reference",
+            ])
+            .env("TB_SURFACE_STANDIN", shared.join("tb-bench-v1/tools"))
+            .env("TB_LOG", "error")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let view: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let reference: Value = serde_json::from_slice(
+            &std::fs::read(reqs.join(format!("{sub}sandbox_consulting_group1.agent.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&view["tools"]).unwrap(),
+            serde_json::to_string(&reference["tools"]).unwrap(),
+            "{api}: tools"
+        );
+        let system = match api {
+            "anthropic" => reference["system"].clone(),
+            "chat" => json!(reference["messages"].as_array().unwrap()[..2]),
+            _ => json!(reference["input"].as_array().unwrap()[..2]),
+        };
+        assert_eq!(view["system"], system, "{api}: system");
+        assert_eq!(view["surface"]["surface"], "reference");
     }
 }

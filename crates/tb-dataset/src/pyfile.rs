@@ -720,6 +720,32 @@ pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn assignments_with_their_function() {
+        let src = "A = 'x' \\\n  \"y\"\nB = {'k': 'v', \"k2\": r'\\d'}\nC = f(1)\ndef g():\n    D = ('a'\n         'b')\n    if D == 'ab': pass\nE = \"\"\"\\\nz\"\"\"\n";
+        let a = py_assignments(src).unwrap();
+        let got: Vec<(&str, usize, Option<&str>, &PyValue)> = a
+            .iter()
+            .map(|x| (x.name.as_str(), x.line, x.function.as_deref(), &x.value))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("A", 1, None, &PyValue::Str("xy".into())),
+                (
+                    "B",
+                    3,
+                    None,
+                    &PyValue::StrDict(vec![("k".into(), "v".into()), ("k2".into(), "\\d".into())])
+                ),
+                ("C", 4, None, &PyValue::Other),
+                ("D", 6, Some("g"), &PyValue::Str("ab".into())),
+                ("E", 9, None, &PyValue::Str("z".into())),
+            ]
+        );
+        assert_eq!(py_assignments("A = 'open\n").unwrap_err().line, 1);
+    }
+
     fn funcs(src: &str) -> Vec<PyFunction> {
         parse_py(src)
             .unwrap()

@@ -159,7 +159,15 @@ pub fn shaped(domain: &Domain) -> Result<Domain, DomainError> {
         message,
     };
     let Some(text) = shape_text(&domain.name) else {
-        return Ok(domain.with_listing(domain.declared_tool_list())?);
+        // no reference shape: our declarations, without repeating the tool's description
+        // as the input schema's
+        let mut list = domain.declared_tool_list();
+        for t in &mut list {
+            if let Some(Value::Object(m)) = t.get_mut("inputSchema") {
+                m.shift_remove("description");
+            }
+        }
+        return domain.with_listing(list);
     };
     let shape: Vec<Value> = serde_json::from_str(text)
         .map_err(|e| fail(format!("surface/{}.json: {e}", domain.name)))?;

@@ -18,3 +18,4 @@ pub mod sandbox;
 pub mod surface;
 pub mod tools;
 pub mod user_sim;
+pub mod view;

@@ -394,7 +394,7 @@ mod tests {
         let t = client_transform(s).unwrap();
         assert_eq!(
             t,
-            json!({"properties": {"a": {"title": "A", "type": "object", "properties": {"x": {"title": "X", "type": "string"}}}, "b": {"type": "integer"}}, "type": "object"})
+            json!({"properties": {"a": {"type": "object", "properties": {"x": {"title": "X", "type": "string"}}}, "b": {"type": "integer"}}, "type": "object"})
         );
         let circ = json!({"$defs": {"N": {"properties": {"n": {"$ref": "#/$defs/N"}}}}, "properties": {"n": {"$ref": "#/$defs/N"}}});
         assert!(client_transform(circ).unwrap_err().contains("circular"));
