@@ -25,12 +25,10 @@ pub fn shape_text(server: &str) -> Option<&'static str> {
 
 fn models_of(kind: &Kind, out: &mut HashMap<String, Arc<Model>>) {
     match kind {
-        Kind::Model(m) => {
-            if !out.contains_key(&m.name) {
-                out.insert(m.name.clone(), m.clone());
-                for f in &m.fields {
-                    models_of(&f.kind, out);
-                }
+        Kind::Model(m) if !out.contains_key(&m.name) => {
+            out.insert(m.name.clone(), m.clone());
+            for f in &m.fields {
+                models_of(&f.kind, out);
             }
         }
         Kind::List(k) | Kind::Dict(k) | Kind::Optional(k) | Kind::Constrained(k, _) => {
