@@ -430,7 +430,7 @@ impl Setup {
                 Some(5),
                 "{name}"
             );
-            assert_eq!(p["prompts"]["source"], "framework", "{name}");
+            assert_eq!(p["prompts"]["origin"], "framework", "{name}");
             assert_eq!(
                 p["prompts"]["sha256"].as_object().map(|m| m.len()),
                 Some(6),

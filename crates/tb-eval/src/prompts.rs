@@ -191,7 +191,7 @@ impl Prompts {
     /// prompt.
     pub fn provenance(&self) -> serde_json::Value {
         let mut m = serde_json::Map::new();
-        m.insert("source".into(), self.source_name().into());
+        m.insert("origin".into(), self.source_name().into());
         if let PromptSource::Framework { path, commit } = &self.source {
             m.insert("framework".into(), path.display().to_string().into());
             m.insert("framework_commit".into(), commit.clone().into());

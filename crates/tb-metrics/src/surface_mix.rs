@@ -1,7 +1,7 @@
 //! Runs are comparable with each other (and with the published results) only when the model
 //! was shown the same thing: the same tool surface (`provenance.surface`: `reference` or
 //! `own`, and the sha256 of each server's tool list) and the same prompts
-//! (`provenance.prompts`). [`surface_mix`] finds mixes, for a loud warning.
+//! (`provenance.prompts`, `origin`: `own` or `framework`). [`surface_mix`] finds mixes, for a loud warning.
 
 use crate::load::Run;
 use serde_json::Value;
@@ -17,7 +17,7 @@ pub fn shown_label(provenance: &serde_json::Map<String, Value>) -> String {
         .unwrap_or("unknown");
     let prompts = provenance
         .get("prompts")
-        .and_then(|s| s.get("source"))
+        .and_then(|s| s.get("origin"))
         .and_then(Value::as_str)
         .unwrap_or("unknown");
     let tools = provenance
@@ -69,7 +69,7 @@ mod tests {
     fn mixes_are_found() {
         let rec = |surface: &str| {
             format!(
-                "{{\"uid\":\"f.py:t\",\"key\":\"k{surface}\",\"repetition\":0,\"provenance\":{{\"surface\":{{\"surface\":\"{surface}\",\"tools_sha256\":{{\"s\":\"x\"}}}},\"prompts\":{{\"source\":\"own\"}}}}}}\n"
+                "{{\"uid\":\"f.py:t\",\"key\":\"k{surface}\",\"repetition\":0,\"provenance\":{{\"surface\":{{\"surface\":\"{surface}\",\"tools_sha256\":{{\"s\":\"x\"}}}},\"prompts\":{{\"origin\":\"own\"}}}}}}\n"
             )
         };
         let a = crate::load::parse_run("a.jsonl", "a", &rec("own")).unwrap();
