@@ -663,6 +663,7 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
                     agent: Some(mock_client(&server, &role)?),
                     user: Some(user.clone()),
                     judge: Some(judge_client.clone()),
+                    ..Default::default()
                 },
                 user_can_end: false,
                 message_timeout: Some(Duration::from_secs(60)),

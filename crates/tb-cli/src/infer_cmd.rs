@@ -104,6 +104,9 @@ pub struct InferArgs {
     /// record's and the manifest's provenance, so `tb merge` refuses foreign shards.
     #[arg(skip)]
     pub campaign: Option<Value>,
+    /// What the model is shown (tool surface, prompts).
+    #[command(flatten)]
+    pub shown: crate::common::SurfaceArgs,
 }
 
 /// The tasks selected by --test-list, --name and --inputs, in that order.
@@ -234,7 +237,9 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         .map(|p| tb_llm::ConfigFile::load(p))
         .transpose()?;
     let root = crate::common::data_root(&a.data)?;
-    let (ds, sandbox) = crate::common::open(&root)?;
+    let surface = a.shown.surface(&root)?;
+    let prompts = a.shown.prompts()?;
+    let (ds, sandbox) = crate::common::open_with(&root, &surface)?;
     let clock = crate::common::clock(&a.now)?;
     let agent_cfg = match offline {
         Some(_) => ds.agent("think").ok(),
@@ -257,8 +262,12 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
             agent: client(cfg.agent_model.as_ref())?,
             user: client(cfg.user_model.as_ref())?,
             judge: client(cfg.judge_model.as_ref())?,
+            prompts: prompts.clone(),
         },
-        None => Models::default(),
+        None => Models {
+            prompts: prompts.clone(),
+            ..Models::default()
+        },
     };
     if offline.is_none() && models.agent.is_none() {
         bail!(
@@ -322,6 +331,12 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         "clock": clock.now_iso(),
         "message_timeout": message_timeout.map(|d| d.as_secs_f64()),
         "attempt_timeout": attempt_timeout.map(|d| d.as_secs_f64()),
+        // what the model is shown: a resume or merge never mixes surfaces or prompts
+        "shown": {
+            "surface": surface.kind.name(),
+            "tools_sha256": surface.server_hashes(),
+            "prompts_sha256": prompts.provenance()["sha256"],
+        },
     }));
     let mut provenance = Map::new();
     provenance.insert("tb_version".into(), json!(env!("CARGO_PKG_VERSION")));
@@ -361,6 +376,10 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     if let Some(c) = &a.campaign {
         provenance.insert("campaign".into(), c.clone());
     }
+    // What the model was shown: the tool surface (with the sha256 of each server's tool
+    // list) and the prompts (with the sha256 of each)
+    provenance.insert("surface".into(), surface.provenance());
+    provenance.insert("prompts".into(), prompts.provenance());
     // Where the tools ran: in this process, or in a `tb mcp-start` server (not in the config
     // hash: both run the same engine, so the verdicts are meant to be the same).
     provenance.insert(
@@ -461,8 +480,8 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
             "setup_config": setup_config,
             "agent": a.agent,
             "agent_config": env.agent.as_ref().map(|c| json!({"system_instructions": c.system_instructions, "builtin_tools": c.builtin_tools})),
-            "user_config": {"system_prompt": if env.user_can_end { tb_eval::user_sim::USER_RULES_WITH_END } else { tb_eval::user_sim::USER_RULES }},
-            "judge_config": {"system_prompt": tb_eval::rubric::JUDGE_SYSTEM},
+            "user_config": {"system_prompt": if env.user_can_end { &env.models.prompts.user_system_with_end } else { &env.models.prompts.user_system }},
+            "judge_config": {"system_prompt": env.models.prompts.judge_system},
             "provenance": env.provenance,
             "test_list": ids,
             "repeat": a.repeat,

@@ -12,6 +12,7 @@ mod pp_cmd;
 mod replay_cmd;
 mod run_test_cmd;
 mod tui_cmd;
+mod tools_cmd;
 mod validate_cmd;
 mod verify_cmd;
 
@@ -70,6 +71,8 @@ enum Command {
     Tui(Box<tui_cmd::TuiArgs>),
     /// Performance figures beside the reference's (replay, sessions, tool calls, memory).
     Bench(bench_cmd::BenchArgs),
+    /// Print the system messages and tool list the agent gets for a task, as JSON.
+    Tools(tools_cmd::ToolsArgs),
 }
 
 /// mimalloc instead of glibc malloc: sessions, tool calls and the judge allocate and free many
@@ -104,6 +107,7 @@ fn main() -> ExitCode {
         Command::Sbs(a) => metrics_cmds::sbs(a).map(|()| ExitCode::SUCCESS),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Tui(a) => tui_cmd::run(a),
+        Command::Tools(a) => tools_cmd::run(a),
     };
     match result {
         Ok(code) => code,

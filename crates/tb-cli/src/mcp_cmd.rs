@@ -22,6 +22,9 @@ pub struct DataArgs {
     /// Longest one tool call may run, in seconds; a slower call is answered with a timeout error.
     #[arg(long, default_value_t = 60.0)]
     call_timeout_secs: f64,
+    /// The tool surface sessions list (`--framework` is not used here: no prompts).
+    #[command(flatten)]
+    shown: crate::common::SurfaceArgs,
 }
 
 /// `tb mcp-start`.
@@ -67,7 +70,8 @@ pub struct McpStdioArgs {
 
 fn registry(data: &DataArgs, limits: Limits) -> Result<Arc<Registry>> {
     let root = crate::common::data_root(&data.data)?;
-    let (ds, sandbox) = crate::common::open(&root)?;
+    let surface = data.shown.surface(&root)?;
+    let (ds, sandbox) = crate::common::open_with(&root, &surface)?;
     let clock = crate::common::clock(&data.now)?;
     Ok(Arc::new(Registry::new(ds, sandbox, clock, limits)))
 }

@@ -66,6 +66,14 @@ pub fn run(a: &MergeArgs) -> Result<ExitCode> {
             list.join(", ")
         );
     }
+    let runs: Vec<tb_metrics::Run> = inputs
+        .iter()
+        .filter(|(o, _)| o.exists())
+        .filter_map(|(o, _)| tb_metrics::read_run(o).ok())
+        .collect();
+    if let Some(w) = tb_metrics::surface_mix::surface_mix(&runs.iter().collect::<Vec<_>>()) {
+        eprintln!("{w}");
+    }
     let report = tb_eval::campaign_store::merge(&inputs, &files.output, &files.errors)?;
     // The manifest: the shards' provenance (equal, or the merge was refused) and their
     // manifests.

@@ -129,6 +129,9 @@ pub fn load_prices(path: &Path) -> Result<PriceTable> {
 /// `tb agg`.
 pub fn agg(a: &AggArgs) -> Result<()> {
     let runs = read_runs(&a.files)?;
+    if let Some(w) = tb_metrics::surface_mix::surface_mix(&runs.iter().collect::<Vec<_>>()) {
+        eprintln!("{w}");
+    }
     let prices = a.prices.as_deref().map(load_prices).transpose()?;
     let reports = tb_metrics::model_reports(&runs, prices.as_ref());
     if reports.iter().all(|r| r.summary.tasks == 0) && a.format != AggFormat::Json {
@@ -186,6 +189,9 @@ pub fn sbs(a: &SbsArgs) -> Result<()> {
     }
     let base = tb_metrics::read_run(&a.baseline)?;
     let cand = tb_metrics::read_run(&a.candidate)?;
+    if let Some(w) = tb_metrics::surface_mix::surface_mix(&[&base, &cand]) {
+        eprintln!("{w}");
+    }
     let r = sbs::compare(&base, &cand, a.pct_lift);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);

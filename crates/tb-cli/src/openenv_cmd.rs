@@ -44,6 +44,9 @@ pub struct OpenenvArgs {
     /// Pin the tools' clock (RFC 3339); default 2025-10-01T13:00:00Z.
     #[arg(long)]
     now: Option<String>,
+    /// What the model is shown (tool surface, prompts).
+    #[command(flatten)]
+    shown: crate::common::SurfaceArgs,
 }
 
 /// Runs `tb openenv` until Ctrl-C.
@@ -74,6 +77,8 @@ pub fn run(a: &OpenenvArgs) -> Result<ExitCode> {
     let mut options = tb_openenv::Options::new(root, Some(a.config.clone()));
     options.test_list = a.test_list.clone();
     options.agent = a.agent.clone();
+    options.surface = a.shown.surface;
+    options.prompts = a.shown.prompts()?;
     options.clock = crate::common::clock(&a.now)?;
     options.max_envs = a.max_concurrent_envs;
     options.idle_timeout = if a.idle_minutes > 0.0 {

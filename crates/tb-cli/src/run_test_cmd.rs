@@ -33,6 +33,9 @@ pub struct RunTestArgs {
     /// The time tools see (RFC 3339); default 2025-10-01T13:00:00Z.
     #[arg(long)]
     pub now: Option<String>,
+    /// What the model is shown (tool surface; the judge's prompts when it is asked again).
+    #[command(flatten)]
+    pub shown: crate::common::SurfaceArgs,
 }
 
 /// Runs `tb run-test`.
@@ -54,7 +57,9 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
         }
     };
     let root = crate::common::data_root(&a.data)?;
-    let (ds, sandbox) = crate::common::open(&root)?;
+    let surface = a.shown.surface(&root)?;
+    let prompts = a.shown.prompts()?;
+    let (ds, sandbox) = crate::common::open_with(&root, &surface)?;
     let clock = crate::common::clock(&a.now)?;
     let judge = match &a.config {
         Some(p) => {
@@ -86,6 +91,7 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
             agent: None,
             user: None,
             judge,
+            prompts,
         },
         user_can_end: false,
         message_timeout: None,

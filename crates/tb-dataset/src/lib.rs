@@ -38,7 +38,7 @@ pub use config::{AgentConfig, Scenario, ToolDef, ToolOverride};
 pub use dedent::dedent;
 pub use error::DatasetError;
 pub use merge::{MergeError, merge_init_config, recursive_merge};
-pub use pyfile::{PyError, PyFunction, PyItem, parse_py};
+pub use pyfile::{PyAssign, PyError, PyFunction, PyItem, PyValue, parse_py, py_assignments};
 pub use summary::{ScenarioSummary, summarize};
 pub use tb_core::{Check, SourceLoc, Task};
 

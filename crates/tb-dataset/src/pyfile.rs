@@ -427,6 +427,135 @@ fn string_statement(toks: &[Tok]) -> Option<String> {
     Some(out)
 }
 
+/// A simple assignment `NAME = value` found anywhere in a file (module level or inside a
+/// function body), for reading a framework's prompt constants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PyAssign {
+    /// The assigned name.
+    pub name: String,
+    /// 1-based line of the name.
+    pub line: usize,
+    /// The module-level function the assignment is in (`None` at module level).
+    pub function: Option<String>,
+    /// The value, if it is one we read.
+    pub value: PyValue,
+}
+
+/// The value of a [`PyAssign`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum PyValue {
+    /// A string constant (implicit concatenation and parentheses included).
+    Str(String),
+    /// A dict literal of string keys and string values, in source order.
+    StrDict(Vec<(String, String)>),
+    /// Anything else (an expression we do not evaluate).
+    Other,
+}
+
+fn str_dict(toks: &[Tok]) -> Option<Vec<(String, String)>> {
+    let inner = match (toks.first(), toks.last()) {
+        (Some(a), Some(b)) if a.t == T::Op('{') && b.t == T::Op('}') && toks.len() >= 2 => {
+            &toks[1..toks.len() - 1]
+        }
+        _ => return None,
+    };
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut items: Vec<&[Tok]> = Vec::new();
+    for (i, t) in inner.iter().enumerate() {
+        match t.t {
+            T::Op('(' | '[' | '{') => depth += 1,
+            T::Op(')' | ']' | '}') => depth -= 1,
+            T::Op(',') if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < inner.len() {
+        items.push(&inner[start..]);
+    }
+    for item in items {
+        let colon = item.iter().position(|t| t.t == T::Op(':'))?;
+        let k = string_statement(&item[..colon])?;
+        let v = string_statement(&item[colon + 1..])?;
+        out.push((k, v));
+    }
+    Some(out)
+}
+
+/// Every simple assignment `NAME = value` of a Python file, in source order, with the
+/// module-level function it is in. Values other than string constants and dicts of strings
+/// are [`PyValue::Other`]. Errors are the tokenizer's, with their line.
+pub fn py_assignments(src: &str) -> Result<Vec<PyAssign>, PyError> {
+    let src = src.strip_prefix('\u{FEFF}').unwrap_or(src);
+    let normalized;
+    let src = if src.contains('\r') {
+        normalized = src.replace("\r\n", "\n").replace('\r', "\n");
+        normalized.as_str()
+    } else {
+        src
+    };
+    let mut lx = Lexer {
+        s: src.as_bytes(),
+        src,
+        i: 0,
+        line: 1,
+    };
+    let mut out = Vec::new();
+    let mut function: Option<String> = None;
+    for l in lx.logical_lines()? {
+        let toks = &l.toks;
+        if l.indent == 0 {
+            function = None;
+            let def_at = match toks.first().map(|t| &t.t) {
+                Some(T::Name(n)) if n == "def" => Some(1),
+                Some(T::Name(n)) if n == "async" => Some(2),
+                _ => None,
+            };
+            if let Some(k) = def_at {
+                if let Some(T::Name(n)) = toks.get(k).map(|t| &t.t) {
+                    function = Some(n.clone());
+                }
+                continue;
+            }
+        }
+        for stmt in split_statements(toks) {
+            let (
+                Some(Tok {
+                    t: T::Name(name),
+                    line,
+                    ..
+                }),
+                Some(Tok { t: T::Op('='), .. }),
+            ) = (stmt.first(), stmt.get(1))
+            else {
+                continue;
+            };
+            let rest = &stmt[2..];
+            if rest.first().is_some_and(|t| t.t == T::Op('=')) {
+                continue;
+            }
+            let value = if let Some(s) = string_statement(rest) {
+                PyValue::Str(s)
+            } else if let Some(d) = str_dict(rest) {
+                PyValue::StrDict(d)
+            } else {
+                PyValue::Other
+            };
+            out.push(PyAssign {
+                name: name.clone(),
+                line: *line,
+                function: function.clone(),
+                value,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Split tokens on top-level `;` (statements on one line).
 fn split_statements(toks: &[Tok]) -> Vec<&[Tok]> {
     let mut out = Vec::new();
@@ -590,6 +719,32 @@ pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn assignments_with_their_function() {
+        let src = "A = 'x' \\\n  \"y\"\nB = {'k': 'v', \"k2\": r'\\d'}\nC = f(1)\ndef g():\n    D = ('a'\n         'b')\n    if D == 'ab': pass\nE = \"\"\"\\\nz\"\"\"\n";
+        let a = py_assignments(src).unwrap();
+        let got: Vec<(&str, usize, Option<&str>, &PyValue)> = a
+            .iter()
+            .map(|x| (x.name.as_str(), x.line, x.function.as_deref(), &x.value))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("A", 1, None, &PyValue::Str("xy".into())),
+                (
+                    "B",
+                    3,
+                    None,
+                    &PyValue::StrDict(vec![("k".into(), "v".into()), ("k2".into(), "\\d".into())])
+                ),
+                ("C", 4, None, &PyValue::Other),
+                ("D", 6, Some("g"), &PyValue::Str("ab".into())),
+                ("E", 9, None, &PyValue::Str("z".into())),
+            ]
+        );
+        assert_eq!(py_assignments("A = 'open\n").unwrap_err().line, 1);
+    }
 
     fn funcs(src: &str) -> Vec<PyFunction> {
         parse_py(src)

@@ -15,6 +15,7 @@ pub mod policy;
 pub mod pyrepr;
 pub mod pytime;
 pub mod retail;
+pub mod shape;
 #[cfg(test)]
 mod testdata;
 pub mod util;
@@ -71,9 +72,14 @@ fn registry() -> &'static Result<Vec<Arc<Domain>>, String> {
             neobank::domain(),
             consulting::domain(),
         ];
+        // listed with our words in the reference's order and schema structure
         built
             .into_iter()
-            .map(|d| d.map(Arc::new).map_err(|e| e.to_string()))
+            .map(|d| {
+                d.and_then(|d| shape::shaped(&d))
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
             .collect()
     })
 }

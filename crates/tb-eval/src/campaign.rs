@@ -380,6 +380,7 @@ pub fn gate_models(models: Models, limits: RoleLimits) -> Models {
         agent: gate(models.agent, limits.agent),
         user: gate(models.user, limits.user),
         judge: gate(models.judge, limits.judge),
+        prompts: models.prompts,
     }
 }
 

@@ -106,7 +106,9 @@ pub struct AgentTools {
 }
 
 impl AgentTools {
-    /// Builds the tool list. Duplicate names are an error, as in the reference.
+    /// Builds the tool list: the builtins in their YAML order, then the session's tools in
+    /// its listing order (the reference's registration order) that the scenario names.
+    /// Duplicate names are an error, as in the reference.
     pub fn build(
         builtins: &[tb_dataset::ToolDef],
         scenario_tools: &[tb_dataset::ToolOverride],
@@ -126,15 +128,34 @@ impl AgentTools {
                 t.direct.insert(b.name.clone(), d.clone());
             }
         }
-        let listed: HashMap<&str, &Value> = tool_list
-            .iter()
-            .filter_map(|v| Some((v.get("name")?.as_str()?, v)))
-            .collect();
+        // the reference's order: the session's listing order (the servers' registration
+        // order), filtered by the scenario's tool names
+        let mut wanted: HashMap<&str, &tb_dataset::ToolOverride> = HashMap::new();
         for o in scenario_tools {
-            let Some(server_tool) = listed.get(o.name.as_str()).copied() else {
-                t.missing.push(o.name.clone());
+            if wanted.insert(o.name.as_str(), o).is_some() {
+                return Err(format!("duplicate tool name `{}`", o.name));
+            }
+        }
+        let listed: HashSet<&str> = tool_list
+            .iter()
+            .filter_map(|v| v.get("name")?.as_str())
+            .collect();
+        t.missing = scenario_tools
+            .iter()
+            .filter(|o| !listed.contains(o.name.as_str()))
+            .map(|o| o.name.clone())
+            .collect();
+        let mut seen: HashSet<&str> = HashSet::new();
+        for server_tool in tool_list {
+            let Some(name) = server_tool.get("name").and_then(Value::as_str) else {
                 continue;
             };
+            let Some(o) = wanted.get(name).copied() else {
+                continue;
+            };
+            if !seen.insert(name) {
+                continue;
+            }
             let mut description = server_tool
                 .get("description")
                 .and_then(Value::as_str)
@@ -245,6 +266,8 @@ pub struct EpisodeSpec<'a> {
     pub message_timeout: Option<Duration>,
     /// Keep each simulated-user exchange.
     pub keep_user_history: bool,
+    /// The simulated user's prompts.
+    pub prompts: &'a crate::prompts::Prompts,
 }
 
 /// The [`EpisodeError::kind`] of a tool backend's operational failure.
@@ -494,7 +517,13 @@ pub async fn run_episode(
             let r = timed(
                 spec.message_timeout,
                 "user",
-                crate::user_sim::simulate(user, &st.messages, &user_context, spec.user_can_end),
+                crate::user_sim::simulate(
+                    user,
+                    &st.messages,
+                    &user_context,
+                    spec.user_can_end,
+                    spec.prompts,
+                ),
             )
             .await;
             st.time_user += t0.elapsed().as_secs_f64();

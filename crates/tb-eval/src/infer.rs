@@ -205,6 +205,8 @@ pub struct Models {
     pub user: Option<tb_llm::LlmClient>,
     /// The rubric judge.
     pub judge: Option<tb_llm::LlmClient>,
+    /// The simulated user's and the judge's prompts.
+    pub prompts: std::sync::Arc<crate::prompts::Prompts>,
 }
 
 /// Optional record fields to fill (`--dump`).
@@ -406,7 +408,14 @@ pub async fn grade_with(
                     .insert("rubrics_not_judged".into(), json!(rubrics.len()));
             }
             Some(j) => {
-                match crate::rubric::judge_rubrics(j, response, &rubrics, env.message_timeout).await
+                match crate::rubric::judge_rubrics(
+                    j,
+                    response,
+                    &rubrics,
+                    env.message_timeout,
+                    &env.models.prompts,
+                )
+                .await
                 {
                     Ok((rv, usage)) => {
                         rec.usage_by_role.judge.add(&usage);
@@ -594,6 +603,7 @@ async fn attempt_in(
         user_can_end: env.user_can_end,
         message_timeout: env.message_timeout,
         keep_user_history: env.dump.userllm,
+        prompts: &env.models.prompts,
     };
     let mut st = crate::episode::EpisodeState::default();
     let t_loop = Instant::now();

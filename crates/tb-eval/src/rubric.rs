@@ -44,13 +44,17 @@ pub async fn judge_rubrics(
     response: &str,
     rubrics: &[String],
     timeout: Option<std::time::Duration>,
+    prompts: &crate::prompts::Prompts,
 ) -> Result<(Vec<RubricVerdict>, Usage), LlmError> {
     let mut out = Vec::with_capacity(rubrics.len());
     let mut usage = Usage::default();
     for r in rubrics {
         let msgs = [
-            Message::text("system", JUDGE_SYSTEM),
-            Message::text("user", judge_prompt(response, r)),
+            Message::text("system", prompts.judge_system.as_str()),
+            Message::text(
+                "user",
+                prompts.judge_message(&response.replace('<', "&lt;").replace('>', "&gt;"), r),
+            ),
         ];
         let fut = client.complete_messages(&msgs);
         let c = match timeout {

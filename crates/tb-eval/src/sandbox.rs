@@ -64,8 +64,29 @@ fn same<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
 impl Sandbox {
     /// Loads every domain's initial data from `<data_root>/servers/...`.
     pub fn load(data_root: &Path) -> Result<Self, SandboxError> {
+        Self::load_domains(data_root, tb_domains::all()?)
+    }
+
+    /// [`Sandbox::load`] with the domains of a tool surface (see [`crate::surface`]).
+    pub fn load_with(
+        data_root: &Path,
+        surface: &crate::surface::Surface,
+    ) -> Result<Self, SandboxError> {
+        let domains = surface.domains().map_err(|e| {
+            SandboxError::Domain(DomainError::Tools {
+                domain: "surface".into(),
+                message: e.to_string(),
+            })
+        })?;
+        Self::load_domains(data_root, &domains)
+    }
+
+    fn load_domains(
+        data_root: &Path,
+        domains: &[Arc<tb_sandbox::Domain>],
+    ) -> Result<Self, SandboxError> {
         let toolslib = tb_domains::toolslib(data_root);
-        let domains = tb_domains::all()?
+        let domains = domains
             .iter()
             .map(|d| d.load(&toolslib))
             .collect::<Result<Vec<_>, _>>()?;

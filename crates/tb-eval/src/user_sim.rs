@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use tb_core::{Message, Usage};
 use tb_llm::{LlmClient, LlmError};
 
+use crate::prompts::Prompts;
+
 /// The rulebook of the simulated user.
 pub const USER_RULES: &str = r#"You play the customer in a chat with a support assistant. Write the customer's next message and nothing else.
 
@@ -143,20 +145,29 @@ pub fn transcript(
     lines.join("\n\n")
 }
 
-/// The user message of a simulator call.
+/// The user message of a simulator call, with our own prompts.
 pub fn user_prompt(history: &[Message], user_context: &str) -> String {
+    user_prompt_with(&Prompts::own(), history, user_context)
+}
+
+/// The user message of a simulator call: the template filled with the sanitised transcript,
+/// user context (`(none)` when empty) and last assistant message (`(none)` when the last
+/// message is not an assistant text), as the reference fills it.
+pub fn user_prompt_with(prompts: &Prompts, history: &[Message], user_context: &str) -> String {
     let ctx = if user_context.is_empty() {
-        "(none)".to_string()
+        "(none)"
     } else {
-        sanitize(user_context)
+        user_context
     };
     let last = match history.last() {
-        Some(Message::Text { role, content, .. }) if role == "assistant" => sanitize(content),
-        _ => "(none)".to_string(),
+        Some(Message::Text { role, content, .. }) if role == "assistant" => content.as_str(),
+        _ => "(none)",
     };
-    format!(
-        "\nCONVERSATION_HISTORY:\n{}\n=== END CONVERSATION HISTORY ===\n\nUSER_CONTEXT:\n{ctx}\n\nLAST_ASSISTANT_MESSAGE:\n{last}\n\nTASK: Write the customer's next message from the conversation and the context above.\n",
-        transcript(history, 0, &sanitize)
+    let san = |s: &str| prompts.sanitize(s);
+    prompts.user_message(
+        &transcript(history, 0, &san),
+        &prompts.sanitize(ctx),
+        &prompts.sanitize(last),
     )
 }
 
@@ -207,15 +218,16 @@ pub async fn simulate(
     history: &[Message],
     user_context: &str,
     can_end: bool,
+    prompts: &Prompts,
 ) -> Result<UserTurn, LlmError> {
     let system = if can_end {
-        USER_RULES_WITH_END
+        &prompts.user_system_with_end
     } else {
-        USER_RULES
+        &prompts.user_system
     };
     let prompt = [
-        Message::text("system", system),
-        Message::text("user", user_prompt(history, user_context)),
+        Message::text("system", system.as_str()),
+        Message::text("user", user_prompt_with(prompts, history, user_context)),
     ];
     let c = client.complete_messages(&prompt).await?;
     let reply = match c.messages.last() {

@@ -154,6 +154,7 @@ fn env(f: &Fixture, server: &MockServer, api: Api, task: &Task) -> RunEnv {
             agent: Some(model(server, "agent", api)),
             user: Some(model(server, "user", api)),
             judge: Some(model(server, "judge", api)),
+            ..Default::default()
         },
         user_can_end: false,
         message_timeout: Some(Duration::from_secs(10)),

@@ -375,10 +375,6 @@ fn body_parts<'a>(
             b.insert("model".into(), json!(cfg.deployment));
             b.insert("input".into(), Value::Null);
             native_key = Some("input");
-            if tools.is_some() {
-                b.insert("tools".into(), Value::Null);
-                b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
-            }
             b.insert("temperature".into(), json!(cfg.temperature));
             b.insert("max_output_tokens".into(), json!(cfg.max_completion_tokens));
             if let Some(p) = cfg.top_p {
@@ -395,6 +391,12 @@ fn body_parts<'a>(
                 if !r.is_empty() {
                     b.insert("reasoning".into(), Value::Object(r));
                 }
+            }
+            // the reference's order: model, input, temperature, max_output_tokens, tools,
+            // parallel_tool_calls, store
+            if tools.is_some() {
+                b.insert("tools".into(), Value::Null);
+                b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
             }
             b.insert("store".into(), json!(true));
         }

@@ -16,6 +16,7 @@ pub mod load;
 pub mod sbs;
 pub mod show;
 pub mod stats;
+pub mod surface_mix;
 
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -46,6 +46,10 @@ pub struct Options {
     pub idle_timeout: Option<Duration>,
     /// Largest accepted WebSocket message, in bytes.
     pub max_message_bytes: usize,
+    /// The tool surface the client's agent is shown.
+    pub surface: tb_eval::surface::SurfaceMode,
+    /// The simulated user's and the judge's prompts.
+    pub prompts: Arc<tb_eval::prompts::Prompts>,
 }
 
 impl Options {
@@ -61,6 +65,8 @@ impl Options {
             max_envs: 8,
             idle_timeout: Some(Duration::from_secs(15 * 60)),
             max_message_bytes: 8 << 20,
+            surface: Default::default(),
+            prompts: Default::default(),
         }
     }
 }
@@ -214,7 +220,9 @@ impl Shared {
         let tasks = ds.load_test_list(&list).map_err(|e| e.to_string())?;
         let uids: Vec<&str> = tasks.iter().map(|t| t.uid.as_str()).collect();
         let uids_json = serde_json::to_string(&uids).map_err(|e| e.to_string())?;
-        let sandbox = Sandbox::load(ds.root()).map_err(|e| e.to_string())?;
+        let surface =
+            tb_eval::surface::Surface::resolve(o.surface, ds.root()).map_err(|e| e.to_string())?;
+        let sandbox = Sandbox::load_with(ds.root(), &surface).map_err(|e| e.to_string())?;
         let mut map = HashMap::new();
         for t in tasks {
             map.insert(t.uid.clone(), Arc::new(t));
@@ -235,6 +243,10 @@ impl Shared {
         );
         provenance.insert("task_count".into(), json!(map.len()));
         provenance.insert("clock".into(), json!(o.clock.now_iso()));
+        provenance.insert("surface".into(), surface.provenance());
+        provenance.insert("prompts".into(), o.prompts.provenance());
+        let mut models = self.settings.models.clone();
+        models.prompts = o.prompts.clone();
         let run = RunEnv {
             sandbox: Arc::new(sandbox),
             judge: Arc::new(StateJudge::new()),
@@ -242,7 +254,7 @@ impl Shared {
             agent_name: o.agent.clone(),
             agent: None,
             scenarios: HashMap::new(),
-            models: self.settings.models.clone(),
+            models,
             user_can_end: self.settings.user_can_end,
             message_timeout: None,
             attempt_timeout: None,

@@ -155,6 +155,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
         user_can_end: ctx.user_can_end,
         message_timeout: None,
         keep_user_history: false,
+        prompts: &ctx.data.run.models.prompts,
     };
     let mut session = ctx.session;
     let mut st = EpisodeState::default();

@@ -90,6 +90,9 @@ pub struct Domain {
     tools: Vec<Tool>,
     index: HashMap<String, usize>,
     patched: Mutex<PatchCache>,
+    /// The tool list shown to clients when it is not the declarations' own (a tool surface:
+    /// the reference's order, descriptions and schemas).
+    listing: Option<Arc<Vec<Value>>>,
 }
 
 /// Patched base states by (naive clock, data patch): sessions of the same task start from one
@@ -228,6 +231,7 @@ impl Domain {
             tools,
             index,
             patched: Mutex::new(PatchCache::default()),
+            listing: None,
         })
     }
 
@@ -246,12 +250,65 @@ impl Domain {
         self.index.get(name).map(|&i| &self.tools[i])
     }
 
-    /// The MCP tool list: name, description and JSON input schema of each tool.
-    pub fn tool_list(&self) -> Vec<Value> {
+    /// The same domain (tables, tools, functions) showing another tool list: `list` holds
+    /// MCP-shaped entries (`name`, `description`, `inputSchema`) in the order clients see
+    /// them. Every entry must name a declared tool and every declared tool must be listed.
+    pub fn with_listing(&self, list: Vec<Value>) -> Result<Domain, DomainError> {
+        let fail = |message: String| DomainError::Tools {
+            domain: self.name.clone(),
+            message,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for t in &list {
+            let name = t
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| fail("a listed tool has no name".into()))?;
+            if !self.index.contains_key(name) {
+                return Err(fail(format!("listed tool `{name}` is not declared")));
+            }
+            if !seen.insert(name.to_string()) {
+                return Err(fail(format!("tool `{name}` is listed twice")));
+            }
+        }
+        if let Some(t) = self.tools.iter().find(|t| !seen.contains(&t.decl.name)) {
+            return Err(fail(format!(
+                "declared tool `{}` is not listed",
+                t.decl.name
+            )));
+        }
+        Ok(Domain {
+            name: self.name.clone(),
+            layout: self.layout.clone(),
+            tools: self
+                .tools
+                .iter()
+                .map(|t| Tool {
+                    decl: t.decl.clone(),
+                    run: t.run,
+                })
+                .collect(),
+            index: self.index.clone(),
+            patched: Mutex::new(PatchCache::default()),
+            listing: Some(Arc::new(list)),
+        })
+    }
+
+    /// The tool list from the declarations (ignoring [`Domain::with_listing`]).
+    pub fn declared_tool_list(&self) -> Vec<Value> {
         self.tools
             .iter()
             .map(|t| json!({"name": t.decl.name, "description": t.decl.input.description, "inputSchema": input_schema(&t.decl.input)}))
             .collect()
+    }
+
+    /// The MCP tool list: name, description and JSON input schema of each tool, in the
+    /// order clients see them.
+    pub fn tool_list(&self) -> Vec<Value> {
+        match &self.listing {
+            Some(l) => l.as_ref().clone(),
+            None => self.declared_tool_list(),
+        }
     }
 
     /// Loads the initial data under `toolslib` into a base state for sessions.

@@ -1,0 +1,332 @@
+//! The tool surface the agent (and any MCP client) is shown: which texts and schemas, in
+//! which order.
+//!
+//! - `own`: our declarations (`tb-domains`), in the reference's registration order and with
+//!   the reference's schema structure, in our own words.
+//! - `reference`: the reference's own tool list (order, descriptions, input schemas after the
+//!   framework client's transform), read at run time from the user's thinkingbox-data
+//!   checkout (`servers/**/*.py`).
+//! - `auto` (default): `reference` when the data root holds the servers' Python sources and a
+//!   reader is available, else `own`.
+//!
+//! The reader of the servers' Python sources is the `tb-pysurface` crate; what it extracts is
+//! checked against our declarations before it is used (a mismatch names tool and parameter).
+
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use tb_sandbox::Domain;
+
+/// `--surface`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SurfaceMode {
+    /// The reference's texts from the data checkout.
+    Reference,
+    /// Our own texts.
+    Own,
+    /// `reference` when the checkout holds the servers' sources, else `own`.
+    #[default]
+    Auto,
+}
+
+impl std::str::FromStr for SurfaceMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "reference" => Ok(SurfaceMode::Reference),
+            "own" => Ok(SurfaceMode::Own),
+            "auto" => Ok(SurfaceMode::Auto),
+            _ => Err(format!("unknown surface `{s}` (reference, own or auto)")),
+        }
+    }
+}
+
+/// Which surface a run uses, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurfaceKind {
+    /// The reference's texts.
+    Reference,
+    /// Ours.
+    Own,
+}
+
+impl SurfaceKind {
+    /// `reference` or `own`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SurfaceKind::Reference => "reference",
+            SurfaceKind::Own => "own",
+        }
+    }
+}
+
+/// A surface that cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool surface: {0}")]
+pub struct SurfaceError(pub String);
+
+/// The resolved surface: per server, the MCP-shaped tool list clients see.
+#[derive(Debug, Clone)]
+pub struct Surface {
+    /// Which one.
+    pub kind: SurfaceKind,
+    /// What produced the reference texts (`tb-pysurface`, or the stand-in), `None` for own.
+    pub reader: Option<&'static str>,
+    /// The data checkout's git HEAD commit, or `unknown`.
+    pub data_commit: String,
+    /// Per server (in `tb_domains::SERVERS` order): its tool list.
+    pub servers: Vec<(String, Arc<Vec<Value>>)>,
+}
+
+impl Surface {
+    /// Resolves `mode` against a data root.
+    pub fn resolve(mode: SurfaceMode, data_root: &Path) -> Result<Surface, SurfaceError> {
+        let kind = match mode {
+            SurfaceMode::Own => SurfaceKind::Own,
+            SurfaceMode::Reference => SurfaceKind::Reference,
+            SurfaceMode::Auto => {
+                if reader::available() && reader::has_server_sources(data_root) {
+                    SurfaceKind::Reference
+                } else {
+                    SurfaceKind::Own
+                }
+            }
+        };
+        let domains = tb_domains::all().map_err(|e| SurfaceError(e.to_string()))?;
+        let mut servers = Vec::new();
+        match kind {
+            SurfaceKind::Own => {
+                for d in domains {
+                    servers.push((d.name.clone(), Arc::new(d.tool_list())));
+                }
+            }
+            SurfaceKind::Reference => {
+                if !reader::available() {
+                    return Err(SurfaceError(reader::UNAVAILABLE.into()));
+                }
+                for d in domains {
+                    let s = reader::read_server_surface(data_root, &d)
+                        .map_err(|e| SurfaceError(format!("server {}: {e}", d.name)))?;
+                    let list: Vec<Value> = s
+                        .tools
+                        .into_iter()
+                        .map(|t| {
+                            json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema})
+                        })
+                        .collect();
+                    servers.push((d.name.clone(), Arc::new(list)));
+                }
+            }
+        }
+        Ok(Surface {
+            kind,
+            reader: (kind == SurfaceKind::Reference).then_some(reader::NAME),
+            data_commit: crate::prompts::git_head(data_root),
+            servers,
+        })
+    }
+
+    /// Our own surface (no data root needed).
+    pub fn own() -> Result<Surface, SurfaceError> {
+        let domains = tb_domains::all().map_err(|e| SurfaceError(e.to_string()))?;
+        Ok(Surface {
+            kind: SurfaceKind::Own,
+            reader: None,
+            data_commit: "unknown".into(),
+            servers: domains
+                .iter()
+                .map(|d| (d.name.clone(), Arc::new(d.tool_list())))
+                .collect(),
+        })
+    }
+
+    /// The domains showing this surface.
+    pub fn domains(&self) -> Result<Vec<Arc<Domain>>, SurfaceError> {
+        let all = tb_domains::all().map_err(|e| SurfaceError(e.to_string()))?;
+        match self.kind {
+            SurfaceKind::Own => Ok(all.to_vec()),
+            SurfaceKind::Reference => all
+                .iter()
+                .map(|d| {
+                    let list = self
+                        .servers
+                        .iter()
+                        .find(|(n, _)| *n == d.name)
+                        .map(|(_, l)| l.as_ref().clone())
+                        .ok_or_else(|| {
+                            SurfaceError(format!("no tool list for server {}", d.name))
+                        })?;
+                    d.with_listing(list)
+                        .map(Arc::new)
+                        .map_err(|e| SurfaceError(e.to_string()))
+                })
+                .collect(),
+        }
+    }
+
+    /// The sha256 of each server's tool list as clients get it (compact JSON, in order).
+    pub fn server_hashes(&self) -> Map<String, Value> {
+        self.servers
+            .iter()
+            .map(|(n, l)| {
+                let bytes = serde_json::to_vec(l.as_ref()).unwrap_or_default();
+                (n.clone(), json!(crate::prompts::sha256_hex(&bytes)))
+            })
+            .collect()
+    }
+
+    /// For the run manifest and records.
+    pub fn provenance(&self) -> Value {
+        json!({
+            "surface": self.kind.name(),
+            "reader": self.reader,
+            "data_commit": self.data_commit,
+            "tools_sha256": self.server_hashes(),
+        })
+    }
+}
+
+/// The reader of the reference's surface. Swap for `tb_pysurface` here (and nowhere else).
+/// The reference surface, read from the data checkout's server sources by `tb-pysurface`;
+/// the structure it extracts is checked against our own tool declarations first, so a data
+/// repository whose schemas changed is an error naming the tool and parameter.
+mod reader {
+    use serde_json::Value;
+    use std::path::Path;
+
+    pub use tb_pysurface::has_server_sources;
+
+    /// What [`super::Surface::reader`] records.
+    pub const NAME: &str = "tb-pysurface";
+
+    /// Why `reference` is not possible (never: the reader is built in).
+    pub const UNAVAILABLE: &str = "the reference surface reader is not available";
+
+    /// Whether a reader is available.
+    pub fn available() -> bool {
+        true
+    }
+
+    /// A tool as the reference server lists it, after the framework client's transform.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SurfaceTool {
+        pub name: String,
+        pub description: String,
+        pub input_schema: Value,
+    }
+
+    /// One server's surface, tools in registration order.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ServerSurface {
+        pub server: String,
+        pub module: String,
+        pub tools: Vec<SurfaceTool>,
+    }
+
+    /// Reads one server's surface and checks it against our declarations of its domain.
+    pub fn read_server_surface(
+        data_root: &Path,
+        domain: &tb_sandbox::Domain,
+    ) -> Result<ServerSurface, tb_pysurface::SurfaceError> {
+        let s = tb_pysurface::read_server_surface(data_root, &domain.name)?;
+        tb_pysurface::check_against_declarations(&s, domain)?;
+        Ok(ServerSurface {
+            server: s.server,
+            module: s.module,
+            tools: s
+                .tools
+                .into_iter()
+                .map(|t| SurfaceTool {
+                    name: t.name,
+                    description: t.description,
+                    input_schema: t.agent_input_schema,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The framework client's transform of a server's input schema: every `$ref` replaced by a
+/// copy of its target (a `$ref` node's other keys dropped), `$defs` removed, the top-level
+/// `title` and each top-level property's `title` removed.
+pub fn client_transform(schema: Value) -> Result<Value, String> {
+    fn resolve<'a>(root: &'a Value, ptr: &str) -> Option<&'a Value> {
+        let rest = ptr.strip_prefix("#/")?;
+        let mut node = root;
+        for p in rest.split('/') {
+            let p = p.replace("~1", "/").replace("~0", "~");
+            node = node.as_object()?.get(&p)?;
+        }
+        Some(node)
+    }
+    fn walk(root: &Value, node: &Value, visiting: &mut Vec<String>) -> Result<Value, String> {
+        if visiting.len() > 64 {
+            return Err("schema nesting too deep".into());
+        }
+        match node {
+            Value::Object(m) => {
+                if let Some(r) = m.get("$ref") {
+                    let r = r.as_str().ok_or("`$ref` is not a string")?.to_string();
+                    if visiting.contains(&r) {
+                        return Err(format!("circular reference {r}"));
+                    }
+                    let target = resolve(root, &r).ok_or(format!("missing definition {r}"))?;
+                    visiting.push(r);
+                    let out = walk(root, target, visiting);
+                    visiting.pop();
+                    return out;
+                }
+                let mut out = Map::new();
+                for (k, v) in m {
+                    out.insert(k.clone(), walk(root, v, visiting)?);
+                }
+                Ok(Value::Object(out))
+            }
+            Value::Array(a) => a
+                .iter()
+                .map(|x| walk(root, x, visiting))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            v => Ok(v.clone()),
+        }
+    }
+    let mut out = walk(&schema, &schema, &mut Vec::new())?;
+    if let Value::Object(m) = &mut out {
+        m.shift_remove("$defs");
+        m.shift_remove("title");
+        if let Some(Value::Object(props)) = m.get_mut("properties") {
+            for (_, p) in props.iter_mut() {
+                if let Value::Object(p) = p {
+                    p.shift_remove("title");
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transform_inlines_refs_and_drops_titles() {
+        let s = json!({"$defs": {"A": {"title": "A", "type": "object", "properties": {"x": {"title": "X", "type": "string"}}}},
+            "properties": {"a": {"$ref": "#/$defs/A", "description": "dropped"}, "b": {"title": "B", "type": "integer"}},
+            "title": "In", "type": "object"});
+        let t = client_transform(s).unwrap();
+        assert_eq!(
+            t,
+            json!({"properties": {"a": {"type": "object", "properties": {"x": {"title": "X", "type": "string"}}}, "b": {"type": "integer"}}, "type": "object"})
+        );
+        let circ = json!({"$defs": {"N": {"properties": {"n": {"$ref": "#/$defs/N"}}}}, "properties": {"n": {"$ref": "#/$defs/N"}}});
+        assert!(client_transform(circ).unwrap_err().contains("circular"));
+        assert!(client_transform(json!({"properties": {"a": {"$ref": "#/$defs/Z"}}})).is_err());
+    }
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!("auto".parse::<SurfaceMode>().unwrap(), SurfaceMode::Auto);
+        assert!("x".parse::<SurfaceMode>().is_err());
+    }
+}
