@@ -506,7 +506,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         .context("starting the async runtime")?;
     let stats = rt.block_on(async {
         if let Some(x) = &external {
-            x.warm();
+            x.warm_for(&tasks);
         }
         let stats = campaign::run(
             env.clone(),

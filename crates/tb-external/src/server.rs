@@ -193,7 +193,11 @@ impl ServerConn {
                         opts.start_timeout.as_secs_f64()
                     ),
                 };
-                let exited = child.try_wait().ok().flatten();
+                // a process that failed the handshake has usually just exited: take its status
+                let exited = tokio::time::timeout(Duration::from_millis(200), child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
                 kill_and_reap(&mut child, pid).await;
                 // give the stderr reader a moment to take the last lines
                 tokio::time::sleep(Duration::from_millis(20)).await;

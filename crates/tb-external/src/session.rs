@@ -136,10 +136,16 @@ impl ExternalTools {
             .any(|s| self.route(s) == Route::External)
     }
 
-    /// Starts `pool` servers of each server ahead of demand (inside a tokio runtime).
-    pub fn warm(&self) {
-        for p in self.pools.values() {
-            p.refill();
+    /// Starts `pool` servers ahead of demand (inside a tokio runtime) for each server that
+    /// runs externally for one of `tasks`.
+    pub fn warm_for(&self, tasks: &[Task]) {
+        for (name, p) in &self.pools {
+            let needed = tasks
+                .iter()
+                .any(|t| t.world_state.contains_key(name) && self.route(name) == Route::External);
+            if needed {
+                p.refill();
+            }
         }
     }
 
