@@ -318,13 +318,13 @@ impl Parser<'_> {
                         format!("server `{name}`: `command` is empty"),
                     ));
                 }
-                if let Some(t) = m.get("transport").filter(|t| !t.is_null()) {
-                    if t.as_str() != Some("stdio") {
-                        return Err(self.err(
-                            &at("transport"),
-                            format!("server `{name}`: an mcp-process speaks stdio only (got transport {t})"),
-                        ));
-                    }
+                if let Some(t) = m.get("transport").filter(|t| !t.is_null())
+                    && t.as_str() != Some("stdio")
+                {
+                    return Err(self.err(
+                        &at("transport"),
+                        format!("server `{name}`: an mcp-process speaks stdio only (got {t})"),
+                    ));
                 }
                 let env =
                     self.string_map(&at("env"), m.get("env").unwrap_or(&Value::Null), "env")?;

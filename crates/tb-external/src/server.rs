@@ -176,6 +176,11 @@ impl ServerConn {
                 let result = tokio::time::timeout(opts.start_timeout, handshake).await;
                 let failure = match result {
                     Ok(Ok((client, tools))) => {
+                        tracing::info!(
+                            "server `{}` (pid {pid:?}) ready in {:.3}s",
+                            spec.name,
+                            t0.elapsed().as_secs_f64()
+                        );
                         return Ok(ServerConn {
                             name: spec.name.clone(),
                             client,
