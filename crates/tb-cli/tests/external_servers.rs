@@ -373,6 +373,69 @@ fn an_unstartable_server_is_a_session_error_per_attempt() {
     }
 }
 
+#[test]
+fn a_streamable_http_server_runs_through_mcp_remote() {
+    let Some(py) = sdk_python() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = Command::new(&py)
+        .arg(fixture().join("server/tiny_library.py"))
+        .args(["--http", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _guard = Kill(server);
+    // ready when it accepts connections
+    let t0 = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed().as_secs() < 120,
+            "the http server did not come up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let servers = dir.path().join("servers.yaml");
+    std::fs::write(
+        &servers,
+        format!("servers:\n  tiny_library:\n    type: mcp-remote\n    transport: streamable-http\n    endpoint: http://127.0.0.1:{port}/mcp\n    headers: {{X-Test: \"yes\"}}\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("out.jsonl");
+    // one task: a remote server keeps one state for all its sessions
+    let (code, text) = tb(
+        &[
+            "infer",
+            "--data",
+            fixture().to_str().unwrap(),
+            "-n",
+            "tiny_library.py:test_tl001_lend",
+            "--agent",
+            "golden",
+            "--servers",
+            servers.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{text}");
+    let recs = lines(&out);
+    assert_eq!(recs[0]["verdict"]["passed"], true, "{text}");
+    assert!(tool_texts(&recs[0])[1].1.contains("\"L2\""));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scripted_model_drives_our_server_through_the_episode_loop() {
     use tb_llm::mock::{MockRequest, MockServer, Reply};
