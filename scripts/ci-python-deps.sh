@@ -83,3 +83,22 @@ if ! "$K8S_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 
 fi
 echo "ci-python-deps: Kubernetes schema python: $(cd "$K8S_VENV" && pwd)/bin/python" >&2
 # <<< campaigns <<<
+# >>> tb-external: the reference's v1 tool servers (crates/tb-cli/tests/external_servers.rs) >>>
+# The dependencies of thinkingbox-data/servers/tb_business_ops_servers_202606 (fastmcp, pydantic,
+# odata-query, typesense), pinned to the versions of the reference's own venv
+# (tb-bench-v1/reference-python-requirements.txt), go into their own venv. The package itself is
+# not installed (pip would copy it without its JSON data): the test puts the data checkout's
+# servers folder on PYTHONPATH. About 60 s on the 2-core VM. The test looks for
+# $TB_SERVERS_PYTHON, then target/py-tbservers/bin/python. Its path goes to stderr.
+SERVERS_VENV="${TB_SERVERS_VENV:-target/py-tbservers}"
+if [ ! -x "$SERVERS_VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$SERVERS_VENV"
+fi
+if ! "$SERVERS_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('fastmcp') == '3.4.11' and m.version('mcp') == '1.30.0' else 1)" 2>/dev/null; then
+  "$SERVERS_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "fastmcp==3.4.11" "fastmcp-slim==3.4.11" "mcp==1.30.0" "pydantic==2.14.4" \
+    "odata-query==0.10.0" "typesense==2.1.1"
+fi
+"$SERVERS_VENV/bin/python" -c 'import fastmcp, odata_query, typesense, pydantic'
+echo "ci-python-deps: v1 tool servers python: $(cd "$SERVERS_VENV" && pwd)/bin/python" >&2
+# <<< tb-external <<<

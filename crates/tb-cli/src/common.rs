@@ -78,3 +78,94 @@ pub fn open_with(root: &Path, surface: &tb_eval::surface::Surface) -> Result<(Da
     })?;
     Ok((ds, sandbox))
 }
+/// External tool servers (`servers.yaml`), shared by the commands that run sessions.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerArgs {
+    /// A servers.yaml (the reference's format): tool servers for the tasks' servers that have
+    /// no native domain (and, with --prefer external, for those that do). Each attempt starts
+    /// its own server per external server.
+    #[arg(long, value_name = "FILE")]
+    pub servers: Option<PathBuf>,
+    /// The interpreter `{python}` stands for in a server's command.
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    pub python: String,
+    /// Who runs a server that is both native and in --servers: `native` (default) or
+    /// `external` (the file's server, e.g. for differential checks).
+    #[arg(long, value_name = "SIDE", default_value = "native", value_parser = ["native", "external"])]
+    pub prefer: String,
+    /// Servers started ahead of demand, per server (kept idle and ready).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub server_pool: usize,
+    /// Sessions alive at once per server (a server's `max_concurrency` in the file wins).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub server_concurrency: usize,
+    /// Seconds a server has to start (spawn, MCP initialize, tools/list).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub server_start_timeout: f64,
+    /// Seconds a server's `__reserved__init` may take.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub server_init_timeout: f64,
+    /// Seconds every other call to a server may take (tools, effects, teardown).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    pub server_call_timeout: f64,
+}
+
+impl ServerArgs {
+    /// The parsed servers file, if given (its warnings printed).
+    pub fn config(&self) -> Result<Option<tb_external::ServersConfig>> {
+        let Some(p) = &self.servers else {
+            return Ok(None);
+        };
+        let cfg = tb_external::ServersConfig::load(p)?;
+        for (line, w) in &cfg.warnings {
+            eprintln!("warning: {}:{line}: {w}", p.display());
+        }
+        Ok(Some(cfg))
+    }
+
+    /// The backend options.
+    pub fn options(&self) -> Result<tb_external::ExternalOptions> {
+        let secs = |v: f64, flag: &str| {
+            if v.is_finite() && v > 0.0 {
+                Ok(std::time::Duration::from_secs_f64(v))
+            } else {
+                anyhow::bail!("{flag} must be a positive number of seconds")
+            }
+        };
+        Ok(tb_external::ExternalOptions {
+            start: tb_external::StartOptions {
+                python: self.python.clone(),
+                start_timeout: secs(self.server_start_timeout, "--server-start-timeout")?,
+                init_timeout: secs(self.server_init_timeout, "--server-init-timeout")?,
+                call_timeout: secs(self.server_call_timeout, "--server-call-timeout")?,
+            },
+            prefer: if self.prefer == "external" {
+                tb_external::Prefer::External
+            } else {
+                tb_external::Prefer::Native
+            },
+            pool: self.server_pool,
+            max_concurrency: self.server_concurrency.max(1),
+        })
+    }
+
+    /// The external backend over `sandbox`, when --servers is given.
+    pub fn backend(
+        &self,
+        sandbox: std::sync::Arc<Sandbox>,
+        clock: tb_sandbox::Clock,
+    ) -> Result<Option<std::sync::Arc<tb_external::ExternalTools>>> {
+        let Some(cfg) = self.config()? else {
+            if self.prefer == "external" {
+                anyhow::bail!("--prefer external needs --servers FILE");
+            }
+            return Ok(None);
+        };
+        Ok(Some(std::sync::Arc::new(tb_external::ExternalTools::new(
+            cfg,
+            sandbox,
+            clock,
+            self.options()?,
+        ))))
+    }
+}

@@ -107,6 +107,8 @@ pub struct InferArgs {
     /// What the model is shown (tool surface, prompts).
     #[command(flatten)]
     pub shown: crate::common::SurfaceArgs,
+    #[command(flatten)]
+    pub servers: crate::common::ServerArgs,
 }
 
 /// The tasks selected by --test-list, --name and --inputs, in that order.
@@ -384,14 +386,33 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     // hash: both run the same engine, so the verdicts are meant to be the same).
     provenance.insert(
         "tools".into(),
-        match &a.tools {
-            Some(addr) => json!({"backend": "mcp", "server": addr}),
-            None => json!({"backend": "in-process"}),
+        match (&a.tools, &a.servers.servers) {
+            (Some(addr), _) => json!({"backend": "mcp", "server": addr}),
+            (None, Some(file)) => json!({"backend": "external", "servers": file.display().to_string(), "prefer": a.servers.prefer}),
+            (None, None) => json!({"backend": "in-process"}),
         },
     );
+    if a.tools.is_some() && a.servers.servers.is_some() {
+        bail!("--tools and --servers exclude each other: the --tools server runs the sessions");
+    }
+    let sandbox = Arc::new(sandbox);
+    let external = a.servers.backend(sandbox.clone(), clock)?;
+    if let Some(x) = &external {
+        for t in &tasks {
+            for s in t.world_state.keys() {
+                if x.route(s) == tb_external::Route::Unknown {
+                    bail!(
+                        "task {}: server `{s}` is neither a native domain nor in {}",
+                        t.uid,
+                        x.config().file.display()
+                    );
+                }
+            }
+        }
+    }
 
     let env = Arc::new(RunEnv {
-        sandbox: Arc::new(sandbox),
+        sandbox,
         judge: Arc::new(StateJudge::new()),
         clock,
         agent_name: a.agent.clone(),
@@ -413,7 +434,9 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
                 .with_context(|| format!("--tools {addr}"))?
                 .with_token(a.tools_token.clone()),
         )),
-        None => None,
+        None => external
+            .clone()
+            .map(|x| x as Arc<dyn tb_eval::tools::RemoteTools>),
     };
 
     // The files: without --output, a scratch folder removed at the end.
@@ -507,14 +530,27 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let stats = rt.block_on(campaign::run(
-        env.clone(),
-        remote_tools,
-        choice,
-        &mut opened,
-        concurrency,
-        &mut progress,
-    ))?;
+    let stats = rt.block_on(async {
+        if let Some(x) = &external {
+            x.warm_for(&tasks);
+        }
+        let stats = campaign::run(
+            env.clone(),
+            remote_tools,
+            choice,
+            &mut opened,
+            concurrency,
+            &mut progress,
+        )
+        .await;
+        if let Some(x) = &external {
+            x.shutdown().await;
+            for (server, n) in x.started() {
+                tracing::info!("external server `{server}`: {n} started");
+            }
+        }
+        stats
+    })?;
     progress.bar.finish_and_clear();
     drop(opened);
 

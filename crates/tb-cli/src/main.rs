@@ -120,7 +120,7 @@ fn main() -> ExitCode {
 
 /// The error and its causes, each cause once: library errors often quote their source in
 /// their own message already.
-fn error_text(e: &anyhow::Error) -> String {
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
         let text = cause.to_string();

@@ -36,6 +36,8 @@ pub struct RunTestArgs {
     /// What the model is shown (tool surface; the judge's prompts when it is asked again).
     #[command(flatten)]
     pub shown: crate::common::SurfaceArgs,
+    #[command(flatten)]
+    pub servers: crate::common::ServerArgs,
 }
 
 /// Runs `tb run-test`.
@@ -80,8 +82,10 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
         }
         tasks.push(t);
     }
+    let sandbox = Arc::new(sandbox);
+    let external = a.servers.backend(sandbox.clone(), clock)?;
     let env = RunEnv {
-        sandbox: Arc::new(sandbox),
+        sandbox,
         judge: Arc::new(tb_eval::judge::StateJudge::new()),
         clock,
         agent_name: String::new(),
@@ -111,7 +115,24 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
     let (mut same, mut changed) = (0, 0);
     for (mut rec, task) in records.into_iter().zip(tasks) {
         let before = rec.verdict.as_ref().map(|v| v.passed);
-        let mut session = env.sandbox.session(&task, env.clock)?;
+        // the task's external servers (--servers), else the in-process session
+        let mut ext = match &external {
+            Some(x) if x.is_external(&task) => Some(
+                rt.block_on(x.open_session(&task))
+                    .with_context(|| format!("{}: opening its servers", rec.key))?,
+            ),
+            _ => None,
+        };
+        let mut session = match ext {
+            Some(_) => None,
+            None => Some(env.sandbox.session(&task, env.clock)?),
+        };
+        let tool_list = match (&ext, &session) {
+            (Some(x), _) => tb_eval::tools::ToolBackend::tool_list(x),
+            (None, Some(s)) => s.tool_list(),
+            (None, None) => Vec::new(),
+        };
+        let mut failed = None;
         let scenario_tools = env
             .scenarios
             .get(&task.scenario)
@@ -122,9 +143,8 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
             .as_ref()
             .map(|a| a.builtin_tools.clone())
             .unwrap_or_default();
-        let tools =
-            tb_eval::episode::AgentTools::build(&builtins, &scenario_tools, &session.tool_list())
-                .map_err(anyhow::Error::msg)?;
+        let tools = tb_eval::episode::AgentTools::build(&builtins, &scenario_tools, &tool_list)
+            .map_err(anyhow::Error::msg)?;
         let mut replayed = 0;
         for m in &rec.messages {
             let Message::ParallelToolCall {
@@ -145,7 +165,19 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
                     .is_some_and(|e| !e.is_empty());
                 if !errored && tools.names.contains(&tc.name) && !tools.end_turn.contains(&tc.name)
                 {
-                    session.call(&tc.name, &tc.arguments);
+                    match (&mut ext, &mut session) {
+                        (Some(x), _) => {
+                            if failed.is_none()
+                                && let Err(e) = rt.block_on(x.call_tool(&tc.name, &tc.arguments))
+                            {
+                                failed = Some(e.to_string());
+                            }
+                        }
+                        (None, Some(s)) => {
+                            s.call(&tc.name, &tc.arguments);
+                        }
+                        (None, None) => {}
+                    }
                     replayed += 1;
                 }
             }
@@ -160,9 +192,26 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
         // The tags as the reference hydrates them (records of older versions had the
         // scenario in `test_tags.domain`, which the reference's model rejects).
         rec.test_tags = Some(task.test_tags.clone());
-        rt.block_on(tb_eval::infer::grade(
-            &env, &task, &session, &response, &mut rec,
-        ));
+        match (ext.take(), &session) {
+            (Some(mut x), _) => {
+                let t0 = std::time::Instant::now();
+                let state = match failed {
+                    Some(e) => Err((tb_eval::episode::TOOL_BACKEND_ERROR, e)),
+                    None => rt
+                        .block_on(x.state_verdicts())
+                        .map_err(|e| (tb_eval::episode::TOOL_BACKEND_ERROR, e.to_string())),
+                };
+                rec.is_system_error = false;
+                rt.block_on(tb_eval::infer::grade_with(
+                    &env, &task, state, t0, &response, &mut rec,
+                ));
+                rt.block_on(x.close_all());
+            }
+            (None, Some(session)) => rt.block_on(tb_eval::infer::grade(
+                &env, &task, session, &response, &mut rec,
+            )),
+            (None, None) => {}
+        }
         if env.models.judge.is_none()
             && !old_rubrics.is_empty()
             && let Some(v) = rec.verdict.as_mut()
@@ -207,6 +256,9 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
     }
     if let Some(w) = out.as_mut() {
         w.flush()?;
+    }
+    if let Some(x) = &external {
+        rt.block_on(x.shutdown());
     }
     println!("{same} record(s) graded as recorded, {changed} changed");
     Ok(ExitCode::SUCCESS)

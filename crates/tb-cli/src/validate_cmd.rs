@@ -17,6 +17,8 @@ pub struct ValidateArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub servers: crate::common::ServerArgs,
 }
 
 /// Runs `tb validate`.
@@ -28,7 +30,53 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
     // Every task's session must open (its data patch must apply) and its golden calls must
     // name tools that exist.
     let mut problems = Vec::new();
+    let mut warnings = Vec::new();
+    // --servers: the file itself, then which side runs each task's servers
+    let servers = match a.servers.config() {
+        Ok(c) => c,
+        Err(e) => {
+            problems.push(crate::error_text(&e));
+            None
+        }
+    };
+    let prefer = a.servers.options()?.prefer;
+    if let Some(cfg) = &servers {
+        for spec in &cfg.servers {
+            if !tasks.iter().any(|t| t.world_state.contains_key(&spec.name)) {
+                warnings.push(format!(
+                    "{}:{}: server `{}`: no task of the list names it",
+                    cfg.file.display(),
+                    spec.line,
+                    spec.name
+                ));
+            }
+        }
+    }
     for t in &tasks {
+        if let Some(cfg) = &servers {
+            let mut external = false;
+            let mut unknown = false;
+            for s in t.world_state.keys() {
+                match tb_external::session::route(cfg, prefer, sandbox.domain(s).is_some(), s) {
+                    tb_external::Route::External => external = true,
+                    tb_external::Route::Native => {}
+                    tb_external::Route::Unknown => {
+                        unknown = true;
+                        problems.push(format!(
+                            "{} ({}:{}): server `{s}` is neither a native domain nor in {}",
+                            t.uid,
+                            t.source.path,
+                            t.source.line,
+                            cfg.file.display()
+                        ))
+                    }
+                }
+            }
+            if external || unknown {
+                // its external servers are checked when they run
+                continue;
+            }
+        }
         match sandbox.session(t, tb_sandbox::Clock::default()) {
             Ok(s) => {
                 for server in s.server_names() {
@@ -51,7 +99,7 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({"tasks": tasks.len(), "scenarios": summary, "problems": problems})
+                &serde_json::json!({"tasks": tasks.len(), "scenarios": summary, "problems": problems, "warnings": warnings})
             )?
         );
     } else {
@@ -75,6 +123,9 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
             tasks.len(),
             a.test_list.display()
         );
+        for w in &warnings {
+            println!("warning: {w}");
+        }
         for p in &problems {
             println!("problem: {p}");
         }

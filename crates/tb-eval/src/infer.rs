@@ -500,13 +500,18 @@ pub async fn attempt_with(
             json!(started.elapsed().as_secs_f64()),
         );
     };
-    let opened = match remote {
-        Some(r) => r.open(&task.uid).await.map(Backend::Remote),
-        None => env
+    let remote_session = match remote {
+        Some(r) => r.open_task(task).await,
+        None => Ok(None),
+    };
+    let opened = match remote_session {
+        Ok(Some(r)) => Ok(Backend::Remote(r)),
+        Ok(None) => env
             .sandbox
             .session(task, env.clock)
             .map(Backend::Local)
             .map_err(|e| e.to_string()),
+        Err(e) => Err(e),
     };
     let mut backend = match opened {
         Ok(b) => b,

@@ -47,6 +47,15 @@ pub trait RemoteSession: ToolBackend {
 pub trait RemoteTools: Send + Sync {
     /// Opens a fresh session for the task `task_uid`.
     fn open<'a>(&'a self, task_uid: &'a str) -> BoxFut<'a, Result<Box<dyn RemoteSession>, String>>;
+    /// Opens a fresh session for `task`; `Ok(None)` runs the attempt in process instead
+    /// (e.g. an external-servers backend for a task whose servers are all native). The
+    /// default opens [`RemoteTools::open`] by uid.
+    fn open_task<'a>(
+        &'a self,
+        task: &'a tb_core::Task,
+    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+        Box::pin(async move { self.open(&task.uid).await.map(Some) })
+    }
     /// Where the sessions come from (for logs and provenance).
     fn describe(&self) -> String {
         "remote tools".into()

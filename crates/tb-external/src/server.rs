@@ -1,0 +1,483 @@
+//! One started tool server: an MCP client (rmcp) on a child process's stdio, or on a
+//! streamable-http endpoint; its tool list; calls with timeouts; shutdown that reaps the
+//! process.
+
+use crate::config::{ServerKind, ServerSpec, substitute};
+use crate::error::ExternalError;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Map, Value};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::AsyncBufReadExt;
+
+/// Names of the reserved tools: never listed to the agent, never reachable from it.
+pub const RESERVED_PREFIX: &str = "__reserved__";
+
+/// How servers are started and called.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// What `{python}` becomes.
+    pub python: String,
+    /// Budget of spawn + MCP initialize + tools/list.
+    pub start_timeout: Duration,
+    /// Budget of `__reserved__init`.
+    pub init_timeout: Duration,
+    /// Budget of every other call (tools, effects, teardown).
+    pub call_timeout: Duration,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            python: "python3".into(),
+            start_timeout: Duration::from_secs(60),
+            init_timeout: Duration::from_secs(60),
+            call_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// The last lines a server wrote on stderr (kept for error messages).
+#[derive(Debug, Default, Clone)]
+struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+const TAIL_LINES: usize = 20;
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if q.len() == TAIL_LINES {
+            q.pop_front();
+        }
+        // a line may be huge; keep its start
+        let mut line = line;
+        if line.len() > 400 {
+            let mut cut = 400;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push('…');
+        }
+        q.push_back(line);
+    }
+
+    fn text(&self) -> String {
+        let q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        q.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// A started server, ready for a session.
+pub struct ServerConn {
+    /// The server's name.
+    pub name: String,
+    client: RunningService<RoleClient, ()>,
+    child: Option<tokio::process::Child>,
+    pid: Option<u32>,
+    stderr: StderrTail,
+    /// Tools as the server listed them: name -> (description, input schema as given).
+    tools: Vec<(String, Value)>,
+    /// How long the start took.
+    pub started_in: Duration,
+    /// A call failed (gone, hung, unreadable): no further calls are sent.
+    broken: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for ServerConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConn")
+            .field("name", &self.name)
+            .field("pid", &self.pid)
+            .field("tools", &self.tools.len())
+            .finish()
+    }
+}
+
+fn which_failed(name: &str, what: &str, message: impl std::fmt::Display) -> ExternalError {
+    ExternalError::Server {
+        server: name.to_string(),
+        what: what.to_string(),
+        message: message.to_string(),
+    }
+}
+
+impl ServerConn {
+    /// Starts the server of `spec`: spawns the process (or connects), runs the MCP handshake
+    /// and lists the tools, within `opts.start_timeout`. A failure leaves no process behind.
+    pub async fn start(spec: &ServerSpec, opts: &StartOptions) -> Result<Self, ExternalError> {
+        let t0 = Instant::now();
+        match &spec.kind {
+            ServerKind::Process { command, env, cwd } => {
+                let argv = command
+                    .iter()
+                    .map(|c| substitute(c, &opts.python))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| which_failed(&spec.name, "command", e))?;
+                let mut cmd = tokio::process::Command::new(&argv[0]);
+                cmd.args(&argv[1..])
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .env_remove("RUST_LOG")
+                    // quiet fastmcp's banner and info logs, as the reference does
+                    .env(
+                        "FASTMCP_LOG_LEVEL",
+                        std::env::var("FASTMCP_LOG_LEVEL").unwrap_or_else(|_| "WARNING".into()),
+                    )
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .kill_on_drop(true);
+                // its own process group, so a wrapper's children go with it
+                #[cfg(unix)]
+                cmd.process_group(0);
+                if let Some(d) = cwd {
+                    cmd.current_dir(d);
+                }
+                let mut child = cmd.spawn().map_err(|e| {
+                    which_failed(
+                        &spec.name,
+                        "start",
+                        format!("cannot run `{}`: {e}", argv[0]),
+                    )
+                })?;
+                let pid = child.id();
+                let stdin = child.stdin.take();
+                let stdout = child.stdout.take();
+                let stderr_tail = StderrTail::default();
+                if let Some(err) = child.stderr.take() {
+                    let tail = stderr_tail.clone();
+                    let name = spec.name.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(err).lines();
+                        while let Ok(Some(l)) = lines.next_line().await {
+                            tracing::debug!(target: "tb_external::stderr", "{name}: {l}");
+                            tail.push(l);
+                        }
+                    });
+                }
+                let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+                    kill_and_reap(&mut child, pid).await;
+                    return Err(which_failed(&spec.name, "start", "no stdio pipes"));
+                };
+                let handshake = async {
+                    let client =
+                        ().serve((stdout, stdin))
+                            .await
+                            .map_err(|e| format!("MCP initialize: {e}"))?;
+                    let tools = client
+                        .list_all_tools()
+                        .await
+                        .map_err(|e| format!("tools/list: {e}"))?;
+                    Ok::<_, String>((client, tools))
+                };
+                let result = tokio::time::timeout(opts.start_timeout, handshake).await;
+                let failure = match result {
+                    Ok(Ok((client, tools))) => {
+                        tracing::info!(
+                            "server `{}` (pid {pid:?}) ready in {:.3}s",
+                            spec.name,
+                            t0.elapsed().as_secs_f64()
+                        );
+                        return Ok(ServerConn {
+                            name: spec.name.clone(),
+                            client,
+                            child: Some(child),
+                            pid,
+                            stderr: stderr_tail,
+                            tools: tool_entries(&tools),
+                            started_in: t0.elapsed(),
+                            broken: Default::default(),
+                        });
+                    }
+                    Ok(Err(e)) => e,
+                    Err(_) => format!(
+                        "not ready (MCP initialize + tools/list) within {:.1}s",
+                        opts.start_timeout.as_secs_f64()
+                    ),
+                };
+                // a process that failed the handshake has usually just exited: take its status
+                let exited = tokio::time::timeout(Duration::from_millis(200), child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+                kill_and_reap(&mut child, pid).await;
+                // give the stderr reader a moment to take the last lines
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let mut message = failure;
+                if let Some(status) = exited {
+                    message.push_str(&format!(" (the process exited: {status})"));
+                }
+                let tail = stderr_tail.text();
+                if !tail.is_empty() {
+                    message.push_str(&format!("; its stderr ends with:\n{tail}"));
+                }
+                Err(which_failed(&spec.name, "start", message))
+            }
+            ServerKind::StreamableHttp {
+                endpoint,
+                headers,
+                timeout,
+            } => {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let mut map = reqwest::header::HeaderMap::new();
+                for (k, v) in headers {
+                    let k = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|e| {
+                        which_failed(&spec.name, "headers", format!("header name `{k}`: {e}"))
+                    })?;
+                    let v = reqwest::header::HeaderValue::from_str(v).map_err(|e| {
+                        which_failed(&spec.name, "headers", format!("header `{k}`: {e}"))
+                    })?;
+                    map.insert(k, v);
+                }
+                let http = reqwest::Client::builder()
+                    .default_headers(map)
+                    .timeout(Duration::from_secs_f64(timeout.unwrap_or(60.0)))
+                    .build()
+                    .map_err(|e| which_failed(&spec.name, "start", e))?;
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                    http,
+                    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                        endpoint.clone(),
+                    ),
+                );
+                let handshake = async {
+                    let client =
+                        ().serve(transport)
+                            .await
+                            .map_err(|e| format!("MCP initialize: {e}"))?;
+                    let tools = client
+                        .list_all_tools()
+                        .await
+                        .map_err(|e| format!("tools/list: {e}"))?;
+                    Ok::<_, String>((client, tools))
+                };
+                match tokio::time::timeout(opts.start_timeout, handshake).await {
+                    Ok(Ok((client, tools))) => Ok(ServerConn {
+                        name: spec.name.clone(),
+                        client,
+                        child: None,
+                        pid: None,
+                        stderr: StderrTail::default(),
+                        tools: tool_entries(&tools),
+                        started_in: t0.elapsed(),
+                        broken: Default::default(),
+                    }),
+                    Ok(Err(e)) => Err(which_failed(
+                        &spec.name,
+                        "start",
+                        format!("{endpoint}: {e}"),
+                    )),
+                    Err(_) => Err(which_failed(
+                        &spec.name,
+                        "start",
+                        format!(
+                            "{endpoint}: not ready within {:.1}s",
+                            opts.start_timeout.as_secs_f64()
+                        ),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// The process id (stdio servers).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Whether the process still runs (remote servers: whether the connection is open).
+    pub fn is_alive(&mut self) -> bool {
+        if self.client.is_closed() {
+            return false;
+        }
+        match &mut self.child {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => true,
+        }
+    }
+
+    /// Every tool the server listed (reserved ones included), with its raw MCP entry.
+    pub fn tools(&self) -> &[(String, Value)] {
+        &self.tools
+    }
+
+    /// The raw MCP entry of a tool.
+    pub fn tool(&self, name: &str) -> Option<&Value> {
+        self.tools.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Calls a tool within `budget`. A failure of the server (gone, hung, unreadable reply) is
+    /// an `Err`; an error the tool reports is a result.
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        budget: Duration,
+    ) -> Result<CallToolResult, ExternalError> {
+        use std::sync::atomic::Ordering;
+        if self.broken.load(Ordering::Acquire) {
+            return Err(self.failure(
+                &format!("tools/call {tool}"),
+                "the server failed an earlier call".into(),
+            ));
+        }
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        let r = match tokio::time::timeout(budget, self.client.call_tool(params)).await {
+            Ok(Ok(r)) => return Ok(r),
+            Ok(Err(e)) => self.failure(&format!("tools/call {tool}"), e.to_string()),
+            Err(_) => self.failure(
+                &format!("tools/call {tool}"),
+                format!("no reply within {:.1}s", budget.as_secs_f64()),
+            ),
+        };
+        self.broken.store(true, Ordering::Release);
+        Err(r)
+    }
+
+    /// Whether a call failed.
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn failure(&self, what: &str, mut message: String) -> ExternalError {
+        let tail = self.stderr.text();
+        if !tail.is_empty() && self.child.is_some() {
+            message.push_str(&format!("; its stderr ends with:\n{tail}"));
+        }
+        which_failed(&self.name, what, message)
+    }
+
+    /// Ends the connection, then the process: stdin closed, up to `grace` to exit, then
+    /// killed (its process group) and reaped.
+    pub async fn shutdown(mut self, grace: Duration) {
+        let _ = tokio::time::timeout(grace, self.client.cancel()).await;
+        if let Some(mut child) = self.child.take() {
+            match tokio::time::timeout(grace, child.wait()).await {
+                Ok(_) => {}
+                Err(_) => kill_and_reap(&mut child, self.pid).await,
+            }
+        }
+    }
+}
+
+/// Kills the process (and its group) and waits for it.
+async fn kill_and_reap(child: &mut tokio::process::Child, pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created for the
+        // child (`process_group(0)`: its id is the child's pid); no memory is touched.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+    let _ = child.kill().await;
+}
+
+fn tool_entries(tools: &[rmcp::model::Tool]) -> Vec<(String, Value)> {
+    tools
+        .iter()
+        .filter_map(|t| Some((t.name.to_string(), serde_json::to_value(t).ok()?)))
+        .collect()
+}
+
+/// The text the agent sees of a tool result: the first content item's text, as the
+/// reference's proxy gives it (`content[0].text`). No text content is the server's failure.
+pub fn result_text(server: &str, tool: &str, r: &CallToolResult) -> Result<String, ExternalError> {
+    match r.content.first() {
+        Some(c) => match c.as_text() {
+            Some(t) => Ok(t.text.clone()),
+            None => Err(which_failed(
+                server,
+                &format!("tools/call {tool}"),
+                "the first content item of the result is not text",
+            )),
+        },
+        None => Err(which_failed(
+            server,
+            &format!("tools/call {tool}"),
+            "the result has no content",
+        )),
+    }
+}
+
+/// The schema the agent sees, as the reference's client shapes it: local `$ref`s inlined,
+/// `$defs` dropped, `title` removed at the top and from each property.
+pub fn agent_schema(schema: &Value) -> Result<Value, String> {
+    fn walk(
+        root: &Value,
+        node: &Value,
+        visiting: &mut Vec<String>,
+        depth: usize,
+    ) -> Result<Value, String> {
+        if depth > 64 {
+            return Err("schema nested too deeply".into());
+        }
+        match node {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    if visiting.contains(r) {
+                        return Err(format!("circular reference {r}"));
+                    }
+                    let target = r
+                        .strip_prefix('#')
+                        .and_then(|p| root.pointer(p))
+                        .ok_or_else(|| format!("missing definition for reference {r}"))?;
+                    visiting.push(r.clone());
+                    let out = walk(root, target, visiting, depth + 1);
+                    visiting.pop();
+                    return out;
+                }
+                let mut out = Map::new();
+                for (k, v) in m {
+                    if k != "$ref" {
+                        out.insert(k.clone(), walk(root, v, visiting, depth + 1)?);
+                    }
+                }
+                Ok(Value::Object(out))
+            }
+            Value::Array(a) => a
+                .iter()
+                .map(|v| walk(root, v, visiting, depth + 1))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            v => Ok(v.clone()),
+        }
+    }
+    let mut out = walk(schema, schema, &mut Vec::new(), 0)?;
+    if let Value::Object(m) = &mut out {
+        m.remove("$defs");
+        m.remove("title");
+        if let Some(Value::Object(props)) = m.get_mut("properties") {
+            for v in props.values_mut() {
+                if let Value::Object(p) = v {
+                    p.remove("title");
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_shaping() {
+        let s = json!({"title": "T", "type": "object", "$defs": {"P": {"type": "string", "title": "P"}},
+            "properties": {"a": {"$ref": "#/$defs/P"}, "b": {"type": "integer", "title": "B"}}});
+        assert_eq!(
+            agent_schema(&s).unwrap(),
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}})
+        );
+        let circular = json!({"$defs": {"A": {"$ref": "#/$defs/A"}}, "properties": {"x": {"$ref": "#/$defs/A"}}});
+        assert!(agent_schema(&circular).unwrap_err().contains("circular"));
+        assert!(agent_schema(&json!({"properties": {"x": {"$ref": "#/nope"}}})).is_err());
+    }
+}
