@@ -1,5 +1,6 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
+mod audit_cmd;
 mod bench_cmd;
 mod common;
 mod infer_cmd;
@@ -62,6 +63,9 @@ enum Command {
     Sbs(metrics_cmds::SbsArgs),
     /// Performance figures beside the reference's (replay, sessions, tool calls, memory).
     Bench(bench_cmd::BenchArgs),
+    /// Check the benchmark itself: golden and do-nothing trajectories, mutants of the golden
+    /// calls (blind spots of the check), clock dependence, look-alike tasks, rubric notes.
+    Audit(audit_cmd::AuditArgs),
 }
 
 /// mimalloc instead of glibc malloc: sessions, tool calls and the judge allocate and free many
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Show(a) => metrics_cmds::show(a).map(|()| ExitCode::SUCCESS),
         Command::Sbs(a) => metrics_cmds::sbs(a).map(|()| ExitCode::SUCCESS),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Audit(a) => audit_cmd::run(a),
     };
     match result {
         Ok(code) => code,
