@@ -429,7 +429,7 @@ fn mutants(
     let judge = |start: usize, suffix: &[(&String, &Value)]| {
         let mut s = steps[start].before.clone();
         for (t, args) in suffix {
-            s.call(t, *args);
+            s.call(t, args);
         }
         if s.state.hash() != g.hash {
             return Judged::Caught;
