@@ -16,6 +16,8 @@
 //!   simulated user and the judge mocked too, 64 attempts in flight.
 //! - `offline_campaign_direct_s`: the same attempts of the offline golden agent straight
 //!   through `attempt_offline` (session, episode, judge, trial record), on every core.
+//! - `audit_all_s`: `tb audit` of every task (golden, noop, two more replays, every mutant of
+//!   the golden calls, the wall-clock replay), on every core.
 //! - `mcp_call_p50_us`, `mcp_call_p99_us`: one `tools/call` of a read tool over MCP Streamable
 //!   HTTP on loopback (tb-mcp server in process on its own runtime, rmcp client), and a lean
 //!   client's figures.
@@ -728,6 +730,29 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
     }))
 }
 
+/// `tb audit` of every task on every core (or `--threads`): seconds and what it judged.
+fn audit_all(l: &Loaded, clock: Clock, a: &BenchArgs) -> Value {
+    let opts = tb_audit::AuditOptions {
+        clock,
+        threads: a
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        ..tb_audit::AuditOptions::default()
+    };
+    let t0 = Instant::now();
+    let r = tb_audit::audit(&l.sandbox, &l.tasks, &opts);
+    let seconds = t0.elapsed().as_secs_f64();
+    json!({
+        "seconds": seconds,
+        "threads": opts.threads,
+        "tasks": r.summary.tasks,
+        "golden_pass": r.summary.golden_pass,
+        "mutants": r.summary.mutants,
+        "equivalent_mutants": r.summary.equivalent_mutants,
+        "blind_spots": r.summary.blind_spots,
+    })
+}
+
 /// One reported figure.
 struct Figure {
     key: &'static str,
@@ -914,6 +939,10 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
     };
     let campaign_s = camp_llm.as_ref().and_then(|c| c["seconds"].as_f64());
 
+    // 8. The audit of the whole list.
+    progress("audit of every task");
+    let audit = audit_all(&l, clock, a);
+
     let figures = [
         Figure {
             key: "load_s",
@@ -972,6 +1001,17 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             target: None,
             note: format!(
                 "median of {n_calls} golden calls x 5, in process (validation + tool + result text): reads {read_us:.2} us, writes {write_us:.2} us, p99 {tool_call_p99_us:.1} us; the reference does not time calls alone"
+            ),
+        },
+        Figure {
+            key: "audit_all_s",
+            value: audit["seconds"].as_f64(),
+            unit: "s",
+            reference: None,
+            target: None,
+            note: format!(
+                "tb audit of {} tasks on {} threads: golden, noop, 2 more golden replays, the wall-clock replay and {} mutants judged ({} equivalent); the reference has no such check",
+                audit["tasks"], audit["threads"], audit["mutants"], audit["equivalent_mutants"]
             ),
         },
         Figure {
@@ -1088,6 +1128,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         out.insert("campaign_direct".into(), camp.unwrap_or(Value::Null));
         out.insert("campaign".into(), camp_llm.clone().unwrap_or(Value::Null));
         out.insert("mcp".into(), mcp.clone().unwrap_or(Value::Null));
+        out.insert("audit".into(), audit.clone());
         out.insert("reference".into(), Value::Object(refs));
         out.insert("speedup_vs_reference".into(), Value::Object(ratios));
         out.insert("targets".into(), Value::Object(targets));

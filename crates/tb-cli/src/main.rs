@@ -1,5 +1,6 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
+mod audit_cmd;
 mod bench_cmd;
 mod campaign_cmd;
 mod common;
@@ -73,6 +74,9 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Print the system messages and tool list the agent gets for a task, as JSON.
     Tools(tools_cmd::ToolsArgs),
+    /// Check the benchmark itself: golden and do-nothing trajectories, mutants of the golden
+    /// calls (blind spots of the check), clock dependence, look-alike tasks, rubric notes.
+    Audit(audit_cmd::AuditArgs),
 }
 
 /// mimalloc instead of glibc malloc: sessions, tool calls and the judge allocate and free many
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench_cmd::run(a),
         Command::Tui(a) => tui_cmd::run(a),
         Command::Tools(a) => tools_cmd::run(a),
+        Command::Audit(a) => audit_cmd::run(a),
     };
     match result {
         Ok(code) => code,

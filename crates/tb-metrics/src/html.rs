@@ -526,7 +526,8 @@ pub fn chart_signatures(reports: &[ModelReport]) -> String {
     s
 }
 
-fn table_html(t: &Table) -> String {
+/// A table as HTML (title, header, rows, notes), every cell escaped.
+pub fn table_html(t: &Table) -> String {
     let mut s = format!(
         "<h3>{}</h3>\n<div class=\"scroll\"><table>\n<thead><tr>",
         esc(&t.title)
@@ -571,8 +572,9 @@ h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd
 th,td{border:1px solid #ddd;padding:3px 8px;white-space:nowrap}th{background:#f4f4f4}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\
 tr:nth-child(even) td{background:#fafafa}.note{font-size:12px;color:#555;margin:2px 0}.meta{font-size:12px;color:#555}";
 
-/// The whole report.
-pub fn report_html(reports: &[ModelReport], title: &str) -> String {
+/// The start of a page in the report's style: doctype, head with the inline CSS, `<body>`
+/// and the `<h1>` title. Close it with `</body></html>`.
+pub fn page_head(title: &str) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -580,6 +582,12 @@ pub fn report_html(reports: &[ModelReport], title: &str) -> String {
         esc(title)
     );
     let _ = writeln!(s, "<h1>{}</h1>", esc(title));
+    s
+}
+
+/// The whole report.
+pub fn report_html(reports: &[ModelReport], title: &str) -> String {
+    let mut s = page_head(title);
     s.push_str("<p class=\"meta\">Files: ");
     s.push_str(
         &reports
