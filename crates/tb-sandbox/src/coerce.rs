@@ -354,6 +354,9 @@ fn strip_int_underscores(s: &str) -> Option<String> {
     Some(out)
 }
 
+/// 2^63 as a float: whole floats in `[-2^63, 2^63)` convert to i64 exactly.
+const I64_BOUND: f64 = 9_223_372_036_854_775_808.0;
+
 const INT_PARSE: &str = "Input should be a valid integer, unable to parse string as an integer";
 
 /// pydantic's `str -> int` in lax mode: trimmed, optional sign, ASCII digits, single
@@ -398,7 +401,7 @@ fn coerce_int(v: &Value) -> Result<i64, String> {
                         "Input should be a valid integer, got a number with a fractional part"
                             .into(),
                     )
-                } else if f >= -9.223_372_036_854_775_808e18 && f < 9.223_372_036_854_775_808e18 {
+                } else if (-I64_BOUND..I64_BOUND).contains(&f) {
                     Ok(f as i64)
                 } else {
                     Err("Unable to parse input string as an integer, exceeded maximum size".into())
@@ -450,10 +453,10 @@ fn coerce_bool(v: &Value) -> Result<bool, String> {
             Some(1) => Ok(true),
             Some(_) => Err("Input should be a valid boolean, unable to interpret input".into()),
             None => match n.as_f64() {
-                Some(x) if x == 0.0 => Ok(false),
-                Some(x) if x == 1.0 => Ok(true),
+                Some(0.0) => Ok(false),
+                Some(1.0) => Ok(true),
                 // A whole float in i64 range is read as that integer.
-                Some(x) if x.fract() == 0.0 && x.abs() < 9.223_372_036_854_775_808e18 => {
+                Some(x) if x.fract() == 0.0 && x.abs() < I64_BOUND => {
                     Err("Input should be a valid boolean, unable to interpret input".into())
                 }
                 _ => Err("Input should be a valid boolean".into()),
