@@ -127,3 +127,19 @@ mod prop {
         }
     }
 }
+
+#[test]
+fn very_deep_nesting_is_refused_at_its_place() {
+    // 100k-deep flow nesting used to scan quadratically (about a minute) before failing.
+    for (open, close) in [("[", "]"), ("{a: ", "}"), ("[{a: ", "}]")] {
+        let text = format!("x: {}1{}\n", open.repeat(100_000), close.repeat(100_000));
+        let e = load(&text).unwrap_err();
+        assert!(e.message.contains("nested too deeply"), "{e:?}");
+        assert_eq!(e.line, 1, "{e:?}");
+        assert!(e.column < 700, "{e:?}");
+    }
+    // Block nesting on one line, and nesting just inside the limit, still load.
+    let e = load(&format!("{}x\n", "- ".repeat(100_000))).unwrap_err();
+    assert!(e.message.contains("nested too deeply"), "{e:?}");
+    assert!(load(&format!("{}1{}", "[".repeat(100), "]".repeat(100))).is_ok());
+}
