@@ -9,6 +9,8 @@ use tb_sandbox::{Domain, DomainError, ToolFn};
 pub mod auto_insurance;
 pub mod booking;
 pub mod consulting;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod neobank;
 pub mod policy;
 pub mod pyrepr;
