@@ -1698,6 +1698,143 @@ mod tests {
         });
     }
 
+    /// Fuzz target (stable toolchain, bounded): token soup and deep shapes, parsed and
+    /// evaluated on a 2 MiB stack. Never a panic or overflow; errors are the library's kinds.
+    #[test]
+    fn fuzz_token_soup_and_deep_shapes() {
+        const PIECES: &[&str] = &[
+            "(",
+            ")",
+            " and ",
+            " or ",
+            "not ",
+            "-",
+            " eq ",
+            " ne ",
+            " gt ",
+            " ge ",
+            " lt ",
+            " le ",
+            " in ",
+            " add ",
+            " mul ",
+            ",",
+            ", ",
+            "/",
+            "any(",
+            "all(",
+            "v: ",
+            "n",
+            "status",
+            "'x'",
+            "'\u{e9}'",
+            "1",
+            "+5",
+            "1.5e3",
+            "2025-01-01",
+            "2025-01-01T10:00Z",
+            "10:00:00",
+            "null",
+            "true",
+            "tolower(",
+            "contains(",
+            "substring(",
+            "now()",
+            " ",
+            "\u{e9}",
+            "\u{65e5}\u{672c}",
+            "duration'P1D'",
+            "geography'x'",
+            "x.y",
+            "=",
+            "''",
+            "'",
+            "\"",
+            "a=",
+            "00000000-0000-0000-0000-000000000000",
+        ];
+        let stats = on_small_stack(move || {
+            let soup = prop::collection::vec(prop::sample::select(PIECES), 0..120)
+                .prop_map(|v| v.concat());
+            let atom = prop::sample::select(vec![
+                "n",
+                "status",
+                "id",
+                "'open'",
+                "'\u{e9}'",
+                "1",
+                "4.5",
+                "null",
+                "true",
+                "2025-01-01",
+            ])
+            .prop_map(str::to_string);
+            let grammar = atom.prop_recursive(6, 48, 3, |e| {
+                let op = prop::sample::select(vec![
+                    " eq ", " ne ", " gt ", " ge ", " lt ", " le ", " and ", " or ", " add ",
+                ]);
+                prop_oneof![
+                    (e.clone(), op, e.clone()).prop_map(|(a, o, b)| format!("{a}{o}{b}")),
+                    e.clone().prop_map(|a| format!("({a})")),
+                    e.clone().prop_map(|a| format!("not {a}")),
+                    e.clone().prop_map(|a| format!("tolower({a})")),
+                    (e.clone(), e.clone()).prop_map(|(a, b)| format!("n in ({a}, {b})")),
+                    e.prop_map(|a| format!("tags/any(v: {a})")),
+                ]
+            });
+            let deep = (0usize..10, 0usize..1500).prop_map(|(shape, n)| {
+                deep_filters(n)
+                    .into_iter()
+                    .nth(shape)
+                    .map(|(_, f)| f)
+                    .unwrap_or_default()
+            });
+            let input = prop_oneof![3 => grammar, 3 => soup, 1 => deep, 1 => "\\PC{0,60}"];
+            let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+                cases: std::env::var("TB_FUZZ_CASES")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(2000),
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            });
+            let counts = std::sync::Mutex::new([0usize; 4]);
+            let result = runner.run(&input, |f| {
+                let got = run(&f, false);
+                let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
+                c[0] += 1;
+                match &got {
+                    Ok(_) => c[1] += 1,
+                    Err(e) if e == RECURSION_ERROR => c[3] += 1,
+                    Err(_) => c[2] += 1,
+                }
+                drop(c);
+                if let Err(e) = got {
+                    prop_assert!(
+                        e.starts_with("Failed to tokenize at: Token(")
+                            || e.starts_with("Failed to parse at: ")
+                            || e.starts_with("Unknown function: ")
+                            || e.starts_with("Function '")
+                            || e.starts_with("No symbol ")
+                            || e.contains("not supported between instances of")
+                            || e == RECURSION_ERROR,
+                        "unexpected error kind: {e}"
+                    );
+                }
+                Ok(())
+            });
+            (
+                result.map_err(|e| e.to_string()),
+                counts.into_inner().unwrap_or_default(),
+            )
+        });
+        let (result, [cases, ok, err, deep_err]) = stats;
+        eprintln!(
+            "odata fuzz: {cases} filters, {ok} evaluated, {err} errors, {deep_err} recursion errors"
+        );
+        result.unwrap();
+    }
+
     fn field() -> impl Strategy<Value = String> {
         prop::sample::select(vec!["status", "priority", "n", "verified", "id"])
             .prop_map(str::to_string)
