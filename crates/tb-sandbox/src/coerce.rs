@@ -1004,6 +1004,53 @@ mod tests {
     }
 
     #[test]
+    fn multibyte_characters_anywhere_never_panic() {
+        let base = "2025-10-01T13:00:05.123456+05:30";
+        for (i, _) in base.char_indices() {
+            for c in ["\u{e9}", "\u{65e5}", "\u{1d7d8}", "\u{2212}"] {
+                let s = format!("{}{c}{}", &base[..i], &base[i + 1..]);
+                let inserted = format!("{}{c}{}", &base[..i], &base[i..]);
+                for text in [s, inserted] {
+                    // As speedate and pydantic do, U+2212 MINUS SIGN is a zone sign.
+                    if text == "2025-10-01T13:00:05.123456\u{2212}05:30" {
+                        assert!(validate(&Kind::DateTime, &json!(text), CTX).is_ok());
+                        continue;
+                    }
+                    for k in [
+                        Kind::DateTime,
+                        Kind::Date,
+                        Kind::Decimal,
+                        Kind::Int,
+                        Kind::Float,
+                    ] {
+                        let r = validate(&k, &json!(text), CTX);
+                        assert!(r.is_err(), "{k:?} {text:?} -> {r:?}");
+                    }
+                    assert_eq!(parse_datetime(&text), None, "{text:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decimal_exponents_are_checked_not_wrapped() {
+        let d = |v: &str| validate(&Kind::Decimal, &json!(v), CTX).map_err(|e| e[0].msg.clone());
+        let invalid = Err("Input should be a valid decimal".to_string());
+        assert_eq!(d("1e-9223372036854775808"), invalid);
+        assert_eq!(d("1e9223372036854775807"), invalid);
+        assert_eq!(d("1e-99999999999999999999999999999999"), invalid);
+        assert_eq!(
+            d("1E+999999999999999999"),
+            Ok(json!("1E+999999999999999999"))
+        );
+        assert_eq!(
+            d("1e-1999999999999999997"),
+            Ok(json!("1E-1999999999999999997"))
+        );
+        assert_eq!(decimal_to_string("1e-9223372036854775808"), None);
+    }
+
+    #[test]
     fn decimals_keep_their_exponent() {
         let d = |v: Value| validate(&Kind::Decimal, &v, CTX).unwrap();
         assert_eq!(d(json!(457.5)), json!("457.5"));
