@@ -52,6 +52,15 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
             }
         }
     }
+    // Builtin tools of the dataset's agent configs may also be listed by a scenario.
+    let mut builtins = std::collections::BTreeSet::new();
+    for name in agent_names(ds.root()) {
+        if let Ok(agent) = ds.agent(&name) {
+            builtins.extend(agent.builtin_tools.iter().map(|t| t.name.clone()));
+            warnings.extend(agent.warnings.iter().cloned());
+        }
+    }
+    let mut checked_scenarios = std::collections::BTreeSet::new();
     for t in &tasks {
         if let Some(cfg) = &servers {
             let mut external = false;
@@ -79,6 +88,13 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
         }
         match sandbox.session(t, tb_sandbox::Clock::default()) {
             Ok(s) => {
+                // The scenario's `tools:` must name tools its servers provide.
+                if checked_scenarios.insert(t.scenario.clone())
+                    && let Ok(scenario) = ds.scenario(&t.scenario)
+                {
+                    warnings.extend(scenario.warnings.iter().cloned());
+                    problems.extend(unknown_scenario_tools(&scenario, &s, &builtins));
+                }
                 for server in s.server_names() {
                     for (tool, _) in t.golden_calls(&server) {
                         if s.server(&server)
@@ -135,4 +151,54 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Stems of `dataset/agent/*.yaml`.
+fn agent_names(root: &std::path::Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(root.join("dataset/agent")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = rd
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let p = e.path();
+            (p.extension()? == "yaml").then(|| p.file_stem()?.to_str().map(str::to_string))?
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// `file:line: ...` for each scenario `tools:` entry that no server of the session (nor an
+/// agent builtin) provides, with a "did you mean" when one is close.
+fn unknown_scenario_tools(
+    scenario: &tb_dataset::Scenario,
+    session: &tb_eval::sandbox::TaskSession,
+    builtins: &std::collections::BTreeSet<String>,
+) -> Vec<String> {
+    let provided: Vec<String> = session
+        .tool_list()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .chain(builtins.iter().cloned())
+        .collect();
+    let known: Vec<&str> = provided.iter().map(String::as_str).collect();
+    scenario
+        .tools
+        .iter()
+        .filter(|t| !known.contains(&t.name.as_str()))
+        .map(|t| {
+            let hint = tb_dataset::keys::did_you_mean(&t.name, &known)
+                .map(|k| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            format!(
+                "{}:{}: scenario `{}` lists tool `{}`, which none of its servers ({}) provides{hint}",
+                scenario.path.display(),
+                t.line,
+                scenario.name,
+                t.name,
+                session.server_names().join(", ")
+            )
+        })
+        .collect()
 }

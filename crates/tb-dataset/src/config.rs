@@ -22,6 +22,9 @@ pub struct ToolOverride {
     pub is_end_turn: bool,
     /// Keys the reference ignores, kept as written.
     pub extra: Map<String, Value>,
+    /// The entry's line in the scenario file (1-based; 0 when not read from a file).
+    #[serde(default, skip_serializing)]
+    pub line: usize,
 }
 
 /// `dataset/scenario/<name>.yaml`.
@@ -48,6 +51,9 @@ pub struct Scenario {
     pub raw: Map<String, Value>,
     /// The file it came from.
     pub path: PathBuf,
+    /// Unknown keys (`file:line: unknown key ...`, with a "did you mean"); they are ignored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A builtin tool of the agent (`builtin_tools` entries).
@@ -78,6 +84,9 @@ pub struct AgentConfig {
     pub raw: Map<String, Value>,
     /// The file it came from.
     pub path: PathBuf,
+    /// Unknown keys (`file:line: unknown key ...`, with a "did you mean"); they are ignored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Typed field access with errors naming file, line and field.
@@ -227,6 +236,21 @@ impl Scenario {
             base_line: 1,
         };
         let raw = root_map(&f, v, "a scenario file")?;
+        let mut warnings = crate::keys::unknown_keys(
+            path,
+            lines,
+            &raw,
+            "",
+            "",
+            &[
+                "world_state",
+                "tools",
+                "bot_instructions",
+                "tags",
+                "fixtures",
+                "metadata",
+            ],
+        );
         let world_state = match raw.get("world_state") {
             Some(Value::Object(o)) => o.clone(),
             Some(v) => return Err(f.wrong("/world_state", "world_state", "a mapping", v)),
@@ -275,7 +299,16 @@ impl Scenario {
                 "direct_response",
                 "is_end_turn",
             ];
+            warnings.extend(crate::keys::unknown_keys(
+                path,
+                lines,
+                m,
+                &ptr,
+                &format!("tools[{i}]"),
+                &known,
+            ));
             tools.push(ToolOverride {
+                line: f.line_of(&ptr),
                 name: f.req_str(m, &ptr, &field("name"), "name")?,
                 override_description: f.opt_str(
                     m,
@@ -327,6 +360,7 @@ impl Scenario {
                 .unwrap_or_default(),
             path: path.to_path_buf(),
             raw,
+            warnings,
         })
     }
 
@@ -354,6 +388,20 @@ impl AgentConfig {
             base_line: 1,
         };
         let raw = root_map(&f, v, "an agent file")?;
+        let mut warnings = crate::keys::unknown_keys(
+            path,
+            lines,
+            &raw,
+            "",
+            "",
+            &[
+                "system_instructions",
+                "builtin_tools",
+                "parallel_tool_calls",
+                "inject_after_user",
+                "inject_after_tool",
+            ],
+        );
         let tools_v = match raw.get("builtin_tools") {
             Some(Value::Array(a)) => a.clone(),
             Some(v) => return Err(f.wrong("/builtin_tools", "builtin_tools", "a list", v)),
@@ -366,6 +414,20 @@ impl AgentConfig {
                 return Err(f.wrong(&ptr, &format!("builtin_tools[{i}]"), "a mapping", t));
             };
             let field = |k: &str| format!("builtin_tools[{i}].{k}");
+            warnings.extend(crate::keys::unknown_keys(
+                path,
+                lines,
+                m,
+                &ptr,
+                &format!("builtin_tools[{i}]"),
+                &[
+                    "name",
+                    "description",
+                    "input_schema",
+                    "direct_response",
+                    "is_end_turn",
+                ],
+            ));
             let input_schema = match m.get("input_schema") {
                 Some(Value::Object(o)) => o.clone(),
                 Some(v) => {
@@ -404,6 +466,7 @@ impl AgentConfig {
             builtin_tools,
             path: path.to_path_buf(),
             raw,
+            warnings,
         })
     }
 }

@@ -29,6 +29,7 @@
 mod config;
 mod dedent;
 mod error;
+pub mod keys;
 mod merge;
 mod pyfile;
 mod summary;
@@ -326,6 +327,9 @@ impl Dataset {
         }
         let (v, lines) = self.read_yaml(&path)?;
         let s = Arc::new(Scenario::from_value(name, &path, v, &lines)?);
+        for w in &s.warnings {
+            tracing::warn!("{w}");
+        }
         lock(&self.scenarios).insert(name.to_string(), s.clone());
         Ok(s)
     }
@@ -362,6 +366,9 @@ impl Dataset {
         }
         let (v, lines) = self.read_yaml(&path)?;
         let a = Arc::new(AgentConfig::from_value(name, &path, v, &lines)?);
+        for w in &a.warnings {
+            tracing::warn!("{w}");
+        }
         lock(&self.agents).insert(name.to_string(), a.clone());
         Ok(a)
     }

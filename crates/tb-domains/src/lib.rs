@@ -10,6 +10,8 @@ pub mod airline;
 pub mod auto_insurance;
 pub mod booking;
 pub mod consulting;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod neobank;
 pub mod policy;
 pub mod pyrepr;

@@ -295,6 +295,8 @@ pub struct ConfigFile {
     pub user_can_end_conversation: bool,
     /// The file.
     pub path: PathBuf,
+    /// Unknown keys (`file:line: unknown key ...`, with a "did you mean"); they are ignored.
+    pub warnings: Vec<String>,
     redacted: Value,
 }
 
@@ -411,6 +413,10 @@ impl ConfigFile {
             }
         };
         let redacted = redact(&Value::Object(root.clone()));
+        let warnings = unknown_key_warnings(path, &lines, &root);
+        for w in &warnings {
+            tracing::warn!("{w}");
+        }
         Ok(ConfigFile {
             agent_model,
             user_model,
@@ -418,6 +424,7 @@ impl ConfigFile {
             judge_type,
             user_can_end_conversation,
             path: path.to_path_buf(),
+            warnings,
             redacted,
         })
     }
@@ -479,6 +486,119 @@ fn type_name(v: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
     }
+}
+
+/// Keys of the config file the reference's `ConfigFile` knows (and `tb` reads).
+const ROOT_KEYS: &[&str] = &[
+    "orchestrator",
+    "agent_model",
+    "user_model",
+    "judge_model",
+    "judge_type",
+    "user_can_end_conversation",
+    "mcp_proxy",
+    "mcp_proxy_timeout",
+    "mcp_proxy_use_dns_cache",
+];
+
+/// Keys of a model config: the reference's provider configs and ours (retries, `api_key_env`,
+/// `extra_body`, `api_key_header`).
+const LLM_KEYS: &[&str] = &[
+    "type",
+    "credential",
+    "client_certificate",
+    "trust_ca_path",
+    "headers",
+    "timeout",
+    "use_dns_cache",
+    "max_retries_server_error",
+    "retryable_server_errors",
+    "deployment",
+    "account_name",
+    "endpoint_url",
+    "seed",
+    "temperature",
+    "max_completion_tokens",
+    "is_reasoning",
+    "reasoning_effort",
+    "api_version",
+    "disabled_params",
+    "parallel_tool_calls",
+    "reasoning_source",
+    "use_stateful_protocol",
+    "top_k",
+    "top_p",
+    "stop_sequences",
+    "thinking",
+    "output_config",
+    "factory",
+    "api_key_env",
+    "api_key_header",
+    "extra_body",
+    "max_retries_too_many_requests",
+    "max_retries_connect",
+    "max_retries_timeout",
+    "max_retries_malformed",
+    "retry_backoff_base",
+    "retry_backoff_max",
+];
+
+const CREDENTIAL_KEYS: &[&str] = &[
+    "type",
+    "api_key",
+    "resource",
+    "duration",
+    "client_id",
+    "name",
+    "scope",
+];
+
+/// Warnings for keys no part of the config reads (typos like `tempreature`).
+fn unknown_key_warnings(
+    path: &Path,
+    lines: &HashMap<String, usize>,
+    root: &Map<String, Value>,
+) -> Vec<String> {
+    use tb_dataset::keys::unknown_keys;
+    let mut out = unknown_keys(path, lines, root, "", "", ROOT_KEYS);
+    let mut models: Vec<(&Value, String, String)> = Vec::new();
+    if let Some(Value::Object(o)) = root.get("orchestrator") {
+        out.extend(unknown_keys(
+            path,
+            lines,
+            o,
+            "/orchestrator",
+            "orchestrator",
+            &["type", "agent_model"],
+        ));
+        if let Some(m) = o.get("agent_model") {
+            models.push((
+                m,
+                "/orchestrator/agent_model".into(),
+                "orchestrator.agent_model".into(),
+            ));
+        }
+    }
+    for k in ["agent_model", "user_model", "judge_model"] {
+        if let Some(m) = root.get(k) {
+            models.push((m, format!("/{k}"), k.to_string()));
+        }
+    }
+    for (m, ptr, field) in models {
+        let Value::Object(m) = m else { continue };
+        out.extend(unknown_keys(path, lines, m, &ptr, &field, LLM_KEYS));
+        if let Some(Value::Object(c)) = m.get("credential") {
+            out.extend(unknown_keys(
+                path,
+                lines,
+                c,
+                &format!("{ptr}/credential"),
+                &format!("{field}.credential"),
+                CREDENTIAL_KEYS,
+            ));
+        }
+    }
+    out
 }
 
 struct Parser<'a> {
@@ -992,6 +1112,40 @@ mod tests {
         let red = serde_json::to_string(c.redacted()).unwrap();
         assert!(!red.contains("sk-secret-123"));
         assert!(!format!("{c:?}").contains("sk-secret-123"));
+        assert_eq!(c.warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_bundled_configs_have_no_unknown_keys() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/configs");
+        let env = |_: &str| Some("x".to_string());
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).expect("examples/configs") {
+            let p = e.expect("entry").path();
+            if p.extension().is_some_and(|x| x == "yaml") {
+                let src = std::fs::read_to_string(&p).expect("readable");
+                let c = ConfigFile::parse_with(&p, &src, &env).expect("parses");
+                assert_eq!(c.warnings, Vec::<String>::new(), "{}", p.display());
+                n += 1;
+            }
+        }
+        assert!(n > 0);
+    }
+
+    #[test]
+    fn unknown_keys_are_warned_with_file_line_and_a_suggestion() {
+        let c = parse("orchestrator:\n  type: thinkingbox\n  agent_model:\n    type: aoai\n    deployment: m\n    endpoint_url: http://x\n    tempreature: 0.2\n    credential: {type: api-key, api_key: k, api_kye: z}\njudge_typ: legacy\nuser_model:\n  type: aoai\n  deployment: u\n  endpoint_url: http://x\n  zzz_unrelated: 1\n").unwrap();
+        assert_eq!(
+            c.warnings,
+            vec![
+                "cfg.yaml:9: unknown key `judge_typ` (did you mean `judge_type`?); it is ignored",
+                "cfg.yaml:7: unknown key `tempreature` in `orchestrator.agent_model` (did you mean `temperature`?); it is ignored",
+                "cfg.yaml:8: unknown key `api_kye` in `orchestrator.agent_model.credential` (did you mean `api_key`?); it is ignored",
+                "cfg.yaml:14: unknown key `zzz_unrelated` in `user_model`; it is ignored",
+            ]
+        );
+        // The warned values are not secrets' keys, and a key's value is never echoed.
+        assert!(!c.warnings.iter().any(|w| w.contains(" z")));
     }
 
     #[test]

@@ -331,45 +331,87 @@ fn check_constraints(v: &Value, c: &Constraints) -> Result<(), String> {
     Ok(())
 }
 
+/// Python's `str.isspace()`: Unicode White_Space plus the ASCII separators U+001C-U+001F.
+pub fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// pydantic-core's `strip_underscores`: single underscores between ASCII digits only.
+fn strip_int_underscores(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'_' {
+            let before = i > 0 && b[i - 1].is_ascii_digit();
+            let after = b.get(i + 1).is_some_and(u8::is_ascii_digit);
+            if !(before && after) {
+                return None;
+            }
+        } else {
+            out.push(c as char);
+        }
+    }
+    Some(out)
+}
+
+/// 2^63 as a float: whole floats in `[-2^63, 2^63)` convert to i64 exactly.
+const I64_BOUND: f64 = 9_223_372_036_854_775_808.0;
+
+const INT_PARSE: &str = "Input should be a valid integer, unable to parse string as an integer";
+
+/// pydantic's `str -> int` in lax mode: trimmed, optional sign, ASCII digits, single
+/// underscores between digits, a fraction of zeros only.
+fn str_as_int(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    if t.len() > 4300 {
+        return Err(
+            "Unable to parse input string as an integer, exceeded maximum size".to_string(),
+        );
+    }
+    let parse = |t: &str| -> Option<i64> {
+        if let Ok(i) = t.parse::<i64>() {
+            return Some(i);
+        }
+        strip_int_underscores(t)?.parse::<i64>().ok()
+    };
+    if let Some(i) = parse(t) {
+        return Ok(i);
+    }
+    // `1.000` -> `1`: a fraction of zeros only.
+    if let Some((int, frac)) = t.split_once('.')
+        && !frac.is_empty()
+        && frac.bytes().all(|c| c == b'0')
+        && let Some(i) = parse(int)
+    {
+        return Ok(i);
+    }
+    Err(INT_PARSE.into())
+}
+
 fn coerce_int(v: &Value) -> Result<i64, String> {
     match v {
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
                 Ok(i)
             } else if let Some(f) = n.as_f64() {
-                if f.fract() != 0.0 {
+                if !f.is_finite() {
+                    Err("Input should be a finite number".into())
+                } else if f.fract() != 0.0 {
                     Err(
                         "Input should be a valid integer, got a number with a fractional part"
                             .into(),
                     )
-                } else if f.is_finite() && f.abs() < 9.2e18 {
+                } else if (-I64_BOUND..I64_BOUND).contains(&f) {
                     Ok(f as i64)
                 } else {
-                    Err("Input should be a finite number".into())
+                    Err("Unable to parse input string as an integer, exceeded maximum size".into())
                 }
             } else {
                 Err("Input should be a valid integer".into())
             }
         }
         Value::Bool(b) => Ok(i64::from(*b)),
-        Value::String(s) => {
-            let t = s.trim();
-            if let Ok(i) = t.replace('_', "").parse::<i64>()
-                && !t.starts_with('_')
-                && !t.ends_with('_')
-            {
-                return Ok(i);
-            }
-            match t.parse::<f64>() {
-                Ok(f) if f.fract() == 0.0 && f.is_finite() && t.contains('.') => Ok(f as i64),
-                Ok(f) if f.is_finite() && t.contains('.') => Err(
-                    "Input should be a valid integer, got a number with a fractional part".into(),
-                ),
-                _ => Err(
-                    "Input should be a valid integer, unable to parse string as an integer".into(),
-                ),
-            }
-        }
+        Value::String(s) => str_as_int(s),
         _ => Err("Input should be a valid integer".into()),
     }
 }
@@ -379,15 +421,14 @@ fn coerce_float(v: &Value) -> Result<Value, String> {
         Value::Number(n) => n.as_f64().ok_or("Input should be a valid number")?,
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::String(s) => {
-            let t = s.trim().to_ascii_lowercase();
-            match t.as_str() {
-                "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
-                "-inf" | "-infinity" => f64::NEG_INFINITY,
-                "nan" => f64::NAN,
-                _ => t.replace('_', "").parse::<f64>().map_err(|_| {
-                    "Input should be a valid number, unable to parse string as a number".to_string()
-                })?,
-            }
+            let t = s.trim();
+            let parsed = t.parse::<f64>().ok().or_else(|| {
+                // Underscores as pydantic-core strips them: single, between digits.
+                strip_int_underscores_in_float(t)?.parse::<f64>().ok()
+            });
+            parsed.ok_or_else(|| {
+                "Input should be a valid number, unable to parse string as a number".to_string()
+            })?
         }
         _ => return Err("Input should be a valid number".into()),
     };
@@ -396,20 +437,33 @@ fn coerce_float(v: &Value) -> Result<Value, String> {
         .ok_or_else(|| "Input should be a finite number".into())
 }
 
+/// Like [`strip_int_underscores`], for the digits of a float literal.
+fn strip_int_underscores_in_float(s: &str) -> Option<String> {
+    if !s.contains('_') {
+        return None;
+    }
+    strip_int_underscores(s)
+}
+
 fn coerce_bool(v: &Value) -> Result<bool, String> {
     match v {
         Value::Bool(b) => Ok(*b),
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(f64::NAN);
-            if x == 0.0 {
-                Ok(false)
-            } else if x == 1.0 {
-                Ok(true)
-            } else {
-                Err("Input should be a valid boolean, unable to interpret input".into())
-            }
-        }
-        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+        Value::Number(n) => match n.as_i64() {
+            Some(0) => Ok(false),
+            Some(1) => Ok(true),
+            Some(_) => Err("Input should be a valid boolean, unable to interpret input".into()),
+            None => match n.as_f64() {
+                Some(0.0) => Ok(false),
+                Some(1.0) => Ok(true),
+                // A whole float in i64 range is read as that integer.
+                Some(x) if x.fract() == 0.0 && x.abs() < I64_BOUND => {
+                    Err("Input should be a valid boolean, unable to interpret input".into())
+                }
+                _ => Err("Input should be a valid boolean".into()),
+            },
+        },
+        // pydantic lowercases but does not strip.
+        Value::String(s) => match s.to_lowercase().as_str() {
             "0" | "off" | "f" | "false" | "n" | "no" => Ok(false),
             "1" | "on" | "t" | "true" | "y" | "yes" => Ok(true),
             _ => Err("Input should be a valid boolean, unable to interpret input".into()),
@@ -423,76 +477,200 @@ fn coerce_decimal(v: &Value) -> Result<String, String> {
     let text = match v {
         Value::Number(n) if n.is_f64() => crate::pyjson::float_repr(n.as_f64().unwrap_or(0.0)),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => s.trim().to_string(),
+        Value::String(s) => s.clone(),
         _ => {
             return Err(
                 "Decimal input should be an integer, float, string or Decimal object".into(),
             );
         }
     };
-    decimal_to_string(&text).ok_or_else(|| "Input should be a valid decimal".into())
+    match parse_py_decimal(&text) {
+        Ok(d) => Ok(d.to_sci_string()),
+        Err(DecimalError::NonFinite) => Err("Input should be a finite number".into()),
+        Err(DecimalError::Invalid) => Err("Input should be a valid decimal".into()),
+    }
 }
 
-/// Python `str(Decimal(text))` for finite decimals: `to-sci-string` of the IBM spec.
-pub fn decimal_to_string(text: &str) -> Option<String> {
-    let (neg, body) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
+/// Code points of the Unicode decimal digit zeros (general category Nd, Unicode 14.0 as in
+/// CPython 3.11): each starts a run of ten digits `0`-`9`.
+const UNICODE_DIGIT_ZEROS: &[u32] = &[
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
+    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
+    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50,
+    0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
+];
+
+/// The value of a Unicode decimal digit (`unicodedata.decimal`), if `c` is one.
+pub fn unicode_decimal(c: char) -> Option<u32> {
+    let c = c as u32;
+    let i = UNICODE_DIGIT_ZEROS.partition_point(|z| *z <= c);
+    let zero = UNICODE_DIGIT_ZEROS.get(i.checked_sub(1)?)?;
+    (c - zero < 10).then_some(c - zero)
+}
+
+/// Why a text is not a finite Python `Decimal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecimalError {
+    /// `decimal.InvalidOperation` from the constructor.
+    Invalid,
+    /// A valid `Infinity` or `NaN`.
+    NonFinite,
+}
+
+/// A finite decimal: sign, coefficient digits (no leading zeros; `"0"` for zero), exponent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PyDecimal {
+    /// Negative (also for `-0`).
+    pub negative: bool,
+    /// ASCII digits of the coefficient.
+    pub digits: String,
+    /// The exponent of the last digit.
+    pub exponent: i128,
+}
+
+// libmpdec's limits on 64-bit builds (what CPython's `decimal` checks a literal against).
+const MPD_MAX_EMAX: i128 = 999_999_999_999_999_999;
+const MPD_MIN_ETINY: i128 = -999_999_999_999_999_999 - (999_999_999_999_999_999 - 1);
+
+/// Python's `Decimal(text)`: surrounding whitespace stripped, underscores dropped, any
+/// Unicode decimal digit read as its ASCII digit, then the IBM syntax with libmpdec's
+/// exponent limits. Never panics, whatever the text; all arithmetic is checked.
+pub fn parse_py_decimal(text: &str) -> Result<PyDecimal, DecimalError> {
+    use DecimalError::Invalid;
+    let t = text.trim_matches(is_py_space);
+    let mut ascii = String::with_capacity(t.len());
+    for c in t.chars() {
+        if c == '_' {
+            continue;
+        }
+        if c.is_ascii() && !is_py_space(c) {
+            ascii.push(c);
+        } else if let Some(d) = unicode_decimal(c) {
+            ascii.push(char::from(b'0' + d as u8));
+        } else {
+            return Err(Invalid);
+        }
+    }
+    let lower = ascii.to_ascii_lowercase();
+    let (negative, body) = match lower.as_bytes().first() {
+        Some(b'-') => (true, &lower[1..]),
+        Some(b'+') => (false, &lower[1..]),
+        _ => (false, lower.as_str()),
     };
-    let (mant, exp) = match body.find(['e', 'E']) {
-        Some(i) => (&body[..i], body[i + 1..].parse::<i64>().ok()?),
+    if body == "inf" || body == "infinity" {
+        return Err(DecimalError::NonFinite);
+    }
+    for nan in ["snan", "nan"] {
+        if let Some(payload) = body.strip_prefix(nan) {
+            return if payload.bytes().all(|b| b.is_ascii_digit()) {
+                Err(DecimalError::NonFinite)
+            } else {
+                Err(Invalid)
+            };
+        }
+    }
+    let (mant, exp) = match body.split_once('e') {
+        Some((m, e)) => {
+            let (eneg, edigits) = match e.as_bytes().first() {
+                Some(b'-') => (true, &e[1..]),
+                Some(b'+') => (false, &e[1..]),
+                _ => (false, e),
+            };
+            if edigits.is_empty() || !edigits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(Invalid);
+            }
+            let edigits = edigits.trim_start_matches('0');
+            // Beyond 30 digits the exponent is out of any limit below.
+            if edigits.len() > 30 {
+                return Err(Invalid);
+            }
+            let v: i128 = if edigits.is_empty() {
+                0
+            } else {
+                edigits.parse().map_err(|_| Invalid)?
+            };
+            (m, if eneg { -v } else { v })
+        }
         None => (body, 0),
     };
     let (int_part, frac_part) = mant.split_once('.').unwrap_or((mant, ""));
     if int_part.is_empty() && frac_part.is_empty() {
-        return None;
+        return Err(Invalid);
     }
     if !int_part
         .bytes()
         .chain(frac_part.bytes())
         .all(|b| b.is_ascii_digit())
     {
-        return None;
+        return Err(Invalid);
     }
-    let digits: String = format!("{int_part}{frac_part}");
-    let digits = digits.trim_start_matches('0');
+    let all = format!("{int_part}{frac_part}");
+    let digits = all.trim_start_matches('0');
     let digits = if digits.is_empty() { "0" } else { digits };
-    let exponent = exp - frac_part.len() as i64;
-    let n = digits.len() as i64;
-    let adjusted = exponent + n - 1;
-    let mut out = String::new();
-    if neg {
-        out.push('-');
+    let exponent = exp
+        .checked_sub(i128::try_from(frac_part.len()).map_err(|_| Invalid)?)
+        .ok_or(Invalid)?;
+    let n = i128::try_from(digits.len()).map_err(|_| Invalid)?;
+    let adjusted = exponent.checked_add(n - 1).ok_or(Invalid)?;
+    if adjusted > MPD_MAX_EMAX || exponent < MPD_MIN_ETINY {
+        return Err(Invalid);
     }
-    if exponent <= 0 && adjusted >= -6 {
-        if exponent == 0 {
-            out.push_str(digits);
-        } else {
-            let point = n + exponent; // digits before the point
-            if point > 0 {
-                out.push_str(&digits[..point as usize]);
-                out.push('.');
-                out.push_str(&digits[point as usize..]);
-            } else {
-                out.push_str("0.");
-                for _ in 0..(-point) {
-                    out.push('0');
-                }
+    Ok(PyDecimal {
+        negative,
+        digits: digits.to_string(),
+        exponent,
+    })
+}
+
+impl PyDecimal {
+    /// `str(Decimal)`: `to-sci-string` of the IBM spec.
+    pub fn to_sci_string(&self) -> String {
+        let digits = self.digits.as_str();
+        let exponent = self.exponent;
+        let n = digits.len() as i128;
+        let adjusted = exponent + n - 1;
+        let mut out = String::new();
+        if self.negative {
+            out.push('-');
+        }
+        if exponent <= 0 && adjusted >= -6 {
+            if exponent == 0 {
                 out.push_str(digits);
+            } else {
+                // Here -exponent <= n + 6, so these fit in usize.
+                let point = n + exponent; // digits before the point
+                if point > 0 {
+                    let p = point as usize;
+                    out.push_str(&digits[..p]);
+                    out.push('.');
+                    out.push_str(&digits[p..]);
+                } else {
+                    out.push_str("0.");
+                    for _ in 0..(-point) {
+                        out.push('0');
+                    }
+                    out.push_str(digits);
+                }
             }
+        } else {
+            out.push_str(&digits[..1]);
+            if n > 1 {
+                out.push('.');
+                out.push_str(&digits[1..]);
+            }
+            out.push('E');
+            out.push(if adjusted < 0 { '-' } else { '+' });
+            out.push_str(&adjusted.unsigned_abs().to_string());
         }
-    } else {
-        out.push_str(&digits[..1]);
-        if n > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('E');
-        out.push(if adjusted < 0 { '-' } else { '+' });
-        out.push_str(&adjusted.abs().to_string());
+        out
     }
-    Some(out)
+}
+
+/// Python `str(Decimal(text))` for finite decimals; None for anything else.
+pub fn decimal_to_string(text: &str) -> Option<String> {
+    parse_py_decimal(text).ok().map(|d| d.to_sci_string())
 }
 
 /// A parsed ISO-8601 date-time, kept as its parts.
@@ -533,6 +711,9 @@ impl DateTimeParts {
                 let sign = if off < 0 { '-' } else { '+' };
                 let a = off.abs();
                 s.push_str(&format!("{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60));
+                if a % 60 != 0 {
+                    s.push_str(&format!(":{:02}", a % 60));
+                }
             }
         }
         s
@@ -557,7 +738,8 @@ fn days_in_month(year: i32, month: u32) -> u32 {
 }
 
 fn parse_date_part(s: &str) -> Option<(i32, u32, u32)> {
-    if s.len() != 10 || &s[4..5] != "-" || &s[7..8] != "-" {
+    // Only ASCII passes, so the byte ranges below are on character boundaries.
+    if s.len() != 10 || !s.is_ascii() || &s[4..5] != "-" || &s[7..8] != "-" {
         return None;
     }
     let (y, m, d) = (num(&s[..4])? as i32, num(&s[5..7])?, num(&s[8..10])?);
@@ -567,9 +749,14 @@ fn parse_date_part(s: &str) -> Option<(i32, u32, u32)> {
     Some((y, m, d))
 }
 
-/// Parses an ISO-8601 date-time as pydantic accepts it (also a bare date, as midnight).
+/// Parses an ISO-8601 date-time of a stored value (also a bare date, as midnight): the
+/// reference's already-validated data, read back by tools. Arguments from a model are
+/// validated by [`validate_datetime`] instead, which is pydantic's exact rule.
 pub fn parse_datetime(s: &str) -> Option<DateTimeParts> {
     let s = s.trim();
+    if !s.is_ascii() {
+        return None;
+    }
     let (y, mo, d) = parse_date_part(s.get(..10)?)?;
     let mut p = DateTimeParts {
         year: y,
@@ -634,36 +821,155 @@ pub fn parse_datetime(s: &str) -> Option<DateTimeParts> {
     Some(p)
 }
 
-fn coerce_datetime(v: &Value) -> Result<String, String> {
-    match v {
-        Value::String(s) => parse_datetime(s).map(|p| p.dump()).ok_or_else(|| {
-            "Input should be a valid datetime or date, invalid character in year".to_string()
-        }),
-        _ => Err("Input should be a valid datetime".into()),
+fn speedate_config() -> speedate::DateTimeConfig {
+    speedate::DateTimeConfig {
+        timestamp_unit: speedate::TimestampUnit::Infer,
+        time_config: speedate::TimeConfig {
+            microseconds_precision_overflow_behavior:
+                speedate::MicrosecondsPrecisionOverflowBehavior::Truncate,
+            unix_timestamp_offset: Some(0),
+        },
     }
 }
 
-fn coerce_date(v: &Value) -> Result<String, String> {
-    match v {
-        Value::String(s) => {
-            if let Some((y, m, d)) = parse_date_part(s.trim()) {
-                return Ok(format!("{y:04}-{m:02}-{d:02}"));
-            }
-            match parse_datetime(s) {
-                Some(p) if p.hour == 0 && p.minute == 0 && p.second == 0 && p.micro == 0 => {
-                    Ok(format!("{:04}-{:02}-{:02}", p.year, p.month, p.day))
-                }
-                Some(_) => Err(
-                    "Datetimes provided to dates should have zero time - e.g. be exact dates"
-                        .into(),
-                ),
-                None => Err(
-                    "Input should be a valid date or datetime, invalid character in year".into(),
-                ),
-            }
-        }
-        _ => Err("Input should be a valid date".into()),
+fn speedate_doc(e: &speedate::ParseError) -> &'static str {
+    use strum::EnumMessage;
+    e.get_documentation().unwrap_or_default()
+}
+
+fn parts_of(dt: &speedate::DateTime) -> DateTimeParts {
+    DateTimeParts {
+        year: i32::from(dt.date.year),
+        month: u32::from(dt.date.month),
+        day: u32::from(dt.date.day),
+        hour: u32::from(dt.time.hour),
+        minute: u32::from(dt.time.minute),
+        second: u32::from(dt.time.second),
+        micro: dt.time.microsecond,
+        offset: dt.time.tz_offset,
     }
+}
+
+/// How an input failed to become a date or datetime: a parsing error (pydantic's
+/// `LineErrors` of the parsing kind, which the lax fallbacks rewrap) or a type error.
+enum TemporalError {
+    Parsing(&'static str),
+    Type,
+}
+
+/// pydantic-core's `validate_datetime` on a JSON-loaded Python value (lax): strings by
+/// speedate, numbers as Unix timestamps (seconds or milliseconds, inferred).
+fn input_as_datetime(v: &Value) -> Result<speedate::DateTime, TemporalError> {
+    let cfg = speedate_config();
+    let r = match v {
+        Value::String(s) => speedate::DateTime::parse_bytes_with_config(s.as_bytes(), &cfg),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => speedate::DateTime::from_timestamp_with_config(i, 0, &cfg),
+            None => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                if f.is_nan() {
+                    return Err(TemporalError::Parsing("NaN values not permitted"));
+                }
+                speedate::DateTime::from_float_with_config(f, &cfg)
+            }
+        },
+        _ => return Err(TemporalError::Type),
+    };
+    r.map_err(|e| TemporalError::Parsing(speedate_doc(&e)))
+}
+
+/// pydantic-core's `validate_date` (lax): strings only.
+fn input_as_date(v: &Value) -> Result<speedate::Date, TemporalError> {
+    match v {
+        Value::String(s) => speedate::Date::parse_bytes_with_config(
+            s.as_bytes(),
+            &speedate::DateConfig {
+                timestamp_unit: speedate::TimestampUnit::Infer,
+            },
+        )
+        .map_err(|e| TemporalError::Parsing(speedate_doc(&e))),
+        _ => Err(TemporalError::Type),
+    }
+}
+
+/// A datetime field in lax mode, as pydantic validates it: a datetime, else a date at
+/// midnight, with pydantic's messages.
+pub fn validate_datetime(v: &Value) -> Result<DateTimeParts, String> {
+    let dt = match input_as_datetime(v) {
+        Ok(dt) => dt,
+        Err(first) => match input_as_date(v) {
+            Ok(d) => speedate::DateTime {
+                date: d,
+                time: speedate::Time {
+                    hour: 0,
+                    minute: 0,
+                    second: 0,
+                    microsecond: 0,
+                    tz_offset: None,
+                },
+            },
+            Err(TemporalError::Parsing(doc)) => {
+                return Err(format!("Input should be a valid datetime or date, {doc}"));
+            }
+            Err(TemporalError::Type) => {
+                return Err(match first {
+                    TemporalError::Parsing(doc) => {
+                        format!("Input should be a valid datetime, {doc}")
+                    }
+                    TemporalError::Type => "Input should be a valid datetime".into(),
+                });
+            }
+        },
+    };
+    if dt.date.year == 0 {
+        return Err("Input should be a valid datetime, year 0 is out of range".into());
+    }
+    Ok(parts_of(&dt))
+}
+
+/// A date field in lax mode, as pydantic validates it: a date, else a datetime with a zero
+/// time, with pydantic's messages.
+pub fn validate_date(v: &Value) -> Result<(i32, u32, u32), String> {
+    let d = match input_as_date(v) {
+        Ok(d) => d,
+        Err(first) => match input_as_datetime(v) {
+            Ok(dt) => {
+                let t = dt.time;
+                if t.hour != 0 || t.minute != 0 || t.second != 0 || t.microsecond != 0 {
+                    return Err(
+                        "Datetimes provided to dates should have zero time - e.g. be exact dates"
+                            .into(),
+                    );
+                }
+                dt.date
+            }
+            Err(TemporalError::Parsing(doc)) => {
+                return Err(format!("Input should be a valid date or datetime, {doc}"));
+            }
+            Err(TemporalError::Type) => {
+                return Err(match first {
+                    TemporalError::Parsing(doc) => {
+                        format!("Input should be a valid date in the format YYYY-MM-DD, {doc}")
+                    }
+                    TemporalError::Type => "Input should be a valid date".into(),
+                });
+            }
+        },
+    };
+    if d.year == 0 {
+        return Err(
+            "Input should be a valid date in the format YYYY-MM-DD, year 0 is out of range".into(),
+        );
+    }
+    Ok((i32::from(d.year), u32::from(d.month), u32::from(d.day)))
+}
+
+fn coerce_datetime(v: &Value) -> Result<String, String> {
+    validate_datetime(v).map(|p| p.dump())
+}
+
+fn coerce_date(v: &Value) -> Result<String, String> {
+    validate_date(v).map(|(y, m, d)| format!("{y:04}-{m:02}-{d:02}"))
 }
 
 #[cfg(test)]
@@ -695,6 +1001,53 @@ mod tests {
             validate(&Kind::Str, &json!(5), CTX).unwrap_err()[0].msg,
             "Input should be a valid string"
         );
+    }
+
+    #[test]
+    fn multibyte_characters_anywhere_never_panic() {
+        let base = "2025-10-01T13:00:05.123456+05:30";
+        for (i, _) in base.char_indices() {
+            for c in ["\u{e9}", "\u{65e5}", "\u{1d7d8}", "\u{2212}"] {
+                let s = format!("{}{c}{}", &base[..i], &base[i + 1..]);
+                let inserted = format!("{}{c}{}", &base[..i], &base[i..]);
+                for text in [s, inserted] {
+                    // As speedate and pydantic do, U+2212 MINUS SIGN is a zone sign.
+                    if text == "2025-10-01T13:00:05.123456\u{2212}05:30" {
+                        assert!(validate(&Kind::DateTime, &json!(text), CTX).is_ok());
+                        continue;
+                    }
+                    for k in [
+                        Kind::DateTime,
+                        Kind::Date,
+                        Kind::Decimal,
+                        Kind::Int,
+                        Kind::Float,
+                    ] {
+                        let r = validate(&k, &json!(text), CTX);
+                        assert!(r.is_err(), "{k:?} {text:?} -> {r:?}");
+                    }
+                    assert_eq!(parse_datetime(&text), None, "{text:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decimal_exponents_are_checked_not_wrapped() {
+        let d = |v: &str| validate(&Kind::Decimal, &json!(v), CTX).map_err(|e| e[0].msg.clone());
+        let invalid = Err("Input should be a valid decimal".to_string());
+        assert_eq!(d("1e-9223372036854775808"), invalid);
+        assert_eq!(d("1e9223372036854775807"), invalid);
+        assert_eq!(d("1e-99999999999999999999999999999999"), invalid);
+        assert_eq!(
+            d("1E+999999999999999999"),
+            Ok(json!("1E+999999999999999999"))
+        );
+        assert_eq!(
+            d("1e-1999999999999999997"),
+            Ok(json!("1E-1999999999999999997"))
+        );
+        assert_eq!(decimal_to_string("1e-9223372036854775808"), None);
     }
 
     #[test]

@@ -39,6 +39,10 @@ impl From<StateError> for ToolError {
     }
 }
 
+/// What the agent reads when a tool panics (the reference's shape for an unexpected
+/// exception, without any internal text).
+pub const TOOL_PANIC_ERROR: &str = "Tool execution failed: internal error";
+
 /// Validated tool arguments: the input model's fields, coerced, defaults filled, in model order.
 pub type Args = Map<String, Value>;
 
@@ -551,11 +555,32 @@ impl Session {
 
     /// Calls a tool by name with raw JSON arguments, as the reference's server does: input
     /// validation first (errors as `Input validation failed: loc: msg; ...`), then the tool.
+    ///
+    /// A panic inside validation or the tool (a bug of ours) is caught here and answered as
+    /// the reference answers an unexpected exception: a tool error the agent reads
+    /// (`Tool execution failed: ...`), never the panic text; the session goes on.
     pub fn call(&mut self, name: &str, args: &Value) -> CallOutcome {
         let domain = self.domain.clone();
         let Some(tool) = domain.tool(name) else {
             return CallOutcome::UnknownTool(name.to_string());
         };
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(tool, args)));
+        ran.unwrap_or_else(|panic| {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("(no message)");
+            tracing::error!(
+                tool = name,
+                panic = msg,
+                "tool panicked; answered as a tool error"
+            );
+            CallOutcome::ToolFailed(TOOL_PANIC_ERROR.to_string())
+        })
+    }
+
+    fn run(&mut self, tool: &Tool, args: &Value) -> CallOutcome {
         let validated = match coerce::validate_model(&tool.decl.input, args, self.ctx()) {
             Ok(a) => a,
             Err(errors) => {
@@ -683,6 +708,55 @@ mod tests {
         row.insert("n".into(), json!(n));
         s.replace("items", &Value::Object(row.clone()))?;
         Ok(json!({"item": row}))
+    }
+
+    fn explode(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+        // A bug: byte slicing inside a multibyte character panics.
+        let id = a["id"].as_str().unwrap_or_default();
+        s.replace("items", &json!({"id": "a", "n": 99}))?;
+        Ok(json!({"head": &id[..1]}))
+    }
+
+    #[test]
+    fn a_panicking_tool_is_a_tool_error_and_the_session_goes_on() {
+        let tables = "table items file=x/items id=id forbid\n  id str\n  n int = 0\n";
+        let tools =
+            "tool explode class=ExplodeInput\n  | Fails on non-ASCII ids.\n  id str : Which item\n";
+        let d = Arc::new(
+            Domain::new(
+                "demo",
+                &[("demo.tables", tables), ("demo.tools", tools)],
+                &[("explode", explode)],
+            )
+            .unwrap(),
+        );
+        let loaded = Loaded {
+            domain: d.clone(),
+            base: State::empty(d.layout().clone()),
+        };
+        let mut s = loaded
+            .session(
+                &json!({"data_patch": {"items": [{"id": "a"}]}}),
+                Clock::default(),
+            )
+            .unwrap();
+        let out = s.call("explode", &json!({"id": "\u{e9}t\u{e9}"}));
+        assert_eq!(out, CallOutcome::ToolFailed(TOOL_PANIC_ERROR.into()));
+        let text = out.to_text("explode");
+        assert_eq!(
+            text,
+            r#"{"error": "Tool execution failed: internal error", "tool": "explode"}"#
+        );
+        assert!(!text.contains("char boundary"), "no panic text: {text}");
+        // The session is still usable, and keeps what the tool wrote before failing.
+        assert_eq!(
+            s.call("explode", &json!({"id": "ab"})),
+            CallOutcome::Ok(json!({"head": "a"}))
+        );
+        assert_eq!(
+            s.state.get("items", &json!("a")).unwrap().unwrap()["n"],
+            json!(99)
+        );
     }
 
     fn domain() -> Arc<Domain> {

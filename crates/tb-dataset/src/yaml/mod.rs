@@ -46,7 +46,8 @@ impl YamlError {
 }
 
 const CORE: &str = "tag:yaml.org,2002:";
-const MAX_DEPTH: usize = 128;
+/// Nesting the reader follows (flow collections are refused as they open, in the scanner).
+pub(crate) const MAX_DEPTH: usize = 128;
 /// Nodes that alias expansion may copy in one document (guards against "billion laughs").
 const MAX_ALIAS_NODES: usize = 1_000_000;
 

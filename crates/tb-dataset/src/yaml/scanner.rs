@@ -345,6 +345,11 @@ impl Scanner {
 
     fn fetch_flow_collection_start(&mut self, tok: Tok) -> R<()> {
         self.save_possible_simple_key()?;
+        // Refused here, not after scanning the rest: deeper nesting would make every later
+        // token walk all open levels.
+        if self.flow_level >= super::MAX_DEPTH {
+            return Err(err(self.mark, "", "document nested too deeply".into()));
+        }
         self.flow_level += 1;
         self.allow_simple_key = true;
         let start = self.mark;

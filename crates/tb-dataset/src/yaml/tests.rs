@@ -127,3 +127,149 @@ mod prop {
         }
     }
 }
+
+#[test]
+fn very_deep_nesting_is_refused_at_its_place() {
+    // 100k-deep flow nesting used to scan quadratically (about a minute) before failing.
+    for (open, close) in [("[", "]"), ("{a: ", "}"), ("[{a: ", "}]")] {
+        let text = format!("x: {}1{}\n", open.repeat(100_000), close.repeat(100_000));
+        let e = load(&text).unwrap_err();
+        assert!(e.message.contains("nested too deeply"), "{e:?}");
+        assert_eq!(e.line, 1, "{e:?}");
+        assert!(e.column < 700, "{e:?}");
+    }
+    // Block nesting on one line, and nesting just inside the limit, still load.
+    let e = load(&format!("{}x\n", "- ".repeat(100_000))).unwrap_err();
+    assert!(e.message.contains("nested too deeply"), "{e:?}");
+    assert!(load(&format!("{}1{}", "[".repeat(100), "]".repeat(100))).is_ok());
+}
+
+/// Fuzz target (stable toolchain, bounded): YAML token soup, a small grammar of nested
+/// collections, and deep shapes, loaded on a 2 MiB stack. Never a panic or overflow; an
+/// error always names a line and column inside the text.
+#[test]
+fn fuzz_yaml_soup_and_deep_shapes() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let cases: u32 = std::env::var("TB_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let stats = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            const PIECES: &[&str] = &[
+                "- ",
+                ": ",
+                "\n",
+                "  ",
+                "    ",
+                "[",
+                "]",
+                "{",
+                "}",
+                ",",
+                "&a ",
+                "*a",
+                "!!str ",
+                "!!int ",
+                "!!binary ",
+                "|",
+                "|-",
+                ">",
+                "'x'",
+                "\"x\\u00e9\"",
+                "\"\\",
+                "#c",
+                "? ",
+                "---",
+                "...",
+                "\u{e9}",
+                "\u{65e5}",
+                "1.5",
+                "yes",
+                "~",
+                "2025-01-01",
+                "2025-01-01 10:00:00",
+                "<<: *a",
+                "<<: ",
+                "%YAML 1.1\n",
+                "\t",
+                "\\",
+                "key",
+                "0x1F",
+                "1_000",
+                ".inf",
+                "=",
+                "!",
+                "@",
+                "`",
+                "\r",
+                "\u{feff}",
+                "\u{85}",
+            ];
+            let soup =
+                prop::collection::vec(prop::sample::select(PIECES), 0..80).prop_map(|v| v.concat());
+            let scalar =
+                prop::sample::select(vec!["a", "1", "'q'", "\"d\"", "yes", "~", "&x v", "*x"])
+                    .prop_map(str::to_string);
+            let grammar = scalar
+                .prop_recursive(5, 40, 3, |e| {
+                    prop_oneof![
+                        prop::collection::vec(e.clone(), 0..3)
+                            .prop_map(|v| format!("[{}]", v.join(", "))),
+                        prop::collection::vec(e.clone(), 0..3).prop_map(|v| format!(
+                            "{{{}}}",
+                            v.iter()
+                                .enumerate()
+                                .map(|(i, x)| format!("k{i}: {x}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                        e.prop_map(|x| format!("- {x}")),
+                    ]
+                })
+                .prop_map(|s| format!("root: {s}\n"));
+            let deep = (0usize..4, 0usize..3000).prop_map(|(shape, n)| match shape {
+                0 => format!("{}1{}", "[".repeat(n), "]".repeat(n)),
+                1 => format!("{}1{}", "{a: ".repeat(n), "}".repeat(n)),
+                2 => format!("{}x", "- ".repeat(n)),
+                _ => (0..n.min(400))
+                    .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+                    .collect(),
+            });
+            let input = prop_oneof![3 => soup, 2 => grammar, 1 => deep, 1 => "\\PC{0,60}"];
+            let mut runner = TestRunner::new(Config {
+                cases,
+                failure_persistence: None,
+                ..Config::default()
+            });
+            let counts = std::sync::Mutex::new([0usize; 3]);
+            let result = runner.run(&input, |text| {
+                let got = load(&text);
+                let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
+                c[0] += 1;
+                c[if got.is_ok() { 1 } else { 2 }] += 1;
+                drop(c);
+                if let Err(e) = got {
+                    let lines = text
+                        .split(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'])
+                        .count();
+                    prop_assert!(e.line >= 1 && e.line <= lines + 1, "{e:?} for {text:?}");
+                    prop_assert!(e.column >= 1, "{e:?}");
+                    prop_assert!(!e.message.is_empty());
+                }
+                Ok(())
+            });
+            (
+                result.map_err(|e| e.to_string()),
+                counts.into_inner().unwrap_or_default(),
+            )
+        })
+        .expect("thread")
+        .join()
+        .expect("no stack overflow or panic");
+    let (result, [n, ok, err]) = stats;
+    eprintln!("yaml fuzz: {n} documents, {ok} loaded, {err} errors");
+    result.unwrap();
+}

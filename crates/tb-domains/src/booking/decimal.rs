@@ -70,8 +70,17 @@ fn parts(text: &str) -> Result<(bool, String, i64), DecimalError> {
         digits.to_string()
     };
     let frac_len = i64::try_from(frac_part.len()).map_err(|_| DecimalError::Overflow)?;
-    Ok((neg, digits, exp - frac_len))
+    // Python's Decimal refuses exponents beyond libmpdec's limits (about +-2e18); keeping
+    // them within +-4e18 also keeps every later exponent sum and difference inside i64.
+    let exp = exp
+        .checked_sub(frac_len)
+        .filter(|e| e.unsigned_abs() <= MAX_ABS_EXP)
+        .ok_or(DecimalError::ConversionSyntax)?;
+    Ok((neg, digits, exp))
 }
+
+/// The largest exponent magnitude a parsed decimal may carry.
+const MAX_ABS_EXP: u64 = 4_000_000_000_000_000_000;
 
 /// Adds one to a decimal digit string.
 fn increment(digits: &str) -> String {
@@ -380,6 +389,23 @@ mod tests {
 
     fn d(s: &str) -> Dec {
         Dec::parse(s).unwrap()
+    }
+
+    #[test]
+    fn exponents_near_the_i64_limits_are_errors_not_wraps() {
+        for t in [
+            "1e-9223372036854775808",
+            "1e9223372036854775807",
+            "1.5e-9223372036854775807",
+            "5e-4000000000000000001",
+        ] {
+            assert_eq!(Dec::parse(t), Err(DecimalError::ConversionSyntax), "{t}");
+        }
+        // The extremes that parse: aligning them is refused, never an overflow panic (debug
+        // builds panic on overflow, so this fails if the arithmetic wraps).
+        let a = d("1e-4000000000000000000");
+        let b = d("1e4000000000000000000");
+        assert_eq!(a.add(&b).err(), Some(DecimalError::Overflow));
     }
 
     #[test]

@@ -310,6 +310,23 @@ mod tests {
             ),
             "Tool execution failed: [<class 'decimal.InvalidOperation'>]"
         );
+        // An exponent near i64::MIN was once wrapped and charged as 0.00: pydantic refuses it.
+        for amount in [
+            "1e-9223372036854775808",
+            "1e-9223372036854775809",
+            "\u{0661}e-9223372036854775808",
+        ] {
+            assert_eq!(
+                err(
+                    &mut s,
+                    "payment_api_process_charge",
+                    json!({"booking_reference": "BKG-T", "charge_amount": amount, "reason": "r"})
+                ),
+                "Tool execution failed: Input validation failed: charge_amount: Input should be a valid decimal",
+                "{amount}"
+            );
+        }
+        assert_eq!(s.state.count("payment_api_transactions").unwrap(), n);
         let out = call(
             &mut s,
             "payment_api_process_charge",

@@ -36,6 +36,29 @@ pub enum FilterError {
     Other(String),
 }
 
+/// Python's `RecursionError` text: what the reference answers (wrapped in "Failed to parse
+/// OData filter: ...") when its recursive evaluator or the AST's `==` nests too deep.
+pub const RECURSION_ERROR: &str = "maximum recursion depth exceeded";
+
+/// How deep the parsed tree may be (long `and`/`or` chains nest one level per clause). The reference's
+/// LALR parser has no such limit, but its evaluator (and Python's `==` on AST nodes) recurse
+/// and hit Python's recursion limit of 1000 frames; beyond this depth we answer with the same
+/// `RecursionError` text at parse time. Every recursion over a tree (drop included) is bounded.
+pub const MAX_DEPTH: usize = 1000;
+
+/// How deep the parser itself may recurse (nested parentheses, `not`, `-`, calls, lambdas,
+/// lists); beyond it, the same `RecursionError` text. Real filters nest a few levels; this
+/// keeps the parse well inside a 2 MiB thread stack even in debug builds.
+pub const MAX_NESTING: usize = 100;
+
+/// Nested `and`/`or` levels the evaluator follows before failing as Python does (its limit of
+/// 1000 frames, less the frames of the reference's tool call).
+pub const MAX_EVAL_DEPTH: usize = 960;
+
+/// Nested AST levels Python's dataclass `==` follows before its `RecursionError` (about three
+/// interpreter frames per level).
+pub const MAX_NODE_EQ_DEPTH: usize = 330;
+
 // ------------------------------------------------------------------------------------------
 // Tokens
 // ------------------------------------------------------------------------------------------
@@ -696,6 +719,73 @@ impl Node {
     }
 }
 
+impl Node {
+    fn is_leaf(&self) -> bool {
+        matches!(self, Node::Ident(..) | Node::Lit(_))
+    }
+
+    /// Moves this node's non-leaf children into `out` (leaving leaves behind).
+    fn take_children(&mut self, out: &mut Vec<Node>) {
+        let mut take = |b: &mut Node| {
+            if !b.is_leaf() {
+                out.push(std::mem::replace(b, Node::Lit(Lit::Null)));
+            }
+        };
+        match self {
+            Node::Ident(..) | Node::Lit(_) => {}
+            Node::Attribute(o, _) | Node::Unary(_, o) | Node::NamedParam(_, _, o) => take(o),
+            Node::BinOp(_, l, r) | Node::Compare(_, l, r) | Node::BoolOp(_, l, r) => {
+                take(l);
+                take(r);
+            }
+            Node::List(items) | Node::Call(_, _, items) => items.iter_mut().for_each(take),
+            Node::Lambda(o, _, l) => {
+                take(o);
+                if let Some((_, _, body)) = l {
+                    take(body);
+                }
+            }
+        }
+    }
+
+    /// The tree's depth, counted without recursion.
+    fn depth<'a>(&'a self) -> usize {
+        let mut max = 0;
+        let mut stack: Vec<(&'a Node, usize)> = vec![(self, 1usize)];
+        while let Some((n, d)) = stack.pop() {
+            max = max.max(d);
+            let mut push = |c: &'a Node| stack.push((c, d + 1));
+            match n {
+                Node::Ident(..) | Node::Lit(_) => {}
+                Node::Attribute(o, _) | Node::Unary(_, o) | Node::NamedParam(_, _, o) => push(o),
+                Node::BinOp(_, l, r) | Node::Compare(_, l, r) | Node::BoolOp(_, l, r) => {
+                    push(l);
+                    push(r);
+                }
+                Node::List(items) | Node::Call(_, _, items) => items.iter().for_each(push),
+                Node::Lambda(o, _, l) => {
+                    push(o);
+                    if let Some((_, _, body)) = l {
+                        push(body);
+                    }
+                }
+            }
+        }
+        max
+    }
+}
+
+impl Drop for Node {
+    /// Dismantles the tree with a heap stack: a deep tree never recurses on drop.
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        self.take_children(&mut stack);
+        while let Some(mut n) = stack.pop() {
+            n.take_children(&mut stack);
+        }
+    }
+}
+
 impl fmt::Display for Node {
     /// The library's dataclass `repr()` of the AST.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -784,6 +874,8 @@ struct Parser {
     toks: Vec<Token>,
     lex_error: Option<FilterError>,
     pos: usize,
+    /// Current nesting of `expr` calls (every recursive path goes through `expr`).
+    depth: usize,
 }
 
 type PResult<T> = Result<T, FilterError>;
@@ -841,6 +933,16 @@ impl Parser {
     }
 
     fn expr(&mut self, min_prec: u8) -> PResult<Node> {
+        if self.depth >= MAX_NESTING {
+            return Err(FilterError::Other(RECURSION_ERROR.into()));
+        }
+        self.depth += 1;
+        let e = self.expr_inner(min_prec);
+        self.depth -= 1;
+        e
+    }
+
+    fn expr_inner(&mut self, min_prec: u8) -> PResult<Node> {
         let mut left = self.unary()?;
         while let Some(Tk::Op(op)) = self.peek_kind()?.cloned() {
             let Some(prec) = op.binary_prec() else { break };
@@ -1068,12 +1170,17 @@ impl Parser {
 /// Parses a `$filter` text as `odata-query` does.
 pub fn parse(text: &str) -> Result<Node, FilterError> {
     let (toks, lex_error) = tokenize(text);
-    Parser {
+    let ast = Parser {
         toks,
         lex_error,
         pos: 0,
+        depth: 0,
     }
-    .filter()
+    .filter()?;
+    if ast.depth() > MAX_DEPTH {
+        return Err(FilterError::Other(RECURSION_ERROR.into()));
+    }
+    Ok(ast)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1082,14 +1189,14 @@ pub fn parse(text: &str) -> Result<Node, FilterError> {
 
 /// A Python value an operand evaluates to.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PyVal {
+pub enum PyVal<'a> {
     /// A row value (JSON-loaded Python object) or a converted literal.
     Val(Value),
     /// An AST node kept as is.
-    Node(Node),
+    Node(&'a Node),
 }
 
-impl PyVal {
+impl PyVal<'_> {
     fn type_name(&self) -> &'static str {
         match self {
             PyVal::Val(v) => crate::pyrepr::type_name(v),
@@ -1098,13 +1205,59 @@ impl PyVal {
     }
 }
 
-/// Python `==`.
-fn py_eq(a: &PyVal, b: &PyVal) -> bool {
+/// Python `==`; a comparison of AST nodes nested deeper than Python follows fails with its
+/// `RecursionError`.
+fn py_eq(a: &PyVal, b: &PyVal) -> Result<bool, String> {
     match (a, b) {
-        (PyVal::Val(x), PyVal::Val(y)) => tb_sandbox::state::py_eq(x, y),
-        (PyVal::Node(x), PyVal::Node(y)) => x == y,
-        _ => false,
+        (PyVal::Val(x), PyVal::Val(y)) => Ok(tb_sandbox::state::py_eq(x, y)),
+        (PyVal::Node(x), PyVal::Node(y)) => node_eq(x, y, 0),
+        _ => Ok(false),
     }
+}
+
+/// The dataclass `==` of two AST nodes: fields in order, stopping at the first difference.
+fn node_eq(a: &Node, b: &Node, depth: usize) -> Result<bool, String> {
+    if depth >= MAX_NODE_EQ_DEPTH {
+        return Err(RECURSION_ERROR.into());
+    }
+    let d = depth + 1;
+    let all = |x: &[Node], y: &[Node]| -> Result<bool, String> {
+        for (p, q) in x.iter().zip(y) {
+            if !node_eq(p, q, d)? {
+                return Ok(false);
+            }
+        }
+        Ok(x.len() == y.len())
+    };
+    Ok(match (a, b) {
+        (Node::Ident(..), Node::Ident(..)) | (Node::Lit(_), Node::Lit(_)) => a == b,
+        (Node::Attribute(o, x), Node::Attribute(p, y)) => node_eq(o, p, d)? && x == y,
+        (Node::List(x), Node::List(y)) => all(x, y)?,
+        (Node::BinOp(o, l, r), Node::BinOp(p, m, s)) => {
+            o == p && node_eq(l, m, d)? && node_eq(r, s, d)?
+        }
+        (Node::Unary(o, x), Node::Unary(p, y)) => o == p && node_eq(x, y, d)?,
+        (Node::Compare(o, l, r), Node::Compare(p, m, s)) => {
+            o == p && node_eq(l, m, d)? && node_eq(r, s, d)?
+        }
+        (Node::BoolOp(o, l, r), Node::BoolOp(p, m, s)) => {
+            o == p && node_eq(l, m, d)? && node_eq(r, s, d)?
+        }
+        (Node::Call(n, ns, x), Node::Call(m, ms, y)) => n == m && ns == ms && all(x, y)?,
+        (Node::NamedParam(n, ns, x), Node::NamedParam(m, ms, y)) => {
+            n == m && ns == ms && node_eq(x, y, d)?
+        }
+        (Node::Lambda(o, x, l), Node::Lambda(p, y, m)) => {
+            node_eq(o, p, d)?
+                && x == y
+                && match (l, m) {
+                    (None, None) => true,
+                    (Some((v, vs, e)), Some((w, ws, f))) => v == w && vs == ws && node_eq(e, f, d)?,
+                    _ => false,
+                }
+        }
+        _ => false,
+    })
 }
 
 fn num(v: &Value) -> Option<f64> {
@@ -1171,7 +1324,7 @@ pub struct Evaluator<'a> {
 }
 
 impl Evaluator<'_> {
-    fn operand(&self, n: &Node) -> PyVal {
+    fn operand<'n>(&self, n: &'n Node) -> PyVal<'n> {
         match n {
             Node::Ident(name, _) => PyVal::Val((self.lookup)(name)),
             Node::Lit(Lit::String(s)) => PyVal::Val(Value::String(s.clone())),
@@ -1183,20 +1336,27 @@ impl Evaluator<'_> {
                     .and_then(serde_json::Number::from_f64)
                     .map_or(Value::Null, Value::Number),
             ),
-            other => PyVal::Node(other.clone()),
+            other => PyVal::Node(other),
         }
     }
 
     /// Whether the row passes; a Python exception's text on failure.
     pub fn eval(&self, n: &Node) -> Result<bool, FilterError> {
+        self.eval_at(n, 0)
+    }
+
+    fn eval_at(&self, n: &Node, depth: usize) -> Result<bool, FilterError> {
+        if depth >= MAX_EVAL_DEPTH {
+            return Err(FilterError::Other(RECURSION_ERROR.into()));
+        }
         match n {
             Node::Compare(op, l, r) => {
                 let (a, b) = (self.operand(l), self.operand(r));
                 let quirk = self.ne_ge_le_always_true;
                 let res = match op {
-                    Cmp::Eq => Ok(py_eq(&a, &b)),
+                    Cmp::Eq => py_eq(&a, &b),
                     Cmp::Ne if quirk => Ok(true),
-                    Cmp::Ne => Ok(!py_eq(&a, &b)),
+                    Cmp::Ne => py_eq(&a, &b).map(|e| !e),
                     Cmp::Gt => compare(&a, &b, ">"),
                     Cmp::Ge if quirk => Ok(true),
                     Cmp::Ge => compare(&a, &b, ">="),
@@ -1207,8 +1367,12 @@ impl Evaluator<'_> {
                 };
                 res.map_err(FilterError::Other)
             }
-            Node::BoolOp(true, l, r) => Ok(self.eval(l)? && self.eval(r)?),
-            Node::BoolOp(false, l, r) => Ok(self.eval(l)? || self.eval(r)?),
+            Node::BoolOp(true, l, r) => {
+                Ok(self.eval_at(l, depth + 1)? && self.eval_at(r, depth + 1)?)
+            }
+            Node::BoolOp(false, l, r) => {
+                Ok(self.eval_at(l, depth + 1)? || self.eval_at(r, depth + 1)?)
+            }
             _ => Ok(true),
         }
     }
@@ -1439,6 +1603,238 @@ mod tests {
         );
     }
 
+    /// Runs `f` on a thread with tokio's default worker stack (2 MiB): deep input must fail
+    /// with an error, never overflow it.
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .expect("thread")
+            .join()
+            .expect("no stack overflow or panic")
+    }
+
+    fn deep_filters(n: usize) -> Vec<(&'static str, String)> {
+        vec![
+            ("and chain", vec!["n eq 1"; n].join(" and ")),
+            ("or chain", vec!["n eq 1"; n].join(" or ")),
+            (
+                "parens",
+                format!("{}n eq 1{}", "(".repeat(n), ")".repeat(n)),
+            ),
+            ("not", format!("{}n", "not ".repeat(n))),
+            ("minus", format!("{}1 eq 1", "-".repeat(n))),
+            (
+                "calls",
+                format!("{}n{} eq 1", "tolower(".repeat(n), ")".repeat(n)),
+            ),
+            (
+                "any lambdas",
+                format!("{}n{}", "x/any(v: ".repeat(n), ")".repeat(n)),
+            ),
+            (
+                "lists",
+                format!("{}1, 2{} eq 1", "(".repeat(n), ", 3)".repeat(n)),
+            ),
+            (
+                "in lists",
+                format!("n in {}1, 2{}", "(".repeat(n), ", 3)".repeat(n)),
+            ),
+            (
+                "right-nested and",
+                format!("{}n eq 1{}", "n eq 1 and (".repeat(n), ")".repeat(n)),
+            ),
+        ]
+    }
+
+    #[test]
+    fn deep_filters_fail_with_the_recursion_error_not_a_stack_overflow() {
+        on_small_stack(|| {
+            // ~110 KB and far beyond: every shape answers with Python's RecursionError text.
+            for n in [3_000, 30_000] {
+                for (name, f) in deep_filters(n) {
+                    let got = run(&f, false);
+                    assert_eq!(got, Err(RECURSION_ERROR.to_string()), "{name} x{n}");
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn moderately_deep_filters_still_work_as_the_reference() {
+        on_small_stack(|| {
+            // As the reference: 900 `and`s evaluate; deep `not`/calls/lambdas are true.
+            assert_eq!(
+                run(&vec!["n gt 4"; 900].join(" and "), false),
+                ids(&["2", "10"])
+            );
+            assert_eq!(run(&vec!["n eq 0"; 900].join(" or "), false), ids(&[]));
+            let all = ids(&["1", "2", "10"]);
+            for (name, f) in deep_filters(40) {
+                let got = run(&f, false);
+                let want = match name {
+                    "and chain" | "or chain" | "parens" | "right-nested and" => ids(&[]),
+                    "minus" | "calls" | "lists" => ids(&[]),
+                    _ => all.clone(),
+                };
+                assert_eq!(got, want, "{name}");
+            }
+            // The evaluator's own limit: 970 chained `and`s parse but fail when evaluated.
+            assert_eq!(
+                run(&vec!["n gt 4"; 970].join(" and "), false),
+                Err(RECURSION_ERROR.to_string())
+            );
+            // Python's `==` on deep AST nodes raises RecursionError too.
+            let deep = vec!["n"; 400].join(" add ");
+            assert_eq!(
+                run(&format!("({deep}) eq ({deep})"), false),
+                Err(RECURSION_ERROR.to_string())
+            );
+            let shallow = vec!["n"; 300].join(" add ");
+            assert_eq!(
+                run(&format!("({shallow}) eq ({shallow})"), false),
+                ids(&["1", "2", "10"])
+            );
+        });
+    }
+
+    /// Fuzz target (stable toolchain, bounded): token soup and deep shapes, parsed and
+    /// evaluated on a 2 MiB stack. Never a panic or overflow; errors are the library's kinds.
+    #[test]
+    fn fuzz_token_soup_and_deep_shapes() {
+        const PIECES: &[&str] = &[
+            "(",
+            ")",
+            " and ",
+            " or ",
+            "not ",
+            "-",
+            " eq ",
+            " ne ",
+            " gt ",
+            " ge ",
+            " lt ",
+            " le ",
+            " in ",
+            " add ",
+            " mul ",
+            ",",
+            ", ",
+            "/",
+            "any(",
+            "all(",
+            "v: ",
+            "n",
+            "status",
+            "'x'",
+            "'\u{e9}'",
+            "1",
+            "+5",
+            "1.5e3",
+            "2025-01-01",
+            "2025-01-01T10:00Z",
+            "10:00:00",
+            "null",
+            "true",
+            "tolower(",
+            "contains(",
+            "substring(",
+            "now()",
+            " ",
+            "\u{e9}",
+            "\u{65e5}\u{672c}",
+            "duration'P1D'",
+            "geography'x'",
+            "x.y",
+            "=",
+            "''",
+            "'",
+            "\"",
+            "a=",
+            "00000000-0000-0000-0000-000000000000",
+        ];
+        let stats = on_small_stack(move || {
+            let soup = prop::collection::vec(prop::sample::select(PIECES), 0..120)
+                .prop_map(|v| v.concat());
+            let atom = prop::sample::select(vec![
+                "n",
+                "status",
+                "id",
+                "'open'",
+                "'\u{e9}'",
+                "1",
+                "4.5",
+                "null",
+                "true",
+                "2025-01-01",
+            ])
+            .prop_map(str::to_string);
+            let grammar = atom.prop_recursive(6, 48, 3, |e| {
+                let op = prop::sample::select(vec![
+                    " eq ", " ne ", " gt ", " ge ", " lt ", " le ", " and ", " or ", " add ",
+                ]);
+                prop_oneof![
+                    (e.clone(), op, e.clone()).prop_map(|(a, o, b)| format!("{a}{o}{b}")),
+                    e.clone().prop_map(|a| format!("({a})")),
+                    e.clone().prop_map(|a| format!("not {a}")),
+                    e.clone().prop_map(|a| format!("tolower({a})")),
+                    (e.clone(), e.clone()).prop_map(|(a, b)| format!("n in ({a}, {b})")),
+                    e.prop_map(|a| format!("tags/any(v: {a})")),
+                ]
+            });
+            let deep = (0usize..10, 0usize..1500).prop_map(|(shape, n)| {
+                deep_filters(n)
+                    .into_iter()
+                    .nth(shape)
+                    .map(|(_, f)| f)
+                    .unwrap_or_default()
+            });
+            let input = prop_oneof![3 => grammar, 3 => soup, 1 => deep, 1 => "\\PC{0,60}"];
+            let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+                cases: std::env::var("TB_FUZZ_CASES")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(2000),
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            });
+            let counts = std::sync::Mutex::new([0usize; 4]);
+            let result = runner.run(&input, |f| {
+                let got = run(&f, false);
+                let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
+                c[0] += 1;
+                match &got {
+                    Ok(_) => c[1] += 1,
+                    Err(e) if e == RECURSION_ERROR => c[3] += 1,
+                    Err(_) => c[2] += 1,
+                }
+                drop(c);
+                if let Err(e) = got {
+                    prop_assert!(
+                        e.starts_with("Failed to tokenize at: Token(")
+                            || e.starts_with("Failed to parse at: ")
+                            || e.starts_with("Unknown function: ")
+                            || e.starts_with("Function '")
+                            || e.starts_with("No symbol ")
+                            || e.contains("not supported between instances of")
+                            || e == RECURSION_ERROR,
+                        "unexpected error kind: {e}"
+                    );
+                }
+                Ok(())
+            });
+            (
+                result.map_err(|e| e.to_string()),
+                counts.into_inner().unwrap_or_default(),
+            )
+        });
+        let (result, [cases, ok, err, deep_err]) = stats;
+        eprintln!(
+            "odata fuzz: {cases} filters, {ok} evaluated, {err} errors, {deep_err} recursion errors"
+        );
+        result.unwrap();
+    }
+
     fn field() -> impl Strategy<Value = String> {
         prop::sample::select(vec!["status", "priority", "n", "verified", "id"])
             .prop_map(str::to_string)
@@ -1472,19 +1868,19 @@ mod tests {
         #[test]
         fn and_binds_tighter_than_or(a in comparison(), b in comparison(), c in comparison()) {
             let ast = parse(&format!("{a} or {b} and {c}")).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let Node::BoolOp(false, l, r) = ast else { return Err(TestCaseError::fail("top is not or")) };
-            prop_assert!(matches!(*l, Node::Compare(..)));
-            prop_assert!(matches!(*r, Node::BoolOp(true, ..)));
+            let Node::BoolOp(false, l, r) = &ast else { return Err(TestCaseError::fail("top is not or")) };
+            prop_assert!(matches!(**l, Node::Compare(..)));
+            prop_assert!(matches!(**r, Node::BoolOp(true, ..)));
             let ast2 = parse(&format!("{a} and {b} or {c}")).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let Node::BoolOp(false, l2, _) = ast2 else { return Err(TestCaseError::fail("top is not or")) };
-            prop_assert!(matches!(*l2, Node::BoolOp(true, ..)));
+            let Node::BoolOp(false, l2, _) = &ast2 else { return Err(TestCaseError::fail("top is not or")) };
+            prop_assert!(matches!(**l2, Node::BoolOp(true, ..)));
         }
 
         #[test]
         fn parenthesised_groups_keep_their_structure(a in comparison(), b in comparison(), c in comparison()) {
             let ast = parse(&format!("({a} or {b}) and {c}")).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let Node::BoolOp(true, l, _) = ast else { return Err(TestCaseError::fail("top is not and")) };
-            prop_assert!(matches!(*l, Node::BoolOp(false, ..)));
+            let Node::BoolOp(true, l, _) = &ast else { return Err(TestCaseError::fail("top is not and")) };
+            prop_assert!(matches!(**l, Node::BoolOp(false, ..)));
         }
 
         #[test]
