@@ -14,6 +14,7 @@
 
 pub mod client;
 pub mod config;
+pub mod redact;
 #[cfg(feature = "mock")]
 pub mod mock;
 pub mod retry;

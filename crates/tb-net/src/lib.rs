@@ -9,7 +9,11 @@
 //!   connections are still taken, with a much shorter header timeout (so `/health` and other
 //!   quick requests keep answering while stalled connections hold the regular places); past
 //!   that, new connections are closed at once instead of queueing in the kernel;
-//! - accept errors (`EMFILE`) back off instead of spinning.
+//! - accept errors (`EMFILE`) back off instead of spinning;
+//! - a **lingering close**: a connection dropped while the client is still sending (a body
+//!   or WebSocket message over the limit) is shut down for writing and drained for a moment
+//!   before it is closed, so the client reads the answer or close frame sent to it instead
+//!   of a TCP reset.
 //!
 //! [`read_body`] reads a request body within a size limit and a **body read timeout**.
 
@@ -141,7 +145,7 @@ pub async fn serve(
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout);
             let conn = builder
-                .serve_connection(TokioIo::new(stream), service)
+                .serve_connection(TokioIo::new(Lingering(Some(stream))), service)
                 .with_upgrades();
             tokio::pin!(conn);
             let stopping = async move {
@@ -242,4 +246,100 @@ pub async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<By
     tokio::time::timeout(timeout, read)
         .await
         .map_err(|_| BodyError::Timeout(timeout))?
+}
+
+/// Longest a dropped connection is drained (see [`Lingering`]).
+const LINGER: Duration = Duration::from_secs(2);
+/// Most bytes drained from a dropped connection.
+const LINGER_BYTES: usize = 128 << 20;
+
+/// A connection that, when dropped, sends FIN and drains what the client still sends (for at
+/// most [`LINGER`] and [`LINGER_BYTES`]) before closing: closing a socket with unread data
+/// makes the kernel send a reset, which can destroy the reply the client has not read yet.
+struct Lingering(Option<tokio::net::TcpStream>);
+
+impl Drop for Lingering {
+    fn drop(&mut self) {
+        let Some(stream) = self.0.take() else { return };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        rt.spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut stream = stream;
+            let _ = stream.shutdown().await;
+            let mut buf = vec![0u8; 64 << 10];
+            let mut drained = 0usize;
+            let _ = tokio::time::timeout(LINGER, async {
+                while drained < LINGER_BYTES {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => drained += n,
+                    }
+                }
+            })
+            .await;
+        });
+    }
+}
+
+impl tokio::io::AsyncRead for Lingering {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.0.as_mut() {
+            Some(s) => Pin::new(s).poll_read(cx, buf),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Lingering {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.0.as_mut() {
+            Some(s) => Pin::new(s).poll_write(cx, buf),
+            None => std::task::Poll::Ready(Err(std::io::ErrorKind::NotConnected.into())),
+        }
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.0.as_mut() {
+            Some(s) => Pin::new(s).poll_flush(cx),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.0.as_mut() {
+            Some(s) => Pin::new(s).poll_shutdown(cx),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.0.as_mut() {
+            Some(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            None => std::task::Poll::Ready(Err(std::io::ErrorKind::NotConnected.into())),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.0.as_ref().is_some_and(|s| s.is_write_vectored())
+    }
 }

@@ -46,6 +46,8 @@ pub struct Options {
     pub idle_timeout: Option<Duration>,
     /// Largest accepted WebSocket message, in bytes.
     pub max_message_bytes: usize,
+    /// Connection cap and header/body read timeouts of the HTTP server.
+    pub serve: tb_net::ServeLimits,
 }
 
 impl Options {
@@ -61,6 +63,7 @@ impl Options {
             max_envs: 8,
             idle_timeout: Some(Duration::from_secs(15 * 60)),
             max_message_bytes: 8 << 20,
+            serve: tb_net::ServeLimits::default(),
         }
     }
 }
