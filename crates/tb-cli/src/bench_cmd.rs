@@ -344,7 +344,7 @@ fn sessions_memory(a: &BenchArgs, n: usize) -> Result<ExitCode> {
                 };
                 let mut calls = 0;
                 for server in task.servers() {
-                    for (tool, args) in task.golden_calls(server) {
+                    for (tool, args) in task.golden_calls(&server) {
                         reg.call(&slot, &tool, args).await?;
                         calls += 1;
                     }
