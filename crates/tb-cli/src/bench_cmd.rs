@@ -363,7 +363,7 @@ fn sessions_memory(a: &BenchArgs, n: usize) -> Result<ExitCode> {
     let ran = t0.elapsed();
     registry.remove_all();
     // Without a collection: what an idle server kept before.
-    rt.block_on(tokio::time::sleep(Duration::from_secs(3)));
+    rt.block_on(async { tokio::time::sleep(Duration::from_secs(3)).await });
     let closed = kib();
     // With it: as `tb mcp-start` does when sessions close (workers collect as they park).
     crate::alloc::request_collect();

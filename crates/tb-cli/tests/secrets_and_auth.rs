@@ -160,7 +160,11 @@ fn mcp_start_generates_a_token_and_needs_it() {
         let Ok(l) = rx.recv_timeout(Duration::from_secs(120)) else {
             break;
         };
-        if let Some(t) = l.split("admin token").nth(1).and_then(|r| r.rsplit(": ").next()) {
+        if let Some(t) = l
+            .split("admin token")
+            .nth(1)
+            .and_then(|r| r.rsplit(": ").next())
+        {
             token = Some(t.trim().to_string());
         }
         if let Some(u) = l.split("listening on ").nth(1) {

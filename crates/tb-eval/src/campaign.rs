@@ -613,7 +613,8 @@ mod tests {
         };
         std::fs::write(
             &out,
-            rec("a.py:t::repeat::0", true) + &rec("a.py:u::repeat::0", false)
+            rec("a.py:t::repeat::0", true)
+                + &rec("a.py:u::repeat::0", false)
                 + &rec("a.py:t::repeat::0", false),
         )
         .unwrap();

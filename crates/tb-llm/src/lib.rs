@@ -14,9 +14,9 @@
 
 pub mod client;
 pub mod config;
-pub mod redact;
 #[cfg(feature = "mock")]
 pub mod mock;
+pub mod redact;
 pub mod retry;
 pub mod wire;
 

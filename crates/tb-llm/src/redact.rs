@@ -69,7 +69,8 @@ fn userinfo_span(s: &str, from: usize) -> Option<(usize, usize)> {
         let rest = &s[start..];
         let auth_len = rest
             .find(|c: char| {
-                matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>' | '`' | '\\') || c.is_whitespace()
+                matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>' | '`' | '\\')
+                    || c.is_whitespace()
             })
             .unwrap_or(rest.len());
         if let Some(a) = rest[..auth_len].rfind('@')
@@ -194,11 +195,18 @@ mod tests {
         );
         register_url("http://bob:hunter22@example.test/x");
         assert_eq!(redact("pw hunter22"), "pw <redacted>");
-        let mut v = serde_json::json!({"m": ["x sk-redact-test-0f3a9c y"], "sk-redact-test-0f3a9c": 1});
+        let mut v =
+            serde_json::json!({"m": ["x sk-redact-test-0f3a9c y"], "sk-redact-test-0f3a9c": 1});
         redact_json(&mut v);
-        assert_eq!(v, serde_json::json!({"m": ["x <redacted> y"], "<redacted>": 1}));
+        assert_eq!(
+            v,
+            serde_json::json!({"m": ["x <redacted> y"], "<redacted>": 1})
+        );
         // The JSON-escaped form of a secret with a quote.
         register("q\"uote-secret");
-        assert_eq!(redact(r#"{"k": "q\"uote-secret"}"#), r#"{"k": "<redacted>"}"#);
+        assert_eq!(
+            redact(r#"{"k": "q\"uote-secret"}"#),
+            r#"{"k": "<redacted>"}"#
+        );
     }
 }

@@ -664,15 +664,13 @@ fn proxy_session_error(e: &SessionError) -> Response {
 }
 
 async fn proxy_body(state: &AppState, body: Body) -> Result<Map<String, Value>, Response> {
-    read_object(&state, body)
-        .await
-        .map_err(|(s, msg)| {
-            if s == StatusCode::PAYLOAD_TOO_LARGE || s == StatusCode::REQUEST_TIMEOUT {
-                proxy_error(s, msg)
-            } else {
-                proxy_error(StatusCode::BAD_REQUEST, format!("Invalid input: {msg}"))
-            }
-        })
+    read_object(&state, body).await.map_err(|(s, msg)| {
+        if s == StatusCode::PAYLOAD_TOO_LARGE || s == StatusCode::REQUEST_TIMEOUT {
+            proxy_error(s, msg)
+        } else {
+            proxy_error(StatusCode::BAD_REQUEST, format!("Invalid input: {msg}"))
+        }
+    })
 }
 
 fn invalid(msg: String) -> Response {

@@ -70,8 +70,8 @@ fn kind(v: &Value) -> &'static str {
 pub fn check(bytes: &[u8]) -> Result<Option<ClientJsonRpcMessage>, Rejection> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Rejection::parse(format!("Parse error: the message is not UTF-8 ({e})")))?;
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| Rejection::parse(format!("Parse error: {e}")))?;
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| Rejection::parse(format!("Parse error: {e}")))?;
     let obj = match &v {
         Value::Object(m) => m,
         Value::Array(_) => return Ok(None),

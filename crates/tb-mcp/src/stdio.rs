@@ -154,9 +154,7 @@ async fn finish_line(
     }
     match crate::jsonrpc::check(line) {
         Err(r) => rejects.send(r.to_line()).is_ok(),
-        Ok(_) => {
-            to_rmcp.write_all(line).await.is_ok() && to_rmcp.write_all(b"\n").await.is_ok()
-        }
+        Ok(_) => to_rmcp.write_all(line).await.is_ok() && to_rmcp.write_all(b"\n").await.is_ok(),
     }
 }
 

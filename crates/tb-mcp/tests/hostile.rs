@@ -26,7 +26,11 @@ async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
     )
 }
 
-fn mcp_post(h: &reqwest::Client, url: &str, body: impl Into<reqwest::Body>) -> reqwest::RequestBuilder {
+fn mcp_post(
+    h: &reqwest::Client,
+    url: &str,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::RequestBuilder {
     h.post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -71,8 +75,14 @@ fn check_error(reply: &Value, code: i64, what: &str) {
     assert_eq!(reply["jsonrpc"], "2.0", "{what}: {reply}");
     assert_eq!(reply["error"]["code"], code, "{what}: {reply}");
     let msg = reply["error"]["message"].as_str().unwrap_or_default();
-    assert!(!msg.is_empty() && !msg.contains("Method not found"), "{what}: {reply}");
-    assert!(msg.len() < 1000, "{what}: the error quotes the input: {msg}");
+    assert!(
+        !msg.is_empty() && !msg.contains("Method not found"),
+        "{what}: {reply}"
+    );
+    assert!(
+        msg.len() < 1000,
+        "{what}: the error quotes the input: {msg}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,7 +100,10 @@ async fn bad_mcp_messages_over_http_get_json_rpc_errors() {
     for (body, code) in bad_messages() {
         let what = String::from_utf8_lossy(&body[..body.len().min(80)]).into_owned();
         let (status, reply) = send(mcp_post(&h, &url, body)).await;
-        assert!(status == 200 || status == 400, "{what}: HTTP {status} {reply}");
+        assert!(
+            status == 200 || status == 400,
+            "{what}: HTTP {status} {reply}"
+        );
         check_error(&reply, code, &what);
     }
     // The id of a request with bad params is kept.
@@ -129,7 +142,10 @@ async fn bad_lines_over_stdio_get_json_rpc_errors() {
     let mut replies = BufReader::new(client_in).lines();
     let mut cases = bad_messages();
     // A line longer than the limit (9 MiB), then a last bad line without its newline.
-    cases.push((vec![b'x'; tb_mcp::stdio::MAX_LINE_BYTES + (1 << 20)], -32700));
+    cases.push((
+        vec![b'x'; tb_mcp::stdio::MAX_LINE_BYTES + (1 << 20)],
+        -32700,
+    ));
     let sent = cases.clone();
     let writer = tokio::spawn(async move {
         for (body, _) in sent {
@@ -153,7 +169,11 @@ async fn bad_lines_over_stdio_get_json_rpc_errors() {
             .expect("a reply line");
         check_error(&serde_json::from_str(&line).unwrap(), *code, &what);
     }
-    let last = replies.next_line().await.unwrap().expect("the last line's reply");
+    let last = replies
+        .next_line()
+        .await
+        .unwrap()
+        .expect("the last line's reply");
     check_error(&serde_json::from_str(&last).unwrap(), -32700, "last line");
     let _client_out = writer.await.unwrap();
     // End of input ends the session (the client never initialized: rmcp says so).
@@ -180,7 +200,13 @@ async fn proxy_numbers_ids_and_task_paths_are_bounded() {
     for n in [json!(1e300), json!(1.7976931348623157e308), json!(-1)] {
         let (s, b) = post("/garbage_collect", json!({"inactivity_minutes": n})).await;
         assert_eq!(s, 400, "{n}: {b}");
-        assert!(b["content"]["value"].as_str().unwrap().contains("inactivity_minutes"), "{b}");
+        assert!(
+            b["content"]["value"]
+                .as_str()
+                .unwrap()
+                .contains("inactivity_minutes"),
+            "{b}"
+        );
         let cfg = json!({"sandbox_external_retail": {}});
         let (s, b) = post(
             "/session_create",
@@ -188,14 +214,23 @@ async fn proxy_numbers_ids_and_task_paths_are_bounded() {
         )
         .await;
         assert_eq!(s, 400, "{n}: {b}");
-        assert!(b["content"]["value"].as_str().unwrap().contains("timeout"), "{b}");
+        assert!(
+            b["content"]["value"].as_str().unwrap().contains("timeout"),
+            "{b}"
+        );
     }
     let (s, _) = send(h.get(format!("{base}/health"))).await;
     assert_eq!(s, 200);
 
     // Session ids: length and characters.
     let cfg = json!({"sandbox_external_retail": {}});
-    for id in ["x".repeat(10_000), "a/b".into(), "a b".into(), "".into(), "é".into()] {
+    for id in [
+        "x".repeat(10_000),
+        "a/b".into(),
+        "a b".into(),
+        "".into(),
+        "é".into(),
+    ] {
         let (s, b) = post(
             "/session_create",
             json!({"session_id": id, "server_config": cfg, "available_tools": []}),

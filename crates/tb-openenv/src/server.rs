@@ -308,7 +308,11 @@ async fn session(mut socket: WebSocket, s: AppState) {
         };
         if text == TOO_BIG {
             let max = s.shared.options.max_message_bytes;
-            tracing::info!(session = guard.id, max, "message over the size limit: closing");
+            tracing::info!(
+                session = guard.id,
+                max,
+                "message over the size limit: closing"
+            );
             close(
                 &mut socket,
                 1009,

@@ -172,7 +172,10 @@ async fn every_frame_type_and_no_hidden_fields() {
     // client's mistakes: a VALIDATION_ERROR naming `test_uid` (never an episode ending in a
     // system error), the socket stays open and the environment idle.
     for (kwargs, kind) in [
-        (json!({"test_uid": "brightside_retail.py:test_nope"}), "value_error"),
+        (
+            json!({"test_uid": "brightside_retail.py:test_nope"}),
+            "value_error",
+        ),
         (json!({"test_uid": "../../../etc/passwd"}), "value_error"),
         (json!({"test_uid": "/etc/passwd:root"}), "value_error"),
         (json!({"seed": 3}), "missing"),
@@ -708,7 +711,10 @@ async fn an_oversized_message_gets_a_close_frame_with_its_reason() {
     let mut c = Client::connect(&server.url()).await;
     let st = c.ask(json!({"type": "state"})).await;
     assert_eq!(st["type"], "state");
-    let big = format!("{{\"type\": \"state\", \"pad\": \"{}\"}}", "x".repeat(20 << 20));
+    let big = format!(
+        "{{\"type\": \"state\", \"pad\": \"{}\"}}",
+        "x".repeat(20 << 20)
+    );
     // The server may stop reading mid-message: the send can fail once it closed.
     let _ = c.ws.send(WsMessage::Text(big.into())).await;
     let mut close = None;
