@@ -335,7 +335,7 @@ fn sessions_memory(a: &BenchArgs, n: usize) -> Result<ExitCode> {
             slots.push(registry.create_for_task(&ids[i % ids.len()])?);
         }
         let mut jobs = tokio::task::JoinSet::new();
-        for slot in slots.iter().cloned() {
+        for slot in slots {
             let reg = registry.clone();
             jobs.spawn(async move {
                 let task = match slot.origin() {

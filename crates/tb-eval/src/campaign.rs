@@ -619,9 +619,9 @@ mod tests {
         )
         .unwrap();
         let files = CampaignFiles::new(&out, None);
-        let e = open(files.clone(), Vec::new(), Mode::Resume, "b", "c")
-            .err()
-            .expect("a duplicate must be refused");
+        let Err(e) = open(files.clone(), Vec::new(), Mode::Resume, "b", "c") else {
+            panic!("a duplicate must be refused");
+        };
         let msg = e.to_string();
         assert!(
             matches!(&e, CampaignError::Duplicate { key, lines, .. } if key == "a.py:t::repeat::0" && lines == &vec![1, 3]),

@@ -664,7 +664,7 @@ fn proxy_session_error(e: &SessionError) -> Response {
 }
 
 async fn proxy_body(state: &AppState, body: Body) -> Result<Map<String, Value>, Response> {
-    read_object(&state, body).await.map_err(|(s, msg)| {
+    read_object(state, body).await.map_err(|(s, msg)| {
         if s == StatusCode::PAYLOAD_TOO_LARGE || s == StatusCode::REQUEST_TIMEOUT {
             proxy_error(s, msg)
         } else {

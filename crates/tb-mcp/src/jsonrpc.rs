@@ -175,7 +175,6 @@ pub fn check(bytes: &[u8]) -> Result<Option<ClientJsonRpcMessage>, Rejection> {
             }
         }
     }
-    let _ = method;
     match serde_json::from_value::<ClientJsonRpcMessage>(v) {
         Ok(msg) => {
             if let ClientJsonRpcMessage::Request(r) = &msg
