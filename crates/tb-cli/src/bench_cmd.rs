@@ -108,6 +108,12 @@ pub struct BenchArgs {
     /// Internal: be the idle-memory child process and hold this many sessions.
     #[arg(long, hide = true)]
     pub idle_child: Option<usize>,
+    /// Only measure memory returned after sessions close: open this many MCP registry
+    /// sessions at once (round robin over the list), replay each task's golden calls and grade
+    /// it, close them all, and print VmRSS before, at the peak, after closing without and
+    /// with the collection `tb mcp-start` requests (one JSON object).
+    #[arg(long)]
+    pub sessions_memory: Option<usize>,
 }
 
 /// The golden calls of one server: (server, [(tool, arguments)]).
@@ -291,6 +297,95 @@ fn idle_child(a: &BenchArgs, n: usize) -> Result<ExitCode> {
         "{}",
         json!({"sessions": n, "rss_before_kib": before, "rss_after_kib": after,
                "create_all_s": created.as_secs_f64()})
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--sessions-memory N`: see [`BenchArgs::sessions_memory`].
+fn sessions_memory(a: &BenchArgs, n: usize) -> Result<ExitCode> {
+    let root = crate::common::data_root(&a.data)?;
+    let list = a.test_list.clone().unwrap_or_else(|| {
+        root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml")
+    });
+    let clock = Clock::parse(&a.now).map_err(anyhow::Error::msg)?;
+    let limits = tb_mcp::Limits {
+        max_sessions: n.max(1),
+        idle_timeout: None,
+        ..tb_mcp::Limits::default()
+    };
+    let registry = std::sync::Arc::new(tb_mcp::Registry::open(&root, clock, limits)?);
+    let ds = tb_dataset::Dataset::open(&root)?;
+    let ids: Vec<String> = ds
+        .read_test_list(&list)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    anyhow::ensure!(!ids.is_empty(), "{}: no tasks", list.display());
+    let rt = crate::mcp_cmd::runtime()?;
+    let kib = || rss_kib().0.unwrap_or(0);
+    // Warm: every task loaded once (its tool set, its golden state), then closed.
+    for id in &ids {
+        let s = registry.create_for_task(id)?;
+        registry.remove(s.id())?;
+    }
+    crate::alloc::collect_now();
+    let warm = kib();
+    let t0 = Instant::now();
+    let calls = rt.block_on(async {
+        let mut slots = Vec::with_capacity(n);
+        for i in 0..n {
+            slots.push(registry.create_for_task(&ids[i % ids.len()])?);
+        }
+        let mut jobs = tokio::task::JoinSet::new();
+        for slot in slots {
+            let reg = registry.clone();
+            jobs.spawn(async move {
+                let task = match slot.origin() {
+                    tb_mcp::registry::Origin::Task(t) => t.clone(),
+                    _ => return Ok::<usize, anyhow::Error>(0),
+                };
+                let mut calls = 0;
+                for server in task.servers() {
+                    for (tool, args) in task.golden_calls(&server) {
+                        reg.call(&slot, &tool, args).await?;
+                        calls += 1;
+                    }
+                }
+                reg.effects(&slot, true).await?;
+                Ok(calls)
+            });
+        }
+        let mut calls = 0;
+        while let Some(r) = jobs.join_next().await {
+            calls += r??;
+        }
+        Ok::<usize, anyhow::Error>(calls)
+    })?;
+    let peak = kib();
+    let ran = t0.elapsed();
+    registry.remove_all();
+    // Without a collection: what an idle server kept before.
+    rt.block_on(async { tokio::time::sleep(Duration::from_secs(3)).await });
+    let closed = kib();
+    // With it: as `tb mcp-start` does when sessions close (workers collect as they park).
+    crate::alloc::request_collect();
+    crate::alloc::collect_now();
+    rt.block_on(async {
+        // Wake every worker once so that each parks again.
+        let mut jobs = tokio::task::JoinSet::new();
+        for _ in 0..64 {
+            jobs.spawn(tokio::time::sleep(Duration::from_millis(10)));
+        }
+        while jobs.join_next().await.is_some() {}
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    });
+    let collected = kib();
+    println!(
+        "{}",
+        json!({"sessions": n, "golden_calls": calls, "run_s": ran.as_secs_f64(),
+               "rss_warm_mib": warm as f64 / 1024.0, "rss_peak_mib": peak as f64 / 1024.0,
+               "rss_closed_mib": closed as f64 / 1024.0,
+               "rss_closed_collected_mib": collected as f64 / 1024.0})
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -796,6 +891,9 @@ fn sig(x: f64) -> f64 {
 
 /// Runs `tb bench`.
 pub fn run(a: &BenchArgs) -> Result<ExitCode> {
+    if let Some(n) = a.sessions_memory {
+        return sessions_memory(a, n);
+    }
     if let Some(n) = a.idle_child {
         return idle_child(a, n);
     }

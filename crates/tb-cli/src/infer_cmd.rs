@@ -216,7 +216,8 @@ impl Observer for Progress {
             Outcome::SystemError | Outcome::TestError => self.errors += 1,
         }
         if outcome != Outcome::Passed && self.failures.len() < self.show_failures {
-            self.failures.push(describe_failure(rec));
+            self.failures
+                .push(tb_llm::redact::redact(&describe_failure(rec)).into_owned());
         }
         self.bar.inc(1);
         self.redraw();
@@ -465,7 +466,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     let keys = planned.len();
     let mut opened = campaign::open(files.clone(), planned, mode, &bundle_hash, &config_hash)?;
     for n in &opened.notes {
-        eprintln!("note: {n}");
+        eprintln!("note: {}", tb_llm::redact::redact(n));
     }
     let prior: Vec<(String, bool)> = opened
         .prior
@@ -483,12 +484,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     // The run manifest: provenance, the test list, and one entry per session.
     let run_start = chrono::Utc::now().to_rfc3339();
     let mut sessions = match mode {
-        Mode::Resume => std::fs::read_to_string(&files.manifest)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .and_then(|m| m.get("sessions").cloned())
-            .and_then(|s| s.as_array().cloned())
-            .unwrap_or_default(),
+        Mode::Resume => campaign::manifest_sessions(&files.manifest)?,
         _ => Vec::new(),
     };
     sessions.push(json!({

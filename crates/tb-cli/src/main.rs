@@ -1,6 +1,7 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
 mod audit_cmd;
+mod alloc;
 mod bench_cmd;
 mod campaign_cmd;
 mod common;
@@ -91,7 +92,8 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_new(&cli.log)
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(std::io::stderr)
+        // Every log line leaves the process redacted (registered secrets, URL userinfo).
+        .with_writer(tb_llm::redact::RedactingLine::default)
         .init();
     let result = match &cli.command {
         Command::Validate(a) => validate_cmd::run(a),
@@ -117,7 +119,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", error_text(&e));
+            eprintln!("error: {}", tb_llm::redact::redact(&error_text(&e)));
             ExitCode::from(2)
         }
     }

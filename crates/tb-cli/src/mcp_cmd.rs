@@ -39,11 +39,27 @@ pub struct McpStartArgs {
     #[command(flatten)]
     data: DataArgs,
     /// Bearer token required on the admin and Session Proxy routes (and the shared /mcp).
+    /// Without it a random token is generated at start and printed on stderr (and written to
+    /// --token-file).
     #[arg(long, env = "TB_MCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// Allow a non-loopback --host without a token.
+    /// Write the token (given or generated) to this file, readable by its owner only.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Serve the admin and Session Proxy routes without a token (any local process can then
+    /// list sessions and read golden states).
+    #[arg(long, conflicts_with_all = ["token", "token_file"])]
+    no_auth: bool,
+    /// Allow a non-loopback --host with --no-auth.
     #[arg(long)]
     insecure: bool,
+    /// Most HTTP connections open at once (default: from the file-descriptor limit, at most
+    /// 4096); a few more are taken with a 1 s header timeout, beyond that they are closed.
+    #[arg(long)]
+    max_connections: Option<usize>,
+    /// Longest a request's header (or body) may take to arrive, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    header_timeout_secs: f64,
     /// Most sessions open at once; more are refused with HTTP 503.
     #[arg(long, default_value_t = 10_000)]
     max_sessions: usize,
@@ -80,20 +96,43 @@ fn secs(x: f64, what: &str) -> Result<Duration> {
     Duration::try_from_secs_f64(x).with_context(|| format!("{what}: {x} is not a duration"))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+/// The server runtime: its workers give freed memory back when they go idle after sessions
+/// closed (see [`crate::alloc`]).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(crate::alloc::on_park)
         .build()
         .context("starting the async runtime")
 }
 
+/// Requests a memory collection whenever 64 sessions (or all) closed since the last high point.
+fn watch_sessions(registry: Arc<Registry>) {
+    tokio::spawn(async move {
+        let mut watch = crate::alloc::SessionWatch::new(64);
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            watch.observe(registry.len());
+        }
+    });
+}
+
 /// Runs `tb mcp-start` until Ctrl-C.
 pub fn start(args: &McpStartArgs) -> Result<ExitCode> {
-    if !args.host.is_loopback() && args.token.is_none() && !args.insecure {
+    if !args.host.is_loopback() && args.no_auth && !args.insecure {
         anyhow::bail!(
-            "--host {} is reachable from other machines: set --token (or TB_MCP_TOKEN) for the admin routes, or pass --insecure",
+            "--host {} is reachable from other machines: drop --no-auth (a token is then required on the admin routes), or pass --insecure",
             args.host
         );
+    }
+    let token = match (&args.token, args.no_auth) {
+        (_, true) => None,
+        (Some(t), false) if t.is_empty() => anyhow::bail!("--token (or TB_MCP_TOKEN) is empty"),
+        (Some(t), false) => Some(t.clone()),
+        (None, false) => Some(tb_mcp::http::generate_token()),
+    };
+    if let (Some(path), Some(t)) = (&args.token_file, &token) {
+        write_private(path, t).with_context(|| format!("writing {}", path.display()))?;
     }
     let limits = Limits {
         max_sessions: args.max_sessions,
@@ -104,9 +143,19 @@ pub fn start(args: &McpStartArgs) -> Result<ExitCode> {
         call_timeout: secs(args.data.call_timeout_secs, "--call-timeout-secs")?,
     };
     let registry = registry(&args.data, limits)?;
+    let header_timeout = secs(args.header_timeout_secs, "--header-timeout-secs")?;
+    let mut serve = tb_net::ServeLimits {
+        header_timeout,
+        body_timeout: header_timeout.max(std::time::Duration::from_secs(30)),
+        ..tb_net::ServeLimits::default()
+    };
+    if let Some(n) = args.max_connections {
+        serve.max_connections = n.max(1);
+    }
     let options = HttpOptions {
-        token: args.token.clone(),
+        token: token.clone(),
         any_host: !args.host.is_loopback(),
+        serve,
     };
     let rt = runtime()?;
     rt.block_on(async {
@@ -115,6 +164,20 @@ pub fn start(args: &McpStartArgs) -> Result<ExitCode> {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr()?;
+        watch_sessions(registry.clone());
+        match (&token, args.token.is_some(), &args.token_file) {
+            (None, _, _) => eprintln!(
+                "tb mcp-start: --no-auth: the admin and Session Proxy routes are open to every local process"
+            ),
+            (Some(_), true, _) => {}
+            (Some(_), false, Some(path)) => eprintln!(
+                "tb mcp-start: admin token generated and written to {} (send `Authorization: Bearer <token>`)",
+                path.display()
+            ),
+            (Some(t), false, None) => eprintln!(
+                "tb mcp-start: admin token (send `Authorization: Bearer <token>`; set TB_MCP_TOKEN or --token to choose it): {t}"
+            ),
+        }
         eprintln!(
             "tb mcp-start: listening on http://{local}\n  admin: POST /admin/sessions {{\"task\": \"file.py:function\"}} -> {{session, mcp_url}}; GET /admin/sessions/ID/effects; DELETE /admin/sessions/ID\n  agent: MCP Streamable HTTP at the mcp_url (/mcp/ID)\n  reference Session Proxy API: /session_create, /list_tools, /call_tool, /get_effects, /session_destroy, /health"
         );
@@ -154,4 +217,24 @@ pub fn stdio(args: &McpStdioArgs) -> Result<ExitCode> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` to `path`, readable and writable by its owner only (on Unix).
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let mut f = o.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    f.write_all(text.as_bytes())?;
+    f.write_all(b"\n")
 }

@@ -206,6 +206,9 @@ pub fn render(r: &TrialRecord) -> String {
 
 /// Runs `tb pp`.
 pub fn run(a: &PpArgs) -> Result<()> {
-    print!("{}", render(&read_record(&a.file, a.line)?));
+    print!(
+        "{}",
+        tb_llm::redact::redact(&render(&read_record(&a.file, a.line)?))
+    );
     Ok(())
 }

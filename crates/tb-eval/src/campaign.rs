@@ -69,6 +69,55 @@ pub enum CampaignError {
         /// Ours.
         ours: String,
     },
+    /// The output holds more than one verdict record for a key: which one counts is unclear.
+    #[error(
+        "{path}: key {key} has {} verdict records (lines {}); a resumed run would count one of them arbitrarily: remove the extra lines (or `tb verify` the file) and resume again",
+        .lines.len(),
+        .lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    Duplicate {
+        /// The output.
+        path: PathBuf,
+        /// The key.
+        key: String,
+        /// Its lines (1-based).
+        lines: Vec<usize>,
+    },
+    /// The run manifest exists but cannot be read as one.
+    #[error(
+        "{path}: the run manifest is not valid ({why}); it is kept as it is: repair or remove it (a run without a manifest starts a new one) and resume again"
+    )]
+    BadManifest {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// The `sessions` of an existing run manifest (resume): none when the file does not exist;
+/// a manifest that does not parse, is not an object, or whose `sessions` is not a list is
+/// refused (never replaced silently).
+pub fn manifest_sessions(path: &Path) -> Result<Vec<serde_json::Value>, CampaignError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io(path)(e)),
+    };
+    let bad = |why: String| CampaignError::BadManifest {
+        path: path.to_path_buf(),
+        why,
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let serde_json::Value::Object(m) = v else {
+        return Err(bad("not a JSON object".into()));
+    };
+    match m.get("sessions") {
+        None => Ok(Vec::new()),
+        Some(serde_json::Value::Array(a)) => Ok(a.clone()),
+        Some(_) => Err(bad("`sessions` is not a list".into())),
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CampaignError + '_ {
@@ -307,6 +356,19 @@ pub fn open(
             });
         }
     }
+    let mut lines_of: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for r in scan.records.iter().filter(|r| r.outcome.is_verdict()) {
+        if let Some(k) = &r.key {
+            lines_of.entry(k.as_str()).or_default().push(r.line);
+        }
+    }
+    if let Some((key, lines)) = lines_of.into_iter().find(|(_, l)| l.len() > 1) {
+        return Err(CampaignError::Duplicate {
+            path: files.output.clone(),
+            key: key.to_string(),
+            lines,
+        });
+    }
     let mut done = BTreeSet::new();
     let mut prior = Vec::new();
     for r in scan.records {
@@ -403,8 +465,11 @@ pub fn write_new(path: &Path, records: &[TrialRecord]) -> Result<(), CampaignErr
     f.sync_data().map_err(io(path))
 }
 
+/// Appends one record line, with every registered secret redacted (see [`tb_llm::redact`]:
+/// an endpoint that echoes the API key in its error body never puts it in a record).
 fn append(f: &mut std::fs::File, path: &Path, rec: &TrialRecord) -> Result<(), CampaignError> {
-    let mut line = serde_json::to_vec(rec).map_err(|e| io(path)(e.into()))?;
+    let text = serde_json::to_string(rec).map_err(|e| io(path)(e.into()))?;
+    let mut line = tb_llm::redact::redact(&text).into_owned().into_bytes();
     line.push(b'\n');
     f.write_all(&line).map_err(io(path))
 }
@@ -548,5 +613,50 @@ mod tests {
         assert_eq!(f.manifest, PathBuf::from("runs/x_run_metadata.json"));
         let f = CampaignFiles::new(Path::new("x.jsonl"), Some(Path::new("e.jsonl")));
         assert_eq!(f.errors, PathBuf::from("e.jsonl"));
+    }
+
+    #[test]
+    fn resume_refuses_a_duplicate_record_and_a_corrupt_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("x.jsonl");
+        let rec = |key: &str, result: bool| {
+            serde_json::json!({"uid": key.split("::").next().unwrap(), "key": key, "is_system_error": false,
+                "test_result": {"result": result, "reward": if result { 1.0 } else { 0.0 }, "is_system_error": false},
+                "provenance": {"bundle_hash": "b", "config_hash": "c"}})
+            .to_string()
+                + "\n"
+        };
+        std::fs::write(
+            &out,
+            rec("a.py:t::repeat::0", true)
+                + &rec("a.py:u::repeat::0", false)
+                + &rec("a.py:t::repeat::0", false),
+        )
+        .unwrap();
+        let files = CampaignFiles::new(&out, None);
+        let Err(e) = open(files.clone(), Vec::new(), Mode::Resume, "b", "c") else {
+            panic!("a duplicate must be refused");
+        };
+        let msg = e.to_string();
+        assert!(
+            matches!(&e, CampaignError::Duplicate { key, lines, .. } if key == "a.py:t::repeat::0" && lines == &vec![1, 3]),
+            "{msg}"
+        );
+        assert!(msg.contains("lines 1, 3"), "{msg}");
+        // Without the duplicate, the same output resumes.
+        std::fs::write(&out, rec("a.py:t::repeat::0", true)).unwrap();
+        assert!(open(files.clone(), Vec::new(), Mode::Resume, "b", "c").is_ok());
+
+        // The manifest: missing is a new one; corrupt or the wrong shape is refused and kept.
+        assert!(manifest_sessions(&files.manifest).unwrap().is_empty());
+        std::fs::write(&files.manifest, r#"{"sessions": [{"started": "x"}]}"#).unwrap();
+        assert_eq!(manifest_sessions(&files.manifest).unwrap().len(), 1);
+        for bad in ["{\"sessions\": [", "[1]", r#"{"sessions": 3}"#] {
+            std::fs::write(&files.manifest, bad).unwrap();
+            let e = manifest_sessions(&files.manifest).unwrap_err();
+            assert!(matches!(e, CampaignError::BadManifest { .. }), "{bad}: {e}");
+            assert!(e.to_string().contains("_run_metadata.json"), "{e}");
+            assert_eq!(std::fs::read_to_string(&files.manifest).unwrap(), bad);
+        }
     }
 }

@@ -515,10 +515,12 @@ pub fn tmp_name(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Writes JSON to `path` atomically (temporary file, sync, rename).
+/// Writes JSON to `path` atomically (temporary file, sync, rename), with every registered
+/// secret and URL userinfo redacted ([`tb_llm::redact`]).
 pub fn write_json_atomic(path: &Path, v: &Value) -> Result<(), StoreError> {
     let tmp = tmp_name(path);
     let text = serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+    let text = tb_llm::redact::redact(&text);
     {
         let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
         f.write_all(text.as_bytes()).map_err(io(&tmp))?;

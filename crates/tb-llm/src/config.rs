@@ -30,8 +30,11 @@ pub struct Secret(String);
 
 impl Secret {
     /// Wraps a secret.
+    /// Registers it with [`crate::redact`], so no text leaving the process shows it.
     pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
+        let s = s.into();
+        crate::redact::register(&s);
+        Secret(s)
     }
 
     /// The secret itself, for building a request header only.
@@ -786,6 +789,9 @@ impl Parser<'_> {
         let mut cfg = LlmConfig::chat("", &deployment);
         cfg.provider = provider;
         cfg.endpoint_url = s("endpoint_url")?;
+        if let Some(u) = &cfg.endpoint_url {
+            crate::redact::register_url(u);
+        }
         cfg.account_name = s("account_name")?;
         cfg.source = format!("{}:{}", self.path.display(), self.line(ptr));
         if let Some(x) = s("api_version")? {

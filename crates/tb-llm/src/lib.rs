@@ -16,6 +16,7 @@ pub mod client;
 pub mod config;
 #[cfg(feature = "mock")]
 pub mod mock;
+pub mod redact;
 pub mod retry;
 pub mod wire;
 

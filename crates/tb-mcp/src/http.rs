@@ -30,7 +30,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use axum::serve::ListenerExt;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, ErrorData, ProtocolVersion, ServerJsonRpcMessage,
     ServerResult,
@@ -52,12 +51,25 @@ pub struct HttpOptions {
     /// Accept any `Host` header (needed when binding a non-loopback address); by default only
     /// loopback hosts are accepted on the MCP routes (DNS-rebinding protection).
     pub any_host: bool,
+    /// Connection cap and header/body read timeouts.
+    pub serve: tb_net::ServeLimits,
+}
+
+/// A fresh random bearer token (two v4 UUIDs: 244 random bits, 64 hex characters), for a
+/// server that was not given one.
+pub fn generate_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
 }
 
 #[derive(Clone)]
 struct AppState {
     registry: Arc<Registry>,
     token: Option<Arc<str>>,
+    body_timeout: Duration,
 }
 
 /// The whole application router. `cancel` stops the MCP sessions when cancelled.
@@ -87,10 +99,12 @@ pub fn router(registry: Arc<Registry>, options: &HttpOptions, cancel: Cancellati
         handler: SessionHandler::routed(registry.clone()),
         any_host: options.any_host,
         max_body_bytes: limits.max_body_bytes,
+        body_timeout: options.serve.body_timeout,
     };
     let state = AppState {
         registry,
         token: options.token.as_deref().map(Arc::from),
+        body_timeout: options.serve.body_timeout,
     };
     let route = |mcp: &McpRoute| {
         let mcp = mcp.clone();
@@ -144,6 +158,7 @@ struct McpRoute {
     handler: SessionHandler,
     any_host: bool,
     max_body_bytes: usize,
+    body_timeout: Duration,
 }
 
 /// The `Host` names rmcp's default `allowed_hosts` accept (any port).
@@ -151,22 +166,39 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 impl McpRoute {
     async fn handle(&self, req: Request) -> Response {
-        let Some(length) = self.direct_call_length(&req) else {
+        if req.method() != axum::http::Method::POST || !self.host_ok(req.headers()) {
             return self.forward(req).await;
-        };
+        }
+        let direct = self.direct_call(&req);
         let (parts, body) = req.into_parts();
-        let bytes = match axum::body::to_bytes(body, length.min(self.max_body_bytes)).await {
+        let bytes = match tb_net::read_body(body, self.max_body_bytes, self.body_timeout).await {
             Ok(b) => b,
             Err(e) => {
-                return (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("Failed to read request body: {e}"),
-                )
-                    .into_response();
+                // A bare status with the reason, as rmcp answers it: no message was read, so
+                // there is no id to answer, and clients fail the request on the status.
+                let status = match e {
+                    tb_net::BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                    tb_net::BodyError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
+                    tb_net::BodyError::Read(_) => StatusCode::BAD_REQUEST,
+                };
+                return (status, e.to_string()).into_response();
             }
         };
-        let request = match serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
-            Ok(ClientJsonRpcMessage::Request(r)) => match r.request {
+        // What rmcp would answer with a bare status or "method not found" is answered here
+        // with its JSON-RPC error.
+        let message = match crate::jsonrpc::check(&bytes) {
+            Ok(m) => m,
+            Err(r) => {
+                let status = if r.code == crate::jsonrpc::INVALID_PARAMS {
+                    StatusCode::OK
+                } else {
+                    StatusCode::BAD_REQUEST
+                };
+                return rejection(status, &r);
+            }
+        };
+        let request = match message {
+            Some(ClientJsonRpcMessage::Request(r)) if direct => match r.request {
                 ClientRequest::CallToolRequest(call)
                     if call.params.meta.is_none()
                         && call.params.input_responses.is_none()
@@ -216,41 +248,52 @@ impl McpRoute {
         self.rmcp.handle(req).await.map(Body::new)
     }
 
-    /// The declared body length of a POST that rmcp would accept as it is, when its body may be
-    /// a `tools/call` to answer directly (see [`McpRoute`]); `None`: leave it to rmcp.
-    fn direct_call_length(&self, req: &Request) -> Option<usize> {
-        if req.method() != axum::http::Method::POST {
-            return None;
+    /// Whether rmcp would accept the request's `Host` (DNS-rebinding protection): only then
+    /// is its body read and checked here.
+    fn host_ok(&self, headers: &HeaderMap) -> bool {
+        if self.any_host {
+            return true;
         }
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let (Some(host), None) = (hosts.next(), hosts.next()) else {
+            return false;
+        };
+        host.to_str()
+            .ok()
+            .and_then(|h| axum::http::uri::Authority::try_from(h).ok())
+            .is_some_and(|a| LOOPBACK_HOSTS.contains(&a.host()))
+    }
+
+    /// Whether rmcp would accept this POST as it is, so that a `tools/call` in its body may be
+    /// answered directly (see [`McpRoute`]).
+    fn direct_call(&self, req: &Request) -> bool {
         let headers = req.headers();
         let text = |name: header::HeaderName| -> Option<&str> {
             let mut values = headers.get_all(name).iter();
             let first = values.next()?.to_str().ok()?;
             values.next().is_none().then_some(first)
         };
-        if !self.any_host {
-            let host = text(header::HOST)?;
-            let authority = axum::http::uri::Authority::try_from(host).ok()?;
-            if !LOOPBACK_HOSTS.contains(&authority.host()) {
-                return None;
-            }
-        }
+        let Some(accept) = text(header::ACCEPT) else {
+            return false;
+        };
         let (mut json, mut sse) = (false, false);
-        for entry in text(header::ACCEPT)?.split(',') {
+        for entry in accept.split(',') {
             match entry.trim() {
                 "application/json" => json = true,
                 "text/event-stream" => sse = true,
-                e if e.contains(['"', ';']) => return None,
+                e if e.contains(['"', ';']) => return false,
                 _ => {}
             }
         }
         if !(json && sse) {
-            return None;
+            return false;
         }
-        let content_type = text(header::CONTENT_TYPE)?;
+        let Some(content_type) = text(header::CONTENT_TYPE) else {
+            return false;
+        };
         let essence = content_type.split(';').next().unwrap_or_default().trim();
         if !essence.eq_ignore_ascii_case("application/json") {
-            return None;
+            return false;
         }
         for name in headers.keys() {
             let name = name.as_str();
@@ -258,24 +301,36 @@ impl McpRoute {
                 && name != "mcp-protocol-version"
                 && name != "mcp-session-id"
             {
-                return None;
+                return false;
             }
         }
         if headers.contains_key(header::ORIGIN) {
-            return None;
+            return false;
         }
         if headers.contains_key(header::HeaderName::from_static("mcp-protocol-version")) {
-            let version = text(header::HeaderName::from_static("mcp-protocol-version"))?;
+            let Some(version) = text(header::HeaderName::from_static("mcp-protocol-version"))
+            else {
+                return false;
+            };
             let legacy = ProtocolVersion::KNOWN_VERSIONS
                 .iter()
                 .any(|v| v.as_str() == version && version < ProtocolVersion::V_2026_07_28.as_str());
             if !legacy {
-                return None;
+                return false;
             }
         }
-        let length: usize = text(header::CONTENT_LENGTH)?.parse().ok()?;
-        (length <= self.max_body_bytes).then_some(length)
+        true
     }
+}
+
+/// A JSON-RPC error reply for a message refused before rmcp saw it.
+fn rejection(status: StatusCode, r: &crate::jsonrpc::Rejection) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        r.to_line(),
+    )
+        .into_response()
 }
 
 /// Serves the router on `listener` until `shutdown` resolves; runs the idle-session reaper.
@@ -289,18 +344,13 @@ pub async fn serve(
     let app = router(registry.clone(), &options, cancel.clone());
     let reaper = spawn_reaper(registry, cancel.clone());
     let stop = cancel.clone();
-    // Small request/response pairs: without TCP_NODELAY, Nagle plus delayed ACKs add ~40 ms.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "TCP_NODELAY not set");
-        }
-    });
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.cancel();
-        })
-        .await;
+    // tb-net sets TCP_NODELAY (small request/response pairs: without it, Nagle plus delayed
+    // ACKs add ~40 ms), and bounds connections and header/body read times.
+    let result = tb_net::serve(listener, app, options.serve.clone(), async move {
+        shutdown.await;
+        stop.cancel();
+    })
+    .await;
     cancel.cancel();
     reaper.abort();
     result
@@ -421,14 +471,22 @@ fn session_error(e: &SessionError) -> Response {
     )
 }
 
-/// Reads a JSON object body within the size limit.
-async fn read_object(body: Body, limit: usize) -> Result<Map<String, Value>, (StatusCode, String)> {
-    let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
-        (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body larger than the limit of {limit} bytes"),
-        )
-    })?;
+/// Reads a JSON object body within the size limit and the body timeout.
+async fn read_object(
+    state: &AppState,
+    body: Body,
+) -> Result<Map<String, Value>, (StatusCode, String)> {
+    let limit = state.registry.limits().max_body_bytes;
+    let bytes: Bytes = tb_net::read_body(body, limit, state.body_timeout)
+        .await
+        .map_err(|e| {
+            let status = match e {
+                tb_net::BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                tb_net::BodyError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
+                tb_net::BodyError::Read(_) => StatusCode::BAD_REQUEST,
+            };
+            (status, e.to_string())
+        })?;
     if bytes.is_empty() {
         return Ok(Map::new());
     }
@@ -475,7 +533,7 @@ fn base_url(headers: &HeaderMap) -> Option<String> {
 }
 
 async fn admin_create(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let m = match read_object(body, state.registry.limits().max_body_bytes).await {
+    let m = match read_object(&state, body).await {
         Ok(m) => m,
         Err((s, msg)) => return admin_error(s, msg),
     };
@@ -606,15 +664,13 @@ fn proxy_session_error(e: &SessionError) -> Response {
 }
 
 async fn proxy_body(state: &AppState, body: Body) -> Result<Map<String, Value>, Response> {
-    read_object(body, state.registry.limits().max_body_bytes)
-        .await
-        .map_err(|(s, msg)| {
-            if s == StatusCode::PAYLOAD_TOO_LARGE {
-                proxy_error(s, msg)
-            } else {
-                proxy_error(StatusCode::BAD_REQUEST, format!("Invalid input: {msg}"))
-            }
-        })
+    read_object(state, body).await.map_err(|(s, msg)| {
+        if s == StatusCode::PAYLOAD_TOO_LARGE || s == StatusCode::REQUEST_TIMEOUT {
+            proxy_error(s, msg)
+        } else {
+            proxy_error(StatusCode::BAD_REQUEST, format!("Invalid input: {msg}"))
+        }
+    })
 }
 
 fn invalid(msg: String) -> Response {
@@ -685,10 +741,10 @@ async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Resp
         };
         let timeout = match m.get("timeout") {
             None | Some(Value::Null) => None,
-            Some(Value::Number(n)) => n
-                .as_f64()
-                .filter(|t| t.is_finite() && *t >= 0.0)
-                .map(Duration::from_secs_f64),
+            Some(Value::Number(n)) => Some(crate::input::client_secs(
+                "timeout",
+                n.as_f64().unwrap_or(f64::INFINITY),
+            )?),
             Some(other) => {
                 return Err(format!(
                     "field `timeout` must be a number, got {}",
@@ -873,6 +929,15 @@ async fn proxy_garbage_collect(State(state): State<AppState>, body: Body) -> Res
         Some(x) if x.is_finite() && x >= 0.0 => x,
         _ => return invalid("field `inactivity_minutes` must be a non-negative number".into()),
     };
-    let ids = state.registry.reap(Duration::from_secs_f64(minutes * 60.0));
+    let idle = match crate::input::client_secs("inactivity_minutes", minutes * 60.0) {
+        Ok(d) => d,
+        Err(_) => {
+            return invalid(format!(
+                "field `inactivity_minutes` is too large ({minutes}; at most {} are accepted)",
+                crate::input::MAX_CLIENT_SECS / 60.0
+            ));
+        }
+    };
+    let ids = state.registry.reap(idle);
     ok_object(json!({"count": ids.len(), "session_ids": ids}))
 }

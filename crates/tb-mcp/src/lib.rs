@@ -12,6 +12,8 @@
 pub mod client;
 pub mod error;
 pub mod http;
+pub mod input;
+pub mod jsonrpc;
 pub mod mcp;
 pub mod registry;
 pub mod stdio;

@@ -456,6 +456,10 @@ impl Registry {
 
     /// Opens a fresh session for a task (`file.py:function`), with a new random id.
     pub fn create_for_task(&self, task_id: &str) -> Result<Arc<Slot>, SessionError> {
+        crate::input::check_task_id(task_id).map_err(|message| SessionError::Task {
+            task: crate::input::shown(task_id),
+            message,
+        })?;
         self.check_capacity()?;
         let entry = self.task_entry(task_id)?;
         let session = self
@@ -495,9 +499,7 @@ impl Registry {
         available_tools: &[String],
         timeout: Option<Duration>,
     ) -> Result<(Arc<Slot>, Map<String, Value>), SessionError> {
-        if id.is_empty() {
-            return Err(SessionError::BadRequest("session_id is empty".into()));
-        }
+        crate::input::check_session_id(id).map_err(SessionError::BadRequest)?;
         if self
             .sessions
             .read()
@@ -563,7 +565,7 @@ impl Registry {
             .read()
             .ok()
             .and_then(|s| s.get(id).cloned())
-            .ok_or_else(|| SessionError::UnknownSession(id.to_string()))?;
+            .ok_or_else(|| SessionError::UnknownSession(crate::input::shown(id)))?;
         slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
         Ok(slot)
     }
@@ -576,7 +578,7 @@ impl Registry {
                 tracing::info!(session = id, "session closed");
                 Ok(())
             }
-            None => Err(SessionError::UnknownSession(id.to_string())),
+            None => Err(SessionError::UnknownSession(crate::input::shown(id))),
         }
     }
 
@@ -653,9 +655,12 @@ impl Registry {
         self.call_any(slot, None, tool, args, Some(place)).await
     }
 
-    /// Calls a tool of one server of the session, visible or not (the reference's
-    /// `__reserved__server_tool`, reachable only through the proxy API). Unknown server or tool
-    /// gives [`SessionError::UnknownTool`]. Always on the blocking pool, under the timeout.
+    /// Calls a tool of one server of the session (the reference's `__reserved__server_tool`,
+    /// reachable only through the proxy API). Unknown server or tool gives
+    /// [`SessionError::UnknownTool`]. Unlike the reference, the tool must be one the session
+    /// grants (its scenario's tools, or the proxy session's `available_tools`): a tool the
+    /// grant excludes is refused here as on every other route. Always on the blocking pool,
+    /// under the timeout.
     pub async fn call_server_tool(
         &self,
         slot: &Arc<Slot>,
@@ -668,7 +673,16 @@ impl Registry {
             .server(server)
             .is_some_and(|s| s.domain.tool(tool).is_some());
         if !exists {
-            return Err(SessionError::UnknownTool(format!("{server} > {tool}")));
+            return Err(SessionError::UnknownTool(format!(
+                "{} > {}",
+                crate::input::shown(server),
+                crate::input::shown(tool)
+            )));
+        }
+        if !slot.tools.contains(tool) {
+            return Err(SessionError::BadRequest(format!(
+                "Tool {server} > {tool} is not granted to this session (it is not in the session's tool list)"
+            )));
         }
         self.call_any(slot, Some(server.to_string()), tool, args, None)
             .await

@@ -37,6 +37,7 @@ async fn agent_session_reaches_only_its_tools_and_admin_needs_the_token() {
     let options = HttpOptions {
         token: Some("s3cret".into()),
         any_host: false,
+        ..HttpOptions::default()
     };
     let server = server(registry, options).await;
     let base = server.url();

@@ -264,7 +264,8 @@ async fn proxy_refusals_match_the_reference() {
         "{b}"
     );
 
-    // Only visible tools are callable; __reserved__server_tool reaches any server tool.
+    // Only visible tools are callable, also through __reserved__server_tool (the reference
+    // lets it reach any server tool; here the session's grant holds on every route).
     let (s, b) = post(
         &h,
         format!("{base}/session_create"),
@@ -291,8 +292,18 @@ async fn proxy_refusals_match_the_reference() {
         json!({"session_id": "f", "tool_name": "__reserved__server_tool", "arguments": {"server_name": "sandbox_external_retail", "tool_name": "get_customer_profile", "arguments": {"customer_id": "CUS-1002"}}}),
     )
     .await;
+    assert_eq!(s, 400, "{b}");
+    let msg = b["content"]["value"].as_str().unwrap();
+    assert!(msg.contains("not granted"), "{msg}");
+    assert!(!msg.contains("CUS-1002"), "{msg}");
+    // A granted tool is reachable through it.
+    let (s, b) = post(
+        &h,
+        format!("{base}/call_tool"),
+        json!({"session_id": "f", "tool_name": "__reserved__server_tool", "arguments": {"server_name": "sandbox_external_retail", "tool_name": "get_order", "arguments": {"order_id": "ORD-1"}}}),
+    )
+    .await;
     assert_eq!(s, 200, "{b}");
-    assert!(b["content"]["value"].as_str().unwrap().contains("CUS-1002"));
 
     // session_info merges; garbage_collect with 0 minutes removes every idle session.
     let (_, b) = post(
@@ -332,7 +343,13 @@ async fn one_session_served_alone_on_a_stream() {
     let expected = inproc.run(&task, &calls);
     let registry = registry(&root, Limits::default());
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let serving = tokio::spawn(tb_mcp::stdio::serve_one(registry.clone(), id, server_io));
+    let (server_in, server_out) = tokio::io::split(server_io);
+    let serving = tokio::spawn(tb_mcp::stdio::serve_one(
+        registry.clone(),
+        id,
+        server_in,
+        server_out,
+    ));
     let client = ().serve(client_io).await.unwrap();
     let listed: Vec<Value> = client
         .list_all_tools()

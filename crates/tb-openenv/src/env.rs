@@ -50,6 +50,8 @@ pub struct Options {
     pub surface: tb_eval::surface::SurfaceMode,
     /// The simulated user's and the judge's prompts.
     pub prompts: Arc<tb_eval::prompts::Prompts>,
+    /// Connection cap and header/body read timeouts of the HTTP server.
+    pub serve: tb_net::ServeLimits,
 }
 
 impl Options {
@@ -67,6 +69,7 @@ impl Options {
             max_message_bytes: 8 << 20,
             surface: Default::default(),
             prompts: Default::default(),
+            serve: tb_net::ServeLimits::default(),
         }
     }
 }

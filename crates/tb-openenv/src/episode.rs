@@ -16,7 +16,7 @@
 //! name a stage only.
 
 use crate::env::{BENCHMARK, Data, Shared};
-use crate::protocol::{Action, BatchCall, TerminalCall, envelope};
+use crate::protocol::{Action, BatchCall, ErrorFrame, FieldError, TerminalCall, envelope};
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
 use tb_core::{FinishReason, Message, Task, ToolCall, TrialRecord};
@@ -431,7 +431,21 @@ impl Environment {
     /// `reset`: `test_uid` (required; a task of the configured test list), optional
     /// `episode_id`, `agent` (a name under `dataset/agent/`), ignored `seed`. Paths
     /// (`dataset`, `config`) are never read: the server's own data and config apply.
-    pub async fn reset(&mut self, kwargs: Map<String, Value>) -> Value {
+    ///
+    /// A client's mistake (no `test_uid`, a `test_uid` that is not in the server's test list,
+    /// a malformed `agent`) is refused with a `VALIDATION_ERROR` frame naming the field (the
+    /// socket stays open, the environment stays idle); unlike the reference, it is never an
+    /// episode ending in a system error. Failures of the server itself are terminal error
+    /// observations, as in the reference.
+    pub async fn reset(&mut self, kwargs: Map<String, Value>) -> Result<Value, ErrorFrame> {
+        let refuse = |field: &str, msg: &str, kind: &'static str| {
+            tracing::info!(event_name = "reset_refused", field, msg, "reset refused");
+            Err(ErrorFrame::validation(&[FieldError::new(
+                &["data", field],
+                msg,
+                kind,
+            )]))
+        };
         self.live = None;
         self.terminal = None;
         self.steps = 0;
@@ -461,20 +475,35 @@ impl Environment {
                 s.clone()
             }
             Some(_) => {
-                self.metadata = self.base_metadata("");
-                return self.reset_error("input");
+                return refuse(
+                    "agent",
+                    "agent must be a name of letters, digits, '_' or '-' (at most 64)",
+                    "value_error",
+                );
             }
         };
         self.metadata = self.base_metadata(&agent_name);
         let uid = match kwargs.get("test_uid") {
             Some(Value::String(s)) if !s.is_empty() && s.len() <= MAX_RESET_STR => s.clone(),
-            _ => return self.reset_error("input"),
+            None | Some(Value::Null) => return refuse("test_uid", "Field required", "missing"),
+            Some(Value::String(_)) => {
+                return refuse(
+                    "test_uid",
+                    "test_uid must be 1 to 512 characters",
+                    "value_error",
+                );
+            }
+            Some(_) => return refuse("test_uid", "Input should be a valid string", "string_type"),
         };
         let Some(data) = self.shared.data() else {
-            return self.reset_error("data");
+            return Ok(self.reset_error("data"));
         };
         let Some(task) = data.tasks.get(&uid).cloned() else {
-            return self.reset_error("data");
+            return refuse(
+                "test_uid",
+                "test_uid is not a task of this server's test list",
+                "value_error",
+            );
         };
         self.task_uid = Some(uid);
         self.metadata.insert(
@@ -487,20 +516,20 @@ impl Environment {
             self.metadata.insert("tags".into(), tags.clone());
         }
         if !self.shared.models_ready() {
-            return self.reset_error("configuration");
+            return Ok(self.reset_error("configuration"));
         }
         let (agent_cfg, scenario) = match (
             data.dataset.agent(&agent_name),
             data.dataset.scenario(&task.scenario),
         ) {
             (Ok(a), Ok(s)) => (a, s),
-            _ => return self.reset_error("hydration"),
+            _ => return Ok(self.reset_error("hydration")),
         };
         let session = match data.run.sandbox.session(&task, data.run.clock) {
             Ok(s) => s,
             Err(e) => {
                 tracing::debug!(error = %e, "session");
-                return self.reset_error("proxy_create");
+                return Ok(self.reset_error("proxy_create"));
             }
         };
         let tools = match AgentTools::build(
@@ -509,14 +538,14 @@ impl Environment {
             &session.tool_list(),
         ) {
             Ok(t) => t,
-            Err(_) => return self.reset_error("episode_init"),
+            Err(_) => return Ok(self.reset_error("episode_init")),
         };
         if tools
             .specs
             .iter()
             .any(|t| RESERVED_TOOL_NAMES.contains(&t.name.as_str()))
         {
-            return self.reset_error("episode_init");
+            return Ok(self.reset_error("episode_init"));
         }
         let tool_json: Vec<Value> = tools
             .specs
@@ -574,7 +603,7 @@ impl Environment {
         );
         match self.wait().await {
             Ok(()) => {}
-            Err(terminal) => return terminal,
+            Err(terminal) => return Ok(terminal),
         }
         let mut o = self.obs("reset");
         o.insert("task".into(), json!(task.query.clone().unwrap_or_default()));
@@ -587,7 +616,7 @@ impl Environment {
             o.insert("tools".into(), Value::Array(l.tool_json.clone()));
         }
         o.insert("messages".into(), self.messages_json());
-        envelope(o, None, false)
+        Ok(envelope(o, None, false))
     }
 
     /// Waits for the loop: `Ok` when it wants the next action, `Err(terminal envelope)` when

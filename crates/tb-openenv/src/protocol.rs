@@ -53,7 +53,8 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(loc: &[&str], msg: impl Into<String>, kind: &'static str) -> Self {
+    /// A problem with one field.
+    pub fn new(loc: &[&str], msg: impl Into<String>, kind: &'static str) -> Self {
         FieldError {
             loc: loc.iter().map(|s| s.to_string()).collect(),
             msg: msg.into(),

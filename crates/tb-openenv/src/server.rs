@@ -24,6 +24,10 @@ use tokio_util::sync::CancellationToken;
 /// time; a few early frames are queued, more close the session).
 const MAX_QUEUED_FRAMES: usize = 8;
 
+/// Stands in the frame queue for a message over the size limit (no client text can be this:
+/// a NUL byte never survives JSON parsing of a frame either way).
+const TOO_BIG: &str = "\0too big";
+
 #[derive(Debug)]
 struct SessionEntry {
     last_ms: AtomicU64,
@@ -187,7 +191,12 @@ async fn ws(State(s): State<AppState>, upgrade: WebSocketUpgrade) -> Response {
         .on_upgrade(move |socket| session(socket, s))
 }
 
+/// Sends one frame, with every registered secret redacted ([`tb_llm::redact`]).
 async fn send_text(socket: &mut WebSocket, text: String) -> bool {
+    let text = match tb_llm::redact::redact(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(r) => r,
+    };
     socket.send(Message::Text(text.into())).await.is_ok()
 }
 
@@ -206,10 +215,15 @@ enum Incoming {
     Bad,
     Gone,
     Skip,
+    /// A frame or message over the size limit: answered with close code 1009.
+    TooBig,
 }
 
 fn incoming(m: Option<Result<Message, axum::Error>>) -> Incoming {
     match m {
+        // tungstenite's capacity errors ("Space limit exceeded: Message too long" / "Frame
+        // too long"); axum's error type does not expose the kind otherwise.
+        Some(Err(e)) if e.to_string().contains("Space limit exceeded") => Incoming::TooBig,
         None | Some(Err(_)) | Some(Ok(Message::Close(_))) => Incoming::Gone,
         Some(Ok(Message::Text(t))) => Incoming::Text(t.to_string()),
         Some(Ok(Message::Binary(b))) => match String::from_utf8(b.to_vec()) {
@@ -236,6 +250,10 @@ async fn drive<T>(
             _ = closing.cancelled() => return None,
             m = socket.recv(), if reading => match incoming(m) {
                 Incoming::Gone => return None,
+                Incoming::TooBig => {
+                    queued.push_back(TOO_BIG.into());
+                    reading = false;
+                }
                 Incoming::Text(t) => {
                     queued.push_back(t);
                     if queued.len() >= MAX_QUEUED_FRAMES {
@@ -280,6 +298,7 @@ async fn session(mut socket: WebSocket, s: AppState) {
                     }
                     m = socket.recv() => match incoming(m) {
                         Incoming::Gone => break,
+                        Incoming::TooBig => TOO_BIG.to_string(),
                         Incoming::Text(t) => t,
                         Incoming::Bad => String::new(),
                         Incoming::Skip => continue,
@@ -287,6 +306,21 @@ async fn session(mut socket: WebSocket, s: AppState) {
                 }
             }
         };
+        if text == TOO_BIG {
+            let max = s.shared.options.max_message_bytes;
+            tracing::info!(
+                session = guard.id,
+                max,
+                "message over the size limit: closing"
+            );
+            close(
+                &mut socket,
+                1009,
+                &format!("message too big: the limit is {max} bytes"),
+            )
+            .await;
+            break;
+        }
         guard.busy(true);
         let reply = match parse_frame(&text) {
             Err(e) => Some(e.to_text()),
@@ -301,7 +335,8 @@ async fn session(mut socket: WebSocket, s: AppState) {
                 )
                 .await
                 {
-                    Some(v) => Some(observation_frame(&v)),
+                    Some(Ok(v)) => Some(observation_frame(&v)),
+                    Some(Err(e)) => Some(e.to_text()),
                     None => break,
                 }
             }
@@ -376,14 +411,14 @@ pub async fn serve(
         shared.options.idle_timeout,
         cancel.clone(),
     );
+    let limits = shared.options.serve.clone();
     let app = router(shared, sessions.clone());
     let stop = cancel.clone();
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.cancel();
-        })
-        .await;
+    let result = tb_net::serve(listener, app, limits, async move {
+        shutdown.await;
+        stop.cancel();
+    })
+    .await;
     cancel.cancel();
     reaper.abort();
     drop(loader);

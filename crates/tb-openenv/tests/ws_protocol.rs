@@ -168,32 +168,34 @@ async fn every_frame_type_and_no_hidden_fields() {
     assert_eq!(o["done"], false);
 
     // Resets that must fail without touching the file system: not in the test list, a path,
-    // no uid at all. Client-named `dataset`/`config` paths are never read.
-    for kwargs in [
-        json!({"test_uid": "brightside_retail.py:test_nope"}),
-        json!({"test_uid": "../../../etc/passwd"}),
-        json!({"test_uid": "/etc/passwd:root"}),
-        json!({"seed": 3}),
-        json!({"test_uid": 42}),
+    // no uid at all. Client-named `dataset`/`config` paths are never read. These are the
+    // client's mistakes: a VALIDATION_ERROR naming `test_uid` (never an episode ending in a
+    // system error), the socket stays open and the environment idle.
+    for (kwargs, kind) in [
+        (
+            json!({"test_uid": "brightside_retail.py:test_nope"}),
+            "value_error",
+        ),
+        (json!({"test_uid": "../../../etc/passwd"}), "value_error"),
+        (json!({"test_uid": "/etc/passwd:root"}), "value_error"),
+        (json!({"seed": 3}), "missing"),
+        (json!({"test_uid": 42}), "string_type"),
     ] {
         let f = c.ask(json!({"type": "reset", "data": kwargs})).await;
-        let d = &f["data"];
-        assert_eq!(d["done"], true, "{f}");
-        assert_eq!(d["reward"], 0.0, "{f}");
-        let o = &d["observation"];
-        assert_eq!(o["kind"], "error");
-        assert_eq!(o["reward_type"], "system_error");
-        assert_eq!(o["system_error"], true);
-        assert_eq!(o["finish_reason"], "reset_error");
-        assert!(
-            o["error"]
-                .as_str()
-                .unwrap()
-                .starts_with("ThinkingBox reset failed during ")
-        );
+        assert_eq!(error_code(&f), "VALIDATION_ERROR", "{f}");
+        let e = &f["data"]["errors"][0];
+        assert_eq!(e["loc"], json!(["data", "test_uid"]), "{f}");
+        assert_eq!(e["type"], kind, "{f}");
+        assert!(!f.to_string().contains("passwd"), "{f}");
     }
+    let f = c
+        .ask(json!({"type": "reset", "data": {"test_uid": BS001, "agent": "../x"}}))
+        .await;
+    assert_eq!(error_code(&f), "VALIDATION_ERROR", "{f}");
+    assert_eq!(f["data"]["errors"][0]["loc"], json!(["data", "agent"]));
     let st = c.ask(json!({"type": "state"})).await;
-    assert_eq!(st["data"]["status"], "error");
+    assert_eq!(st["data"]["status"], "idle");
+    assert_eq!(st["data"]["system_error"], false);
 
     // A full episode: reset, tools, single calls (known, unknown), a batch with a parse
     // error, a message the simulated user answers, a bad terminal turn, the closing message.
@@ -698,4 +700,38 @@ async fn shutdown_closes_open_sessions() {
         .expect("shutdown waits for no client")
         .unwrap();
     assert!(c.next().await.is_none(), "the session was closed");
+}
+
+/// A message over the size limit (20 MB against 8 MiB) is answered with a close frame (1009,
+/// with the limit as its reason), not a TCP reset; a message within it still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_message_gets_a_close_frame_with_its_reason() {
+    let s = setup().await;
+    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
+    let mut c = Client::connect(&server.url()).await;
+    let st = c.ask(json!({"type": "state"})).await;
+    assert_eq!(st["type"], "state");
+    let big = format!(
+        "{{\"type\": \"state\", \"pad\": \"{}\"}}",
+        "x".repeat(20 << 20)
+    );
+    // The server may stop reading mid-message: the send can fail once it closed.
+    let _ = c.ws.send(WsMessage::Text(big.into())).await;
+    let mut close = None;
+    for _ in 0..100 {
+        match tokio::time::timeout(GUARD, c.ws.next()).await {
+            Ok(Some(Ok(WsMessage::Close(f)))) => {
+                close = f;
+                break;
+            }
+            Ok(Some(Ok(_))) => continue,
+            Ok(Some(Err(e))) => panic!("the server reset the connection: {e}"),
+            Ok(None) => break,
+            Err(_) => panic!("no close frame"),
+        }
+    }
+    let f = close.expect("a close frame");
+    assert_eq!(u16::from(f.code), 1009);
+    assert!(f.reason.contains("8388608 bytes"), "{}", f.reason);
+    server.shutdown().await.unwrap();
 }

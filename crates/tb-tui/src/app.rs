@@ -745,6 +745,7 @@ impl App {
             context: self.user_context.clone(),
             can_end: self.env.user_can_end,
             timeout: self.env.message_timeout,
+            prompts: self.env.models.prompts.clone(),
         }))]
     }
 
@@ -1350,7 +1351,6 @@ fn reason_text(r: FinishReason) -> &'static str {
         FinishReason::UserDone => "the user ended it",
         FinishReason::NoUserLlm => "no simulated user to answer",
         FinishReason::Skipped => "skipped",
-        FinishReason::Timeout => "time budget",
     }
 }
 

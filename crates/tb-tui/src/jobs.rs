@@ -133,6 +133,8 @@ pub struct UserJob {
     pub can_end: bool,
     /// Budget of the call.
     pub timeout: Option<std::time::Duration>,
+    /// The simulated user's prompts.
+    pub prompts: std::sync::Arc<tb_eval::prompts::Prompts>,
 }
 
 /// Grading (and saving).
@@ -249,7 +251,7 @@ impl Job {
             Job::AgentTurn(j) => turn(*j, sink, false).await,
             Job::Episode(j) => turn(*j, sink, true).await,
             Job::User(j) => {
-                let fut = tb_eval::user_sim::simulate(&j.client, &j.history, &j.context, j.can_end);
+                let fut = tb_eval::user_sim::simulate(&j.client, &j.history, &j.context, j.can_end, &j.prompts);
                 let r = match j.timeout {
                     Some(d) => match tokio::time::timeout(d, fut).await {
                         Ok(r) => r.map_err(|e| e.to_string()),
@@ -316,6 +318,7 @@ async fn turn(j: TurnJob, sink: Sink, episode: bool) -> Done {
         user_can_end: env.user_can_end,
         message_timeout: env.message_timeout,
         keep_user_history: false,
+        prompts: &env.models.prompts,
     };
     let mut backend = Reporting {
         session: &mut session,
