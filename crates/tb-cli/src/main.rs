@@ -1,7 +1,7 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
-mod audit_cmd;
 mod alloc;
+mod audit_cmd;
 mod bench_cmd;
 mod campaign_cmd;
 mod common;
@@ -13,8 +13,8 @@ mod openenv_cmd;
 mod pp_cmd;
 mod replay_cmd;
 mod run_test_cmd;
-mod tui_cmd;
 mod tools_cmd;
+mod tui_cmd;
 mod validate_cmd;
 mod verify_cmd;
 

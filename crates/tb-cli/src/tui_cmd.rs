@@ -132,6 +132,7 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
                     world_state: sc.world_state.clone(),
                     raw: Map::new(),
                     checks: Vec::new(),
+                    test_tags: Default::default(),
                     source: tb_core::SourceLoc {
                         path: sc.path.display().to_string(),
                         line: 0,
@@ -158,6 +159,7 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
             },
             user: client(cfg.user_model.as_ref())?,
             judge: client(cfg.judge_model.as_ref())?,
+            prompts: Default::default(),
         },
         None => Models::default(),
     };

@@ -105,7 +105,7 @@ impl Surface {
                     return Err(SurfaceError(reader::UNAVAILABLE.into()));
                 }
                 for d in domains {
-                    let s = reader::read_server_surface(data_root, &d)
+                    let s = reader::read_server_surface(data_root, d)
                         .map_err(|e| SurfaceError(format!("server {}: {e}", d.name)))?;
                     let list: Vec<Value> = s
                         .tools

@@ -251,7 +251,9 @@ impl Job {
             Job::AgentTurn(j) => turn(*j, sink, false).await,
             Job::Episode(j) => turn(*j, sink, true).await,
             Job::User(j) => {
-                let fut = tb_eval::user_sim::simulate(&j.client, &j.history, &j.context, j.can_end, &j.prompts);
+                let fut = tb_eval::user_sim::simulate(
+                    &j.client, &j.history, &j.context, j.can_end, &j.prompts,
+                );
                 let r = match j.timeout {
                     Some(d) => match tokio::time::timeout(d, fut).await {
                         Ok(r) => r.map_err(|e| e.to_string()),

@@ -411,6 +411,7 @@ fn user_mode_model_agent_plays_and_survives_a_failing_endpoint() {
         agent: Some(client(&server, "agent")),
         user: None,
         judge: None,
+        prompts: Default::default(),
     };
     let (mut app, jobs) = {
         let _g = rt.enter();
@@ -479,6 +480,7 @@ fn watch_mode_runs_the_episode_with_the_simulated_user() {
         agent: Some(client(&server, "agent")),
         user: Some(client(&server, "user")),
         judge: None,
+        prompts: Default::default(),
     };
     let (mut app, jobs) = {
         let _g = rt.enter();
@@ -555,6 +557,7 @@ fn agent_mode_the_simulated_user_answers_from_the_task_context() {
         agent: None,
         user: Some(client(&server, "user")),
         judge: None,
+        prompts: Default::default(),
     };
     let (mut app, jobs) = {
         let _g = rt.enter();
