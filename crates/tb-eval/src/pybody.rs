@@ -106,12 +106,7 @@ pub fn check_test_files(data_root: &std::path::Path, tasks: &[Task]) -> Vec<Stri
         if !seen.insert(t.source.path.clone()) {
             continue;
         }
-        let path = data_root.join(&t.source.path);
-        let path = if path.is_file() {
-            path
-        } else {
-            std::path::PathBuf::from(&t.source.path)
-        };
+        let path = test_file_path(data_root, t);
         match tb_pyeval::TestFile::read(&path) {
             Ok(file) => {
                 for u in file.unsupported() {
@@ -127,4 +122,15 @@ pub fn check_test_files(data_root: &std::path::Path, tasks: &[Task]) -> Vec<Stri
         }
     }
     problems
+}
+
+/// A task's test file: its source path under the data root, or as given when it is not there
+/// (`SourceLoc::path` is relative to the data root when possible).
+pub fn test_file_path(data_root: &std::path::Path, task: &Task) -> std::path::PathBuf {
+    let under_root = data_root.join(&task.source.path);
+    if under_root.is_file() {
+        under_root
+    } else {
+        std::path::PathBuf::from(&task.source.path)
+    }
 }

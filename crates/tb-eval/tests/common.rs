@@ -120,3 +120,47 @@ pub fn assert_full_parity(server: &str, expected_traces: usize) {
 }
 
 pub type _T = Trace;
+
+/// The published v1 benchmark, loaded once for a test: its 507 tasks, the domains and an
+/// offline attempt environment on the default clock.
+pub struct V1 {
+    pub root: PathBuf,
+    pub tasks: Vec<tb_core::Task>,
+    pub sandbox: tb_eval::sandbox::Sandbox,
+    pub judge: tb_eval::judge::StateJudge,
+    bot: std::collections::HashMap<String, String>,
+    provenance: serde_json::Map<String, Value>,
+}
+
+impl V1 {
+    pub fn load(shared: &std::path::Path) -> V1 {
+        let root = shared.join("thinkingbox-data");
+        let ds = tb_dataset::Dataset::open(&root).unwrap();
+        let tasks = ds
+            .load_test_list(
+                &root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"),
+            )
+            .unwrap();
+        assert_eq!(tasks.len(), 507);
+        let sandbox = tb_eval::sandbox::Sandbox::load(&root).unwrap();
+        V1 {
+            root,
+            tasks,
+            sandbox,
+            judge: tb_eval::judge::StateJudge::new(),
+            bot: std::collections::HashMap::new(),
+            provenance: serde_json::Map::new(),
+        }
+    }
+
+    pub fn env(&self) -> tb_eval::infer::AttemptEnv<'_> {
+        tb_eval::infer::AttemptEnv {
+            sandbox: &self.sandbox,
+            judge: &self.judge,
+            clock: tb_sandbox::Clock::default(),
+            agent_instructions: None,
+            bot_instructions: &self.bot,
+            provenance: &self.provenance,
+        }
+    }
+}

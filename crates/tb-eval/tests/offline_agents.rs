@@ -5,38 +5,19 @@
 mod common;
 
 use std::collections::HashMap;
-use tb_eval::infer::{AttemptEnv, attempt_offline};
-use tb_eval::judge::StateJudge;
+use tb_eval::infer::attempt_offline;
 use tb_eval::offline::OfflineAgent;
-use tb_eval::sandbox::Sandbox;
 
 #[test]
 fn golden_passes_and_noop_fails_with_diffs() {
     let Some(shared) = common::shared() else {
         return;
     };
-    let root = shared.join("thinkingbox-data");
-    let ds = tb_dataset::Dataset::open(&root).unwrap();
-    let tasks = ds
-        .load_test_list(
-            &root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"),
-        )
-        .unwrap();
-    assert_eq!(tasks.len(), 507);
-    let sandbox = Sandbox::load(&root).unwrap();
-    let judge = StateJudge::new();
-    let bot = HashMap::new();
-    let provenance = serde_json::Map::new();
-    let env = AttemptEnv {
-        sandbox: &sandbox,
-        judge: &judge,
-        clock: tb_sandbox::Clock::default(),
-        agent_instructions: None,
-        bot_instructions: &bot,
-        provenance: &provenance,
-    };
+    let v1 = common::V1::load(&shared);
+    let tasks = &v1.tasks;
+    let env = v1.env();
     let mut per_domain: HashMap<String, (usize, usize)> = HashMap::new();
-    for task in &tasks {
+    for task in tasks {
         let golden = attempt_offline(&env, OfflineAgent::Golden, task, 0);
         assert!(!golden.is_system_error, "{}", task.uid);
         assert_eq!(

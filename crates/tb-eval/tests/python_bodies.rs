@@ -6,11 +6,9 @@
 mod common;
 
 use std::collections::HashMap;
-use tb_eval::infer::{AttemptEnv, attempt_offline};
-use tb_eval::judge::StateJudge;
+use tb_eval::infer::attempt_offline;
 use tb_eval::offline::OfflineAgent;
 use tb_eval::pybody;
-use tb_eval::sandbox::Sandbox;
 use tb_pyeval::{FixedJudge, TestFile};
 
 #[test]
@@ -18,36 +16,14 @@ fn evaluator_matches_the_fast_path_on_all_507() {
     let Some(shared) = common::shared() else {
         return;
     };
-    let root = shared.join("thinkingbox-data");
-    let ds = tb_dataset::Dataset::open(&root).unwrap();
-    let tasks = ds
-        .load_test_list(
-            &root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"),
-        )
-        .unwrap();
-    assert_eq!(tasks.len(), 507);
-    let sandbox = Sandbox::load(&root).unwrap();
-    let judge = StateJudge::new();
-    let bot = HashMap::new();
-    let provenance = serde_json::Map::new();
-    let env = AttemptEnv {
-        sandbox: &sandbox,
-        judge: &judge,
-        clock: tb_sandbox::Clock::default(),
-        agent_instructions: None,
-        bot_instructions: &bot,
-        provenance: &provenance,
-    };
+    let v1 = common::V1::load(&shared);
+    let (root, tasks) = (&v1.root, &v1.tasks);
+    let env = v1.env();
     let mut files: HashMap<String, TestFile> = HashMap::new();
     let (mut runs, mut failures) = (0usize, Vec::new());
     let mut noop_passes = Vec::new();
-    for task in &tasks {
-        let path = root.join(&task.source.path);
-        let path = if path.is_file() {
-            path
-        } else {
-            std::path::PathBuf::from(&task.source.path)
-        };
+    for task in tasks {
+        let path = pybody::test_file_path(root, task);
         let file = files.entry(task.source.path.clone()).or_insert_with(|| {
             let f = TestFile::read(&path).unwrap();
             f.check().unwrap();

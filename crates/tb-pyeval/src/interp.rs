@@ -6,13 +6,13 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use ruff_python_ast::{
-    self as ast, BoolOp, CmpOp, Expr, InterpolatedStringElement, Number, Operator, Stmt, UnaryOp,
+    self as ast, BoolOp, CmpOp, Expr, InterpolatedStringElement, Number, Stmt, UnaryOp,
 };
 use ruff_text_size::Ranged;
 
 use crate::builtins;
 use crate::repr::{repr, to_str};
-use crate::value::{Builtin, Dict, Key, Module, Set, TypeKind, Value, py_eq};
+use crate::value::{Builtin, Dict, Module, Set, TypeKind, Value, py_eq};
 use crate::{Judge, LineIndex};
 
 /// Deepest nesting of calls and expressions the evaluator follows before it answers
@@ -272,13 +272,9 @@ impl<'a> Interp<'a> {
                 let mut broke = false;
                 for item in items {
                     self.assign(&s.target, item, env)?;
-                    match self.exec_block(&s.body, env) {
-                        Ok(()) | Err(Flow::Continue) => {}
-                        Err(Flow::Break) => {
-                            broke = true;
-                            break;
-                        }
-                        Err(other) => return Err(other),
+                    if self.loop_body(&s.body, env)? {
+                        broke = true;
+                        break;
                     }
                 }
                 if !broke {
@@ -296,13 +292,9 @@ impl<'a> Interp<'a> {
                             "while loop ran over 10,000,000 rounds",
                         );
                     }
-                    match self.exec_block(&s.body, env) {
-                        Ok(()) | Err(Flow::Continue) => {}
-                        Err(Flow::Break) => {
-                            broke = true;
-                            break;
-                        }
-                        Err(other) => return Err(other),
+                    if self.loop_body(&s.body, env)? {
+                        broke = true;
+                        break;
                     }
                 }
                 if !broke {
@@ -369,6 +361,15 @@ impl<'a> Interp<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Runs one round of a loop body: `Ok(true)` when it breaks out of the loop.
+    fn loop_body(&mut self, body: &[Stmt], env: &Rc<Env>) -> R<bool> {
+        match self.exec_block(body, env) {
+            Ok(()) | Err(Flow::Continue) => Ok(false),
+            Err(Flow::Break) => Ok(true),
+            Err(other) => Err(other),
+        }
     }
 
     fn exec_try(&mut self, s: &ast::StmtTry, env: &Rc<Env>) -> R<()> {
@@ -1170,7 +1171,3 @@ pub fn compare(op: CmpOp, a: &Value, b: &Value) -> R<bool> {
         CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => builtins::order(op, a, b)?,
     })
 }
-
-/// Silences the unused-import lint for `Key` in builds where no helper here needs it.
-#[allow(dead_code)]
-fn _key_used(_: Key, _: Operator) {}

@@ -410,17 +410,11 @@ pub fn from_json(v: &serde_json::Value) -> Value {
         serde_json::Value::Null => Value::None,
         serde_json::Value::Bool(b) => Value::Bool(*b),
         serde_json::Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Value::Int(i)
-            } else if let Some(f) = n.as_f64() {
-                if n.is_u64() {
-                    // Larger than i64: Python would keep an exact int; we keep the float value.
-                    Value::Float(f)
-                } else {
-                    Value::Float(f)
-                }
-            } else {
-                Value::None
+            // An int beyond i64 (Python would keep it exact) becomes its float value.
+            match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => Value::Int(i),
+                (None, Some(f)) => Value::Float(f),
+                (None, None) => Value::None,
             }
         }
         serde_json::Value::String(s) => Value::str(s),
