@@ -14,8 +14,6 @@ pub mod consulting;
 mod fuzz_tests;
 pub mod neobank;
 pub mod policy;
-pub mod pyrepr;
-pub mod pytime;
 pub mod retail;
 pub mod shape;
 #[cfg(test)]

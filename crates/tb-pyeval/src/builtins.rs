@@ -745,7 +745,7 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
                 f *= 100.0;
             }
             let text = match (ty, precision) {
-                (None, None) => crate::repr::float_repr(f.abs()),
+                (None, None) => tb_python::float_repr(f.abs()),
                 (_, p) => format!("{:.*}", p.unwrap_or(6), f.abs()),
             };
             let (int_part, frac) = text

@@ -1,21 +1,14 @@
-//! `repr()`, `str()` and `json.dumps()` of values, as CPython writes them.
+//! `repr()`, `str()` and `json.dumps()` of the evaluator's values, as CPython writes them:
+//! the walk over containers is here, the rules for floats, strings and layout are
+//! `tb-python`'s.
 
 use std::fmt::Write as _;
 
-use tb_sandbox::pyjson::{float_repr as json_float, str_repr};
+pub use tb_python::json::Options as DumpsOptions;
+use tb_python::json::write_json_str_with;
+use tb_python::{float_repr, json_float, str_repr};
 
 use crate::value::{Value, ViewKind};
-
-/// Python `repr(float)`.
-pub fn float_repr(f: f64) -> String {
-    if f.is_nan() {
-        "nan".into()
-    } else if f.is_infinite() {
-        if f > 0.0 { "inf".into() } else { "-inf".into() }
-    } else {
-        json_float(f)
-    }
-}
 
 /// Python `repr(v)`. Containers nested deeper than `limit` are an error upstream; here
 /// recursion is bounded by the evaluator's own depth limit on what it builds, and a cycle
@@ -178,28 +171,6 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
     }
 }
 
-/// Options of `json.dumps` that the test files use.
-#[derive(Clone, Debug)]
-pub struct DumpsOptions {
-    pub indent: Option<String>,
-    pub ensure_ascii: bool,
-    pub sort_keys: bool,
-    pub item_sep: String,
-    pub key_sep: String,
-}
-
-impl Default for DumpsOptions {
-    fn default() -> Self {
-        DumpsOptions {
-            indent: None,
-            ensure_ascii: true,
-            sort_keys: false,
-            item_sep: ", ".into(),
-            key_sep: ": ".into(),
-        }
-    }
-}
-
 /// `json.dumps(v, ...)`; `Err` carries the `TypeError` message for a value JSON cannot hold.
 pub fn json_dumps(v: &Value, opts: &DumpsOptions) -> Result<String, String> {
     let mut out = String::new();
@@ -207,25 +178,11 @@ pub fn json_dumps(v: &Value, opts: &DumpsOptions) -> Result<String, String> {
     Ok(out)
 }
 
-fn newline(out: &mut String, opts: &DumpsOptions, level: usize) {
-    if let Some(ind) = &opts.indent {
-        out.push('\n');
-        for _ in 0..level {
-            out.push_str(ind);
-        }
-    }
-}
-
 fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Result<(), String> {
     if level > 500 {
         return Err("maximum recursion depth exceeded while encoding a JSON object".into());
     }
-    // With an indent, Python's item separator drops its trailing space.
-    let item_sep = if opts.indent.is_some() && opts.item_sep == ", " {
-        ","
-    } else {
-        &opts.item_sep
-    };
+    let item_sep = opts.item_sep();
     match v {
         Value::None => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -234,7 +191,7 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
             let _ = write!(out, "{i}");
         }
         Value::Float(f) => out.push_str(&json_float(*f)),
-        Value::Str(s) => json_str(out, s, opts.ensure_ascii),
+        Value::Str(s) => write_json_str_with(out, s, opts.ensure_ascii),
         Value::List(_) | Value::Tuple(_) => {
             let items: Vec<Value> = match v {
                 Value::List(l) => l.borrow().clone(),
@@ -250,10 +207,10 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
                 if i > 0 {
                     out.push_str(item_sep);
                 }
-                newline(out, opts, level + 1);
+                opts.newline(out, level + 1);
                 dump(out, x, opts, level + 1)?;
             }
-            newline(out, opts, level);
+            opts.newline(out, level);
             out.push(']');
         }
         Value::Dict(d) => {
@@ -287,12 +244,12 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
                 if i > 0 {
                     out.push_str(item_sep);
                 }
-                newline(out, opts, level + 1);
-                json_str(out, k, opts.ensure_ascii);
+                opts.newline(out, level + 1);
+                write_json_str_with(out, k, opts.ensure_ascii);
                 out.push_str(&opts.key_sep);
                 dump(out, x, opts, level + 1)?;
             }
-            newline(out, opts, level);
+            opts.newline(out, level);
             out.push('}');
         }
         other => {
@@ -303,30 +260,6 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
         }
     }
     Ok(())
-}
-
-fn json_str(out: &mut String, s: &str, ensure_ascii: bool) {
-    if ensure_ascii {
-        tb_sandbox::pyjson::write_json_str(out, s);
-        return;
-    }
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -3,13 +3,24 @@
 use serde_json::Value;
 use std::cmp::Ordering;
 
+/// Two ints exactly (both within `i64`, or both within `u64`); None when a float is involved.
+fn int_order(x: &serde_json::Number, y: &serde_json::Number) -> Option<Ordering> {
+    if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
+        Some(i.cmp(&j))
+    } else if let (Some(i), Some(j)) = (x.as_u64(), y.as_u64()) {
+        Some(i.cmp(&j))
+    } else {
+        None
+    }
+}
+
 /// Python `==`: ints and floats by value (`1 == 1.0`), bools as 0 and 1, lists item by item,
 /// dicts by their key sets and values (order ignored).
 pub fn py_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(i), Some(j)) => i == j,
-            _ => x.as_f64() == y.as_f64(),
+        (Value::Number(x), Value::Number(y)) => match int_order(x, y) {
+            Some(o) => o == Ordering::Equal,
+            None => x.as_f64() == y.as_f64(),
         },
         (Value::Bool(x), Value::Number(_)) => py_eq(&Value::from(i64::from(*x)), b),
         (Value::Number(_), Value::Bool(y)) => py_eq(a, &Value::from(i64::from(*y))),
@@ -36,9 +47,9 @@ fn as_num(v: &Value) -> Option<f64> {
 /// is involved.
 fn num_order(a: &Value, b: &Value) -> Option<Ordering> {
     if let (Value::Number(x), Value::Number(y)) = (a, b)
-        && let (Some(i), Some(j)) = (x.as_i64(), y.as_i64())
+        && let Some(o) = int_order(x, y)
     {
-        return Some(i.cmp(&j));
+        return Some(o);
     }
     as_num(a)?.partial_cmp(&as_num(b)?)
 }
@@ -113,6 +124,9 @@ mod tests {
         assert!(py_eq(&json!({"a": 1, "b": 2}), &json!({"b": 2, "a": 1})));
         assert!(!py_eq(&json!([1]), &json!([1, 1])));
         assert!(!py_eq(&json!(null), &json!(0)));
+        // Ints beyond 2^53 compare exactly, not as floats.
+        assert!(!py_eq(&json!(u64::MAX), &json!(u64::MAX - 1)));
+        assert!(py_eq(&json!(u64::MAX), &json!(u64::MAX)));
     }
 
     #[test]
@@ -126,6 +140,10 @@ mod tests {
         );
         assert_eq!(py_order(&json!([1]), &json!([1, 0])), Some(Ordering::Less));
         assert_eq!(py_order(&json!(1), &json!("1")), None);
+        assert_eq!(
+            py_order(&json!(u64::MAX), &json!(u64::MAX - 1)),
+            Some(Ordering::Greater)
+        );
         assert_eq!(py_order(&json!(null), &json!(null)), None);
         assert_eq!(py_order(&json!({}), &json!({})), None);
         assert_eq!(

@@ -3,6 +3,9 @@
 
 use crate::schema::{Constraints, Default, Kind, Model};
 use serde_json::{Map, Number, Value};
+use tb_python::datetime::DateTimeParts;
+use tb_python::decimal::ParseError;
+use tb_python::float_repr;
 
 /// One validation error: where (`loc`) and pydantic's message.
 #[derive(Debug, Clone, PartialEq)]
@@ -255,7 +258,7 @@ fn fmt_bound(b: f64) -> String {
     if b.fract() == 0.0 && b.abs() < 1e15 {
         format!("{}", b as i64)
     } else {
-        crate::pyjson::float_repr(b)
+        float_repr(b)
     }
 }
 
@@ -329,11 +332,6 @@ fn check_constraints(v: &Value, c: &Constraints) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Python's `str.isspace()`: Unicode White_Space plus the ASCII separators U+001C-U+001F.
-pub fn is_py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// pydantic-core's `strip_underscores`: single underscores between ASCII digits only.
@@ -475,7 +473,7 @@ fn coerce_bool(v: &Value) -> Result<bool, String> {
 /// A decimal as Python's `str(Decimal(x))` prints it: the input's digits and exponent kept.
 fn coerce_decimal(v: &Value) -> Result<String, String> {
     let text = match v {
-        Value::Number(n) if n.is_f64() => crate::pyjson::float_repr(n.as_f64().unwrap_or(0.0)),
+        Value::Number(n) if n.is_f64() => float_repr(n.as_f64().unwrap_or(0.0)),
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.clone(),
         _ => {
@@ -484,341 +482,11 @@ fn coerce_decimal(v: &Value) -> Result<String, String> {
             );
         }
     };
-    match parse_py_decimal(&text) {
+    match tb_python::decimal::parse(&text) {
         Ok(d) => Ok(d.to_sci_string()),
-        Err(DecimalError::NonFinite) => Err("Input should be a finite number".into()),
-        Err(DecimalError::Invalid) => Err("Input should be a valid decimal".into()),
+        Err(ParseError::NonFinite) => Err("Input should be a finite number".into()),
+        Err(ParseError::Invalid) => Err("Input should be a valid decimal".into()),
     }
-}
-
-/// Code points of the Unicode decimal digit zeros (general category Nd, Unicode 14.0 as in
-/// CPython 3.11): each starts a run of ten digits `0`-`9`.
-const UNICODE_DIGIT_ZEROS: &[u32] = &[
-    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
-    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
-    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
-    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
-    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50,
-    0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
-];
-
-/// The value of a Unicode decimal digit (`unicodedata.decimal`), if `c` is one.
-pub fn unicode_decimal(c: char) -> Option<u32> {
-    let c = c as u32;
-    let i = UNICODE_DIGIT_ZEROS.partition_point(|z| *z <= c);
-    let zero = UNICODE_DIGIT_ZEROS.get(i.checked_sub(1)?)?;
-    (c - zero < 10).then_some(c - zero)
-}
-
-/// Why a text is not a finite Python `Decimal`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DecimalError {
-    /// `decimal.InvalidOperation` from the constructor.
-    Invalid,
-    /// A valid `Infinity` or `NaN`.
-    NonFinite,
-}
-
-/// A finite decimal: sign, coefficient digits (no leading zeros; `"0"` for zero), exponent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PyDecimal {
-    /// Negative (also for `-0`).
-    pub negative: bool,
-    /// ASCII digits of the coefficient.
-    pub digits: String,
-    /// The exponent of the last digit.
-    pub exponent: i128,
-}
-
-// libmpdec's limits on 64-bit builds (what CPython's `decimal` checks a literal against).
-const MPD_MAX_EMAX: i128 = 999_999_999_999_999_999;
-const MPD_MIN_ETINY: i128 = -999_999_999_999_999_999 - (999_999_999_999_999_999 - 1);
-
-/// Python's `Decimal(text)`: surrounding whitespace stripped, underscores dropped, any
-/// Unicode decimal digit read as its ASCII digit, then the IBM syntax with libmpdec's
-/// exponent limits. Never panics, whatever the text; all arithmetic is checked.
-pub fn parse_py_decimal(text: &str) -> Result<PyDecimal, DecimalError> {
-    use DecimalError::Invalid;
-    let t = text.trim_matches(is_py_space);
-    let mut ascii = String::with_capacity(t.len());
-    for c in t.chars() {
-        if c == '_' {
-            continue;
-        }
-        if c.is_ascii() && !is_py_space(c) {
-            ascii.push(c);
-        } else if let Some(d) = unicode_decimal(c) {
-            ascii.push(char::from(b'0' + d as u8));
-        } else {
-            return Err(Invalid);
-        }
-    }
-    let lower = ascii.to_ascii_lowercase();
-    let (negative, body) = match lower.as_bytes().first() {
-        Some(b'-') => (true, &lower[1..]),
-        Some(b'+') => (false, &lower[1..]),
-        _ => (false, lower.as_str()),
-    };
-    if body == "inf" || body == "infinity" {
-        return Err(DecimalError::NonFinite);
-    }
-    for nan in ["snan", "nan"] {
-        if let Some(payload) = body.strip_prefix(nan) {
-            return if payload.bytes().all(|b| b.is_ascii_digit()) {
-                Err(DecimalError::NonFinite)
-            } else {
-                Err(Invalid)
-            };
-        }
-    }
-    let (mant, exp) = match body.split_once('e') {
-        Some((m, e)) => {
-            let (eneg, edigits) = match e.as_bytes().first() {
-                Some(b'-') => (true, &e[1..]),
-                Some(b'+') => (false, &e[1..]),
-                _ => (false, e),
-            };
-            if edigits.is_empty() || !edigits.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(Invalid);
-            }
-            let edigits = edigits.trim_start_matches('0');
-            // Beyond 30 digits the exponent is out of any limit below.
-            if edigits.len() > 30 {
-                return Err(Invalid);
-            }
-            let v: i128 = if edigits.is_empty() {
-                0
-            } else {
-                edigits.parse().map_err(|_| Invalid)?
-            };
-            (m, if eneg { -v } else { v })
-        }
-        None => (body, 0),
-    };
-    let (int_part, frac_part) = mant.split_once('.').unwrap_or((mant, ""));
-    if int_part.is_empty() && frac_part.is_empty() {
-        return Err(Invalid);
-    }
-    if !int_part
-        .bytes()
-        .chain(frac_part.bytes())
-        .all(|b| b.is_ascii_digit())
-    {
-        return Err(Invalid);
-    }
-    let all = format!("{int_part}{frac_part}");
-    let digits = all.trim_start_matches('0');
-    let digits = if digits.is_empty() { "0" } else { digits };
-    let exponent = exp
-        .checked_sub(i128::try_from(frac_part.len()).map_err(|_| Invalid)?)
-        .ok_or(Invalid)?;
-    let n = i128::try_from(digits.len()).map_err(|_| Invalid)?;
-    let adjusted = exponent.checked_add(n - 1).ok_or(Invalid)?;
-    if adjusted > MPD_MAX_EMAX || exponent < MPD_MIN_ETINY {
-        return Err(Invalid);
-    }
-    Ok(PyDecimal {
-        negative,
-        digits: digits.to_string(),
-        exponent,
-    })
-}
-
-impl PyDecimal {
-    /// `str(Decimal)`: `to-sci-string` of the IBM spec.
-    pub fn to_sci_string(&self) -> String {
-        let digits = self.digits.as_str();
-        let exponent = self.exponent;
-        let n = digits.len() as i128;
-        let adjusted = exponent + n - 1;
-        let mut out = String::new();
-        if self.negative {
-            out.push('-');
-        }
-        if exponent <= 0 && adjusted >= -6 {
-            if exponent == 0 {
-                out.push_str(digits);
-            } else {
-                // Here -exponent <= n + 6, so these fit in usize.
-                let point = n + exponent; // digits before the point
-                if point > 0 {
-                    let p = point as usize;
-                    out.push_str(&digits[..p]);
-                    out.push('.');
-                    out.push_str(&digits[p..]);
-                } else {
-                    out.push_str("0.");
-                    for _ in 0..(-point) {
-                        out.push('0');
-                    }
-                    out.push_str(digits);
-                }
-            }
-        } else {
-            out.push_str(&digits[..1]);
-            if n > 1 {
-                out.push('.');
-                out.push_str(&digits[1..]);
-            }
-            out.push('E');
-            out.push(if adjusted < 0 { '-' } else { '+' });
-            out.push_str(&adjusted.unsigned_abs().to_string());
-        }
-        out
-    }
-}
-
-/// Python `str(Decimal(text))` for finite decimals; None for anything else.
-pub fn decimal_to_string(text: &str) -> Option<String> {
-    parse_py_decimal(text).ok().map(|d| d.to_sci_string())
-}
-
-/// A parsed ISO-8601 date-time, kept as its parts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DateTimeParts {
-    /// Year.
-    pub year: i32,
-    /// Month 1-12.
-    pub month: u32,
-    /// Day 1-31.
-    pub day: u32,
-    /// Hour.
-    pub hour: u32,
-    /// Minute.
-    pub minute: u32,
-    /// Second.
-    pub second: u32,
-    /// Microseconds.
-    pub micro: u32,
-    /// Offset from UTC in seconds, or None for a naive datetime.
-    pub offset: Option<i32>,
-}
-
-impl DateTimeParts {
-    /// As pydantic dumps it in JSON mode.
-    pub fn dump(&self) -> String {
-        let mut s = format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-            self.year, self.month, self.day, self.hour, self.minute, self.second
-        );
-        if self.micro != 0 {
-            s.push_str(&format!(".{:06}", self.micro));
-        }
-        match self.offset {
-            None => {}
-            Some(0) => s.push('Z'),
-            Some(off) => {
-                let sign = if off < 0 { '-' } else { '+' };
-                let a = off.abs();
-                s.push_str(&format!("{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60));
-                if a % 60 != 0 {
-                    s.push_str(&format!(":{:02}", a % 60));
-                }
-            }
-        }
-        s
-    }
-}
-
-fn num(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
-fn days_in_month(year: i32, month: u32) -> u32 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        _ => 0,
-    }
-}
-
-fn parse_date_part(s: &str) -> Option<(i32, u32, u32)> {
-    // Only ASCII passes, so the byte ranges below are on character boundaries.
-    if s.len() != 10 || !s.is_ascii() || &s[4..5] != "-" || &s[7..8] != "-" {
-        return None;
-    }
-    let (y, m, d) = (num(&s[..4])? as i32, num(&s[5..7])?, num(&s[8..10])?);
-    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
-        return None;
-    }
-    Some((y, m, d))
-}
-
-/// Parses an ISO-8601 date-time of a stored value (also a bare date, as midnight): the
-/// reference's already-validated data, read back by tools. Arguments from a model are
-/// validated by [`validate_datetime`] instead, which is pydantic's exact rule.
-pub fn parse_datetime(s: &str) -> Option<DateTimeParts> {
-    let s = s.trim();
-    if !s.is_ascii() {
-        return None;
-    }
-    let (y, mo, d) = parse_date_part(s.get(..10)?)?;
-    let mut p = DateTimeParts {
-        year: y,
-        month: mo,
-        day: d,
-        hour: 0,
-        minute: 0,
-        second: 0,
-        micro: 0,
-        offset: None,
-    };
-    let rest = &s[10..];
-    if rest.is_empty() {
-        return Some(p);
-    }
-    let rest = rest.strip_prefix(['T', 't', ' '])?;
-    // Split off the zone.
-    let (time, zone) = match rest.find(['Z', 'z', '+', '-']) {
-        Some(i) => (&rest[..i], Some(&rest[i..])),
-        None => (rest, None),
-    };
-    let (hms, frac) = time
-        .split_once('.')
-        .map_or((time, None), |(a, b)| (a, Some(b)));
-    let parts: Vec<&str> = hms.split(':').collect();
-    if parts.len() < 2 || parts.len() > 3 || parts.iter().any(|x| x.len() != 2) {
-        return None;
-    }
-    p.hour = num(parts[0])?;
-    p.minute = num(parts[1])?;
-    p.second = if parts.len() == 3 { num(parts[2])? } else { 0 };
-    if p.hour > 23 || p.minute > 59 || p.second > 59 {
-        return None;
-    }
-    if let Some(f) = frac {
-        if f.is_empty() || f.len() > 6 || num(f).is_none() {
-            return None;
-        }
-        p.micro = num(&format!("{f:0<6}"))?;
-    }
-    if let Some(z) = zone {
-        if z == "Z" || z == "z" {
-            p.offset = Some(0);
-        } else {
-            let sign = if z.starts_with('-') { -1 } else { 1 };
-            let z = &z[1..];
-            let (h, m) = if let Some((h, m)) = z.split_once(':') {
-                (num(h)?, num(m)?)
-            } else if z.len() == 4 {
-                (num(&z[..2])?, num(&z[2..])?)
-            } else if z.len() == 2 {
-                (num(z)?, 0)
-            } else {
-                return None;
-            };
-            if h > 23 || m > 59 {
-                return None;
-            }
-            p.offset = Some(sign * (h as i32 * 3600 + m as i32 * 60));
-        }
-    }
-    Some(p)
 }
 
 fn speedate_config() -> speedate::DateTimeConfig {
@@ -978,6 +646,7 @@ mod tests {
     use crate::schema::{Field, Kind};
     use serde_json::json;
     use std::sync::Arc;
+    use tb_python::datetime::parse_datetime;
 
     const CTX: Ctx<'static> = Ctx {
         now: "2025-10-01T13:00:05Z",
@@ -1047,7 +716,6 @@ mod tests {
             d("1e-1999999999999999997"),
             Ok(json!("1E-1999999999999999997"))
         );
-        assert_eq!(decimal_to_string("1e-9223372036854775808"), None);
     }
 
     #[test]

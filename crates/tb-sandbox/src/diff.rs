@@ -1,35 +1,7 @@
 //! The reference's deep diff of two JSON trees (result vs golden), entry for entry.
 
 use serde_json::{Map, Value, json};
-
-/// Python's `type(x).__name__` for a JSON value.
-pub fn py_type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
-}
-
-/// Python `==` on two scalars of the same type.
-fn scalar_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
-                i == j
-            } else if let (Some(i), Some(j)) = (x.as_u64(), y.as_u64()) {
-                i == j
-            } else {
-                x.as_f64() == y.as_f64()
-            }
-        }
-        _ => a == b,
-    }
-}
+use tb_python::{py_eq, type_name as py_type_name};
 
 /// `calculate_deep_diff(result, golden, path="root")`.
 pub fn deep_diff(result: &Value, golden: &Value) -> Vec<Value> {
@@ -174,7 +146,8 @@ fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<Value>) {
             }
         }
         _ => {
-            if !scalar_eq(a, b) {
+            // Python `==` on two scalars of the same type.
+            if !py_eq(a, b) {
                 let mut m = entry(path, "value mismatch");
                 m.insert("result".into(), a.clone());
                 m.insert("golden".into(), b.clone());

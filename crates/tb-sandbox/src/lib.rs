@@ -5,7 +5,7 @@
 //! - [`state`]: tables of rows, the reference's create/update/delete and data-patch rules,
 //!   stable state and its sha256 hash.
 //! - [`diff`]: the reference's deep diff.
-//! - [`pyjson`]: Python-exact `json.dumps` text (hash input and tool result text).
+//! - [`pyjson`]: the state's JSON text and sha256 (Python's `json.dumps` from `tb-python`).
 //! - [`runtime`]: domains, sessions, tool calls and their error shapes.
 
 pub mod coerce;

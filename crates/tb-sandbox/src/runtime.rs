@@ -700,9 +700,10 @@ mod tests {
 
     fn bump(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         let id = a["id"].clone();
-        let row = s.state.get("items", &id)?.cloned().ok_or_else(|| {
-            ToolError::new(format!("Item {} not found", crate::state::py_str(&id)))
-        })?;
+        let row =
+            s.state.get("items", &id)?.cloned().ok_or_else(|| {
+                ToolError::new(format!("Item {} not found", tb_python::py_str(&id)))
+            })?;
         let mut row = row;
         let n = row["n"].as_i64().unwrap_or(0) + a["by"].as_i64().unwrap_or(1);
         row.insert("n".into(), json!(n));

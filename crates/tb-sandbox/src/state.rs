@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tb_python::{py_eq, py_str};
 
 /// One row: field name to JSON-mode value, in model field order.
 pub type Row = Map<String, Value>;
@@ -198,38 +199,6 @@ pub struct State {
     layout: Layout,
     tables: Vec<Arc<Vec<Row>>>,
     writes: u64,
-}
-
-/// Python's `str(x)` for a JSON value, as used in ids and sort keys.
-pub fn py_str(v: &Value) -> String {
-    match v {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Number(n) if n.is_f64() => pyjson::float_repr(n.as_f64().unwrap_or(0.0)),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => s.clone(),
-        other => pyjson::dumps(other, pyjson::Layout::Default),
-    }
-}
-
-/// Python `==` for two JSON values (ints and floats compare by value, `True == 1`).
-pub fn py_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(i), Some(j)) => i == j,
-            _ => x.as_f64() == y.as_f64(),
-        },
-        (Value::Bool(x), Value::Number(_)) => py_eq(&Value::from(i64::from(*x)), b),
-        (Value::Number(_), Value::Bool(y)) => py_eq(a, &Value::from(i64::from(*y))),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
-        }
-        _ => a == b,
-    }
 }
 
 impl TableDef {
@@ -765,35 +734,12 @@ pub fn sort_scalar_lists(v: &mut Value) {
                     .iter()
                     .all(|x| matches!(x, Value::String(_) | Value::Number(_) | Value::Bool(_)));
             if scalar {
-                items.sort_by(py_cmp_scalar);
+                items.sort_by(tb_python::cmp::cmp_scalar);
             } else {
                 items.iter_mut().for_each(sort_scalar_lists);
             }
         }
         _ => {}
-    }
-}
-
-fn py_num(v: &Value) -> Option<f64> {
-    match v {
-        Value::Bool(b) => Some(f64::from(u8::from(*b))),
-        Value::Number(n) => n.as_f64(),
-        _ => None,
-    }
-}
-
-/// Python's `<` ordering for scalars: numbers (with bools) by value, strings by code point.
-/// Mixed strings and numbers raise in Python; here numbers sort first.
-pub(crate) fn py_cmp_scalar(a: &Value, b: &Value) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        (Value::String(_), _) => Ordering::Greater,
-        (_, Value::String(_)) => Ordering::Less,
-        (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64() => {
-            x.as_i64().cmp(&y.as_i64())
-        }
-        _ => py_num(a).partial_cmp(&py_num(b)).unwrap_or(Ordering::Equal),
     }
 }
 

@@ -39,8 +39,8 @@ fn walkers_handle_the_deepest_parsable_value_on_a_small_stack() {
             assert_eq!(text.len(), 127 * 2 + 1);
             let other: Value = serde_json::from_str(&nested(126)).expect("parses");
             assert!(!tb_sandbox::diff::deep_diff(&v, &other).is_empty());
-            assert!(tb_sandbox::state::py_eq(&v, &v));
-            assert!(!tb_sandbox::state::py_eq(&v, &json!(1)));
+            assert!(tb_python::py_eq(&v, &v));
+            assert!(!tb_python::py_eq(&v, &json!(1)));
         })
         .expect("thread")
         .join()

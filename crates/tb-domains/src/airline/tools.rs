@@ -4,8 +4,8 @@
 use super::data::{Passenger, PaymentMethod, Reservation, Segment, User};
 use super::{AirlineSession, Fail, Out, calc, ok};
 use serde_json::{Value, json};
+use tb_python::{float_repr, str_repr};
 use tb_sandbox::Args;
-use tb_sandbox::pyjson::{float_repr, str_repr};
 
 const BAGGAGE_FEE: i64 = 50;
 const INSURANCE_FEE: i64 = 30;

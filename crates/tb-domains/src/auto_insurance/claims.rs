@@ -1,9 +1,9 @@
 //! The claims toolset: first notice of loss and claim lookups by policy, vehicle and driver.
 
 use super::{field, get_row, hash_id, opt, opt_bool, opt_int, req, truthy_str, val};
-use crate::pytime;
 use chrono::NaiveDate;
 use serde_json::{Map, Value, json};
+use tb_python::datetime as pytime;
 use tb_sandbox::{Args, Session, ToolError, ToolFn};
 
 const CLAIMS: &str = "claims_claims";

@@ -126,7 +126,7 @@ fn generate_document_link(s: &mut Session, a: &Args) -> Result<Value, ToolError>
     let ticket_id = req(a, "ticket_id")?;
     let expiration = req(a, "expiration_date")?;
     policy(s, policy_id)?;
-    if crate::pytime::fromisoformat_z(expiration).is_err() {
+    if tb_python::datetime::fromisoformat_z(expiration).is_err() {
         return Err(ToolError::new(format!(
             "Invalid expiration_date format: '{expiration}'. Expected ISO 8601 format (e.g., '2024-01-16T10:05:00Z')"
         )));

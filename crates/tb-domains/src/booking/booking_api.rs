@@ -1,8 +1,8 @@
 //! booking_api: bookings, group bookings and hotel inventory.
 
-use super::decimal::Dec;
 use super::{Ymd, arg, field, first_where, iso_date_z, opt, write_in_place};
 use serde_json::{Value, json};
+use tb_python::decimal::Dec;
 use tb_sandbox::state::Row;
 use tb_sandbox::{Args, Session, ToolError, ToolFn};
 
@@ -32,7 +32,7 @@ pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
     ]
 }
 
-fn dec_err(e: super::decimal::DecimalError) -> ToolError {
+fn dec_err(e: tb_python::decimal::DecimalError) -> ToolError {
     ToolError::new(e.to_string())
 }
 
@@ -233,11 +233,11 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             continue;
         };
         let old = b.get(name).cloned().unwrap_or(Value::Null);
-        if !tb_sandbox::state::py_eq(&old, new) {
+        if !tb_python::py_eq(&old, new) {
             changes.push(format!(
                 "{name}: {} -> {}",
-                tb_sandbox::state::py_str(&old),
-                tb_sandbox::state::py_str(new)
+                tb_python::py_str(&old),
+                tb_python::py_str(new)
             ));
             b.insert(name.to_string(), new.clone());
         }
@@ -253,7 +253,7 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     {
         changes.push(format!(
             "booking_status: {status} -> {}",
-            tb_sandbox::state::py_str(new)
+            tb_python::py_str(new)
         ));
         b.insert("booking_status".into(), new.clone());
     }

@@ -9,7 +9,6 @@ use tb_sandbox::{Domain, DomainError, Session, ToolError, ToolFn};
 pub mod booking_api;
 pub mod corporate_api;
 pub mod crm_api;
-pub mod decimal;
 pub mod hotel_partner_api;
 pub mod lookup;
 pub mod payment_api;
@@ -102,7 +101,7 @@ pub(crate) type Ymd = (i32, u32, u32);
 
 /// `datetime.fromisoformat(text.replace("Z", "+00:00")).date()`; the error is Python's text.
 pub(crate) fn iso_date_z(text: &str) -> Result<Ymd, String> {
-    crate::pytime::fromisoformat_z(text).map(|p| (p.year, p.month, p.day))
+    tb_python::datetime::fromisoformat_z(text).map(|p| (p.year, p.month, p.day))
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! payment_api: transactions (charges, refunds, disputes), invoices and payment methods.
 
-use super::decimal::{quantize_text, signum_text};
 use super::{arg, field, first_where, no_nulls, opt};
 use serde_json::{Value, json};
+use tb_python::decimal::{quantize_text, signum_text};
 use tb_sandbox::state::Row;
 use tb_sandbox::{Args, Session, ToolError, ToolFn};
 

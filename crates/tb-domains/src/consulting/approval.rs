@@ -2,7 +2,7 @@
 
 use super::{Out, finish, probe_id};
 use serde_json::{Value, json};
-use tb_sandbox::state::py_eq;
+use tb_python::py_eq;
 use tb_sandbox::{Args, Session, ToolError};
 
 const TABLE: &str = "approval_approval_requests";

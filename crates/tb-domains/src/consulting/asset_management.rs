@@ -1,8 +1,8 @@
 //! IT asset management: devices, inventory, reservations and assignments.
 
 use super::{Out, action, exec, field, finish, get_row, is_none, need, out, probe_id, val};
-use crate::pytime::isoformat_field;
 use serde_json::{Map, Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Session, ToolError};
 
 const DEVICES: &str = "asset_management_devices";

@@ -2,8 +2,8 @@
 //! employee's prerequisites (clearance, NDA, completed trainings).
 
 use super::{Out, action, exec, field, finish, get_row, is_none, need, out, probe_id, val};
-use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Session, ToolError};
 
 const VPN: &str = "client_access_vpn_access";

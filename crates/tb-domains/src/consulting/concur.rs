@@ -1,8 +1,8 @@
 //! SAP Concur: expense reports (read, override a rejection) and travel bookings.
 
 use super::{Out, action, exec, finish, get_row, need, out, val};
-use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Session, ToolError};
 
 const REPORTS: &str = "concur_expense_reports";

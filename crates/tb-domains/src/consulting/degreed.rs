@@ -1,8 +1,8 @@
 //! Degreed learning: course catalog, seats, enrollments, history and certifications.
 
 use super::{Out, action, exec, field, finish, get_row, is_none, need, opt, out, probe_id, val};
-use crate::pytime::isoformat_field;
 use serde_json::{Map, Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Session, ToolError};
 
 const COURSES: &str = "degreed_training_courses";

@@ -1,8 +1,8 @@
 //! Mavenlink resource management: engagements and staffing assignments.
 
 use super::{Out, action, exec, field, finish, get_row, need, out, val};
-use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Session, ToolError};
 
 /// `mavenlink_api`: `get_engagement`, `get_employee_assignments`, `validate_engagement_code`.

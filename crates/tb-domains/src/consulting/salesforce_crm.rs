@@ -2,8 +2,8 @@
 //! (the latter reads the resource-management assignments, as the reference does).
 
 use super::{Out, exec, field, finish, get_row, val};
-use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Session, ToolError};
 
 /// `salesforce_crm_check_employee_assignment`: the first assignment of that employee on that

@@ -1,8 +1,8 @@
 //! Workday HR: employee profiles.
 
 use super::{Out, action, exec, finish, get_row, need, val};
-use crate::pytime::isoformat_field;
 use serde_json::{Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Session, ToolError};
 
 /// `workday_api`: `get_employee`.

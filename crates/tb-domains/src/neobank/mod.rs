@@ -7,7 +7,7 @@
 //! reference's fixed timestamps, so replays are deterministic.
 
 use serde_json::Value;
-use tb_sandbox::coerce::DateTimeParts;
+use tb_python::datetime::DateTimeParts;
 use tb_sandbox::{Args, Row, Session, ToolError, ToolFn};
 
 mod approval;
@@ -190,7 +190,7 @@ pub(crate) fn next_id(
     Ok(format!("{prefix}{n:0width$}"))
 }
 
-pub(crate) use crate::pyrepr::str_repr as py_repr;
+pub(crate) use tb_python::str_repr as py_repr;
 
 #[cfg(test)]
 mod tests {

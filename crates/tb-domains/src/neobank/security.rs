@@ -1,9 +1,9 @@
 //! Security incidents: the active and recently closed ones.
 
 use super::{DEC_18, flag, out, tables, val};
-use crate::pytime::{add_hours, isoformat_field, micros};
 use serde_json::{Value, json};
-use tb_sandbox::coerce::parse_datetime;
+use tb_python::datetime::parse_datetime;
+use tb_python::datetime::{add_hours, isoformat_field, micros};
 use tb_sandbox::{Args, Session, ToolError};
 
 fn failed(m: &str) -> ToolError {

@@ -4,8 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use tb_sandbox::coerce::parse_datetime;
-use tb_sandbox::state::py_eq;
+use tb_python::datetime::parse_datetime;
+use tb_python::py_eq;
 use tb_sandbox::{Args, Row, Session, ToolError};
 
 /// `oms` orders.
@@ -125,12 +125,12 @@ pub fn int(row: &Row, field: &str) -> i64 {
 }
 
 /// Python's `isoformat_stored()` of stored datetimes, shared with the other domains.
-pub use crate::pytime::{isoformat_field, isoformat_stored};
+pub use tb_python::datetime::{isoformat_field, isoformat_stored};
 
 /// A stored datetime as an instant, and whether it carried an offset (naive ones are read as UTC).
 pub fn instant(v: &Value) -> Option<(DateTime<Utc>, bool)> {
     let p = parse_datetime(v.as_str()?)?;
-    let utc = DateTime::from_timestamp_micros(crate::pytime::micros(&p)?)?;
+    let utc = DateTime::from_timestamp_micros(tb_python::datetime::micros(&p)?)?;
     Some((utc, p.offset.is_some()))
 }
 

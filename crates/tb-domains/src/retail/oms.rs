@@ -107,10 +107,7 @@ pub fn get_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .rows(LINE_ITEMS)
         .or_fail(F)?
         .iter()
-        .filter(|r| {
-            r.get("order_id")
-                .is_some_and(|v| tb_sandbox::state::py_eq(v, &key))
-        })
+        .filter(|r| r.get("order_id").is_some_and(|v| tb_python::py_eq(v, &key)))
         .map(|r| {
             out(vec![
                 ("id", val(r, "id")),

@@ -12,8 +12,8 @@ pub mod odata;
 
 use serde_json::{Map, Value, json};
 use std::sync::OnceLock;
+use tb_python::py_str;
 use tb_sandbox::coerce::ValidationError;
-use tb_sandbox::state::py_str;
 use tb_sandbox::{Args, Session, StateError, ToolError, ToolFn};
 
 /// Which zendesk implementation a domain uses.
@@ -312,8 +312,8 @@ fn pydantic_text(class: &str, data: &Map<String, Value>, errors: &[ValidationErr
             "\n{}\n  {} [type={ty}, input_value={}, input_type={}]\n    For further information visit https://errors.pydantic.dev/2.14/v/{ty}",
             e.loc.join("."),
             e.msg,
-            crate::pyrepr::truncate_repr(&crate::pyrepr::value_repr(shown)),
-            crate::pyrepr::type_name(shown)
+            tb_python::repr::truncate_repr(&tb_python::value_repr(shown)),
+            tb_python::type_name(shown)
         ));
     }
     out
@@ -745,7 +745,7 @@ fn sorted_order(keys: &[Value], desc: bool) -> Option<Vec<usize>> {
         let (Some(x), Some(y)) = (keys.get(i), keys.get(j)) else {
             return std::cmp::Ordering::Equal;
         };
-        let o = py_order(x, y).unwrap_or_else(|| {
+        let o = tb_python::py_order(x, y).unwrap_or_else(|| {
             failed = true;
             std::cmp::Ordering::Equal
         });
@@ -770,32 +770,6 @@ fn kind_rank(v: &Value) -> u8 {
         Value::String(_) => 2,
         Value::Array(_) => 3,
         Value::Object(_) => 4,
-    }
-}
-
-/// Python `<` ordering of two keys, None when they cannot be ordered.
-fn py_order(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
-        (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64() => {
-            Some(x.as_i64().cmp(&y.as_i64()))
-        }
-        (Value::Number(_) | Value::Bool(_), Value::Number(_) | Value::Bool(_)) => {
-            let f = |v: &Value| match v {
-                Value::Bool(b) => Some(f64::from(u8::from(*b))),
-                other => other.as_f64(),
-            };
-            f(a)?.partial_cmp(&f(b)?)
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            for (p, q) in x.iter().zip(y) {
-                if !tb_sandbox::state::py_eq(p, q) {
-                    return py_order(p, q);
-                }
-            }
-            Some(x.len().cmp(&y.len()))
-        }
-        _ => None,
     }
 }
 

@@ -17,10 +17,10 @@
 //! longest), and binary operators include their surrounding whitespace. Whitespace elsewhere
 //! is a token that only the grammar's "bad whitespace" spots accept.
 
-use crate::pyrepr::str_repr;
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::fmt;
+use tb_python::str_repr;
 
 /// A failed parse (or evaluation), displayed as the library's (or Python's) message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -1199,7 +1199,7 @@ pub enum PyVal<'a> {
 impl PyVal<'_> {
     fn type_name(&self) -> &'static str {
         match self {
-            PyVal::Val(v) => crate::pyrepr::type_name(v),
+            PyVal::Val(v) => tb_python::type_name(v),
             PyVal::Node(n) => n.class(),
         }
     }
@@ -1209,7 +1209,7 @@ impl PyVal<'_> {
 /// `RecursionError`.
 fn py_eq(a: &PyVal, b: &PyVal) -> Result<bool, String> {
     match (a, b) {
-        (PyVal::Val(x), PyVal::Val(y)) => Ok(tb_sandbox::state::py_eq(x, y)),
+        (PyVal::Val(x), PyVal::Val(y)) => Ok(tb_python::py_eq(x, y)),
         (PyVal::Node(x), PyVal::Node(y)) => node_eq(x, y, 0),
         _ => Ok(false),
     }
@@ -1260,44 +1260,6 @@ fn node_eq(a: &Node, b: &Node, depth: usize) -> Result<bool, String> {
     })
 }
 
-fn num(v: &Value) -> Option<f64> {
-    match v {
-        Value::Bool(b) => Some(f64::from(u8::from(*b))),
-        Value::Number(n) => n.as_f64(),
-        _ => None,
-    }
-}
-
-/// Python's ordering of two values, or the `TypeError` text for `op`.
-fn py_order(a: &Value, b: &Value, op: &str) -> Result<Ordering, String> {
-    let err = || {
-        format!(
-            "'{op}' not supported between instances of '{}' and '{}'",
-            crate::pyrepr::type_name(a),
-            crate::pyrepr::type_name(b)
-        )
-    };
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => Ok(x.chars().cmp(y.chars())),
-        (Value::Number(x), Value::Number(y)) if x.is_i64() && y.is_i64() => {
-            Ok(x.as_i64().cmp(&y.as_i64()))
-        }
-        (Value::Number(_) | Value::Bool(_), Value::Number(_) | Value::Bool(_)) => num(a)
-            .zip(num(b))
-            .and_then(|(x, y)| x.partial_cmp(&y))
-            .ok_or_else(err),
-        (Value::Array(x), Value::Array(y)) => {
-            for (p, q) in x.iter().zip(y) {
-                if !tb_sandbox::state::py_eq(p, q) {
-                    return py_order(p, q, op);
-                }
-            }
-            Ok(x.len().cmp(&y.len()))
-        }
-        _ => Err(err()),
-    }
-}
-
 fn compare(a: &PyVal, b: &PyVal, op: &str) -> Result<bool, String> {
     let (PyVal::Val(x), PyVal::Val(y)) = (a, b) else {
         return Err(format!(
@@ -1306,7 +1268,7 @@ fn compare(a: &PyVal, b: &PyVal, op: &str) -> Result<bool, String> {
             b.type_name()
         ));
     };
-    let o = py_order(x, y, op)?;
+    let o = tb_python::cmp::py_order_op(op, x, y)?;
     Ok(match op {
         "<" => o == Ordering::Less,
         ">" => o == Ordering::Greater,
