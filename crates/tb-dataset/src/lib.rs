@@ -29,11 +29,14 @@
 mod config;
 mod dedent;
 mod error;
-pub mod keys;
 mod merge;
 mod pyfile;
 mod summary;
-pub mod yaml;
+
+/// The PyYAML-exact YAML 1.1 reader (the `tb-yaml` crate).
+pub use tb_yaml as yaml;
+/// Unknown-key warnings for config files (`tb-yaml`'s).
+pub use tb_yaml::keys;
 
 pub use config::{AgentConfig, Scenario, ToolDef, ToolOverride};
 pub use dedent::dedent;

@@ -321,12 +321,11 @@ impl ConfigFile {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let mut lines = HashMap::new();
-        let v =
-            tb_dataset::yaml::load_with_lines(src, Some(&mut lines)).map_err(|e| ConfigError {
-                path: path.to_path_buf(),
-                line: e.line,
-                message: format!("invalid YAML: {}", e.message),
-            })?;
+        let v = tb_yaml::load_with_lines(src, Some(&mut lines)).map_err(|e| ConfigError {
+            path: path.to_path_buf(),
+            line: e.line,
+            message: format!("invalid YAML: {}", e.message),
+        })?;
         let p = Parser {
             path,
             lines: &lines,
@@ -562,7 +561,7 @@ fn unknown_key_warnings(
     lines: &HashMap<String, usize>,
     root: &Map<String, Value>,
 ) -> Vec<String> {
-    use tb_dataset::keys::unknown_keys;
+    use tb_yaml::keys::unknown_keys;
     let mut out = unknown_keys(path, lines, root, "", "", ROOT_KEYS);
     let mut models: Vec<(&Value, String, String)> = Vec::new();
     if let Some(Value::Object(o)) = root.get("orchestrator") {

@@ -14,6 +14,7 @@
 //! Python's key equality (`1 == 1.0 == True`) is applied. Values without a JSON form (NaN,
 //! infinities, `!!binary`, `!!set`, integers beyond 64 bits, recursive aliases) are errors.
 
+pub mod keys;
 mod resolve;
 mod scanner;
 
@@ -853,9 +854,9 @@ impl Constructor<'_> {
                 } else {
                     let f = n.as_f64().unwrap_or(0.0);
                     if f.fract() == 0.0 && f.abs() < 1e30 {
-                        (KeyId::Int(f as i128), resolve::py_float_repr(f))
+                        (KeyId::Int(f as i128), tb_python::json_float(f))
                     } else {
-                        (KeyId::Float(f.to_bits()), resolve::py_float_repr(f))
+                        (KeyId::Float(f.to_bits()), tb_python::json_float(f))
                     }
                 }
             }

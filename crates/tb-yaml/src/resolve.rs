@@ -384,26 +384,13 @@ fn parse_timestamp(v: &str, strict: bool) -> Option<Ts> {
     })
 }
 
-fn days_in_month(year: u32, month: u32) -> u32 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
-            29
-        }
-        2 => 28,
-        _ => 0,
-    }
-}
-
 /// `date.isoformat()` / `datetime.isoformat()` of what PyYAML constructs.
 fn timestamp_iso(v: &str) -> Result<String, String> {
     let ts = parse_timestamp(v, false).ok_or_else(|| format!("invalid timestamp {v:?}"))?;
-    if ts.year < 1
-        || !(1..=12).contains(&ts.month)
-        || ts.day < 1
-        || ts.day > days_in_month(ts.year, ts.month)
-    {
+    // Python's `date(year, month, day)`: years 1..=9999 of the Gregorian calendar.
+    let in_range = (1..=9999).contains(&ts.year)
+        && tb_python::datetime::is_valid_date(ts.year as i32, ts.month, ts.day);
+    if !in_range {
         return Err(format!("invalid date in timestamp {v:?}"));
     }
     let date = format!("{:04}-{:02}-{:02}", ts.year, ts.month, ts.day);
@@ -563,77 +550,9 @@ pub(crate) fn construct_scalar(short: &str, v: &str) -> Result<Value, String> {
     }
 }
 
-/// Python's `repr(float)` (shortest round-trip digits, exponent outside `1e-4 <= |x| < 1e16`).
-pub(crate) fn py_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // Shortest round-trip digits and exponent via `{:e}`.
-    let e = format!("{f:e}"); // e.g. "1.5e3", "-1e-7"
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let neg = mant.starts_with('-');
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let sign = if neg { "-" } else { "" };
-    if (-4..16).contains(&exp) {
-        let n = digits.len() as i32;
-        if exp >= 0 {
-            let int_len = exp + 1;
-            if n <= int_len {
-                format!("{sign}{}{}.0", digits, "0".repeat((int_len - n) as usize))
-            } else {
-                format!(
-                    "{sign}{}.{}",
-                    &digits[..int_len as usize],
-                    &digits[int_len as usize..]
-                )
-            }
-        } else {
-            format!("{sign}0.{}{}", "0".repeat((-exp - 1) as usize), digits)
-        }
-    } else {
-        let m = if digits.len() > 1 {
-            format!("{}.{}", &digits[..1], &digits[1..])
-        } else {
-            digits.clone()
-        };
-        let es = if exp < 0 {
-            format!("-{:02}", -exp)
-        } else {
-            format!("+{exp:02}")
-        };
-        format!("{sign}{m}e{es}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn float_repr_matches_python() {
-        assert_eq!(py_float_repr(1.5), "1.5");
-        assert_eq!(py_float_repr(1000.0), "1000.0");
-        assert_eq!(py_float_repr(1e16), "1e+16");
-        assert_eq!(py_float_repr(1.5e-5), "1.5e-05");
-        assert_eq!(py_float_repr(0.0001), "0.0001");
-        assert_eq!(py_float_repr(-2.5), "-2.5");
-        assert_eq!(py_float_repr(123456789012345.6), "123456789012345.6");
-    }
 
     #[test]
     fn timestamps() {
