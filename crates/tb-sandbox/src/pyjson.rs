@@ -77,7 +77,7 @@ impl Sink for HashWriter {
 
 /// Writes the canonical text of `value` as the stable state holds it: every non-empty list
 /// whose items are all str/int/float/bool written in sorted order (at any depth), without
-/// sorting or copying the value: `canonical(v)` after [`crate::state::sort_scalar_lists`].
+/// sorting or copying the value: `canonical(v)` after the state's `sort_scalar_lists`.
 pub fn write_canonical_stable<S: Sink>(out: &mut S, value: &Value) {
     match value {
         Value::Array(items) => {
