@@ -590,18 +590,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The neobank clock's days (2025-12-17 and -18, 10:00 UTC).
-    const DEC_17: DateTimeParts = DateTimeParts {
-        year: 2025,
-        month: 12,
-        day: 17,
-        hour: 10,
-        minute: 0,
-        second: 0,
-        micro: 0,
-        offset: Some(0),
-    };
-    const DEC_18: DateTimeParts = DateTimeParts { day: 18, ..DEC_17 };
+    fn at(text: &str) -> DateTimeParts {
+        parse_datetime(text).unwrap()
+    }
 
     /// Python's `isoformat()` of stored values (from retail, consulting and neobank's copies).
     #[test]
@@ -760,7 +751,7 @@ mod tests {
 
     #[test]
     fn day_differences_floor() {
-        let a = DEC_17;
+        let a = at("2025-12-17T10:00:00Z");
         let b = parse_datetime("2023-01-15T00:00:00Z").unwrap();
         assert_eq!(days_between(&a, &b), Some(1067));
         let future = parse_datetime("2025-12-18T00:00:00Z").unwrap();
@@ -770,19 +761,19 @@ mod tests {
     #[test]
     fn hours_and_overflow() {
         assert_eq!(
-            add_hours(&DEC_18, 4).unwrap().dump(),
+            add_hours(&at("2025-12-18T10:00:00Z"), 4).unwrap().dump(),
             "2025-12-18T14:00:00Z"
         );
         assert_eq!(
-            add_hours(&DEC_18, -30).unwrap().dump(),
+            add_hours(&at("2025-12-18T10:00:00Z"), -30).unwrap().dump(),
             "2025-12-17T04:00:00Z"
         );
         assert_eq!(
-            add_hours(&DEC_18, 24 * 5_000_000).unwrap_err(),
+            add_hours(&at("2025-12-18T10:00:00Z"), 24 * 5_000_000).unwrap_err(),
             "date value out of range"
         );
         assert_eq!(
-            add_hours(&DEC_18, -24_000_000_024).unwrap_err(),
+            add_hours(&at("2025-12-18T10:00:00Z"), -24_000_000_024).unwrap_err(),
             "days=-1000000001; must have magnitude <= 999999999"
         );
     }

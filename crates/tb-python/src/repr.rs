@@ -102,13 +102,9 @@ pub fn value_repr(v: &Value) -> String {
 /// `json.dumps` for a list or dict.
 pub fn py_str(v: &Value) -> String {
     match v {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Number(n) if n.is_f64() => float_repr(n.as_f64().unwrap_or(0.0)),
-        Value::Number(n) => n.to_string(),
         Value::String(s) => s.clone(),
-        other => crate::json::dumps(other, crate::json::Layout::Default),
+        Value::Array(_) | Value::Object(_) => crate::json::dumps(v, crate::json::Layout::Default),
+        scalar => value_repr(scalar),
     }
 }
 
