@@ -555,7 +555,10 @@ impl Registry {
                 .map_err(|e| SessionError::Init(format!("Error calling {server} init: {e}")))?;
             servers.push(s);
         }
-        Ok(TaskSession { servers })
+        Ok(TaskSession {
+            servers,
+            own: Vec::new(),
+        })
     }
 
     /// The session of an id (and marks it used).
@@ -991,6 +994,7 @@ mod tests {
         };
         let session = TaskSession {
             servers: vec![loaded.session(&json!({}), Clock::default()).unwrap()],
+            own: Vec::new(),
         };
         let tools = Arc::new(ToolSet::new(session.tool_list()));
         let slot = reg.slot(
