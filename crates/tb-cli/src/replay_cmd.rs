@@ -126,6 +126,11 @@ fn run_scripts(
             let task = ds
                 .load_task(id)
                 .with_context(|| format!("{}: trace {id}", file.display()))?;
+            // The record's own clock (`clock.now_utc`) unless `--now` is given.
+            let clock = match (&a.now, record["clock"]["now_utc"].as_str()) {
+                (None, Some(t)) => tb_sandbox::Clock::parse(t).map_err(anyhow::Error::msg)?,
+                _ => clock,
+            };
             let env = ScriptEnv {
                 sandbox,
                 agent: agent.clone(),

@@ -18,6 +18,7 @@ pub mod replay;
 pub mod rubric;
 pub mod sandbox;
 pub mod script_replay;
+pub mod setup_check;
 pub mod surface;
 pub mod tools;
 pub mod user_sim;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tb_domains::airline;
-use tb_sandbox::{Clock, ServerSession, ToolReply};
+use tb_sandbox::{Clock, ServerSession};
 
 /// One attempt's server of this kind.
 pub trait OwnServer: ServerSession + std::fmt::Debug + Sync {
@@ -47,7 +47,11 @@ impl OwnServer for airline::AirlineSession {
 }
 
 /// The server names handled here.
-pub const SERVERS: &[&str] = &[airline::SERVER];
+pub const SERVERS: &[&str] = &[
+    airline::SERVER,
+    crate::setup_check::BANKING,
+    crate::setup_check::MS_STORE,
+];
 
 /// Whether `server` is one of these servers.
 pub fn is_own(server: &str) -> bool {
@@ -59,6 +63,7 @@ pub fn is_own(server: &str) -> bool {
 pub struct OwnServers {
     data_root: PathBuf,
     airline: Mutex<HashMap<String, airline::Base>>,
+    ms_store: Mutex<Option<crate::setup_check::MsStore>>,
 }
 
 impl OwnServers {
@@ -67,6 +72,7 @@ impl OwnServers {
         OwnServers {
             data_root: data_root.to_path_buf(),
             airline: Mutex::default(),
+            ms_store: Mutex::default(),
         }
     }
 
@@ -96,15 +102,19 @@ impl OwnServers {
                 };
                 Ok(Box::new(base.session(task_uid, clock)))
             }
+            crate::setup_check::BANKING => {
+                Ok(Box::new(crate::setup_check::Banking::init(config, clock)?))
+            }
+            crate::setup_check::MS_STORE => {
+                let mut m = self.ms_store.lock().unwrap_or_else(|p| p.into_inner());
+                if m.is_none() {
+                    *m = Some(crate::setup_check::MsStore::load(&self.data_root)?);
+                }
+                Ok(Box::new(m.clone().ok_or("ms_store did not load")?))
+            }
             other => Err(format!("`{other}` is not a native non-table server")),
         }
     }
-}
-
-/// Calls a tool on an own server (its exact text; MCP errors are passed on unchanged, as the
-/// framework does).
-pub fn call_text(server: &mut dyn OwnServer, tool: &str, args: &Value) -> ToolReply {
-    server.call_tool(tool, args)
 }
 
 /// Shared handle.

@@ -1,0 +1,600 @@
+//! The setup-check servers of `thinkingbox_tools` that the data repository's "verify your
+//! setup" test files run on: `online_banking` (accounts, payees, transfers, scheduled bills)
+//! and `ms_store` (three fixed texts, read at run time from the checkout's server source).
+//!
+//! Result texts as the servers send them: `online_banking` is a fastmcp server (compact JSON
+//! of the success object, `"status": "ok"` first; domain errors `"Error!\n<message>"`;
+//! invalid arguments an MCP error `"N validation error(s) for call[<tool>]\n..."`);
+//! `ms_store` is an MCP-SDK server (`json.dumps` with the default separators). The clock
+//! (transfer timestamps, a bill without a date) is the session clock; the host time zone is
+//! taken as UTC (the recorded runs pinned `TZ=UTC`).
+
+use crate::own_servers::OwnServer;
+use chrono::{DateTime, Datelike, Utc};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use tb_sandbox::{Clock, ServerSession, ToolReply, pyjson};
+
+const PYDANTIC_URL: &str = "https://errors.pydantic.dev/2.14/v/";
+
+/// Python's `repr` of a JSON argument value and its type name, for pydantic's error lines.
+fn input_repr(v: &Value) -> (String, &'static str) {
+    (
+        tb_domains::pyrepr::value_repr(v),
+        tb_domains::pyrepr::type_name(v),
+    )
+}
+
+/// One pydantic error: `loc`, message, error type and the offending input.
+struct ArgError {
+    loc: String,
+    msg: String,
+    kind: &'static str,
+    input: Option<Value>,
+}
+
+/// fastmcp's text for invalid arguments.
+fn fastmcp_validation_text(tool: &str, args: &Value, errors: &[ArgError]) -> String {
+    let n = errors.len();
+    let mut s = format!(
+        "{n} validation error{} for call[{tool}]",
+        if n == 1 { "" } else { "s" }
+    );
+    for e in errors {
+        let (input, ty) = match &e.input {
+            Some(v) => input_repr(v),
+            None => input_repr(args),
+        };
+        s.push_str(&format!(
+            "\n{}\n  {} [type={}, input_value={}, input_type={}]\n    For further information visit {PYDANTIC_URL}{}",
+            e.loc, e.msg, e.kind, tb_domains::pyrepr::truncate_repr(&input), ty, e.kind
+        ));
+    }
+    s
+}
+
+/// Parameter kinds of the banking tools.
+#[derive(Clone, Copy)]
+enum P {
+    Str,
+    Float,
+    OptDateTime,
+}
+
+/// Validates arguments as pydantic (lax, Python input) does for these kinds.
+fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Vec<ArgError>> {
+    let empty = Map::new();
+    let m = args.as_object().unwrap_or(&empty);
+    let mut out = Map::new();
+    let mut errors = Vec::new();
+    for (name, kind) in params {
+        let v = m.get(*name);
+        match (kind, v) {
+            (P::OptDateTime, None) | (P::OptDateTime, Some(Value::Null)) => {
+                out.insert((*name).into(), Value::Null);
+            }
+            (_, None) => errors.push(ArgError {
+                loc: (*name).into(),
+                msg: "Missing required argument".into(),
+                kind: "missing_argument",
+                input: Some(args.clone()),
+            }),
+            (P::Str, Some(v)) => match v {
+                Value::String(_) => {
+                    out.insert((*name).into(), v.clone());
+                }
+                _ => errors.push(ArgError {
+                    loc: (*name).into(),
+                    msg: "Input should be a valid string".into(),
+                    kind: "string_type",
+                    input: Some(v.clone()),
+                }),
+            },
+            (P::Float, Some(v)) => match v {
+                Value::Number(n) => {
+                    out.insert((*name).into(), json!(n.as_f64().unwrap_or(0.0)));
+                }
+                Value::Bool(b) => {
+                    out.insert((*name).into(), json!(if *b { 1.0 } else { 0.0 }));
+                }
+                Value::String(s) => match s.trim().parse::<f64>() {
+                    Ok(f) if f.is_finite() => {
+                        out.insert((*name).into(), json!(f));
+                    }
+                    _ => errors.push(ArgError {
+                        loc: (*name).into(),
+                        msg: "Input should be a valid number, unable to parse string as a number"
+                            .into(),
+                        kind: "float_parsing",
+                        input: Some(v.clone()),
+                    }),
+                },
+                _ => errors.push(ArgError {
+                    loc: (*name).into(),
+                    msg: "Input should be a valid number".into(),
+                    kind: "float_type",
+                    input: Some(v.clone()),
+                }),
+            },
+            (P::OptDateTime, Some(v)) => match tb_sandbox::coerce::validate_datetime(v) {
+                Ok(p) => {
+                    // as UTC: aware values converted, naive ones read in the host zone (UTC)
+                    let naive = chrono::NaiveDate::from_ymd_opt(p.year, p.month, p.day)
+                        .and_then(|d| d.and_hms_opt(p.hour, p.minute, p.second));
+                    let Some(naive) = naive else {
+                        errors.push(ArgError {
+                            loc: (*name).into(),
+                            msg: "Input should be a valid datetime".into(),
+                            kind: "datetime_type",
+                            input: Some(v.clone()),
+                        });
+                        continue;
+                    };
+                    let utc = naive - chrono::Duration::seconds(i64::from(p.offset.unwrap_or(0)));
+                    let d = utc.date();
+                    out.insert(
+                        (*name).into(),
+                        json!(format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day())),
+                    );
+                }
+                Err(msg) => {
+                    let kind = if msg.starts_with("Input should be a valid datetime or date,") {
+                        "datetime_from_date_parsing"
+                    } else if msg.contains(", ") {
+                        "datetime_parsing"
+                    } else {
+                        "datetime_type"
+                    };
+                    errors.push(ArgError {
+                        loc: (*name).into(),
+                        msg,
+                        kind,
+                        input: Some(v.clone()),
+                    });
+                }
+            },
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// One attempt's `online_banking` server.
+#[derive(Debug, Clone)]
+pub struct Banking {
+    accounts: Vec<(String, Map<String, Value>)>,
+    payees: Vec<(String, Map<String, Value>)>,
+    transactions: Vec<Value>,
+    scheduled_bills: Vec<Value>,
+    now: DateTime<Utc>,
+}
+
+/// The server name.
+pub const BANKING: &str = "online_banking";
+/// The server name.
+pub const MS_STORE: &str = "ms_store";
+
+const BANKING_TOOLS: &[(&str, &str, &[(&str, P)])] = &[
+    (
+        "get_accounts",
+        "Every account of the user with its balance.",
+        &[],
+    ),
+    (
+        "get_balance",
+        "The balance of one account.",
+        &[("account_number", P::Str)],
+    ),
+    (
+        "transfer",
+        "Moves money between two accounts of the user.",
+        &[
+            ("from_account", P::Str),
+            ("to_account", P::Str),
+            ("amount", P::Float),
+        ],
+    ),
+    (
+        "deposit",
+        "Adds money to an account; gives the new balance.",
+        &[("account_number", P::Str), ("amount", P::Float)],
+    ),
+    ("get_payees", "The payees the user has set up.", &[]),
+    (
+        "pay_bill",
+        "Schedules a payment to a payee, on a date (ISO 8601) or today.",
+        &[
+            ("user_account", P::Str),
+            ("payee_account", P::Str),
+            ("amount", P::Float),
+            ("date", P::OptDateTime),
+        ],
+    ),
+];
+
+fn param_schema(name: &str, kind: P) -> Value {
+    match kind {
+        P::Str => json!({"type": "string", "title": title(name)}),
+        P::Float => json!({"type": "number", "title": title(name)}),
+        P::OptDateTime => json!({
+            "anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
+            "default": null,
+            "title": title(name),
+        }),
+    }
+}
+
+fn title(name: &str) -> String {
+    name.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn banking_tool_list() -> Vec<Value> {
+    BANKING_TOOLS
+        .iter()
+        .map(|(name, desc, params)| {
+            let props: Map<String, Value> = params
+                .iter()
+                .map(|(p, k)| ((*p).to_string(), param_schema(p, *k)))
+                .collect();
+            let required: Vec<&str> = params
+                .iter()
+                .filter(|(_, k)| !matches!(k, P::OptDateTime))
+                .map(|(p, _)| *p)
+                .collect();
+            json!({
+                "name": name,
+                "description": desc,
+                "inputSchema": {"type": "object", "properties": props, "required": required},
+            })
+        })
+        .collect()
+}
+
+fn float_of(v: Option<&Value>) -> f64 {
+    v.and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+impl Banking {
+    /// `__reserved__init`: accounts and payees from the config.
+    pub fn init(config: &Value, clock: Clock) -> Result<Banking, String> {
+        let list = |key: &str| -> Result<Vec<Value>, String> {
+            config
+                .get(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .ok_or_else(|| format!("online_banking init: `{key}` must be a list"))
+        };
+        let mut accounts = Vec::new();
+        for a in list("accounts")? {
+            let t = a.get("account_type").and_then(Value::as_str).unwrap_or("");
+            if !["checking", "savings", "investment"].contains(&t) {
+                return Err(format!(
+                    "online_banking init: account_type {t:?} is not allowed"
+                ));
+            }
+            let n = a
+                .get("account_number")
+                .and_then(Value::as_str)
+                .ok_or("online_banking init: account_number must be a string")?;
+            let mut m = Map::new();
+            m.insert("account_type".into(), json!(t));
+            m.insert("account_number".into(), json!(n));
+            m.insert("balance".into(), json!(float_of(a.get("balance"))));
+            accounts.retain(|(k, _): &(String, _)| k != n);
+            accounts.push((n.to_string(), m));
+        }
+        let mut payees = Vec::new();
+        for p in list("payees")? {
+            let name = p
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or("online_banking init: payee name must be a string")?;
+            let n = p
+                .get("account_number")
+                .and_then(Value::as_str)
+                .ok_or("online_banking init: payee account_number must be a string")?;
+            let mut m = Map::new();
+            m.insert("name".into(), json!(name));
+            m.insert("account_number".into(), json!(n));
+            payees.retain(|(k, _): &(String, _)| k != n);
+            payees.push((n.to_string(), m));
+        }
+        Ok(Banking {
+            accounts,
+            payees,
+            transactions: Vec::new(),
+            scheduled_bills: Vec::new(),
+            now: clock.now,
+        })
+    }
+
+    fn account(&mut self, n: &str) -> Option<&mut Map<String, Value>> {
+        self.accounts
+            .iter_mut()
+            .find(|(k, _)| k == n)
+            .map(|(_, m)| m)
+    }
+
+    fn ok(fields: Vec<(&str, Value)>) -> String {
+        let mut m = Map::new();
+        m.insert("status".into(), json!("ok"));
+        for (k, v) in fields {
+            m.insert(k.into(), v);
+        }
+        serde_json::to_string(&Value::Object(m)).unwrap_or_default()
+    }
+
+    fn run(&mut self, tool: &str, a: &Map<String, Value>) -> Result<String, String> {
+        let s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let f = |k: &str| float_of(a.get(k));
+        match tool {
+            "get_accounts" => Ok(Self::ok(vec![(
+                "accounts",
+                Value::Array(
+                    self.accounts
+                        .iter()
+                        .map(|(_, m)| Value::Object(m.clone()))
+                        .collect(),
+                ),
+            )])),
+            "get_balance" => {
+                let n = s("account_number");
+                let bal = self
+                    .account(&n)
+                    .map(|m| float_of(m.get("balance")))
+                    .ok_or_else(|| format!("Account not found: {n}"))?;
+                Ok(Self::ok(vec![
+                    ("account_number", json!(n)),
+                    ("balance", json!(bal)),
+                ]))
+            }
+            "transfer" => {
+                let (from, to, amount) = (s("from_account"), s("to_account"), f("amount"));
+                if self.account(&from).is_none() || self.account(&to).is_none() {
+                    return Err("Invalid account number(s)".into());
+                }
+                let bal = self
+                    .account(&from)
+                    .map_or(0.0, |m| float_of(m.get("balance")));
+                if bal < amount {
+                    return Err("Insufficient funds".into());
+                }
+                if let Some(m) = self.account(&from) {
+                    m.insert("balance".into(), json!(bal - amount));
+                }
+                if let Some(m) = self.account(&to) {
+                    let b = float_of(m.get("balance"));
+                    m.insert("balance".into(), json!(b + amount));
+                }
+                self.transactions.push(json!({
+                    "transaction_type": "transfer",
+                    "from_account": from,
+                    "to_account": to,
+                    "amount": amount,
+                    "timestamp": self.now.format("%Y-%m-%dT%H:%M:%S+0000").to_string(),
+                }));
+                Ok(Self::ok(vec![
+                    ("from_account", json!(from)),
+                    ("to_account", json!(to)),
+                    ("amount", json!(amount)),
+                ]))
+            }
+            "deposit" => {
+                let (n, amount) = (s("account_number"), f("amount"));
+                let m = self
+                    .account(&n)
+                    .ok_or_else(|| format!("Account not found: {n}"))?;
+                let b = float_of(m.get("balance")) + amount;
+                m.insert("balance".into(), json!(b));
+                Ok(Self::ok(vec![
+                    ("account_number", json!(n)),
+                    ("balance", json!(b)),
+                ]))
+            }
+            "get_payees" => Ok(Self::ok(vec![(
+                "payees",
+                Value::Array(
+                    self.payees
+                        .iter()
+                        .map(|(_, m)| Value::Object(m.clone()))
+                        .collect(),
+                ),
+            )])),
+            "pay_bill" => {
+                let (user, payee, amount) = (s("user_account"), s("payee_account"), f("amount"));
+                let date = match a.get("date").and_then(Value::as_str) {
+                    Some(d) => d.to_string(),
+                    None => self.now.format("%Y-%m-%d").to_string(),
+                };
+                if self.account(&user).is_none() {
+                    return Err(format!("Account not found: {user}"));
+                }
+                let Some((_, p)) = self.payees.iter().find(|(k, _)| *k == payee) else {
+                    let keys: Vec<String> = self
+                        .payees
+                        .iter()
+                        .map(|(k, _)| tb_domains::pyrepr::value_repr(&json!(k)))
+                        .collect();
+                    return Err(format!(
+                        "Payee not found: {payee} in dict_keys([{}])",
+                        keys.join(", ")
+                    ));
+                };
+                let bill = json!({
+                    "user_account": user,
+                    "payee_account": p["account_number"],
+                    "amount": amount,
+                    "date": date,
+                });
+                self.scheduled_bills.push(bill.clone());
+                if let Some(m) = self.account(&user) {
+                    let b = float_of(m.get("balance"));
+                    m.insert("balance".into(), json!(b - amount));
+                }
+                Ok(Self::ok(vec![("scheduled_bill", bill)]))
+            }
+            _ => Err(String::new()),
+        }
+    }
+}
+
+impl ServerSession for Banking {
+    fn server(&self) -> &str {
+        BANKING
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
+        let Some((_, _, params)) = BANKING_TOOLS.iter().find(|(n, _, _)| *n == name) else {
+            return ToolReply::error(format!("Unknown tool: {name}"));
+        };
+        let a = match validate(params, args) {
+            Ok(a) => a,
+            Err(errors) => return ToolReply::error(fastmcp_validation_text(name, args, &errors)),
+        };
+        match self.run(name, &a) {
+            Ok(t) => ToolReply::ok(t),
+            Err(m) => ToolReply::ok(format!("Error!\n{m}")),
+        }
+    }
+
+    fn effects(&self) -> Option<Value> {
+        let obj = |v: &[(String, Map<String, Value>)]| {
+            Value::Object(
+                v.iter()
+                    .map(|(k, m)| (k.clone(), Value::Object(m.clone())))
+                    .collect(),
+            )
+        };
+        Some(json!({
+            "transactions": self.transactions,
+            "scheduled_bills": self.scheduled_bills,
+            "accounts": obj(&self.accounts),
+            "payees": obj(&self.payees),
+        }))
+    }
+}
+
+impl OwnServer for Banking {
+    fn clone_box(&self) -> Box<dyn OwnServer> {
+        Box::new(self.clone())
+    }
+
+    fn tool_list(&self) -> Vec<Value> {
+        banking_tool_list()
+    }
+
+    fn has_tool(&self, name: &str) -> bool {
+        BANKING_TOOLS.iter().any(|(n, _, _)| *n == name)
+    }
+}
+
+/// The `ms_store` server's source, relative to the data root.
+pub const MS_STORE_SOURCE: &str = "servers/thinkingbox_tools/thinkingbox_tools/mcp_ms_store.py";
+
+/// `ms_store`'s tools and the module constants their texts come from.
+const MS_STORE_TOOLS: &[(&str, &str, &str)] = &[
+    (
+        "shovels_at_ms_store",
+        "SHOVELS_AT_MS_STORE",
+        "The shovels the store sells.",
+    ),
+    (
+        "ms_store_hours",
+        "MS_STORE_HOURS",
+        "The store's opening hours.",
+    ),
+    (
+        "ms_store_location",
+        "MS_STORE_LOCATION",
+        "Where the stores are.",
+    ),
+];
+
+/// One attempt's `ms_store` server: fixed texts, no state, effects `{"effects": []}`.
+#[derive(Debug, Clone)]
+pub struct MsStore {
+    texts: std::sync::Arc<Vec<(String, String)>>,
+}
+
+impl MsStore {
+    /// Reads the tools' texts from the checkout's server source (`MS_STORE_SOURCE`).
+    pub fn load(data_root: &Path) -> Result<MsStore, String> {
+        let path = data_root.join(MS_STORE_SOURCE);
+        let src = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: cannot read the ms_store server: {e}", path.display()))?;
+        let items = tb_dataset::py_assignments(&src)
+            .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.message))?;
+        let mut texts = Vec::new();
+        for (tool, constant, _) in MS_STORE_TOOLS {
+            let v = items
+                .iter()
+                .find(|a| a.name == *constant && a.function.is_none())
+                .and_then(|a| match &a.value {
+                    tb_dataset::PyValue::Str(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    format!(
+                        "{}: no string constant `{constant}` (the text of `{tool}`)",
+                        path.display()
+                    )
+                })?;
+            texts.push(((*tool).to_string(), v));
+        }
+        Ok(MsStore {
+            texts: std::sync::Arc::new(texts),
+        })
+    }
+}
+
+impl ServerSession for MsStore {
+    fn server(&self) -> &str {
+        MS_STORE
+    }
+
+    fn call_tool(&mut self, name: &str, _args: &Value) -> ToolReply {
+        match self.texts.iter().find(|(t, _)| t == name) {
+            Some((_, text)) => ToolReply::ok(pyjson::dumps(
+                &json!({"status": "ok", "response": text}),
+                pyjson::Layout::Default,
+            )),
+            None => ToolReply::error(format!("Unknown tool: {name}")),
+        }
+    }
+
+    fn effects(&self) -> Option<Value> {
+        Some(json!({"effects": []}))
+    }
+}
+
+impl OwnServer for MsStore {
+    fn clone_box(&self) -> Box<dyn OwnServer> {
+        Box::new(self.clone())
+    }
+
+    fn tool_list(&self) -> Vec<Value> {
+        MS_STORE_TOOLS
+            .iter()
+            .map(|(name, _, desc)| {
+                json!({"name": name, "description": desc,
+                       "inputSchema": {"type": "object", "properties": {}}})
+            })
+            .collect()
+    }
+
+    fn has_tool(&self, name: &str) -> bool {
+        MS_STORE_TOOLS.iter().any(|(n, _, _)| *n == name)
+    }
+}
