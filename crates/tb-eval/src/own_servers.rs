@@ -51,6 +51,7 @@ pub const SERVERS: &[&str] = &[
     airline::SERVER,
     crate::setup_check::BANKING,
     crate::setup_check::MS_STORE,
+    crate::setup_check::EMAIL,
 ];
 
 /// Whether `server` is one of these servers.
@@ -105,6 +106,9 @@ impl OwnServers {
             crate::setup_check::BANKING => {
                 Ok(Box::new(crate::setup_check::Banking::init(config, clock)?))
             }
+            crate::setup_check::EMAIL => Ok(Box::new(crate::setup_check::Email::init(
+                config, task_uid, clock,
+            )?)),
             crate::setup_check::MS_STORE => {
                 let mut m = self.ms_store.lock().unwrap_or_else(|p| p.into_inner());
                 if m.is_none() {

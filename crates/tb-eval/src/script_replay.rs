@@ -3,7 +3,7 @@
 //! `script` plays the agent (one tool call per reply, ids `call_000`, `call_001`, ...; a
 //! `say` is a text reply) and the simulated user (its `user` replies), in a fresh session of
 //! the task; then the task's test body runs in the evaluator with the judge answering yes,
-//! then no. Compared with the record: every executed call's result text, each server's
+//! then no. Compared with the record: every call's result text (what the agent received), each server's
 //! `effects_sha256` (`sha256(json.dumps(effects, sort_keys=True))`), the finish reason, and
 //! both verdicts (`passed`, `system_error`, `message`).
 
@@ -41,7 +41,7 @@ pub struct ScriptMismatch {
 pub struct ScriptSummary {
     /// Records replayed.
     pub traces: usize,
-    /// Executed calls compared.
+    /// Recorded calls compared (the unexecuted ones too).
     pub calls: usize,
     /// Calls whose result text equals the recorded one.
     pub calls_match: usize,
@@ -263,10 +263,9 @@ pub async fn replay_script(
     }
     // Calls: the recorded executed calls against ours, in order.
     let recorded = record["calls"].as_array().cloned().unwrap_or_default();
+    // Unexecuted calls (end-turn tools, tools outside the scenario) count too: their text is
+    // what the agent received (empty for an end-turn tool).
     for (i, want) in recorded.iter().enumerate() {
-        if want["executed"] == json!(false) {
-            continue;
-        }
         summary.calls += 1;
         let want_text = want["result"].as_str().unwrap_or_default();
         match st.tool_calls.get(i) {

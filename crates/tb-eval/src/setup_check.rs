@@ -598,3 +598,603 @@ impl OwnServer for MsStore {
         MS_STORE_TOOLS.iter().any(|(n, _, _)| *n == name)
     }
 }
+
+/// The server name.
+pub const EMAIL: &str = "email_system";
+
+/// `email_system`'s tools: name, the function name the MCP SDK names its argument model
+/// after, description, parameters (name, required).
+const EMAIL_TOOLS: &[(&str, &str, &str, &[(&str, bool)])] = &[
+    (
+        "list_emails",
+        "list_messages",
+        "The emails of a folder (default Inbox).",
+        &[("folder", false)],
+    ),
+    (
+        "send_email",
+        "send_email",
+        "Sends an email; `to` and `cc` may list several addresses separated by `,` or `;`.",
+        &[
+            ("to", true),
+            ("cc", true),
+            ("subject", true),
+            ("body", true),
+            ("attachments", false),
+        ],
+    ),
+    (
+        "delete_email",
+        "delete_email",
+        "Deletes an email from a folder (default Inbox).",
+        &[("email_id", true), ("folder", false)],
+    ),
+    (
+        "add_contact",
+        "add_contact",
+        "Adds a contact to the address book; gives its id.",
+        &[
+            ("name", true),
+            ("email", true),
+            ("phone", false),
+            ("manager", false),
+            ("position", false),
+        ],
+    ),
+    (
+        "list_contacts",
+        "list_contacts",
+        "Every contact of the address book.",
+        &[],
+    ),
+    (
+        "get_contact",
+        "get_contact",
+        "One contact by id.",
+        &[("contact_id", true)],
+    ),
+    (
+        "get_user_profile",
+        "get_user_profile",
+        "The user's own profile.",
+        &[],
+    ),
+    (
+        "get_user_manager",
+        "get_user_manager",
+        "The contact of the user's manager.",
+        &[],
+    ),
+    (
+        "get_manager_of_manager",
+        "get_manager_of_manager",
+        "The contact of the user's manager's manager.",
+        &[],
+    ),
+];
+
+/// Domain names `email-validator` refuses (special use).
+const SPECIAL_USE: &[&str] = &["arpa", "invalid", "local", "localhost", "onion", "test"];
+
+/// An address as pydantic's `EmailStr` accepts it (normalised: the domain in lower case),
+/// or `None`.
+fn email_ok(s: &str) -> Option<String> {
+    let (local, domain) = s.rsplit_once('@')?;
+    let local_ok = !local.is_empty()
+        && local.len() <= 64
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..")
+        && local
+            .chars()
+            .all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
+    let domain_l = domain.to_lowercase();
+    let labels: Vec<&str> = domain_l.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_alphanumeric() || c == '-')
+        })
+        && labels
+            .last()
+            .is_some_and(|t| !t.chars().all(|c| c.is_ascii_digit()))
+        && !SPECIAL_USE
+            .iter()
+            .any(|s| domain_l == *s || domain_l.ends_with(&format!(".{s}")));
+    (local_ok && domain_ok).then(|| format!("{local}@{domain_l}"))
+}
+
+/// `parse_email_list`: a list as is, a string split on `,` and `;`; every item an address.
+fn email_list(v: &Value) -> Option<Vec<Value>> {
+    let parts: Vec<String> = match v {
+        Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<_>>()?,
+        Value::String(s) => s
+            .split([',', ';'])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+        _ => return None,
+    };
+    parts
+        .iter()
+        .map(|p| email_ok(p).map(Value::String))
+        .collect()
+}
+
+/// One user's mailbox.
+#[derive(Debug, Clone)]
+struct Bucket {
+    messages: Vec<Map<String, Value>>,
+    contacts: Vec<Map<String, Value>>,
+    profile: Map<String, Value>,
+}
+
+fn opt_str(m: &Value, k: &str) -> Result<Value, ()> {
+    match m.get(k) {
+        None | Some(Value::Null) => Ok(Value::Null),
+        Some(Value::String(s)) => Ok(json!(s)),
+        Some(_) => Err(()),
+    }
+}
+
+fn req_str(m: &Value, k: &str) -> Result<Value, ()> {
+    match m.get(k) {
+        Some(Value::String(s)) => Ok(json!(s)),
+        _ => Err(()),
+    }
+}
+
+fn dt_dump(v: &Value) -> Result<Value, ()> {
+    tb_sandbox::coerce::validate_datetime(v)
+        .map(|p| json!(p.dump()))
+        .map_err(|_| ())
+}
+
+impl Bucket {
+    fn from_config(v: &Value) -> Result<Bucket, ()> {
+        let mut messages = Vec::new();
+        for m in v
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let mut o = Map::new();
+            o.insert(
+                "to".into(),
+                Value::Array(email_list(m.get("to").ok_or(())?).ok_or(())?),
+            );
+            o.insert(
+                "cc".into(),
+                Value::Array(match m.get("cc") {
+                    Some(c) => email_list(c).ok_or(())?,
+                    None => Vec::new(),
+                }),
+            );
+            o.insert("subject".into(), req_str(m, "subject")?);
+            o.insert("body".into(), req_str(m, "body")?);
+            o.insert(
+                "attachments".into(),
+                m.get("attachments").cloned().unwrap_or_else(|| json!({})),
+            );
+            o.insert("id".into(), req_str(m, "id")?);
+            o.insert(
+                "sender".into(),
+                json!(email_ok(m.get("sender").and_then(Value::as_str).ok_or(())?).ok_or(())?),
+            );
+            o.insert("sent_at".into(), dt_dump(m.get("sent_at").ok_or(())?)?);
+            o.insert(
+                "folder".into(),
+                m.get("folder").cloned().unwrap_or_else(|| json!("Inbox")),
+            );
+            o.insert(
+                "read".into(),
+                m.get("read").cloned().unwrap_or(json!(false)),
+            );
+            messages.push(o);
+        }
+        let mut contacts = Vec::new();
+        for c in v
+            .get("contacts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let mut o = Map::new();
+            o.insert("id".into(), req_str(c, "id")?);
+            o.insert("name".into(), req_str(c, "name")?);
+            o.insert(
+                "email".into(),
+                json!(email_ok(c.get("email").and_then(Value::as_str).ok_or(())?).ok_or(())?),
+            );
+            for k in ["phone", "manager", "position"] {
+                o.insert(k.into(), opt_str(c, k)?);
+            }
+            contacts.push(o);
+        }
+        let p = v.get("profile").cloned().unwrap_or_else(|| json!({}));
+        let mut profile = Map::new();
+        for k in ["manager", "phone"] {
+            profile.insert(k.into(), opt_str(&p, k)?);
+        }
+        profile.insert(
+            "email".into(),
+            match p.get("email").and_then(Value::as_str) {
+                Some(e) => json!(email_ok(e).ok_or(())?),
+                None => Value::Null,
+            },
+        );
+        profile.insert("position".into(), opt_str(&p, "position")?);
+        Ok(Bucket {
+            messages,
+            contacts,
+            profile,
+        })
+    }
+}
+
+/// One attempt's `email_system` server (the first configured user is the current one).
+#[derive(Debug, Clone)]
+pub struct Email {
+    users: Vec<(String, Bucket)>,
+    effects: Vec<Value>,
+    ids: tb_domains::airline::ids::PyRandom,
+    now: DateTime<Utc>,
+}
+
+impl Email {
+    /// `__reserved__init`: the `users` mapping; ids seeded by `seed` (the task id).
+    pub fn init(config: &Value, seed: &str, clock: Clock) -> Result<Email, String> {
+        let users = config
+            .get("users")
+            .and_then(Value::as_object)
+            .filter(|u| !u.is_empty())
+            .ok_or("email_system init: the config must contain a non-empty `users` mapping")?;
+        let mut out = Vec::new();
+        for (name, v) in users {
+            let b = Bucket::from_config(v)
+                .map_err(|()| format!("email_system init: user {name}: invalid mailbox data"))?;
+            out.push((name.clone(), b));
+        }
+        Ok(Email {
+            users: out,
+            effects: Vec::new(),
+            ids: tb_domains::airline::ids::PyRandom::from_sha256_of(seed),
+            now: clock.now,
+        })
+    }
+
+    fn user(&mut self) -> (String, &mut Bucket) {
+        let (name, b) = &mut self.users[0];
+        (name.clone(), b)
+    }
+
+    fn record(&mut self, op: &str, user: &str, extra: Vec<(&str, Value)>) {
+        let mut m = Map::new();
+        m.insert("op".into(), json!(op));
+        m.insert("user".into(), json!(user));
+        for (k, v) in extra {
+            m.insert(k.into(), v);
+        }
+        m.insert(
+            "ts".into(),
+            json!(
+                self.now
+                    .format("%Y-%m-%dT%H:%M:%S%.6f+00:00")
+                    .to_string()
+                    .replace(".000000+", "+")
+            ),
+        );
+        self.effects.push(Value::Object(m));
+    }
+
+    fn uuid(&mut self) -> String {
+        tb_domains::airline::ids::uuid_text(self.ids.uuid4())
+    }
+
+    fn ok(fields: Vec<(&str, Value)>) -> String {
+        let mut m = Map::new();
+        m.insert("status".into(), json!("ok"));
+        for (k, v) in fields {
+            m.insert(k.into(), v);
+        }
+        pyjson::dumps(&Value::Object(m), pyjson::Layout::Default)
+    }
+
+    fn contact(&mut self, id: &str) -> Result<Value, String> {
+        let (user, b) = self.user();
+        let c = b.contacts.iter().find(|c| c["id"] == id).cloned();
+        match c {
+            Some(c) => {
+                self.record("get_contact", &user, vec![("contact_id", json!(id))]);
+                Ok(Value::Object(c))
+            }
+            None => Err(format!("Contact with id {id} not found")),
+        }
+    }
+
+    fn manager(&mut self) -> Value {
+        let (user, b) = self.user();
+        let m = b
+            .profile
+            .get("manager")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.record("get_user_profile", &user, vec![]);
+        match m.filter(|m| !m.is_empty()) {
+            Some(m) => self.contact(&m).unwrap_or(Value::Null),
+            None => Value::Null,
+        }
+    }
+
+    /// `Err(None)`: a failure that is not the server's own (`"Error!"`).
+    fn run(&mut self, tool: &str, a: &Map<String, Value>) -> Result<String, Option<String>> {
+        let s = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
+        match tool {
+            "list_emails" => {
+                let folder = s("folder").unwrap_or_else(|| "Inbox".into());
+                let (user, b) = self.user();
+                let msgs: Vec<Value> = b
+                    .messages
+                    .iter()
+                    .filter(|m| {
+                        m["folder"].as_str().unwrap_or("").to_lowercase() == folder.to_lowercase()
+                    })
+                    .map(|m| Value::Object(m.clone()))
+                    .collect();
+                let n = msgs.len();
+                self.record(
+                    "list_messages",
+                    &user,
+                    vec![("folder", json!(folder)), ("count", json!(n))],
+                );
+                Ok(Self::ok(vec![("emails", Value::Array(msgs))]))
+            }
+            "send_email" => {
+                let to = a.get("to").and_then(email_list).ok_or(None)?;
+                let cc = a.get("cc").and_then(email_list).ok_or(None)?;
+                let subject = s("subject").unwrap_or_default();
+                if subject.chars().count() > 1024 {
+                    return Err(None);
+                }
+                let body = s("body").unwrap_or_default();
+                let attachments = match a.get("attachments") {
+                    None => json!({}),
+                    Some(Value::Object(m)) if m.values().all(Value::is_string) => {
+                        Value::Object(m.clone())
+                    }
+                    Some(_) => return Err(None),
+                };
+                let id = self.uuid();
+                let now = self.now.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+                let (user, b) = self.user();
+                let mut m = Map::new();
+                m.insert("to".into(), json!(to));
+                m.insert("cc".into(), json!(cc));
+                m.insert("subject".into(), json!(subject));
+                m.insert("body".into(), json!(body));
+                m.insert("attachments".into(), attachments.clone());
+                m.insert("id".into(), json!(id));
+                m.insert("sender".into(), json!(user));
+                m.insert("sent_at".into(), json!(now));
+                m.insert("folder".into(), json!("Inbox"));
+                m.insert("read".into(), json!(false));
+                b.messages.push(m);
+                self.record(
+                    "send_message",
+                    &user,
+                    vec![
+                        ("msg_id", json!(id)),
+                        ("_from", json!(user)),
+                        ("to", json!(to)),
+                        ("cc", json!(cc)),
+                        ("subject", json!(subject)),
+                        ("body", json!(body)),
+                    ],
+                );
+                Ok(Self::ok(vec![(
+                    "email",
+                    json!({"to": to, "cc": cc, "subject": subject, "body": body, "attachments": attachments}),
+                )]))
+            }
+            "delete_email" => {
+                let id = s("email_id").unwrap_or_default();
+                let folder = s("folder").unwrap_or_else(|| "Inbox".into());
+                let (user, b) = self.user();
+                let before = b.messages.len();
+                b.messages.retain(|m| {
+                    !(m["id"] == id.as_str()
+                        && (folder.is_empty()
+                            || m["folder"].as_str().unwrap_or("").to_lowercase()
+                                == folder.to_lowercase()))
+                });
+                if b.messages.len() < before {
+                    let f = if folder.is_empty() {
+                        "*".to_string()
+                    } else {
+                        folder.clone()
+                    };
+                    self.record(
+                        "delete_message",
+                        &user,
+                        vec![("msg_id", json!(id)), ("folder", json!(f))],
+                    );
+                    Ok(Self::ok(vec![
+                        ("email_id", json!(id)),
+                        ("folder", json!(folder)),
+                    ]))
+                } else {
+                    Err(Some("message not found".into()))
+                }
+            }
+            "add_contact" => {
+                let cid = self.uuid();
+                let name = s("name").unwrap_or_default();
+                let email = email_ok(&s("email").unwrap_or_default()).ok_or(None)?;
+                let opt = |k: &str| a.get(k).cloned().unwrap_or(Value::Null);
+                let (phone, manager, position) = (opt("phone"), opt("manager"), opt("position"));
+                let (user, b) = self.user();
+                let mut c = Map::new();
+                c.insert("id".into(), json!(cid));
+                c.insert("name".into(), json!(name));
+                c.insert("email".into(), json!(email));
+                c.insert("phone".into(), phone.clone());
+                c.insert("manager".into(), manager.clone());
+                c.insert("position".into(), position.clone());
+                b.contacts.push(c);
+                self.record(
+                    "add_contact",
+                    &user,
+                    vec![
+                        ("contact_id", json!(cid)),
+                        ("name", json!(name)),
+                        ("email", json!(email)),
+                        ("phone", phone),
+                        ("manager", manager),
+                        ("position", position),
+                    ],
+                );
+                Ok(Self::ok(vec![("contact_id", json!(cid))]))
+            }
+            "list_contacts" => {
+                let (user, b) = self.user();
+                let cs: Vec<Value> = b
+                    .contacts
+                    .iter()
+                    .map(|c| Value::Object(c.clone()))
+                    .collect();
+                let n = cs.len();
+                self.record("list_contacts", &user, vec![("count", json!(n))]);
+                Ok(Self::ok(vec![("contacts", Value::Array(cs))]))
+            }
+            "get_contact" => {
+                let c = self
+                    .contact(&s("contact_id").unwrap_or_default())
+                    .map_err(Some)?;
+                Ok(Self::ok(vec![("contact", c)]))
+            }
+            "get_user_profile" => {
+                let (user, b) = self.user();
+                let p = Value::Object(b.profile.clone());
+                self.record("get_user_profile", &user, vec![]);
+                Ok(Self::ok(vec![("profile", p)]))
+            }
+            "get_user_manager" => {
+                let m = self.manager();
+                Ok(Self::ok(vec![("manager", m)]))
+            }
+            "get_manager_of_manager" => {
+                let m = self.manager();
+                let mm = match m.get("manager").and_then(Value::as_str) {
+                    Some(id) if !id.is_empty() => self.contact(id).unwrap_or(Value::Null),
+                    _ => Value::Null,
+                };
+                Ok(Self::ok(vec![("manager_of_manager", mm)]))
+            }
+            _ => Err(None),
+        }
+    }
+}
+
+impl ServerSession for Email {
+    fn server(&self) -> &str {
+        EMAIL
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
+        let Some((_, func, _, params)) = EMAIL_TOOLS.iter().find(|(n, ..)| *n == name) else {
+            return ToolReply::error(format!("Unknown tool: {name}"));
+        };
+        let empty = Map::new();
+        let m = args.as_object().unwrap_or(&empty);
+        let mut errors = Vec::new();
+        let mut a = Map::new();
+        for (p, required) in *params {
+            match m.get(*p) {
+                None if *required => errors.push(ArgError {
+                    loc: (*p).into(),
+                    msg: "Field required".into(),
+                    kind: "missing",
+                    input: Some(args.clone()),
+                }),
+                None => {}
+                Some(v) if *p == "attachments" => match v {
+                    Value::Object(_) => {
+                        a.insert((*p).into(), v.clone());
+                    }
+                    _ => errors.push(ArgError {
+                        loc: (*p).into(),
+                        msg: "Input should be a valid dictionary".into(),
+                        kind: "dict_type",
+                        input: Some(v.clone()),
+                    }),
+                },
+                Some(Value::Null) if !required => {
+                    a.insert((*p).into(), Value::Null);
+                }
+                Some(Value::String(s)) => {
+                    a.insert((*p).into(), json!(s));
+                }
+                Some(v) => errors.push(ArgError {
+                    loc: (*p).into(),
+                    msg: "Input should be a valid string".into(),
+                    kind: "string_type",
+                    input: Some(v.clone()),
+                }),
+            }
+        }
+        if !errors.is_empty() {
+            let text = fastmcp_validation_text(&format!("{func}Arguments"), args, &errors)
+                .replacen(
+                    &format!("for call[{func}Arguments]"),
+                    &format!("for {func}Arguments"),
+                    1,
+                );
+            return ToolReply::error(format!("Error executing tool {name}: {text}"));
+        }
+        match self.run(name, &a) {
+            Ok(t) => ToolReply::ok(t),
+            Err(Some(m)) => ToolReply::ok(format!("Error!\n{m}")),
+            Err(None) => ToolReply::ok("Error!".into()),
+        }
+    }
+
+    fn effects(&self) -> Option<Value> {
+        Some(json!({"effects": self.effects}))
+    }
+}
+
+impl OwnServer for Email {
+    fn clone_box(&self) -> Box<dyn OwnServer> {
+        Box::new(self.clone())
+    }
+
+    fn tool_list(&self) -> Vec<Value> {
+        EMAIL_TOOLS
+            .iter()
+            .map(|(name, _, desc, params)| {
+                let props: Map<String, Value> = params
+                    .iter()
+                    .map(|(p, _)| {
+                        let t = if *p == "attachments" { "object" } else { "string" };
+                        ((*p).to_string(), json!({"type": t, "title": title(p)}))
+                    })
+                    .collect();
+                let required: Vec<&str> = params.iter().filter(|(_, r)| *r).map(|(p, _)| *p).collect();
+                json!({"name": name, "description": desc,
+                       "inputSchema": {"type": "object", "properties": props, "required": required}})
+            })
+            .collect()
+    }
+
+    fn has_tool(&self, name: &str) -> bool {
+        EMAIL_TOOLS.iter().any(|(n, ..)| *n == name)
+    }
+}

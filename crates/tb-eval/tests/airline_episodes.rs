@@ -55,7 +55,7 @@ async fn airline_scripts_replay_through_the_episode_loop() {
     let shown: Vec<String> = s.mismatches.iter().map(|m| format!("{m:?}")).collect();
     assert!(s.mismatches.is_empty(), "{}", shown.join("\n"));
     assert_eq!(s.traces, 44);
-    assert_eq!(s.calls, 125);
+    assert_eq!(s.calls, 126);
     assert_eq!(
         (s.effects_match, s.verdicts_match, s.finish_match),
         (44, 88, 44)
