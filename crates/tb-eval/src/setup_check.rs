@@ -177,7 +177,10 @@ pub const BANKING: &str = "online_banking";
 /// The server name.
 pub const MS_STORE: &str = "ms_store";
 
-const BANKING_TOOLS: &[(&str, &str, &[(&str, P)])] = &[
+/// A banking tool: name, description, parameters.
+type BankingTool = (&'static str, &'static str, &'static [(&'static str, P)]);
+
+const BANKING_TOOLS: &[BankingTool] = &[
     (
         "get_accounts",
         "Every account of the user with its balance.",
@@ -604,7 +607,15 @@ pub const EMAIL: &str = "email_system";
 
 /// `email_system`'s tools: name, the function name the MCP SDK names its argument model
 /// after, description, parameters (name, required).
-const EMAIL_TOOLS: &[(&str, &str, &str, &[(&str, bool)])] = &[
+/// An email tool: name, function name, description, parameters (name, required).
+type EmailTool = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, bool)],
+);
+
+const EMAIL_TOOLS: &[EmailTool] = &[
     (
         "list_emails",
         "list_messages",
