@@ -6,9 +6,10 @@
 //! Created records get count-based ids (`OAA-{n:08d}` with n = rows + 1, and so on) and the
 //! reference's fixed timestamps, so replays are deterministic.
 
+use crate::PlainFn;
 use serde_json::Value;
 use tb_sandbox::coerce::DateTimeParts;
-use tb_sandbox::{Args, Row, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Row, Session, ToolError};
 
 mod approval;
 mod approver;
@@ -43,11 +44,11 @@ pub(crate) mod tables {
 }
 
 /// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
-fn functions() -> Vec<(&'static str, ToolFn)> {
+fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
         (
             "knowledge_base_search_policy",
-            crate::policy::search_policy as ToolFn,
+            crate::policy::search_policy as PlainFn,
         ),
         ("approval_api_check_status", approval::check_status),
         ("approval_api_create_request", approval::create_request),
@@ -113,7 +114,7 @@ pub fn domain() -> Result<tb_sandbox::Domain, tb_sandbox::DomainError> {
         include_str!("../../tables/sandbox_neobank_support_v1.tables"),
         crate::zendesk::Variant::Neobank,
         include_str!("../../tools/sandbox_neobank_support_v1.tools"),
-        &functions(),
+        crate::plain(functions()),
     )
 }
 

@@ -188,7 +188,8 @@ pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             m.insert("mfa_device_id".into(), json!(device));
         }
     }
-    s.insert(tables::OKTA_AUDIT, &row).map_err(|e| wrap(e.0))?;
+    s.insert(tables::OKTA_AUDIT, &row)
+        .map_err(|e| wrap(e.message().to_string()))?;
     Ok(json!({ "success": true, "audit_id": id }))
 }
 
