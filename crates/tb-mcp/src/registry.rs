@@ -978,14 +978,11 @@ mod tests {
         let tools =
             "tool wait\n  | Blocks until the test opens the gate.\ntool boom\n  | Panics.\n";
         let domain = Arc::new(
-            Domain::new(
-                "slow",
-                &[("slow.tables", tables), ("slow.tools", tools)],
-                &[
-                    ("wait", wait as tb_sandbox::runtime::ToolFn),
-                    ("boom", boom),
-                ],
-            )
+            Domain::new("slow", &[("slow.tables", tables), ("slow.tools", tools)], {
+                let mut t = tb_sandbox::Tools::new();
+                t.add("wait", wait).add("boom", boom);
+                t
+            })
             .unwrap(),
         );
         let loaded = Loaded {
