@@ -8,12 +8,15 @@
 //! `ms_store` is an MCP-SDK server (`json.dumps` with the default separators). The clock
 //! (transfer timestamps, a bill without a date) is the session clock; the host time zone is
 //! taken as UTC (the recorded runs pinned `TZ=UTC`).
+//!
+//! Arguments and rows are read with the shared tool vocabulary ([`tb_sandbox::Fields`]);
+//! the servers are [`OwnServer`]s (their texts and errors are not the v1 servers' shape).
 
 use crate::own_servers::OwnServer;
 use chrono::{DateTime, Datelike, Utc};
 use serde_json::{Map, Value, json};
 use std::path::Path;
-use tb_sandbox::{Clock, ServerSession, ToolReply, pyjson};
+use tb_sandbox::{Clock, Fields, ServerSession, ToolReply, pyjson};
 
 const PYDANTIC_URL: &str = "https://errors.pydantic.dev/2.14/v/";
 
@@ -340,8 +343,8 @@ impl Banking {
     }
 
     fn run(&mut self, tool: &str, a: &Map<String, Value>) -> Result<String, String> {
-        let s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        let f = |k: &str| float_of(a.get(k));
+        let s = |k: &str| a.str_or_empty(k).to_string();
+        let f = |k: &str| a.f64_or_zero(k);
         match tool {
             "get_accounts" => Ok(Self::ok(vec![(
                 "accounts",
@@ -356,7 +359,7 @@ impl Banking {
                 let n = s("account_number");
                 let bal = self
                     .account(&n)
-                    .map(|m| float_of(m.get("balance")))
+                    .map(|m| m.f64_or_zero("balance"))
                     .ok_or_else(|| format!("Account not found: {n}"))?;
                 Ok(Self::ok(vec![
                     ("account_number", json!(n)),
@@ -370,7 +373,7 @@ impl Banking {
                 }
                 let bal = self
                     .account(&from)
-                    .map_or(0.0, |m| float_of(m.get("balance")));
+                    .map_or(0.0, |m| m.f64_or_zero("balance"));
                 if bal < amount {
                     return Err("Insufficient funds".into());
                 }
@@ -378,7 +381,7 @@ impl Banking {
                     m.insert("balance".into(), json!(bal - amount));
                 }
                 if let Some(m) = self.account(&to) {
-                    let b = float_of(m.get("balance"));
+                    let b = m.f64_or_zero("balance");
                     m.insert("balance".into(), json!(b + amount));
                 }
                 self.transactions.push(json!({
@@ -399,7 +402,7 @@ impl Banking {
                 let m = self
                     .account(&n)
                     .ok_or_else(|| format!("Account not found: {n}"))?;
-                let b = float_of(m.get("balance")) + amount;
+                let b = m.f64_or_zero("balance") + amount;
                 m.insert("balance".into(), json!(b));
                 Ok(Self::ok(vec![
                     ("account_number", json!(n)),
@@ -417,7 +420,7 @@ impl Banking {
             )])),
             "pay_bill" => {
                 let (user, payee, amount) = (s("user_account"), s("payee_account"), f("amount"));
-                let date = match a.get("date").and_then(Value::as_str) {
+                let date = match a.opt_str("date") {
                     Some(d) => d.to_string(),
                     None => self.now.format("%Y-%m-%d").to_string(),
                 };
@@ -443,7 +446,7 @@ impl Banking {
                 });
                 self.scheduled_bills.push(bill.clone());
                 if let Some(m) = self.account(&user) {
-                    let b = float_of(m.get("balance"));
+                    let b = m.f64_or_zero("balance");
                     m.insert("balance".into(), json!(b - amount));
                 }
                 Ok(Self::ok(vec![("scheduled_bill", bill)]))
@@ -947,7 +950,7 @@ impl Email {
 
     /// `Err(None)`: a failure that is not the server's own (`"Error!"`).
     fn run(&mut self, tool: &str, a: &Map<String, Value>) -> Result<String, Option<String>> {
-        let s = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
+        let s = |k: &str| a.opt_str(k).map(str::to_string);
         match tool {
             "list_emails" => {
                 let folder = s("folder").unwrap_or_else(|| "Inbox".into());
@@ -1049,7 +1052,7 @@ impl Email {
                 let cid = self.uuid();
                 let name = s("name").unwrap_or_default();
                 let email = email_ok(&s("email").unwrap_or_default()).ok_or(None)?;
-                let opt = |k: &str| a.get(k).cloned().unwrap_or(Value::Null);
+                let opt = |k: &str| a.value(k);
                 let (phone, manager, position) = (opt("phone"), opt("manager"), opt("position"));
                 let (user, b) = self.user();
                 let mut c = Map::new();
