@@ -1212,3 +1212,124 @@ impl OwnServer for Email {
         EMAIL_TOOLS.iter().any(|(n, ..)| *n == name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bank() -> Banking {
+        let cfg = json!({
+            "accounts": [
+                {"account_type": "checking", "account_number": "1", "balance": 100},
+                {"account_type": "savings", "account_number": "2", "balance": 5.5},
+            ],
+            "payees": [{"name": "Power", "account_number": "P1"}],
+        });
+        Banking::init(&cfg, Clock::parse("2026-11-30T12:00:00Z").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn email_addresses_as_email_str() {
+        assert_eq!(
+            email_ok("A.b@Example.COM").as_deref(),
+            Some("A.b@example.com")
+        );
+        assert_eq!(email_ok("not-an-email"), None);
+        assert_eq!(email_ok("x@host"), None);
+        assert_eq!(email_ok("x@mail.test"), None);
+        assert_eq!(email_ok(".x@example.com"), None);
+        assert_eq!(
+            email_list(&json!("a@example.com; b@example.com,")),
+            Some(vec![json!("a@example.com"), json!("b@example.com")])
+        );
+        assert_eq!(email_list(&json!("a@example.com, nope")), None);
+    }
+
+    #[test]
+    fn banking_texts_balances_and_errors() {
+        let mut b = bank();
+        let r = b.call_tool(
+            "transfer",
+            &json!({"from_account": "1", "to_account": "2", "amount": 40}),
+        );
+        assert_eq!(
+            r.text,
+            r#"{"status":"ok","from_account":"1","to_account":"2","amount":40.0}"#
+        );
+        assert_eq!(
+            b.call_tool(
+                "transfer",
+                &json!({"from_account": "1", "to_account": "2", "amount": 61})
+            )
+            .text,
+            "Error!\nInsufficient funds"
+        );
+        let e = b.call_tool("get_balance", &json!({"account_number": 7}));
+        assert!(e.is_error);
+        assert_eq!(
+            e.text,
+            "1 validation error for call[get_balance]\naccount_number\n  Input should be a valid string [type=string_type, input_value=7, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type"
+        );
+        let p = b.call_tool(
+            "pay_bill",
+            &json!({"user_account": "1", "payee_account": "P9", "amount": 1}),
+        );
+        assert_eq!(p.text, "Error!\nPayee not found: P9 in dict_keys(['P1'])");
+        let p = b.call_tool(
+            "pay_bill",
+            &json!({"user_account": "1", "payee_account": "P1", "amount": 1, "date": "2024-06-01T23:30:00-02:00"}),
+        );
+        assert!(p.text.contains(r#""date":"2024-06-02""#), "{}", p.text);
+        let fx = b.effects().unwrap();
+        assert_eq!(fx["accounts"]["1"]["balance"], json!(59.0));
+        assert_eq!(fx["accounts"]["2"]["balance"], json!(45.5));
+        assert_eq!(
+            fx["transactions"][0]["timestamp"],
+            json!("2026-11-30T12:00:00+0000")
+        );
+        assert_eq!(fx["scheduled_bills"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn email_records_every_operation_and_draws_seeded_ids() {
+        let cfg = json!({"users": {"me@example.com": {"contacts": [
+            {"id": "c1", "name": "Bo", "email": "bo@example.com"}]}}});
+        let clock = Clock::parse("2026-11-30T12:00:00Z").unwrap();
+        let mut e = Email::init(&cfg, "t.py:test_x", clock).unwrap();
+        let mut again = Email::init(&cfg, "t.py:test_x", clock).unwrap();
+        let send = json!({"to": "x@example.com", "cc": "", "subject": "s", "body": "b"});
+        let a = e.call_tool("send_email", &send);
+        assert_eq!(a, again.call_tool("send_email", &send));
+        assert!(
+            a.text
+                .starts_with(r#"{"status": "ok", "email": {"to": ["x@example.com"], "cc": []"#)
+        );
+        assert_eq!(
+            e.call_tool("get_contact", &json!({"contact_id": "c9"}))
+                .text,
+            "Error!\nContact with id c9 not found"
+        );
+        assert_eq!(
+            e.call_tool(
+                "send_email",
+                &json!({"to": "bad", "cc": "", "subject": "s", "body": "b"})
+            )
+            .text,
+            "Error!"
+        );
+        let missing = e.call_tool("get_contact", &json!({}));
+        assert!(missing.is_error);
+        assert!(missing.text.starts_with("Error executing tool get_contact: 1 validation error for get_contactArguments\ncontact_id\n  Field required"), "{}", missing.text);
+        let fx = e.effects().unwrap();
+        let ops: Vec<&str> = fx["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["op"].as_str().unwrap())
+            .collect();
+        assert_eq!(ops, ["send_message"]);
+        assert_eq!(fx["effects"][0]["ts"], json!("2026-11-30T12:00:00+00:00"));
+        let _ = e.call_tool("list_contacts", &json!({}));
+        assert_eq!(e.effects().unwrap()["effects"][1]["count"], json!(1));
+    }
+}
