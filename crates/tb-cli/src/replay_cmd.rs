@@ -31,6 +31,11 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     let root = crate::common::data_root(&a.data)?;
     let (ds, sandbox) = crate::common::open(&root)?;
     let clock = crate::common::clock(&a.now)?;
+    if let Some(first) = a.traces.first()
+        && is_script_file(first)
+    {
+        return run_scripts(a, &ds, &sandbox, clock);
+    }
     let mut summary = ReplaySummary::default();
     for file in &a.traces {
         let traces = read_traces(file).map_err(anyhow::Error::msg)?;
@@ -74,6 +79,78 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
                 "  {}{call} {}: first difference at {}",
                 m.trace, m.what, m.detail
             );
+        }
+        if s.mismatches.len() > a.show {
+            println!(
+                "  ... {} more mismatches (use --show N or --json)",
+                s.mismatches.len() - a.show
+            );
+        }
+    }
+    Ok(if summary.clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Whether a trace file holds scripted episodes (the airline and setup-check traces).
+fn is_script_file(path: &std::path::Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            let line = t.lines().find(|l| !l.trim().is_empty())?.to_string();
+            serde_json::from_str::<serde_json::Value>(&line).ok()
+        })
+        .is_some_and(|v| tb_eval::script_replay::is_script_record(&v))
+}
+
+/// `tb replay` on scripted episodes: each record's script through the episode loop, the
+/// test body with the judge answering yes and no, everything compared.
+fn run_scripts(
+    a: &ReplayArgs,
+    ds: &tb_dataset::Dataset,
+    sandbox: &tb_eval::sandbox::Sandbox,
+    clock: tb_sandbox::Clock,
+) -> Result<ExitCode> {
+    use tb_eval::script_replay::{ScriptEnv, ScriptSummary, read_script_records, replay_script};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let agent = ds.agent("think").ok();
+    let mut summary = ScriptSummary::default();
+    for file in &a.traces {
+        let records = read_script_records(file).map_err(anyhow::Error::msg)?;
+        for record in records {
+            let id = record["id"].as_str().unwrap_or_default();
+            let task = ds
+                .load_task(id)
+                .with_context(|| format!("{}: trace {id}", file.display()))?;
+            // The record's own clock (`clock.now_utc`) unless `--now` is given.
+            let clock = match (&a.now, record["clock"]["now_utc"].as_str()) {
+                (None, Some(t)) => tb_sandbox::Clock::parse(t).map_err(anyhow::Error::msg)?,
+                _ => clock,
+            };
+            let env = ScriptEnv {
+                sandbox,
+                agent: agent.clone(),
+                scenario: ds.scenario(&task.scenario).ok(),
+                clock,
+            };
+            rt.block_on(replay_script(&env, &task, &record, &mut summary));
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        let s = &summary;
+        println!("traces          {}", s.traces);
+        println!("calls_match     {}/{}", s.calls_match, s.calls);
+        println!("effects_match   {}/{}", s.effects_match, s.effects);
+        println!("verdicts_match  {}/{}", s.verdicts_match, s.verdicts);
+        println!("finish_match    {}/{}", s.finish_match, s.traces);
+        for m in s.mismatches.iter().take(a.show) {
+            println!("  {} [{}] {}: {}", m.trace, m.kind, m.what, m.detail);
         }
         if s.mismatches.len() > a.show {
             println!(

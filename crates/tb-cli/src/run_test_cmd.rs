@@ -174,7 +174,7 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
                             }
                         }
                         (None, Some(s)) => {
-                            s.call(&tc.name, &tc.arguments);
+                            s.call_text(&tc.name, &tc.arguments);
                         }
                         (None, None) => {}
                     }

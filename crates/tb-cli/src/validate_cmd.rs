@@ -66,7 +66,7 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
             let mut external = false;
             let mut unknown = false;
             for s in t.world_state.keys() {
-                match tb_external::session::route(cfg, prefer, sandbox.domain(s).is_some(), s) {
+                match tb_external::session::route(cfg, prefer, sandbox.serves(s), s) {
                     tb_external::Route::External => external = true,
                     tb_external::Route::Native => {}
                     tb_external::Route::Unknown => {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use tb_sandbox::{Domain, DomainError, ToolFn};
+use tb_sandbox::{Args, Domain, DomainError, Session, ToolResult, Tools};
 
 pub mod airline;
 pub mod auto_insurance;
@@ -39,11 +39,10 @@ pub(crate) fn build(
     tables: &'static str,
     zendesk: zendesk::Variant,
     tools: &'static str,
-    functions: &[(&'static str, ToolFn)],
+    functions: Tools,
 ) -> Result<Domain, DomainError> {
-    let (zd_text, zd_fns) = zendesk::toolkit(zendesk);
-    let mut fns: Vec<(&str, ToolFn)> = zd_fns;
-    fns.extend_from_slice(functions);
+    let (zd_text, mut fns) = zendesk::toolkit(zendesk);
+    fns.extend(functions);
     // The zendesk tools are listed where the domain's text has a `# @zendesk` line (the
     // reference's listing order), else first.
     let (before, after) = match tools.find(ZENDESK_MARKER) {
@@ -58,8 +57,20 @@ pub(crate) fn build(
             (&format!("zendesk/{zendesk:?}.tools"), zd_text),
             (&format!("{server}.tools (after zendesk)"), after),
         ],
-        &fns,
+        fns,
     )
+}
+
+/// A tool function as a plain `fn` (the lists not yet moved onto [`Tools`]).
+pub(crate) type PlainFn = fn(&mut Session, &Args) -> ToolResult;
+
+/// [`Tools`] from a list of plain functions, errors shown as they are.
+pub(crate) fn plain(list: Vec<(&str, PlainFn)>) -> Tools {
+    let mut t = Tools::new();
+    for (n, f) in list {
+        t.add(n, f);
+    }
+    t
 }
 
 fn registry() -> &'static Result<Vec<Arc<Domain>>, String> {

@@ -365,11 +365,85 @@ pub async fn grade(
     rec: &mut TrialRecord,
 ) {
     let t0 = Instant::now();
+    if session.has_own_servers() {
+        let judge = match &env.models.judge {
+            Some(client) => crate::pybody::BodyJudge::Model {
+                client,
+                timeout: env.message_timeout,
+                prompts: &env.models.prompts,
+            },
+            None => crate::pybody::BodyJudge::None,
+        };
+        grade_body(env, task, session, judge, t0, rec).await;
+        return;
+    }
     let state = env
         .judge
         .judge(&env.sandbox, task, env.clock, session)
         .map_err(|e| ("SessionError", e.to_string()));
     grade_with(env, task, state, t0, response, rec).await;
+}
+
+/// Grades a finished in-process session whose servers report their own effects (the
+/// airline): the task's Python test body runs in the evaluator on the attempt's
+/// `TestContext` (response, tool calls, effects: the own servers' effects beside the state
+/// verdicts of any table domains), `judge` answering its judge calls.
+pub async fn grade_body(
+    env: &RunEnv,
+    task: &Task,
+    session: &crate::sandbox::TaskSession,
+    judge: crate::pybody::BodyJudge<'_>,
+    t0: Instant,
+    rec: &mut TrialRecord,
+) {
+    let state = match env.judge.judge(&env.sandbox, task, env.clock, session) {
+        Ok(s) => s,
+        Err(e) => {
+            rec.is_system_error = true;
+            rec.metadata
+                .insert("error".into(), error_json("SessionError", &e.to_string()));
+            return;
+        }
+    };
+    let mut effects = crate::pybody::v1_effects(task, &state);
+    if let Value::Object(m) = &mut effects {
+        m.extend(session.own_effects());
+    }
+    let ctx = crate::pybody::context(&rec.messages, effects);
+    let test = task.uid.rsplit(':').next().unwrap_or("");
+    let run = match env.sandbox.test_source(task) {
+        Ok((path, source)) => crate::pybody::run_body(&path, &source, test, &ctx, judge).await,
+        Err(e) => Err(e),
+    };
+    rec.metadata
+        .insert("time_test".into(), json!(t0.elapsed().as_secs_f64()));
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => {
+            rec.is_system_error = true;
+            rec.metadata
+                .insert("error".into(), error_json("TestFileError", &e));
+            return;
+        }
+    };
+    rec.usage_by_role.judge.add(&run.usage);
+    if !run.judge_calls.is_empty() {
+        rec.metadata.insert(
+            "judge_calls".into(),
+            json!(
+                run.judge_calls
+                    .iter()
+                    .map(|(q, a)| json!({"call": q, "answer": a}))
+                    .collect::<Vec<_>>()
+            ),
+        );
+    }
+    rec.test_result = Some(crate::pybody::test_result_of_body(&run.outcome));
+    rec.verdict = Some(Verdict {
+        passed: run.outcome.passed,
+        state,
+        rubrics: Vec::new(),
+    });
 }
 
 /// Grades a finished session from its state verdicts (in-process: the judge's; remote: the

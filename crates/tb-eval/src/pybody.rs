@@ -88,7 +88,7 @@ pub fn add_server_effects(effects: &mut Value, sessions: &[&dyn ServerSession]) 
 pub fn context(messages: &[Message], effects: Value) -> Value {
     json!({
         "response": response_of(messages),
-        "tool_direct_responses": [],
+        "tool_direct_responses": direct_responses_of(messages),
         "effects": effects,
         "tool_calls": tool_calls_of(messages),
         "messages": messages,
@@ -132,5 +132,229 @@ pub fn test_file_path(data_root: &std::path::Path, task: &Task) -> std::path::Pa
         under_root
     } else {
         std::path::PathBuf::from(&task.source.path)
+    }
+}
+
+/// `x.tool_direct_responses`: the direct responses the session produced (assistant texts
+/// tagged `direct`), in order.
+pub fn direct_responses_of(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Text {
+                metadata,
+                role,
+                content,
+            } if role == "assistant"
+                && metadata.get("tag").and_then(Value::as_str) == Some("direct") =>
+            {
+                Some(json!(content))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Who answers a test body's `judge` calls.
+#[derive(Debug, Clone, Copy)]
+pub enum BodyJudge<'a> {
+    /// Always the same answer (the recorded reference runs' stub).
+    Fixed(bool),
+    /// The configured judge model.
+    Model {
+        /// The judge model.
+        client: &'a tb_llm::LlmClient,
+        /// Budget of one judge call.
+        timeout: Option<std::time::Duration>,
+        /// The judge's prompts.
+        prompts: &'a crate::prompts::Prompts,
+    },
+    /// No judge configured: a judge call is the reference's `JudgeException` (a system error).
+    None,
+}
+
+/// A test body's run: its outcome, every judge call (`[text, question]` or
+/// `[first, second, question]`) with its answer, and the judge model's usage.
+#[derive(Debug, Clone)]
+pub struct BodyRun {
+    /// The outcome.
+    pub outcome: tb_pyeval::TestOutcome,
+    /// The judge calls with their answers.
+    pub judge_calls: Vec<(Vec<String>, bool)>,
+    /// The judge model's usage.
+    pub usage: tb_core::Usage,
+}
+
+/// Judge calls one body may make before it is a system error (loops over model output).
+pub const MAX_JUDGE_CALLS: usize = 256;
+
+/// Answers the i-th judge call from the answers known so far; the first unknown call is
+/// kept as pending and fails the run (which is then repeated with its answer).
+struct Replayed<'a> {
+    answers: &'a [(Vec<String>, bool)],
+    next: usize,
+    pending: Option<Vec<String>>,
+    fixed: Option<bool>,
+    none: bool,
+    seen: Vec<(Vec<String>, bool)>,
+}
+
+impl Replayed<'_> {
+    fn answer(&mut self, call: Vec<String>) -> Result<bool, String> {
+        if self.none {
+            return Err("no judge model configured (judge_model)".into());
+        }
+        let i = self.next;
+        self.next += 1;
+        if let Some(a) = self.fixed {
+            self.seen.push((call, a));
+            return Ok(a);
+        }
+        match self.answers.get(i) {
+            Some((q, a)) if *q == call => {
+                self.seen.push((call, *a));
+                Ok(*a)
+            }
+            _ => {
+                if self.pending.is_none() {
+                    self.pending = Some(call);
+                }
+                Err("judge answer pending".into())
+            }
+        }
+    }
+}
+
+impl tb_pyeval::Judge for Replayed<'_> {
+    fn text_yesno(&mut self, text: &str, question: &str) -> Result<bool, String> {
+        self.answer(vec![text.into(), question.into()])
+    }
+    fn compare_yesno(&mut self, first: &str, second: &str, question: &str) -> Result<bool, String> {
+        self.answer(vec![first.into(), second.into(), question.into()])
+    }
+}
+
+/// The judge's messages for one call: `text_yesno` as the rubric judge asks it; a
+/// comparison shows both texts.
+fn judge_messages(prompts: &crate::prompts::Prompts, call: &[String]) -> [Message; 2] {
+    let esc = |s: &str| s.replace('<', "&lt;").replace('>', "&gt;");
+    let user = match call {
+        [text, question] => prompts.judge_message(&esc(text), question),
+        [first, second, question] => prompts.judge_message(
+            &format!(
+                "First text:\n{}\n\nSecond text:\n{}",
+                esc(first),
+                esc(second)
+            ),
+            question,
+        ),
+        _ => String::new(),
+    };
+    [
+        Message::text("system", prompts.judge_system.as_str()),
+        Message::text("user", user),
+    ]
+}
+
+/// Runs a task's test body on `ctx` (the reference's JSON `TestContext`). The body is
+/// evaluated synchronously; each judge-model question suspends it: the run is repeated with
+/// the answers so far (bodies are deterministic, so it takes the same path), at most
+/// [`MAX_JUDGE_CALLS`] times. `Err` when the file cannot be read or the test is missing.
+pub async fn run_body(
+    path: &std::path::Path,
+    source: &str,
+    test: &str,
+    ctx: &Value,
+    judge: BodyJudge<'_>,
+) -> Result<BodyRun, String> {
+    let mut answers: Vec<(Vec<String>, bool)> = Vec::new();
+    let mut usage = tb_core::Usage::default();
+    loop {
+        let (outcome, pending, seen) = {
+            let file = tb_pyeval::TestFile::parse(path, source).map_err(|e| e.to_string())?;
+            file.check().map_err(|e| e.to_string())?;
+            let mut j = Replayed {
+                answers: &answers,
+                next: 0,
+                pending: None,
+                fixed: match judge {
+                    BodyJudge::Fixed(a) => Some(a),
+                    _ => None,
+                },
+                none: matches!(judge, BodyJudge::None),
+                seen: Vec::new(),
+            };
+            let out = file.run(test, ctx, &mut j).map_err(|e| e.to_string())?;
+            (out, j.pending, j.seen)
+        };
+        let Some(call) = pending else {
+            return Ok(BodyRun {
+                outcome,
+                judge_calls: seen,
+                usage,
+            });
+        };
+        let BodyJudge::Model {
+            client,
+            timeout,
+            prompts,
+        } = judge
+        else {
+            unreachable!("only the model judge leaves a call pending")
+        };
+        let fail = |e: String| {
+            Ok(BodyRun {
+                outcome: tb_pyeval::TestOutcome {
+                    passed: false,
+                    system_error: true,
+                    message: format!("JudgeException: Error getting Judge completion: {e}"),
+                    lineno: None,
+                    line_content: None,
+                    reward: 0.0,
+                    prints: String::new(),
+                },
+                judge_calls: answers.clone(),
+                usage: usage.clone(),
+            })
+        };
+        if answers.len() >= MAX_JUDGE_CALLS {
+            return fail(format!("more than {MAX_JUDGE_CALLS} judge calls"));
+        }
+        let msgs = judge_messages(prompts, &call);
+        let fut = client.complete_messages(&msgs);
+        let reply = match timeout {
+            Some(d) => match tokio::time::timeout(d, fut).await {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(_) => Err(format!(
+                    "no reply within the message budget of {:.3}s",
+                    d.as_secs_f64()
+                )),
+            },
+            None => fut.await.map_err(|e| e.to_string()),
+        };
+        let c = match reply {
+            Ok(c) => c,
+            Err(e) => return fail(e),
+        };
+        usage.add(&c.usage);
+        let text = match c.messages.last() {
+            Some(Message::Text { content, .. }) => content.clone(),
+            _ => String::new(),
+        };
+        answers.push((call, crate::rubric::parse_yes_no(&text)));
+    }
+}
+
+/// The reference-shaped test result of a body's outcome.
+pub fn test_result_of_body(o: &tb_pyeval::TestOutcome) -> tb_core::TestResult {
+    tb_core::TestResult {
+        result: o.passed,
+        reward: if o.passed { o.reward } else { 0.0 },
+        is_system_error: o.system_error,
+        tb: o.message.clone(),
+        prints: o.prints.clone(),
+        lineno: o.lineno.map_or(-1, i64::from),
+        line_content: o.line_content.clone().unwrap_or_default(),
+        metadata: Map::new(),
     }
 }

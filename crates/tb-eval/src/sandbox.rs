@@ -24,6 +24,14 @@ pub enum SandboxError {
         /// Known servers.
         known: String,
     },
+    /// A native non-table server could not start (its data or init config).
+    #[error("task {task}: {message}")]
+    Own {
+        /// Task uid.
+        task: String,
+        /// What failed.
+        message: String,
+    },
     /// The task's data patch did not apply.
     #[error("task {task}: {source}")]
     Init {
@@ -38,6 +46,12 @@ pub enum SandboxError {
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     domains: Vec<Loaded>,
+    /// Servers that are not table domains (the airline), their base states loaded on first use.
+    own: Arc<crate::own_servers::OwnServers>,
+    /// Test files read so far (path -> source), for the test-body evaluator.
+    test_sources: Arc<Mutex<std::collections::HashMap<std::path::PathBuf, Arc<str>>>>,
+    /// The data root.
+    data_root: std::path::PathBuf,
     /// The agent tools of in-process sessions, built once per (agent config, scenario,
     /// domains): a session's tool list depends only on its domains.
     agent_tools: Arc<Mutex<Vec<ToolsEntry>>>,
@@ -50,6 +64,7 @@ struct ToolsEntry {
     agent: Option<Arc<tb_dataset::AgentConfig>>,
     scenario: Option<Arc<tb_dataset::Scenario>>,
     domains: Vec<Arc<tb_sandbox::Domain>>,
+    own: Vec<String>,
     tools: Arc<PreparedTools>,
 }
 
@@ -92,6 +107,9 @@ impl Sandbox {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Sandbox {
             domains,
+            own: Arc::new(crate::own_servers::OwnServers::new(data_root)),
+            test_sources: Arc::default(),
+            data_root: data_root.to_path_buf(),
             agent_tools: Arc::default(),
         })
     }
@@ -104,7 +122,19 @@ impl Sandbox {
     /// A fresh session for a task: each server of its `world_state`, patched.
     pub fn session(&self, task: &Task, clock: Clock) -> Result<TaskSession, SandboxError> {
         let mut servers = Vec::new();
+        let mut own = Vec::new();
         for (server, config) in &task.world_state {
+            if self.domain(server).is_none() && crate::own_servers::is_own(server) {
+                let s = self
+                    .own
+                    .open(server, config, &task.uid, clock)
+                    .map_err(|message| SandboxError::Own {
+                        task: task.uid.clone(),
+                        message,
+                    })?;
+                own.push(s);
+                continue;
+            }
             let loaded = self
                 .domain(server)
                 .ok_or_else(|| SandboxError::UnknownServer {
@@ -114,6 +144,7 @@ impl Sandbox {
                         .domains
                         .iter()
                         .map(|d| d.domain.name.as_str())
+                        .chain(crate::own_servers::SERVERS.iter().copied())
                         .collect::<Vec<_>>()
                         .join(", "),
                 })?;
@@ -125,7 +156,31 @@ impl Sandbox {
                 })?;
             servers.push(session);
         }
-        Ok(TaskSession { servers })
+        Ok(TaskSession { servers, own })
+    }
+
+    /// Whether this sandbox serves `server` (a table domain or an own server).
+    pub fn serves(&self, server: &str) -> bool {
+        self.domain(server).is_some() || crate::own_servers::is_own(server)
+    }
+
+    /// The data root.
+    pub fn data_root(&self) -> &Path {
+        &self.data_root
+    }
+
+    /// A task's test file source (read once per sandbox).
+    pub fn test_source(&self, task: &Task) -> Result<(std::path::PathBuf, Arc<str>), String> {
+        let path = crate::pybody::test_file_path(&self.data_root, task);
+        let mut cache = self.test_sources.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = cache.get(&path) {
+            return Ok((path, s.clone()));
+        }
+        let text: Arc<str> = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: cannot read the test file: {e}", path.display()))?
+            .into();
+        cache.insert(path.clone(), text.clone());
+        Ok((path, text))
     }
 }
 
@@ -147,6 +202,8 @@ impl Sandbox {
                     .iter()
                     .zip(&session.servers)
                     .all(|(d, s)| Arc::ptr_eq(d, &s.domain))
+                && e.own.len() == session.own.len()
+                && e.own.iter().zip(&session.own).all(|(n, s)| n == s.server())
         };
         let mut cache = self.agent_tools.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = cache.iter().find(|e| hit(e)) {
@@ -167,6 +224,7 @@ impl Sandbox {
             agent: agent.cloned(),
             scenario: scenario.cloned(),
             domains: session.domains(),
+            own: session.own.iter().map(|s| s.server().to_string()).collect(),
             tools: tools.clone(),
         });
         tools
@@ -176,8 +234,10 @@ impl Sandbox {
 /// The sessions of one attempt, one per server.
 #[derive(Debug, Clone)]
 pub struct TaskSession {
-    /// Sessions in world_state order.
+    /// Sessions of the table domains, in world_state order.
     pub servers: Vec<Session>,
+    /// Sessions of the other servers (the airline), in world_state order.
+    pub own: Vec<Box<dyn crate::own_servers::OwnServer>>,
 }
 
 impl TaskSession {
@@ -195,11 +255,25 @@ impl TaskSession {
         }
     }
 
+    /// Calls a tool and gives the text the agent receives: an own server's exact text, or a
+    /// table domain's result as [`CallOutcome::to_text`] shapes it.
+    pub fn call_text(&mut self, tool: &str, args: &Value) -> String {
+        if let Some(s) = self.own.iter_mut().rev().find(|s| s.has_tool(tool)) {
+            return s.call_tool(tool, args).text;
+        }
+        self.call(tool, args).to_text(tool)
+    }
+
     /// The tool list (MCP shape) of every server, later servers overriding earlier names.
     pub fn tool_list(&self) -> Vec<Value> {
         let mut out: Vec<Value> = Vec::new();
-        for s in &self.servers {
-            for t in s.domain.tool_list() {
+        let lists = self
+            .servers
+            .iter()
+            .map(|s| s.domain.tool_list())
+            .chain(self.own.iter().map(|s| s.tool_list()));
+        for list in lists {
+            for t in list {
                 out.retain(|x| x["name"] != t["name"]);
                 out.push(t);
             }
@@ -209,7 +283,25 @@ impl TaskSession {
 
     /// Server names.
     pub fn server_names(&self) -> Vec<String> {
-        self.servers.iter().map(|s| s.domain.name.clone()).collect()
+        self.servers
+            .iter()
+            .map(|s| s.domain.name.clone())
+            .chain(self.own.iter().map(|s| s.server().to_string()))
+            .collect()
+    }
+
+    /// Whether a server of this session reports its own effects (its test bodies run in the
+    /// evaluator: there is no golden state to compare).
+    pub fn has_own_servers(&self) -> bool {
+        !self.own.is_empty()
+    }
+
+    /// The effects a test body reads, for the own servers (`{server: effects}`).
+    pub fn own_effects(&self) -> serde_json::Map<String, Value> {
+        self.own
+            .iter()
+            .filter_map(|s| Some((s.server().to_string(), s.effects()?)))
+            .collect()
     }
 
     /// The server session of a name.

@@ -30,7 +30,7 @@ impl ToolBackend for TaskSession {
         tool: &'a str,
         args: &'a Value,
     ) -> BoxFut<'a, Result<String, String>> {
-        let text = TaskSession::call(self, tool, args).to_text(tool);
+        let text = TaskSession::call_text(self, tool, args);
         Box::pin(std::future::ready(Ok(text)))
     }
 }

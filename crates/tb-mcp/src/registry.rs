@@ -555,7 +555,10 @@ impl Registry {
                 .map_err(|e| SessionError::Init(format!("Error calling {server} init: {e}")))?;
             servers.push(s);
         }
-        Ok(TaskSession { servers })
+        Ok(TaskSession {
+            servers,
+            own: Vec::new(),
+        })
     }
 
     /// The session of an id (and marks it used).
@@ -975,14 +978,11 @@ mod tests {
         let tools =
             "tool wait\n  | Blocks until the test opens the gate.\ntool boom\n  | Panics.\n";
         let domain = Arc::new(
-            Domain::new(
-                "slow",
-                &[("slow.tables", tables), ("slow.tools", tools)],
-                &[
-                    ("wait", wait as tb_sandbox::runtime::ToolFn),
-                    ("boom", boom),
-                ],
-            )
+            Domain::new("slow", &[("slow.tables", tables), ("slow.tools", tools)], {
+                let mut t = tb_sandbox::Tools::new();
+                t.add("wait", wait).add("boom", boom);
+                t
+            })
             .unwrap(),
         );
         let loaded = Loaded {
@@ -991,6 +991,7 @@ mod tests {
         };
         let session = TaskSession {
             servers: vec![loaded.session(&json!({}), Clock::default()).unwrap()],
+            own: Vec::new(),
         };
         let tools = Arc::new(ToolSet::new(session.tool_list()));
         let slot = reg.slot(

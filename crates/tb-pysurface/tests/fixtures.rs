@@ -230,11 +230,11 @@ fn nop(_: &mut tb_sandbox::Session, _: &tb_sandbox::Args) -> Result<Value, tb_sa
 }
 
 fn mini_domain() -> tb_sandbox::Domain {
-    tb_sandbox::Domain::new(
-        "mini",
-        &[("mini.tools", MINI_TOOLS)],
-        &[("other_ping", nop), ("kit_create", nop)],
-    )
+    tb_sandbox::Domain::new("mini", &[("mini.tools", MINI_TOOLS)], {
+        let mut t = tb_sandbox::Tools::new();
+        t.add("other_ping", nop).add("kit_create", nop);
+        t
+    })
     .unwrap()
 }
 

@@ -7,6 +7,7 @@
 //! - [`diff`]: the reference's deep diff.
 //! - [`pyjson`]: the state's JSON text and sha256 (Python's `json.dumps` from `tb-python`).
 //! - [`runtime`]: domains, sessions, tool calls and their error shapes.
+//! - [`tool`]: the vocabulary tool functions are written in (accessors, errors, registration).
 
 pub mod coerce;
 pub mod diff;
@@ -14,9 +15,10 @@ pub mod pyjson;
 pub mod runtime;
 pub mod schema;
 pub mod state;
+pub mod tool;
 
 pub use runtime::{
-    Args, CallOutcome, Clock, Domain, DomainError, Loaded, ServerSession, Session, Tool, ToolError,
-    ToolFn, ToolReply,
+    Args, CallOutcome, Clock, Domain, DomainError, Loaded, ServerSession, Session, Tool, ToolReply,
 };
 pub use state::{Row, State, StateError};
+pub use tool::{Fields, ToolError, ToolFn, ToolResult, Tools};

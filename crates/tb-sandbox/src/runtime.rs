@@ -12,32 +12,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-/// An error a tool raises. Its text follows `Tool execution failed: ` in the result.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolError(pub String);
-
-impl ToolError {
-    /// A plain message (the reference's `ExecutionError(message)`).
-    pub fn new(msg: impl Into<String>) -> Self {
-        ToolError(msg.into())
-    }
-
-    /// `ExecutionError(message, details)`: `message: d1; d2`.
-    pub fn with_details(msg: &str, details: &[String]) -> Self {
-        if details.is_empty() {
-            ToolError(msg.to_string())
-        } else {
-            ToolError(format!("{msg}: {}", details.join("; ")))
-        }
-    }
-}
-
-impl From<StateError> for ToolError {
-    fn from(e: StateError) -> Self {
-        ToolError(e.to_string())
-    }
-}
+pub use crate::tool::{ToolError, ToolFn, ToolResult, Tools};
 
 /// What the agent reads when a tool panics (the reference's shape for an unexpected
 /// exception, without any internal text).
@@ -45,9 +20,6 @@ pub const TOOL_PANIC_ERROR: &str = "Tool execution failed: internal error";
 
 /// Validated tool arguments: the input model's fields, coerced, defaults filled, in model order.
 pub type Args = Map<String, Value>;
-
-/// A tool's function.
-pub type ToolFn = fn(&mut Session, &Args) -> Result<Value, ToolError>;
 
 /// A tool: its declaration (name, input model with our descriptions) and its function.
 #[derive(Clone)]
@@ -195,21 +167,18 @@ fn fingerprint(v: &Value, h: &mut u64) {
 impl Domain {
     /// Builds a domain from schema texts (`.tables`, `.tools`) and the tools' functions. Every
     /// declared tool must have exactly one function and every function a declaration.
-    pub fn new(
-        name: &str,
-        texts: &[(&str, &str)],
-        functions: &[(&str, ToolFn)],
-    ) -> Result<Self, DomainError> {
+    pub fn new(name: &str, texts: &[(&str, &str)], functions: Tools) -> Result<Self, DomainError> {
         let doc: SchemaDoc = schema::parse(texts)?;
         let fail = |message: String| DomainError::Tools {
             domain: name.to_string(),
             message,
         };
-        let mut fns: HashMap<&str, ToolFn> = HashMap::new();
-        for (n, f) in functions {
-            if fns.insert(n, *f).is_some() {
+        let mut fns: HashMap<String, ToolFn> = HashMap::new();
+        for (n, f) in functions.into_entries() {
+            if fns.contains_key(&n) {
                 return Err(fail(format!("function for `{n}` given twice")));
             }
+            fns.insert(n, f);
         }
         let mut tools = Vec::new();
         for decl in &doc.tools {
@@ -289,7 +258,7 @@ impl Domain {
                 .iter()
                 .map(|t| Tool {
                     decl: t.decl.clone(),
-                    run: t.run,
+                    run: t.run.clone(),
                 })
                 .collect(),
             index: self.index.clone(),
@@ -593,7 +562,7 @@ impl Session {
         };
         self.call_args = args.clone();
         // A failing tool leaves the state as it was at the failure point, as in the reference.
-        match (tool.run)(self, &validated) {
+        match tool.run.call(self, &validated) {
             Ok(v) => CallOutcome::Ok(v),
             Err(e) => CallOutcome::ToolFailed(format!("Tool execution failed: {e}")),
         }
@@ -698,6 +667,16 @@ fn kind_schema(kind: &Kind) -> Value {
 mod tests {
     use super::*;
 
+    type Plain = fn(&mut Session, &Args) -> Result<Value, ToolError>;
+
+    fn registry(list: &[(&str, Plain)]) -> Tools {
+        let mut t = Tools::new();
+        for (n, f) in list {
+            t.add(n, *f);
+        }
+        t
+    }
+
     fn bump(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         let id = a["id"].clone();
         let row =
@@ -727,7 +706,7 @@ mod tests {
             Domain::new(
                 "demo",
                 &[("demo.tables", tables), ("demo.tools", tools)],
-                &[("explode", explode)],
+                registry(&[("explode", explode)]),
             )
             .unwrap(),
         );
@@ -767,7 +746,7 @@ mod tests {
             Domain::new(
                 "demo",
                 &[("demo.tables", tables), ("demo.tools", tools)],
-                &[("bump", bump)],
+                registry(&[("bump", bump)]),
             )
             .unwrap(),
         )
@@ -815,7 +794,7 @@ mod tests {
 
     #[test]
     fn missing_function_is_an_error() {
-        let e = Domain::new("d", &[("d.tools", "tool a\n")], &[]).unwrap_err();
+        let e = Domain::new("d", &[("d.tools", "tool a\n")], Tools::new()).unwrap_err();
         assert!(e.to_string().contains("tool `a` has no function"));
     }
 }

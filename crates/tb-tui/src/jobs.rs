@@ -238,7 +238,7 @@ impl ToolBackend for Reporting<'_> {
         tool: &'a str,
         args: &'a Value,
     ) -> BoxFut<'a, Result<String, String>> {
-        let text = self.session.call(tool, args).to_text(tool);
+        let text = self.session.call_text(tool, args);
         (self.sink)(Progress::Session(self.session.clone()));
         Box::pin(std::future::ready(Ok(text)))
     }

@@ -1,24 +1,21 @@
 //! The billing toolset: the billing account of a policy and its payment arrangements.
 
-use super::{out, req, val};
+use super::out;
+use super::tables::ACCOUNTS;
 use serde_json::{Map, Value, json};
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
-const ACCOUNTS: &str = "billing_billing_accounts";
-
-pub(super) fn functions() -> Vec<(&'static str, ToolFn)> {
-    vec![
-        ("billing_create_installment_plan", create_installment_plan),
-        ("billing_get_account_details", get_account_details),
-        ("billing_get_arrangement_history", get_arrangement_history),
-        ("billing_grant_extension", grant_extension),
-        ("billing_reset_account_status", reset_account_status),
-    ]
+pub(super) fn register(t: &mut Tools) {
+    t.add("billing_create_installment_plan", create_installment_plan)
+        .add("billing_get_account_details", get_account_details)
+        .add("billing_get_arrangement_history", get_arrangement_history)
+        .add("billing_grant_extension", grant_extension)
+        .add("billing_reset_account_status", reset_account_status);
 }
 
 /// The first billing account of the policy, or the reference's error.
 fn account(s: &Session, a: &Args) -> Result<Map<String, Value>, ToolError> {
-    let policy_id = req(a, "policy_id")?;
+    let policy_id = a.require_str("policy_id")?;
     super::find_row(s, ACCOUNTS, "policy_id", policy_id)?.ok_or_else(|| {
         ToolError::new(format!(
             "No billing account found for policy_id '{policy_id}'."
@@ -39,26 +36,26 @@ fn one_more(acc: &Map<String, Value>) -> Value {
 fn create_installment_plan(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let mut acc = account(s, a)?;
     acc.insert("arrangement_type".into(), json!("Installment Plan"));
-    acc.insert("installment_count".into(), val(a, "installment_count"));
-    acc.insert("installment_amount".into(), val(a, "installment_amount"));
+    acc.insert("installment_count".into(), a.value("installment_count"));
+    acc.insert("installment_amount".into(), a.value("installment_amount"));
     acc.insert("arrangements_12_months".into(), one_more(&acc));
     let acc = s.replace(ACCOUNTS, &Value::Object(acc))?;
     Ok(
-        json!({"billing_account_id": val(&acc, "id"), "arrangements_12_months": val(&acc, "arrangements_12_months")}),
+        json!({"billing_account_id": acc.value("id"), "arrangements_12_months": acc.value("arrangements_12_months")}),
     )
 }
 
 fn get_account_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let acc = account(s, a)?;
     Ok(json!({
-        "billing_account_id": val(&acc, "id"),
-        "policy_id": val(&acc, "policy_id"),
-        "status": val(&acc, "status"),
-        "monthly_payment": val(&acc, "monthly_payment"),
-        "past_due_amount": val(&acc, "past_due_amount"),
-        "current_due_date": val(&acc, "current_due_date"),
-        "payment_received": val(&acc, "payment_received"),
-        "arrangement_type": val(&acc, "arrangement_type"),
+        "billing_account_id": acc.value("id"),
+        "policy_id": acc.value("policy_id"),
+        "status": acc.value("status"),
+        "monthly_payment": acc.value("monthly_payment"),
+        "past_due_amount": acc.value("past_due_amount"),
+        "current_due_date": acc.value("current_due_date"),
+        "payment_received": acc.value("payment_received"),
+        "arrangement_type": acc.value("arrangement_type"),
     }))
 }
 
@@ -66,13 +63,13 @@ fn get_arrangement_history(s: &mut Session, a: &Args) -> Result<Value, ToolError
     let acc = account(s, a)?;
     Ok(out(vec![(
         "arrangements_12_months",
-        val(&acc, "arrangements_12_months"),
+        acc.value("arrangements_12_months"),
     )]))
 }
 
 fn grant_extension(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let mut acc = account(s, a)?;
-    let due = val(a, "new_due_date");
+    let due = a.value("new_due_date");
     acc.insert("current_due_date".into(), due.clone());
     acc.insert("new_due_date".into(), due);
     acc.insert("arrangement_type".into(), json!("Extension"));
@@ -81,7 +78,7 @@ fn grant_extension(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     acc.insert("installment_amount".into(), Value::Null);
     let acc = s.replace(ACCOUNTS, &Value::Object(acc))?;
     Ok(
-        json!({"billing_account_id": val(&acc, "id"), "arrangements_12_months": val(&acc, "arrangements_12_months")}),
+        json!({"billing_account_id": acc.value("id"), "arrangements_12_months": acc.value("arrangements_12_months")}),
     )
 }
 
@@ -94,7 +91,7 @@ fn reset_account_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     acc.insert("installment_count".into(), Value::Null);
     acc.insert("installment_amount".into(), Value::Null);
     let acc = s.replace(ACCOUNTS, &Value::Object(acc))?;
-    Ok(json!({"billing_account_id": val(&acc, "id"), "status": val(&acc, "status")}))
+    Ok(json!({"billing_account_id": acc.value("id"), "status": acc.value("status")}))
 }
 
 #[cfg(test)]

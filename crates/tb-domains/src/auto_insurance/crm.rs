@@ -1,17 +1,14 @@
 //! The crm toolset: customer lookup, profile and identity verification.
 
-use super::{field, get_row, opt, out, req, truthy_str, val};
+use super::out;
+use super::tables::CUSTOMERS;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
-const CUSTOMERS: &str = "crm_customers";
-
-pub(super) fn functions() -> Vec<(&'static str, ToolFn)> {
-    vec![
-        ("crm_get_customer_by_email", get_customer_by_email),
-        ("crm_get_customer_profile", get_customer_profile),
-        ("crm_verify_identity", verify_identity),
-    ]
+pub(super) fn register(t: &mut Tools) {
+    t.add("crm_get_customer_by_email", get_customer_by_email)
+        .add("crm_get_customer_profile", get_customer_profile)
+        .add("crm_verify_identity", verify_identity);
 }
 
 /// Python `str.lower()` (full Unicode lower-casing).
@@ -24,46 +21,50 @@ fn customer_not_found(id: &str) -> ToolError {
 }
 
 fn get_customer_by_email(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = req(a, "email")?;
+    let email = a.require_str("email")?;
     let wanted = lower(email);
     let c = s
         .state
         .rows(CUSTOMERS)?
         .iter()
-        .find(|c| lower(field(c, "email")) == wanted)
+        .find(|c| lower(c.str_or_empty("email")) == wanted)
         .ok_or_else(|| ToolError::new(format!("No customer found with email '{email}'")))?;
     Ok(
-        json!({"customer_id": val(c, "id"), "first_name": val(c, "first_name"), "last_name": val(c, "last_name")}),
+        json!({"customer_id": c.value("id"), "first_name": c.value("first_name"), "last_name": c.value("last_name")}),
     )
 }
 
 fn get_customer_profile(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let id = req(a, "customer_id")?;
-    let c = get_row(s, CUSTOMERS, id)?.ok_or_else(|| customer_not_found(id))?;
+    let id = a.require_str("customer_id")?;
+    let c = s
+        .row_by_id(CUSTOMERS, id)?
+        .ok_or_else(|| customer_not_found(id))?;
     Ok(out(vec![
-        ("customer_id", val(&c, "id")),
-        ("email", val(&c, "email")),
-        ("first_name", val(&c, "first_name")),
-        ("last_name", val(&c, "last_name")),
-        ("date_of_birth", val(&c, "date_of_birth")),
-        ("phone", val(&c, "phone")),
-        ("tier", val(&c, "tier")),
-        ("fraud_flag", val(&c, "fraud_flag")),
-        ("security_question", val(&c, "security_question")),
-        ("has_ssn_on_file", json!(!val(&c, "ssn_last_4").is_null())),
+        ("customer_id", c.value("id")),
+        ("email", c.value("email")),
+        ("first_name", c.value("first_name")),
+        ("last_name", c.value("last_name")),
+        ("date_of_birth", c.value("date_of_birth")),
+        ("phone", c.value("phone")),
+        ("tier", c.value("tier")),
+        ("fraud_flag", c.value("fraud_flag")),
+        ("security_question", c.value("security_question")),
+        ("has_ssn_on_file", json!(!c.value("ssn_last_4").is_null())),
     ]))
 }
 
 fn verify_identity(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let ssn = truthy_str(opt(a, "ssn_last_4"));
-    let answer = truthy_str(opt(a, "security_answer"));
+    let ssn = a.opt_str_nonempty("ssn_last_4");
+    let answer = a.opt_str_nonempty("security_answer");
     if ssn.is_none() && answer.is_none() {
         return Err(ToolError::new(
             "Must provide either ssn_last_4 or security_answer for verification",
         ));
     }
-    let id = req(a, "customer_id")?;
-    let c = get_row(s, CUSTOMERS, id)?.ok_or_else(|| customer_not_found(id))?;
+    let id = a.require_str("customer_id")?;
+    let c = s
+        .row_by_id(CUSTOMERS, id)?
+        .ok_or_else(|| customer_not_found(id))?;
     if let Some(ssn) = ssn {
         let verified = c.get("ssn_last_4").and_then(Value::as_str) == Some(ssn);
         return Ok(json!({"verified": verified, "verification_method": "ssn"}));

@@ -1,11 +1,11 @@
 //! The lookup toolset: VIN format check with the reference's fixed decoding table.
 
-use super::{out, req};
+use super::out;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
-pub(super) fn functions() -> Vec<(&'static str, ToolFn)> {
-    vec![("lookup_validate_vin", validate_vin)]
+pub(super) fn register(t: &mut Tools) {
+    t.add("lookup_validate_vin", validate_vin);
 }
 
 /// Python `str.isspace()`: Unicode White_Space plus the four ASCII separators 0x1C-0x1F.
@@ -14,7 +14,8 @@ fn py_space(c: char) -> bool {
 }
 
 fn validate_vin(_s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let vin: Vec<char> = req(a, "vin")?
+    let vin: Vec<char> = a
+        .require_str("vin")?
         .trim_matches(py_space)
         .to_uppercase()
         .chars()

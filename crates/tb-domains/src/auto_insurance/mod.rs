@@ -4,28 +4,28 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Domain, DomainError, Session, ToolError, ToolFn};
+use tb_sandbox::{Domain, DomainError, Session, ToolError, Tools};
 
 pub mod billing;
 pub mod claims;
 pub mod crm;
-pub mod knowledge_base;
 pub mod lookup;
 pub mod policy;
+pub mod tables;
 
 /// The server name.
 pub const SERVER: &str = "sandbox_auto_insurance";
 
 /// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
-fn functions() -> Vec<(&'static str, ToolFn)> {
-    let mut fns = Vec::new();
-    fns.extend(policy::functions());
-    fns.extend(billing::functions());
-    fns.extend(claims::functions());
-    fns.extend(crm::functions());
-    fns.extend(lookup::functions());
-    fns.extend(knowledge_base::functions());
-    fns
+fn functions() -> Tools {
+    let mut t = Tools::new();
+    policy::register(&mut t);
+    billing::register(&mut t);
+    claims::register(&mut t);
+    crm::register(&mut t);
+    lookup::register(&mut t);
+    t.add("knowledge_base_search_policy", crate::policy::search_policy);
+    t
 }
 
 /// Builds the domain.
@@ -35,7 +35,7 @@ pub fn domain() -> Result<Domain, DomainError> {
         include_str!("../../tables/sandbox_auto_insurance.tables"),
         crate::zendesk::Variant::AutoInsurance,
         include_str!("../../tools/sandbox_auto_insurance.tools"),
-        &functions(),
+        functions(),
     )
 }
 
@@ -47,36 +47,6 @@ pub(crate) fn hash_id(prefix: &str, seed: &str, n: usize) -> String {
         .map(|b| format!("{b:02X}"))
         .collect();
     format!("{prefix}{}", hex.get(..n).unwrap_or(&hex))
-}
-
-/// A required string argument (present after validation).
-pub(crate) fn req<'a>(a: &'a Args, name: &str) -> Result<&'a str, ToolError> {
-    crate::util::req_str(a, name)
-}
-
-/// An optional string argument: None when absent or null.
-pub(crate) fn opt<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
-    crate::util::arg_str(a, name)
-}
-
-/// Python truthiness of an optional string (`None` and `""` are false).
-pub(crate) fn truthy_str(v: Option<&str>) -> Option<&str> {
-    v.filter(|s| !s.is_empty())
-}
-
-/// An optional bool argument: None when absent or null.
-pub(crate) fn opt_bool(a: &Args, name: &str) -> Option<bool> {
-    a.get(name).and_then(Value::as_bool)
-}
-
-/// An optional int argument: None when absent or null.
-pub(crate) fn opt_int(a: &Args, name: &str) -> Option<i64> {
-    a.get(name).and_then(Value::as_i64)
-}
-
-/// A copy of the row with that id (`db.get_by_id`), if any.
-pub(crate) fn get_row(s: &Session, table: &str, id: &str) -> Result<Option<Row>, ToolError> {
-    Ok(s.state.get(table, &Value::String(id.to_string()))?.cloned())
 }
 
 /// A copy of the first row whose `field` equals the string `value`.
@@ -91,17 +61,7 @@ pub(crate) fn find_row(
         .cloned())
 }
 
-/// A string field of a row ("" when absent or not a string).
-pub(crate) fn field<'a>(row: &'a Row, name: &str) -> &'a str {
-    row.get(name).and_then(Value::as_str).unwrap_or("")
-}
-
-/// A field's value, null when absent.
-pub(crate) fn val(row: &Row, name: &str) -> Value {
-    row.get(name).cloned().unwrap_or(Value::Null)
-}
-
-pub(crate) use crate::util::out;
+pub(crate) use tb_sandbox::tool::out;
 
 #[cfg(test)]
 pub(crate) mod testutil {

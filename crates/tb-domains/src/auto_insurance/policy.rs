@@ -1,33 +1,27 @@
 //! The policy toolset: policies, vehicles, drivers and document links.
 
-use super::{field, get_row, hash_id, opt, opt_bool, out, req, val};
+use super::tables::{DOCUMENTS, DRIVERS, POLICIES, VEHICLES};
+use super::{hash_id, out};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
-const POLICIES: &str = "policy_policies";
-const VEHICLES: &str = "policy_vehicles";
-const DRIVERS: &str = "policy_drivers";
-const DOCUMENTS: &str = "policy_policy_documents";
-
-pub(super) fn functions() -> Vec<(&'static str, ToolFn)> {
-    vec![
-        ("policy_add_driver", add_driver),
-        ("policy_add_vehicle", add_vehicle),
-        ("policy_generate_document_link", generate_document_link),
-        ("policy_get_policy_details", get_policy_details),
-        ("policy_get_policy_drivers", get_policy_drivers),
-        ("policy_get_policy_vehicles", get_policy_vehicles),
-        ("policy_get_vehicle_details", get_vehicle_details),
-        ("policy_reinstate_policy", reinstate_policy),
-        ("policy_schedule_cancellation", schedule_cancellation),
-        ("policy_update_driver_status", update_driver_status),
-        ("policy_update_vehicle_status", update_vehicle_status),
-    ]
+pub(super) fn register(t: &mut Tools) {
+    t.add("policy_add_driver", add_driver)
+        .add("policy_add_vehicle", add_vehicle)
+        .add("policy_generate_document_link", generate_document_link)
+        .add("policy_get_policy_details", get_policy_details)
+        .add("policy_get_policy_drivers", get_policy_drivers)
+        .add("policy_get_policy_vehicles", get_policy_vehicles)
+        .add("policy_get_vehicle_details", get_vehicle_details)
+        .add("policy_reinstate_policy", reinstate_policy)
+        .add("policy_schedule_cancellation", schedule_cancellation)
+        .add("policy_update_driver_status", update_driver_status)
+        .add("policy_update_vehicle_status", update_vehicle_status);
 }
 
 /// The policy row, or the reference's "not found" error.
 fn policy(s: &Session, id: &str) -> Result<serde_json::Map<String, Value>, ToolError> {
-    get_row(s, POLICIES, id)?
+    s.row_by_id(POLICIES, id)?
         .ok_or_else(|| ToolError::new(format!("Policy with ID '{id}' not found")))
 }
 
@@ -41,14 +35,14 @@ fn document_type_member(value: &str) -> &'static str {
 }
 
 fn add_driver(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let policy_id = req(a, "policy_id")?;
-    let name = req(a, "name")?;
-    let dob = req(a, "date_of_birth")?;
+    let policy_id = a.require_str("policy_id")?;
+    let name = a.require_str("name")?;
+    let dob = a.require_str("date_of_birth")?;
     policy(s, policy_id)?;
     let taken = s.state.rows(DRIVERS)?.iter().any(|d| {
-        field(d, "policy_id") == policy_id
-            && field(d, "name") == name
-            && field(d, "date_of_birth") == dob
+        d.str_or_empty("policy_id") == policy_id
+            && d.str_or_empty("name") == name
+            && d.str_or_empty("date_of_birth") == dob
     });
     if taken {
         return Err(ToolError::new(format!(
@@ -56,10 +50,10 @@ fn add_driver(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         )));
     }
     let id = hash_id("DRV-2-", &format!("{policy_id}_{name}_{dob}"), 8);
-    if let Some(existing) = get_row(s, DRIVERS, &id)? {
-        return Ok(json!({"driver_id": val(&existing, "id"), "status": val(&existing, "status")}));
+    if let Some(existing) = s.row_by_id(DRIVERS, &id)? {
+        return Ok(json!({"driver_id": existing.value("id"), "status": existing.value("status")}));
     }
-    let status = val(a, "status");
+    let status = a.value("status");
     s.insert(
         DRIVERS,
         &json!({
@@ -67,64 +61,64 @@ fn add_driver(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "policy_id": policy_id,
             "name": name,
             "date_of_birth": dob,
-            "license_number": val(a, "license_number"),
-            "license_state": val(a, "license_state"),
-            "relationship": val(a, "relationship"),
+            "license_number": a.value("license_number"),
+            "license_state": a.value("license_state"),
+            "relationship": a.value("relationship"),
             "status": status,
-            "effective_date": val(a, "effective_date"),
+            "effective_date": a.value("effective_date"),
             "is_named_insured": false,
             "is_co_insured": false,
-            "uw_pending": opt_bool(a, "uw_pending").unwrap_or(false),
-            "exclusion_form_required": opt_bool(a, "exclusion_form_required").unwrap_or(false),
+            "uw_pending": a.opt_bool("uw_pending").unwrap_or(false),
+            "exclusion_form_required": a.opt_bool("exclusion_form_required").unwrap_or(false),
         }),
     )?;
     Ok(json!({"driver_id": id, "status": status}))
 }
 
 fn add_vehicle(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let policy_id = req(a, "policy_id")?;
-    let vin = req(a, "vin")?;
+    let policy_id = a.require_str("policy_id")?;
+    let vin = a.require_str("vin")?;
     policy(s, policy_id)?;
     if s.state
         .rows(VEHICLES)?
         .iter()
-        .any(|v| field(v, "policy_id") == policy_id && field(v, "vin") == vin)
+        .any(|v| v.str_or_empty("policy_id") == policy_id && v.str_or_empty("vin") == vin)
     {
         return Err(ToolError::new(format!(
             "VIN '{vin}' already exists on this policy"
         )));
     }
     let id = hash_id("VEH-2-", &format!("{policy_id}_{vin}"), 8);
-    if let Some(existing) = get_row(s, VEHICLES, &id)? {
-        return Ok(json!({"vehicle_id": val(&existing, "id")}));
+    if let Some(existing) = s.row_by_id(VEHICLES, &id)? {
+        return Ok(json!({"vehicle_id": existing.value("id")}));
     }
-    let effective = val(a, "effective_date");
+    let effective = a.value("effective_date");
     s.insert(
         VEHICLES,
         &json!({
             "id": id,
             "policy_id": policy_id,
             "vin": vin,
-            "year": val(a, "year"),
-            "make": val(a, "make"),
-            "model": val(a, "model"),
+            "year": a.value("year"),
+            "make": a.value("make"),
+            "model": a.value("model"),
             "status": "Active",
             "effective_date": effective,
             "date_added_to_policy": effective,
             "collision_coverage": true,
             "comprehensive_coverage": true,
             "rental_coverage": false,
-            "uw_pending": opt_bool(a, "uw_pending").unwrap_or(false),
+            "uw_pending": a.opt_bool("uw_pending").unwrap_or(false),
         }),
     )?;
     Ok(json!({"vehicle_id": id}))
 }
 
 fn generate_document_link(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let policy_id = req(a, "policy_id")?;
-    let doc_type = req(a, "document_type")?;
-    let ticket_id = req(a, "ticket_id")?;
-    let expiration = req(a, "expiration_date")?;
+    let policy_id = a.require_str("policy_id")?;
+    let doc_type = a.require_str("document_type")?;
+    let ticket_id = a.require_str("ticket_id")?;
+    let expiration = a.require_str("expiration_date")?;
     policy(s, policy_id)?;
     if tb_python::datetime::fromisoformat_z(expiration).is_err() {
         return Err(ToolError::new(format!(
@@ -138,11 +132,11 @@ fn generate_document_link(s: &mut Session, a: &Args) -> Result<Value, ToolError>
         &format!("{policy_id}_{}_{ticket_id}", document_type_member(doc_type)),
         8,
     );
-    if let Some(existing) = get_row(s, DOCUMENTS, &id)? {
+    if let Some(existing) = s.row_by_id(DOCUMENTS, &id)? {
         return Ok(json!({
-            "document_id": val(&existing, "id"),
-            "url": val(&existing, "url"),
-            "expires_at": val(&existing, "expires_at"),
+            "document_id": existing.value("id"),
+            "url": existing.value("url"),
+            "expires_at": existing.value("expires_at"),
         }));
     }
     s.insert(
@@ -161,50 +155,50 @@ fn generate_document_link(s: &mut Session, a: &Args) -> Result<Value, ToolError>
 }
 
 fn get_policy_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let p = policy(s, req(a, "policy_id")?)?;
+    let p = policy(s, a.require_str("policy_id")?)?;
     Ok(out(vec![
-        ("policy_id", val(&p, "id")),
-        ("customer_id", val(&p, "customer_id")),
-        ("status", val(&p, "status")),
-        ("state", val(&p, "state")),
-        ("effective_date", val(&p, "effective_date")),
-        ("expiration_date", val(&p, "expiration_date")),
-        ("renewal_date", val(&p, "renewal_date")),
-        ("cancellation_date", val(&p, "cancellation_date")),
-        ("cancellation_reason", val(&p, "cancellation_reason")),
-        ("named_insured_id", val(&p, "named_insured_id")),
-        ("co_insured_id", val(&p, "co_insured_id")),
+        ("policy_id", p.value("id")),
+        ("customer_id", p.value("customer_id")),
+        ("status", p.value("status")),
+        ("state", p.value("state")),
+        ("effective_date", p.value("effective_date")),
+        ("expiration_date", p.value("expiration_date")),
+        ("renewal_date", p.value("renewal_date")),
+        ("cancellation_date", p.value("cancellation_date")),
+        ("cancellation_reason", p.value("cancellation_reason")),
+        ("named_insured_id", p.value("named_insured_id")),
+        ("co_insured_id", p.value("co_insured_id")),
         (
             "automatic_extension_days",
-            val(&p, "automatic_extension_days"),
+            p.value("automatic_extension_days"),
         ),
         (
             "at_fault_claims_3_years",
-            val(&p, "at_fault_claims_3_years"),
+            p.value("at_fault_claims_3_years"),
         ),
-        ("lapse_flag", val(&p, "lapse_flag")),
+        ("lapse_flag", p.value("lapse_flag")),
     ]))
 }
 
 fn get_policy_drivers(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let policy_id = req(a, "policy_id")?;
+    let policy_id = a.require_str("policy_id")?;
     policy(s, policy_id)?;
-    let active_only = opt_bool(a, "active_only").unwrap_or(false);
+    let active_only = a.opt_bool("active_only").unwrap_or(false);
     let drivers: Vec<Value> = s
         .state
         .rows(DRIVERS)?
         .iter()
-        .filter(|d| field(d, "policy_id") == policy_id)
-        .filter(|d| !active_only || matches!(field(d, "status"), "Rated" | "Excluded"))
+        .filter(|d| d.str_or_empty("policy_id") == policy_id)
+        .filter(|d| !active_only || matches!(d.str_or_empty("status"), "Rated" | "Excluded"))
         .map(|d| {
             json!({
-                "id": val(d, "id"),
-                "name": val(d, "name"),
-                "date_of_birth": val(d, "date_of_birth"),
-                "status": val(d, "status"),
-                "effective_date": val(d, "effective_date"),
-                "is_named_insured": val(d, "is_named_insured"),
-                "is_co_insured": val(d, "is_co_insured"),
+                "id": d.value("id"),
+                "name": d.value("name"),
+                "date_of_birth": d.value("date_of_birth"),
+                "status": d.value("status"),
+                "effective_date": d.value("effective_date"),
+                "is_named_insured": d.value("is_named_insured"),
+                "is_co_insured": d.value("is_co_insured"),
             })
         })
         .collect();
@@ -213,24 +207,24 @@ fn get_policy_drivers(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn get_policy_vehicles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let policy_id = req(a, "policy_id")?;
+    let policy_id = a.require_str("policy_id")?;
     policy(s, policy_id)?;
-    let active_only = opt_bool(a, "active_only").unwrap_or(false);
+    let active_only = a.opt_bool("active_only").unwrap_or(false);
     let vehicles: Vec<Value> = s
         .state
         .rows(VEHICLES)?
         .iter()
-        .filter(|v| field(v, "policy_id") == policy_id)
-        .filter(|v| !active_only || field(v, "status") == "Active")
+        .filter(|v| v.str_or_empty("policy_id") == policy_id)
+        .filter(|v| !active_only || v.str_or_empty("status") == "Active")
         .map(|v| {
             json!({
-                "id": val(v, "id"),
-                "vin": val(v, "vin"),
-                "year": val(v, "year"),
-                "make": val(v, "make"),
-                "model": val(v, "model"),
-                "status": val(v, "status"),
-                "effective_date": val(v, "effective_date"),
+                "id": v.value("id"),
+                "vin": v.value("vin"),
+                "year": v.value("year"),
+                "make": v.value("make"),
+                "model": v.value("model"),
+                "status": v.value("status"),
+                "effective_date": v.value("effective_date"),
             })
         })
         .collect();
@@ -239,29 +233,30 @@ fn get_policy_vehicles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn get_vehicle_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let id = req(a, "vehicle_id")?;
-    let v = get_row(s, VEHICLES, id)?
+    let id = a.require_str("vehicle_id")?;
+    let v = s
+        .row_by_id(VEHICLES, id)?
         .ok_or_else(|| ToolError::new(format!("Vehicle with ID '{id}' not found")))?;
     Ok(json!({
-        "vehicle_id": val(&v, "id"),
-        "policy_id": val(&v, "policy_id"),
-        "vin": val(&v, "vin"),
-        "year": val(&v, "year"),
-        "make": val(&v, "make"),
-        "model": val(&v, "model"),
-        "status": val(&v, "status"),
-        "effective_date": val(&v, "effective_date"),
-        "date_added_to_policy": val(&v, "date_added_to_policy"),
-        "collision_coverage": val(&v, "collision_coverage"),
-        "comprehensive_coverage": val(&v, "comprehensive_coverage"),
-        "rental_coverage": val(&v, "rental_coverage"),
-        "uw_pending": val(&v, "uw_pending"),
+        "vehicle_id": v.value("id"),
+        "policy_id": v.value("policy_id"),
+        "vin": v.value("vin"),
+        "year": v.value("year"),
+        "make": v.value("make"),
+        "model": v.value("model"),
+        "status": v.value("status"),
+        "effective_date": v.value("effective_date"),
+        "date_added_to_policy": v.value("date_added_to_policy"),
+        "collision_coverage": v.value("collision_coverage"),
+        "comprehensive_coverage": v.value("comprehensive_coverage"),
+        "rental_coverage": v.value("rental_coverage"),
+        "uw_pending": v.value("uw_pending"),
     }))
 }
 
 fn reinstate_policy(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut p = policy(s, req(a, "policy_id")?)?;
-    let lapse = opt_bool(a, "lapse_flag").unwrap_or(false);
+    let mut p = policy(s, a.require_str("policy_id")?)?;
+    let lapse = a.opt_bool("lapse_flag").unwrap_or(false);
     p.insert("status".into(), json!("Active"));
     p.insert("cancellation_date".into(), Value::Null);
     p.insert("cancellation_reason".into(), Value::Null);
@@ -269,54 +264,56 @@ fn reinstate_policy(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     if lapse {
         p.insert(
             "lapse_start".into(),
-            opt(a, "lapse_start").map_or(Value::Null, |x| json!(x)),
+            a.opt_str("lapse_start").map_or(Value::Null, |x| json!(x)),
         );
         p.insert(
             "lapse_end".into(),
-            opt(a, "lapse_end").map_or(Value::Null, |x| json!(x)),
+            a.opt_str("lapse_end").map_or(Value::Null, |x| json!(x)),
         );
     }
     let p = s.replace(POLICIES, &Value::Object(p))?;
     Ok(
-        json!({"policy_id": val(&p, "id"), "status": val(&p, "status"), "lapse_flag": val(&p, "lapse_flag")}),
+        json!({"policy_id": p.value("id"), "status": p.value("status"), "lapse_flag": p.value("lapse_flag")}),
     )
 }
 
 fn schedule_cancellation(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut p = policy(s, req(a, "policy_id")?)?;
+    let mut p = policy(s, a.require_str("policy_id")?)?;
     p.insert("status".into(), json!("Pending Cancellation"));
-    p.insert("cancellation_date".into(), val(a, "cancellation_date"));
-    p.insert("cancellation_reason".into(), val(a, "cancellation_reason"));
+    p.insert("cancellation_date".into(), a.value("cancellation_date"));
+    p.insert("cancellation_reason".into(), a.value("cancellation_reason"));
     let p = s.replace(POLICIES, &Value::Object(p))?;
-    Ok(json!({"policy_id": val(&p, "id"), "status": val(&p, "status")}))
+    Ok(json!({"policy_id": p.value("id"), "status": p.value("status")}))
 }
 
 fn update_driver_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let id = req(a, "driver_id")?;
-    let mut d = get_row(s, DRIVERS, id)?
+    let id = a.require_str("driver_id")?;
+    let mut d = s
+        .row_by_id(DRIVERS, id)?
         .ok_or_else(|| ToolError::new(format!("Driver with ID '{id}' not found")))?;
-    let status = req(a, "new_status")?;
-    let effective = val(a, "effective_date");
+    let status = a.require_str("new_status")?;
+    let effective = a.value("effective_date");
     d.insert("status".into(), json!(status));
     d.insert("effective_date".into(), effective.clone());
     if status == "Removed" {
         d.insert("removal_date".into(), effective);
     }
     let d = s.replace(DRIVERS, &Value::Object(d))?;
-    Ok(json!({"driver_id": val(&d, "id"), "status": val(&d, "status")}))
+    Ok(json!({"driver_id": d.value("id"), "status": d.value("status")}))
 }
 
 fn update_vehicle_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let id = req(a, "vehicle_id")?;
-    let mut v = get_row(s, VEHICLES, id)?
+    let id = a.require_str("vehicle_id")?;
+    let mut v = s
+        .row_by_id(VEHICLES, id)?
         .ok_or_else(|| ToolError::new(format!("Vehicle with ID '{id}' not found")))?;
-    let status = req(a, "new_status")?;
+    let status = a.require_str("new_status")?;
     v.insert("status".into(), json!(status));
     if status == "Removed" {
-        v.insert("removal_date".into(), val(a, "effective_date"));
+        v.insert("removal_date".into(), a.value("effective_date"));
     }
     let v = s.replace(VEHICLES, &Value::Object(v))?;
-    Ok(json!({"vehicle_id": val(&v, "id"), "status": val(&v, "status")}))
+    Ok(json!({"vehicle_id": v.value("id"), "status": v.value("status")}))
 }
 
 #[cfg(test)]

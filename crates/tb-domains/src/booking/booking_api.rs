@@ -1,10 +1,11 @@
 //! booking_api: bookings, group bookings and hotel inventory.
 
 use super::{Ymd, arg, field, first_where, iso_date_z, opt, write_in_place};
+use crate::PlainFn;
 use serde_json::{Value, json};
 use tb_python::decimal::Dec;
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Session, ToolError};
 
 const BOOKINGS: &str = "booking_api_bookings";
 const GROUPS: &str = "booking_api_group_bookings";
@@ -14,11 +15,11 @@ const HOTELS: &str = "hotel_partner_api_hotels";
 const CHANGE_TIME: &str = "2025-11-25T10:00:00Z";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
         (
             "booking_api_check_hotel_availability",
-            check_hotel_availability as ToolFn,
+            check_hotel_availability as PlainFn,
         ),
         ("booking_api_get_booking", get_booking),
         ("booking_api_get_booking_history", get_booking_history),

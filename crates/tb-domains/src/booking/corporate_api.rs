@@ -2,19 +2,20 @@
 
 use super::booking_api::newest_first;
 use super::{arg, field, first_where, no_nulls};
+use crate::PlainFn;
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Session, ToolError};
 
 const ACCOUNTS: &str = "corporate_api_corporate_accounts";
 const BOOKINGS: &str = "booking_api_bookings";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
         (
             "corporate_api_generate_corporate_invoice",
-            generate_corporate_invoice as ToolFn,
+            generate_corporate_invoice as PlainFn,
         ),
         ("corporate_api_get_account_details", get_account_details),
         (

@@ -1,18 +1,19 @@
 //! crm_api: customer profiles.
 
 use super::{arg, first_where, no_nulls, opt};
+use crate::PlainFn;
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Session, ToolError};
 
 const PROFILES: &str = "crm_api_customer_profiles";
 /// The fixed time `update_customer_info` stamps on a profile.
 const UPDATE_TIME: &str = "2025-01-01T00:00:00Z";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
-        ("crm_api_check_vip_status", check_vip_status as ToolFn),
+        ("crm_api_check_vip_status", check_vip_status as PlainFn),
         ("crm_api_get_customer_preferences", get_customer_preferences),
         ("crm_api_get_customer_profile", get_customer_profile),
         ("crm_api_update_customer_info", update_customer_info),

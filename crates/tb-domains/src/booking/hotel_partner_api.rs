@@ -1,8 +1,9 @@
 //! hotel_partner_api: hotel records, contacts, availability and escalations.
 
 use super::{arg, field, first_where, no_nulls};
+use crate::PlainFn;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Session, ToolError};
 
 const HOTELS: &str = "hotel_partner_api_hotels";
 const BOOKINGS: &str = "booking_api_bookings";
@@ -12,11 +13,11 @@ const TICKETS: &str = "zendesk_tickets";
 const ESCALATION_TIME: &str = "2025-11-30T10:00:00Z";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
         (
             "hotel_partner_api_escalate_to_hotel",
-            escalate_to_hotel as ToolFn,
+            escalate_to_hotel as PlainFn,
         ),
         ("hotel_partner_api_get_hotel_contact", get_hotel_contact),
         ("hotel_partner_api_get_hotel_info", get_hotel_info),

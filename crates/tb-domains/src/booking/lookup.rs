@@ -1,9 +1,10 @@
 //! lookup: finding ids from names, emails and references (on the lookup toolset's own tables).
 
 use super::{arg, field, opt};
+use crate::PlainFn;
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Session, ToolError};
 
 const ACCOUNTS: &str = "lookup_corporate_accounts";
 const GROUPS: &str = "lookup_group_bookings";
@@ -11,11 +12,11 @@ const BOOKINGS: &str = "lookup_bookings";
 const HOTELS: &str = "lookup_hotels";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
         (
             "lookup_lookup_corporate_account_id",
-            lookup_corporate_account_id as ToolFn,
+            lookup_corporate_account_id as PlainFn,
         ),
         ("lookup_lookup_group_booking_id", lookup_group_booking_id),
         ("lookup_lookup_hotel_id", lookup_hotel_id),

@@ -2,9 +2,10 @@
 //! module per toolset of the reference (booking_api, corporate_api, crm_api, hotel_partner_api,
 //! payment_api, lookup; knowledge_base is the shared policy search).
 
+use crate::PlainFn;
 use serde_json::{Map, Value};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Domain, DomainError, Session, ToolError, ToolFn};
+use tb_sandbox::{Domain, DomainError, Session, ToolError};
 
 pub mod booking_api;
 pub mod corporate_api;
@@ -17,8 +18,8 @@ pub mod payment_api;
 pub const SERVER: &str = "external_booking_v1";
 
 /// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
-fn functions() -> Vec<(&'static str, ToolFn)> {
-    let mut f: Vec<(&'static str, ToolFn)> = Vec::new();
+fn functions() -> Vec<(&'static str, PlainFn)> {
+    let mut f: Vec<(&'static str, PlainFn)> = Vec::new();
     f.extend(booking_api::functions());
     f.extend(corporate_api::functions());
     f.extend(crm_api::functions());
@@ -26,7 +27,7 @@ fn functions() -> Vec<(&'static str, ToolFn)> {
     f.extend(payment_api::functions());
     f.push((
         "knowledge_base_search_policy",
-        crate::policy::search_policy as ToolFn,
+        crate::policy::search_policy as PlainFn,
     ));
     f.extend(lookup::functions());
     f
@@ -39,7 +40,7 @@ pub fn domain() -> Result<Domain, DomainError> {
         include_str!("../../tables/external_booking_v1.tables"),
         crate::zendesk::Variant::Booking,
         include_str!("../../tools/external_booking_v1.tools"),
-        &functions(),
+        crate::plain(functions()),
     )
 }
 

@@ -1,10 +1,11 @@
 //! payment_api: transactions (charges, refunds, disputes), invoices and payment methods.
 
 use super::{arg, field, first_where, no_nulls, opt};
+use crate::PlainFn;
 use serde_json::{Value, json};
 use tb_python::decimal::{quantize_text, signum_text};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError, ToolFn};
+use tb_sandbox::{Args, Session, ToolError};
 
 const TRANSACTIONS: &str = "payment_api_transactions";
 const BOOKINGS: &str = "booking_api_bookings";
@@ -14,11 +15,11 @@ const CHARGE_TIME: &str = "2025-11-25T10:00:00+00:00";
 const DISPUTE_TIME: &str = "2025-11-30T10:00:00+00:00";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, ToolFn)> {
+pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
         (
             "payment_api_check_payment_status",
-            check_payment_status as ToolFn,
+            check_payment_status as PlainFn,
         ),
         ("payment_api_generate_invoice", generate_invoice),
         (

@@ -1,8 +1,9 @@
 //! The `sandbox_consulting` server: its tables, its zendesk variant and its own tools, one file
 //! per toolset of the reference (in the order the reference registers them).
 
+use crate::PlainFn;
 use serde_json::{Map, Value};
-use tb_sandbox::{Args, Session, StateError, ToolError, ToolFn};
+use tb_sandbox::{Args, Session, StateError, ToolError};
 use tb_sandbox::{Domain, DomainError};
 
 mod approval;
@@ -28,7 +29,7 @@ mod workday;
 pub const SERVER: &str = "sandbox_consulting";
 
 /// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
-fn functions() -> Vec<(&'static str, ToolFn)> {
+fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
         (
             "software_catalog_get_details",
@@ -75,7 +76,7 @@ pub fn domain() -> Result<Domain, DomainError> {
         include_str!("../../tables/sandbox_consulting.tables"),
         crate::zendesk::Variant::Consulting,
         include_str!("../../tools/sandbox_consulting.tools"),
-        &functions(),
+        crate::plain(functions()),
     )
 }
 
@@ -99,7 +100,7 @@ impl From<StateError> for Fail {
 impl From<ToolError> for Fail {
     /// Errors from the session's `insert`/`replace` are database errors.
     fn from(e: ToolError) -> Self {
-        Fail::Other(e.0)
+        Fail::Other(e.message().to_string())
     }
 }
 
@@ -201,14 +202,14 @@ mod tests {
         assert_eq!(
             finish("Failed to x", Err(exec("Device not found: D")))
                 .unwrap_err()
-                .0,
+                .to_string(),
             "Device not found: D"
         );
         let dup: Fail = StateError::Duplicate("AAL-2-000000".into()).into();
         assert_eq!(
             finish("Failed to provision access", Err(dup))
                 .unwrap_err()
-                .0,
+                .to_string(),
             "Failed to provision access: Object with ID AAL-2-000000 already exists"
         );
         assert_eq!(
@@ -218,7 +219,7 @@ mod tests {
         let args: Args = json!({"email": "", "id": "X"}).as_object().unwrap().clone();
         assert_eq!(
             need(&args, "email")
-                .map_err(|f| finish("p", Err(f)).unwrap_err().0)
+                .map_err(|f| finish("p", Err(f)).unwrap_err().to_string())
                 .unwrap_err(),
             "Missing required parameter: email"
         );

@@ -1,24 +1,27 @@
 //! Approval workflow: create a request, check its status.
 
-use super::{arg, next_id, out, tables, text, val};
+use super::{next_id, out, tables};
+use tb_python::datetime::strftime_z;
 use serde_json::{Value, json};
 use tb_python::datetime::parse_datetime;
-use tb_python::datetime::strftime_z;
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::{Args, Fields, Session, ToolError};
 
 /// `approval_api_create_request`: a pending request `APR-{n:08d}` from requester to approver.
 pub fn create_request(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let (req_email, appr_email) = (arg(a, "requester_email"), arg(a, "approver_email"));
+    let (req_email, appr_email) = (
+        a.str_or_empty("requester_email"),
+        a.str_or_empty("approver_email"),
+    );
     let all = s.state.rows(tables::EMPLOYEES)?;
     let requester = all
         .iter()
-        .find(|e| text(e, "email") == req_email)
+        .find(|e| e.str_or_empty("email") == req_email)
         .ok_or_else(|| ToolError::new(format!("Requester not found: {req_email}")))?;
     let approver = all
         .iter()
-        .find(|e| text(e, "email") == appr_email)
+        .find(|e| e.str_or_empty("email") == appr_email)
         .ok_or_else(|| ToolError::new(format!("Approver not found: {appr_email}")))?;
-    let (requester_id, approver_id) = (val(requester, "id"), val(approver, "id"));
+    let (requester_id, approver_id) = (requester.value("id"), approver.value("id"));
     let id = next_id(s, tables::APPROVALS, "APR-", 8)?;
     let urgency = a
         .get("urgency")
@@ -27,13 +30,13 @@ pub fn create_request(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .unwrap_or_else(|| json!("standard"));
     let row = json!({
         "id": id,
-        "request_type": val_of(a, "request_type"),
+        "request_type": a.value("request_type"),
         "requester_id": requester_id,
         "approver_id": approver_id,
         "status": "pending",
         "urgency": urgency,
-        "details": val_of(a, "details"),
-        "ticket_id": val_of(a, "ticket_id"),
+        "details": a.value("details"),
+        "ticket_id": a.value("ticket_id"),
         "created_at": null,
         "decided_at": null,
         "approver_feedback": null,
@@ -43,18 +46,14 @@ pub fn create_request(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     Ok(json!({ "approval_request_id": id, "status": "pending" }))
 }
 
-fn val_of(a: &Args, name: &str) -> Value {
-    a.get(name).cloned().unwrap_or(Value::Null)
-}
-
 /// `approval_api_check_status`: status, decision time (`%Y-%m-%dT%H:%M:%SZ`) and feedback.
 pub fn check_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let id = arg(a, "approval_request_id");
+    let id = a.str_or_empty("approval_request_id");
     let r = s
         .state
         .rows(tables::APPROVALS)?
         .iter()
-        .find(|r| text(r, "id") == id)
+        .find(|r| r.str_or_empty("id") == id)
         .ok_or_else(|| ToolError::new(format!("Approval request not found: {id}")))?;
     let decided = r
         .get("decided_at")
@@ -62,9 +61,9 @@ pub fn check_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .and_then(parse_datetime)
         .map(|p| json!(strftime_z(&p)));
     Ok(out(vec![
-        ("status", val(r, "status")),
+        ("status", r.value("status")),
         ("decided_at", decided.unwrap_or(Value::Null)),
-        ("approver_feedback", val(r, "approver_feedback")),
+        ("approver_feedback", r.value("approver_feedback")),
     ]))
 }
 

@@ -1,13 +1,13 @@
 //! Approver lookup: who approves for a department, and whether an approver is available.
 
-use super::{arg, out, tables, text, val};
+use super::{out, tables};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::{Args, Fields, Session, ToolError};
 
 /// `approver_lookup_api_get_approver_contact`: the first employee with the highest level in
 /// the department named (case-insensitively) by `required_approver`.
 pub fn get_approver_contact(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let asked = arg(a, "required_approver");
+    let asked = a.str_or_empty("required_approver");
     let dept = asked.to_lowercase();
     if !matches!(
         dept.as_str(),
@@ -21,7 +21,7 @@ pub fn get_approver_contact(s: &mut Session, a: &Args) -> Result<Value, ToolErro
         .state
         .rows(tables::EMPLOYEES)?
         .iter()
-        .filter(|e| text(e, "department") == dept)
+        .filter(|e| e.str_or_empty("department") == dept)
         .collect();
     let level = |e: &&tb_sandbox::Row| e.get("level").and_then(Value::as_i64).unwrap_or(i64::MIN);
     let top = members
@@ -33,36 +33,36 @@ pub fn get_approver_contact(s: &mut Session, a: &Args) -> Result<Value, ToolErro
         return Err(ToolError::new(format!("No {dept} team members found")));
     };
     Ok(json!({
-        "employee_id": val(e, "id"),
-        "contact_email": val(e, "email"),
-        "contact_name": val(e, "full_name"),
+        "employee_id": e.value("id"),
+        "contact_email": e.value("email"),
+        "contact_name": e.value("full_name"),
     }))
 }
 
 /// `approver_lookup_api_get_contact_details`: availability from the employment status, and
 /// the manager's email as backup when the approver is on leave.
 pub fn get_contact_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
+    let email = a.str_or_empty("email");
     let all = s.state.rows(tables::EMPLOYEES)?;
     let e = all
         .iter()
-        .find(|e| text(e, "email") == email)
+        .find(|e| e.str_or_empty("email") == email)
         .ok_or_else(|| ToolError::new(format!("Approver not found: {email}")))?;
-    let availability = match text(e, "employment_status") {
+    let availability = match e.str_or_empty("employment_status") {
         "on_leave" => "on_leave",
         "active" | "departing" => "available",
         _ => "unavailable",
     };
     let mut backup = Value::Null;
-    let manager = text(e, "manager_id");
+    let manager = e.str_or_empty("manager_id");
     if availability == "on_leave"
         && !manager.is_empty()
-        && let Some(m) = all.iter().find(|m| text(m, "id") == manager)
+        && let Some(m) = all.iter().find(|m| m.str_or_empty("id") == manager)
     {
-        backup = val(m, "email");
+        backup = m.value("email");
     }
     Ok(out(vec![
-        ("name", val(e, "full_name")),
+        ("name", e.value("full_name")),
         ("availability_status", json!(availability)),
         ("backup_approver_email", backup),
     ]))

@@ -1,10 +1,10 @@
 //! Asset management: employee devices, device details, warehouse inventory, assignment and
 //! retirement of hardware.
 
-use super::{DEC_17, arg, employee_by_email, flag, next_id, out, py_repr, tables, text, val};
-use serde_json::{Value, json};
+use super::{DEC_17, employee_by_email, next_id, out, py_repr, tables};
 use tb_python::datetime::{days_between, fromisoformat_z, strftime_z};
-use tb_sandbox::{Args, Row, Session, ToolError};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 const DEVICE_TYPES: [&str; 7] = [
     "laptop_standard",
@@ -20,11 +20,11 @@ const WAREHOUSES: [&str; 4] = ["sf", "nyc", "austin", "remote_ship"];
 /// `int((FIXED_CURRENT_TIME - purchase_date).days / 30)`, the purchase date read as UTC when
 /// it has no zone.
 fn age_months(asset: &Row) -> Result<i64, ToolError> {
-    let raw = text(asset, "purchase_date");
+    let raw = asset.str_or_empty("purchase_date");
     let bad = || {
         ToolError::new(format!(
             "Invalid purchase_date for asset {}: {}",
-            text(asset, "id"),
+            asset.str_or_empty("id"),
             py_repr(raw)
         ))
     };
@@ -43,7 +43,7 @@ fn asset_by_id(s: &Session, id: &str) -> Result<Row, ToolError> {
     s.state
         .rows(tables::ASSETS)?
         .iter()
-        .find(|r| text(r, "id") == id)
+        .find(|r| r.str_or_empty("id") == id)
         .cloned()
         .ok_or_else(|| ToolError::new(format!("Asset not found: {id}")))
 }
@@ -58,35 +58,35 @@ fn none_for_str(model: &str, field: &str) -> ToolError {
 /// `asset_management_api_get_employee_devices`: the assets of the employee's active
 /// assignments (assignments to unknown assets are skipped).
 pub fn get_employee_devices(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
+    let email = a.str_or_empty("email");
     let e = employee_by_email(s, email)?
         .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
-    let eid = text(&e, "id");
+    let eid = e.str_or_empty("id");
     let assets = s.state.rows(tables::ASSETS)?;
     let mut devices = Vec::new();
     for asn in s
         .state
         .rows(tables::ASSIGNMENTS)?
         .iter()
-        .filter(|r| text(r, "employee_id") == eid && flag(r, "is_active"))
+        .filter(|r| r.str_or_empty("employee_id") == eid && r.bool_or_false("is_active"))
     {
         let Some(asset) = assets
             .iter()
-            .find(|x| text(x, "id") == text(asn, "asset_id"))
+            .find(|x| x.str_or_empty("id") == asn.str_or_empty("asset_id"))
         else {
             continue;
         };
         let age = age_months(asset)?;
-        let assigned_at = val(asn, "assigned_at");
+        let assigned_at = asn.value("assigned_at");
         if !assigned_at.is_string() {
             return Err(none_for_str("DeviceInfo", "assigned_at"));
         }
         devices.push(json!({
-            "asset_id": val(asset, "id"),
-            "device_type": val(asset, "device_type"),
-            "device_model": val(asset, "device_model"),
+            "asset_id": asset.value("id"),
+            "device_type": asset.value("device_type"),
+            "device_model": asset.value("device_model"),
             "assigned_at": assigned_at,
-            "condition": val(asset, "condition"),
+            "condition": asset.value("condition"),
             "age_months": age,
         }));
     }
@@ -95,29 +95,29 @@ pub fn get_employee_devices(s: &mut Session, a: &Args) -> Result<Value, ToolErro
 
 /// `asset_management_api_get_device_details`.
 pub fn get_device_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let asset = asset_by_id(s, arg(a, "asset_id"))?;
+    let asset = asset_by_id(s, a.str_or_empty("asset_id"))?;
     let age = age_months(&asset)?;
     let mut assigned_to = Value::Null;
-    if flag(&asset, "is_assigned") {
-        let id = text(&asset, "id");
+    if asset.bool_or_false("is_assigned") {
+        let id = asset.str_or_empty("id");
         if let Some(r) = s
             .state
             .rows(tables::ASSIGNMENTS)?
             .iter()
-            .find(|r| text(r, "asset_id") == id && flag(r, "is_active"))
+            .find(|r| r.str_or_empty("asset_id") == id && r.bool_or_false("is_active"))
         {
-            assigned_to = val(r, "employee_id");
+            assigned_to = r.value("employee_id");
         }
     }
     Ok(out(vec![
-        ("asset_id", val(&asset, "id")),
-        ("device_type", val(&asset, "device_type")),
-        ("device_model", val(&asset, "device_model")),
-        ("purchase_date", val(&asset, "purchase_date")),
+        ("asset_id", asset.value("id")),
+        ("device_type", asset.value("device_type")),
+        ("device_model", asset.value("device_model")),
+        ("purchase_date", asset.value("purchase_date")),
         ("age_months", json!(age)),
-        ("condition", val(&asset, "condition")),
-        ("warehouse_location", val(&asset, "warehouse_location")),
-        ("is_assigned", val(&asset, "is_assigned")),
+        ("condition", asset.value("condition")),
+        ("warehouse_location", asset.value("warehouse_location")),
+        ("is_assigned", asset.value("is_assigned")),
         ("assigned_to", assigned_to),
     ]))
 }
@@ -125,7 +125,10 @@ pub fn get_device_details(s: &mut Session, a: &Args) -> Result<Value, ToolError>
 /// `asset_management_api_check_inventory`: non-retired devices of a type at a warehouse, and
 /// the unassigned ones in new or good condition.
 pub fn check_inventory(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let (kind, place) = (arg(a, "device_type"), arg(a, "warehouse_location"));
+    let (kind, place) = (
+        a.str_or_empty("device_type"),
+        a.str_or_empty("warehouse_location"),
+    );
     if !DEVICE_TYPES.contains(&kind) {
         return Err(ToolError::new(format!("Invalid device type: {kind}")));
     }
@@ -139,15 +142,17 @@ pub fn check_inventory(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .rows(tables::ASSETS)?
         .iter()
         .filter(|r| {
-            text(r, "device_type") == kind
-                && text(r, "warehouse_location") == place
-                && text(r, "condition") != "retired"
+            r.str_or_empty("device_type") == kind
+                && r.str_or_empty("warehouse_location") == place
+                && r.str_or_empty("condition") != "retired"
         })
         .collect();
     let free: Vec<Value> = matching
         .iter()
-        .filter(|r| !flag(r, "is_assigned") && matches!(text(r, "condition"), "new" | "good"))
-        .map(|r| json!({"device_model": val(r, "device_model"), "asset_id": val(r, "id")}))
+        .filter(|r| {
+            !r.bool_or_false("is_assigned") && matches!(r.str_or_empty("condition"), "new" | "good")
+        })
+        .map(|r| json!({"device_model": r.value("device_model"), "asset_id": r.value("id")}))
         .collect();
     Ok(json!({
         "device_type": kind,
@@ -161,17 +166,17 @@ pub fn check_inventory(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 /// `asset_management_api_assign_device`: a new active assignment `ASN-{n:08d}`, and the asset
 /// marked as assigned.
 pub fn assign_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
-    let asset_id = arg(a, "asset_id");
+    let email = a.str_or_empty("email");
+    let asset_id = a.str_or_empty("asset_id");
     let e = employee_by_email(s, email)?
         .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
     let mut asset = asset_by_id(s, asset_id)?;
-    if flag(&asset, "is_assigned") {
+    if asset.bool_or_false("is_assigned") {
         return Err(ToolError::new(format!(
             "Asset {asset_id} is already assigned"
         )));
     }
-    if text(&asset, "condition") == "retired" {
+    if asset.str_or_empty("condition") == "retired" {
         return Err(ToolError::new(format!(
             "Cannot assign retired asset: {asset_id}"
         )));
@@ -179,33 +184,33 @@ pub fn assign_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let id = next_id(s, tables::ASSIGNMENTS, "ASN-", 8)?;
     s.insert(
         tables::ASSIGNMENTS,
-        &json!({"id": id, "asset_id": val(&asset, "id"), "employee_id": val(&e, "id"), "assigned_at": null, "assigned_by": "system", "is_active": true}),
+        &json!({"id": id, "asset_id": asset.value("id"), "employee_id": e.value("id"), "assigned_at": null, "assigned_by": "system", "is_active": true}),
     )?;
     asset.insert("is_assigned".into(), json!(true));
     s.replace(tables::ASSETS, &Value::Object(asset.clone()))?;
-    Ok(json!({"assignment_id": id, "asset_id": val(&asset, "id"), "employee_id": val(&e, "id")}))
+    Ok(json!({"assignment_id": id, "asset_id": asset.value("id"), "employee_id": e.value("id")}))
 }
 
 /// `asset_management_api_retire_device`: condition becomes retired, active assignments are
 /// closed with `returned_at` = 2025-12-17T10:00:00Z.
 pub fn retire_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let asset_id = arg(a, "asset_id");
+    let asset_id = a.str_or_empty("asset_id");
     let mut asset = asset_by_id(s, asset_id)?;
-    if text(&asset, "condition") == "retired" {
+    if asset.str_or_empty("condition") == "retired" {
         return Err(ToolError::new(format!(
             "Asset {asset_id} is already retired"
         )));
     }
-    let previous = val(&asset, "condition");
-    let was_assigned = flag(&asset, "is_assigned");
+    let previous = asset.value("condition");
+    let was_assigned = asset.bool_or_false("is_assigned");
     let stamp = strftime_z(&DEC_17);
     if was_assigned {
-        let id = text(&asset, "id").to_string();
+        let id = asset.str_or_empty("id").to_string();
         let open: Vec<Row> = s
             .state
             .rows(tables::ASSIGNMENTS)?
             .iter()
-            .filter(|r| text(r, "asset_id") == id && flag(r, "is_active"))
+            .filter(|r| r.str_or_empty("asset_id") == id && r.bool_or_false("is_active"))
             .cloned()
             .collect();
         for mut r in open {
@@ -218,7 +223,7 @@ pub fn retire_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     asset.insert("is_assigned".into(), json!(false));
     s.replace(tables::ASSETS, &Value::Object(asset.clone()))?;
     Ok(
-        json!({"asset_id": val(&asset, "id"), "previous_condition": previous, "retired_at": stamp, "was_assigned": was_assigned}),
+        json!({"asset_id": asset.value("id"), "previous_condition": previous, "retired_at": stamp, "was_assigned": was_assigned}),
     )
 }
 

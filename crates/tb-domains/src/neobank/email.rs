@@ -1,19 +1,19 @@
 //! Email notifications.
 
-use super::{arg, employee_by_email, next_id, opt_arg, tables, text, val};
+use super::{employee_by_email, next_id, tables};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::{Args, Fields, Session, ToolError};
 
 /// `email_notification_api_send_notification`: a queued notification `NTF-{n:08d}` to an
 /// active or on-leave employee.
 pub fn send_notification(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "recipient_email");
+    let email = a.str_or_empty("recipient_email");
     let r = employee_by_email(s, email)?.ok_or_else(|| {
         ToolError::new(format!(
             "Recipient email not found in employee directory: {email}"
         ))
     })?;
-    if !matches!(text(&r, "employment_status"), "active" | "on_leave") {
+    if !matches!(r.str_or_empty("employment_status"), "active" | "on_leave") {
         return Err(ToolError::new(format!(
             "Recipient is inactive or on extended leave; notification not sent: {email}"
         )));
@@ -24,21 +24,20 @@ pub fn send_notification(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
         .filter(|p| !p.is_null())
         .cloned()
         .unwrap_or_else(|| json!("normal"));
-    let cc = match opt_arg(a, "cc_emails").filter(|c| !c.is_empty()) {
+    let cc = match a.opt_str("cc_emails").filter(|c| !c.is_empty()) {
         Some(c) => json!(c.split(',').map(|e| e.trim()).collect::<Vec<_>>()),
         None => Value::Null,
     };
-    let get = |k: &str| a.get(k).cloned().unwrap_or(Value::Null);
     s.insert(
         tables::NOTIFICATIONS,
         &json!({
             "id": id,
-            "recipient_id": val(&r, "id"),
+            "recipient_id": r.value("id"),
             "recipient_email": email,
-            "notification_type": get("notification_type"),
-            "subject": get("subject"),
-            "body": get("body"),
-            "ticket_id": get("ticket_id"),
+            "notification_type": a.value("notification_type"),
+            "subject": a.value("subject"),
+            "body": a.value("body"),
+            "ticket_id": a.value("ticket_id"),
             "priority": priority,
             "cc_emails": cc,
             "sent_at": null,

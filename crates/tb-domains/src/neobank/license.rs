@@ -1,8 +1,8 @@
 //! License management: pool type, free seats, allocation.
 
-use super::{arg, employee_by_email, flag, next_id, out, tables, text, val};
+use super::{employee_by_email, next_id, out, tables};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Row, Session, ToolError};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 /// The first pool whose software name equals `name` ignoring case.
 fn pool(s: &Session, name: &str) -> Result<Option<Row>, ToolError> {
@@ -10,7 +10,7 @@ fn pool(s: &Session, name: &str) -> Result<Option<Row>, ToolError> {
     Ok(s.state
         .rows(tables::LICENSES)?
         .iter()
-        .find(|l| text(l, "software_name").to_lowercase() == want)
+        .find(|l| l.str_or_empty("software_name").to_lowercase() == want)
         .cloned())
 }
 
@@ -19,7 +19,7 @@ fn active_count(s: &Session, license_id: &str) -> Result<usize, ToolError> {
     Ok(s.state
         .rows(tables::ALLOCATIONS)?
         .iter()
-        .filter(|r| text(r, "license_id") == license_id && flag(r, "is_active"))
+        .filter(|r| r.str_or_empty("license_id") == license_id && r.bool_or_false("is_active"))
         .count())
 }
 
@@ -34,51 +34,53 @@ fn not_in_inventory(name: &str) -> ToolError {
 
 /// `license_management_api_check_license_type`.
 pub fn check_license_type(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let name = arg(a, "software_name");
+    let name = a.str_or_empty("software_name");
     let l = pool(s, name)?.ok_or_else(|| not_in_inventory(name))?;
     Ok(out(vec![
-        ("license_type", val(&l, "license_type")),
-        ("license_id", val(&l, "id")),
+        ("license_type", l.value("license_type")),
+        ("license_id", l.value("id")),
         (
             "annual_cost_per_license",
-            val(&l, "annual_cost_per_license"),
+            l.value("annual_cost_per_license"),
         ),
     ]))
 }
 
 /// `license_management_api_check_availability`: no counts for unlimited pools.
 pub fn check_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let name = arg(a, "software_name");
+    let name = a.str_or_empty("software_name");
     let l = pool(s, name)?.ok_or_else(|| not_in_inventory(name))?;
-    if text(&l, "license_type") == "unlimited" {
+    if l.str_or_empty("license_type") == "unlimited" {
         return Ok(json!({ "license_type": "unlimited" }));
     }
-    let used = i64::try_from(active_count(s, text(&l, "id"))?).unwrap_or(i64::MAX);
+    let used = i64::try_from(active_count(s, l.str_or_empty("id"))?).unwrap_or(i64::MAX);
     let total = total(&l);
     Ok(json!({
         "available_licenses": (total - used).max(0),
         "total_licenses": total,
-        "license_type": val(&l, "license_type"),
+        "license_type": l.value("license_type"),
     }))
 }
 
 /// `license_management_api_allocate_license`: a new active allocation `LAL-{n:08d}`.
 pub fn allocate_license(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
-    let name = arg(a, "software_name");
+    let email = a.str_or_empty("email");
+    let name = a.str_or_empty("software_name");
     let e = employee_by_email(s, email)?
         .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
     let l = pool(s, name)?.ok_or_else(|| ToolError::new(format!("Software not found: {name}")))?;
-    let (eid, lid) = (text(&e, "id"), text(&l, "id"));
+    let (eid, lid) = (e.str_or_empty("id"), l.str_or_empty("id"));
     let has = s.state.rows(tables::ALLOCATIONS)?.iter().any(|r| {
-        text(r, "license_id") == lid && text(r, "employee_id") == eid && flag(r, "is_active")
+        r.str_or_empty("license_id") == lid
+            && r.str_or_empty("employee_id") == eid
+            && r.bool_or_false("is_active")
     });
     if has {
         return Err(ToolError::new(format!(
             "Employee already has a license for this software: {name}"
         )));
     }
-    if text(&l, "license_type") != "unlimited" {
+    if l.str_or_empty("license_type") != "unlimited" {
         let used = i64::try_from(active_count(s, lid)?).unwrap_or(i64::MAX);
         if used >= total(&l) {
             return Err(ToolError::new("No licenses available in pool"));

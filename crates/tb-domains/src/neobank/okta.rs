@@ -1,10 +1,10 @@
 //! Okta: application access (provision, check, revoke), group membership, and security
 //! operations with their audit log.
 
-use super::{DEC_18, arg, employee_by_email, flag, next_id, opt_arg, out, tables, text, val};
-use serde_json::{Value, json};
+use super::{DEC_18, employee_by_email, next_id, out, tables};
 use tb_python::datetime::{add_hours, fromisoformat_z};
-use tb_sandbox::{Args, Row, Session, ToolError};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 /// The employee with this email, or the error `{prefix}{email}`.
 fn employee(s: &Session, email: &str, prefix: &str) -> Result<Row, ToolError> {
@@ -17,19 +17,19 @@ fn active_access(s: &Session, employee_id: &str, app: &str) -> Result<Option<Row
         .rows(tables::OKTA_APP_ACCESS)?
         .iter()
         .find(|r| {
-            text(r, "employee_id") == employee_id
-                && text(r, "app_name") == app
-                && flag(r, "is_active")
+            r.str_or_empty("employee_id") == employee_id
+                && r.str_or_empty("app_name") == app
+                && r.bool_or_false("is_active")
         })
         .cloned())
 }
 
 /// `okta_api_provision_access`: a new active access record `OAA-{n:08d}`.
 pub fn provision_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
-    let app = arg(a, "app_name");
+    let email = a.str_or_empty("email");
+    let app = a.str_or_empty("app_name");
     let e = employee(s, email, "Employee not found in Okta directory: ")?;
-    let eid = text(&e, "id");
+    let eid = e.str_or_empty("id");
     if active_access(s, eid, app)?.is_some() {
         return Err(ToolError::new(format!(
             "Employee already has access to this application: {app}"
@@ -42,30 +42,26 @@ pub fn provision_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "id": id,
             "employee_id": eid,
             "app_name": app,
-            "access_level": val_arg(a, "access_level"),
+            "access_level": a.value("access_level"),
             "granted_by": "system",
             "is_active": true,
-            "is_temporary": val_arg(a, "is_temporary"),
-            "expires_at": val_arg(a, "access_expiry_date"),
+            "is_temporary": a.value("is_temporary"),
+            "expires_at": a.value("access_expiry_date"),
         }),
     )?;
     Ok(json!({ "app_access_id": id }))
 }
 
-fn val_arg(a: &Args, name: &str) -> Value {
-    a.get(name).cloned().unwrap_or(Value::Null)
-}
-
 /// `okta_api_check_access`.
 pub fn check_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
+    let email = a.str_or_empty("email");
     let e = employee(s, email, "Employee not found: ")?;
     Ok(
-        match active_access(s, text(&e, "id"), arg(a, "app_name"))? {
+        match active_access(s, e.str_or_empty("id"), a.str_or_empty("app_name"))? {
             Some(r) => out(vec![
                 ("has_access", json!(true)),
-                ("access_level", val(&r, "access_level")),
-                ("granted_at", val(&r, "granted_at")),
+                ("access_level", r.value("access_level")),
+                ("granted_at", r.value("granted_at")),
             ]),
             None => json!({ "has_access": false }),
         },
@@ -74,10 +70,10 @@ pub fn check_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 
 /// `okta_api_revoke_access`: the first active access becomes inactive.
 pub fn revoke_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
-    let app = arg(a, "app_name");
+    let email = a.str_or_empty("email");
+    let app = a.str_or_empty("app_name");
     let e = employee(s, email, "Employee not found: ")?;
-    let mut r = active_access(s, text(&e, "id"), app)?.ok_or_else(|| {
+    let mut r = active_access(s, e.str_or_empty("id"), app)?.ok_or_else(|| {
         ToolError::new(format!(
             "No active access found to revoke for application: {app}"
         ))
@@ -89,18 +85,18 @@ pub fn revoke_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 
 /// `okta_api_get_user_groups`: active memberships in store order.
 pub fn get_user_groups(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
+    let email = a.str_or_empty("email");
     let e = employee(s, email, "Employee not found: ")?;
-    let eid = text(&e, "id");
+    let eid = e.str_or_empty("id");
     let groups: Vec<Value> = s
         .state
         .rows(tables::OKTA_GROUPS)?
         .iter()
-        .filter(|m| text(m, "employee_id") == eid && flag(m, "is_active"))
+        .filter(|m| m.str_or_empty("employee_id") == eid && m.bool_or_false("is_active"))
         .map(|m| {
             out(vec![
-                ("group_name", val(m, "group_name")),
-                ("added_at", val(m, "added_at")),
+                ("group_name", m.value("group_name")),
+                ("added_at", m.value("added_at")),
             ])
         })
         .collect();
@@ -109,12 +105,14 @@ pub fn get_user_groups(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 
 /// `okta_api_add_to_group`: a new membership `OGM-{n:08d}`.
 pub fn add_to_group(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
-    let group = arg(a, "group_name");
+    let email = a.str_or_empty("email");
+    let group = a.str_or_empty("group_name");
     let e = employee(s, email, "Employee not found: ")?;
-    let eid = text(&e, "id");
+    let eid = e.str_or_empty("id");
     let exists = s.state.rows(tables::OKTA_GROUPS)?.iter().any(|m| {
-        text(m, "employee_id") == eid && text(m, "group_name") == group && flag(m, "is_active")
+        m.str_or_empty("employee_id") == eid
+            && m.str_or_empty("group_name") == group
+            && m.bool_or_false("is_active")
     });
     if exists {
         return Err(ToolError::new(format!(
@@ -132,11 +130,11 @@ pub fn add_to_group(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 /// `okta_security_api_execute_action`: checks the operation's inputs and writes an audit row
 /// `OSA-{n:08d}` performed at 2025-12-18T10:00:00Z.
 pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
-    let op = arg(a, "operation");
+    let email = a.str_or_empty("email");
+    let op = a.str_or_empty("operation");
     let e = employee(s, email, "Employee not found in Okta directory: ")?;
     let device_op = matches!(op, "add_mfa_device" | "remove_mfa_device");
-    let device = opt_arg(a, "mfa_device_id").unwrap_or("");
+    let device = a.opt_str("mfa_device_id").unwrap_or("");
     if device_op && device.is_empty() {
         return Err(ToolError::new(format!(
             "mfa_device_id is required for {op} operation"
@@ -165,18 +163,18 @@ pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let mut expires = Value::Null;
     if bypass {
         expires = Value::String(add_hours(&DEC_18, hours).map_err(wrap)?.dump());
-    } else if let Some(t) = opt_arg(a, "bypass_expires_at").filter(|t| !t.is_empty()) {
+    } else if let Some(t) = a.opt_str("bypass_expires_at").filter(|t| !t.is_empty()) {
         // Parsed (and so checked) but only stored for a bypass.
         fromisoformat_z(t).map_err(wrap)?;
     }
     let mut row = json!({
         "id": id,
-        "employee_id": val(&e, "id"),
+        "employee_id": e.value("id"),
         "operation": op,
         "performed_by": "system",
         "performed_at": DEC_18.dump(),
         "reason": format!("Security operation: {op}"),
-        "ticket_id": val_arg(a, "ticket_id"),
+        "ticket_id": a.value("ticket_id"),
         "verification_method": null,
         "success": true,
     });
@@ -188,7 +186,8 @@ pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             m.insert("mfa_device_id".into(), json!(device));
         }
     }
-    s.insert(tables::OKTA_AUDIT, &row).map_err(|e| wrap(e.0))?;
+    s.insert(tables::OKTA_AUDIT, &row)
+        .map_err(|e| wrap(e.message().to_string()))?;
     Ok(json!({ "success": true, "audit_id": id }))
 }
 

@@ -1,18 +1,18 @@
 //! Hardware procurement: purchase orders.
 
-use super::{arg, employee_by_email, next_id, tables, val};
-use serde_json::{Value, json};
+use super::{employee_by_email, next_id, tables};
 use tb_python::datetime::date_fromisoformat;
-use tb_sandbox::{Args, Session, ToolError};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Fields, Session, ToolError};
 
 /// `hardware_procurement_api_create_order`: a pending order `HW-ORDER-{n:07d}`; the delivery
 /// date is the first 10 characters of the input read as an ISO date.
 pub fn create_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "requester_email");
+    let email = a.str_or_empty("requester_email");
     let e = employee_by_email(s, email)?
         .ok_or_else(|| ToolError::new(format!("Requester not found: {email}")))?;
     let id = next_id(s, tables::ORDERS, "HW-ORDER-", 7)?;
-    let raw = arg(a, "expected_delivery_date");
+    let raw = a.str_or_empty("expected_delivery_date");
     let head: String = raw.chars().take(10).collect();
     let date = date_fromisoformat(&head).ok_or_else(|| {
         ToolError::new(format!(
@@ -23,22 +23,18 @@ pub fn create_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         tables::ORDERS,
         &json!({
             "id": id,
-            "device_type": val_of(a, "device_type"),
-            "device_model": val_of(a, "device_model"),
-            "quantity": val_of(a, "quantity"),
-            "ship_to_location": val_of(a, "ship_to_location"),
-            "requester_id": val(&e, "id"),
-            "ticket_id": val_of(a, "ticket_id"),
+            "device_type": a.value("device_type"),
+            "device_model": a.value("device_model"),
+            "quantity": a.value("quantity"),
+            "ship_to_location": a.value("ship_to_location"),
+            "requester_id": e.value("id"),
+            "ticket_id": a.value("ticket_id"),
             "status": "pending",
             "created_at": null,
             "expected_delivery_date": date,
         }),
     )?;
     Ok(json!({ "order_id": id, "status": "pending" }))
-}
-
-fn val_of(a: &Args, name: &str) -> Value {
-    a.get(name).cloned().unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
 //! Security incidents: the active and recently closed ones.
 
-use super::{DEC_18, flag, out, tables, val};
+use super::{DEC_18, out, tables};
+use tb_python::datetime::{add_hours, isoformat_field, micros};
 use serde_json::{Value, json};
 use tb_python::datetime::parse_datetime;
-use tb_python::datetime::{add_hours, isoformat_field, micros};
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::{Args, Fields, Session, ToolError};
 
 fn failed(m: &str) -> ToolError {
     ToolError::new(format!("Failed to retrieve security incidents: {m}"))
@@ -18,7 +18,7 @@ pub fn verify_incident(s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
     let mut records: Vec<(String, Value)> = Vec::new();
     for inc in s.state.rows(tables::INCIDENTS)? {
         let resolved = inc.get("resolved_at").filter(|v| !v.is_null());
-        let keep = if flag(inc, "is_active") {
+        let keep = if inc.bool_or_false("is_active") {
             true
         } else if let Some(r) = resolved.and_then(Value::as_str).and_then(parse_datetime) {
             if r.offset.is_none() {
@@ -38,11 +38,11 @@ pub fn verify_incident(s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
             _ => String::new(),
         };
         let record = out(vec![
-            ("incident_id", val(inc, "id")),
-            ("severity", val(inc, "severity")),
-            ("description", val(inc, "description")),
+            ("incident_id", inc.value("id")),
+            ("severity", inc.value("severity")),
+            ("description", inc.value("description")),
             ("started_at", json!(started)),
-            ("is_active", val(inc, "is_active")),
+            ("is_active", inc.value("is_active")),
             ("closed_at", isoformat_field(inc, "resolved_at")),
         ]);
         records.push((started, record));

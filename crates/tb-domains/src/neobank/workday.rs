@@ -1,58 +1,58 @@
 //! Workday HR directory: employee profile, manager chain, direct reports.
 
-use super::{arg, employee_by_email, out, tables, text, val};
+use super::{employee_by_email, out, tables};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Row, Session, ToolError};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 /// `workday_api_get_employee`.
 pub fn get_employee(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
+    let email = a.str_or_empty("email");
     let e = employee_by_email(s, email)?.ok_or_else(|| {
         ToolError::new(format!(
             "No employee found with the provided email: {email}"
         ))
     })?;
     Ok(out(vec![
-        ("employee_id", val(&e, "id")),
-        ("email", val(&e, "email")),
-        ("full_name", val(&e, "full_name")),
-        ("level", val(&e, "level")),
-        ("department", val(&e, "department")),
-        ("role", val(&e, "role")),
-        ("office_location", val(&e, "office_location")),
-        ("start_date", val(&e, "start_date")),
-        ("manager_id", val(&e, "manager_id")),
-        ("employment_status", val(&e, "employment_status")),
-        ("is_contractor", val(&e, "is_contractor")),
+        ("employee_id", e.value("id")),
+        ("email", e.value("email")),
+        ("full_name", e.value("full_name")),
+        ("level", e.value("level")),
+        ("department", e.value("department")),
+        ("role", e.value("role")),
+        ("office_location", e.value("office_location")),
+        ("start_date", e.value("start_date")),
+        ("manager_id", e.value("manager_id")),
+        ("employment_status", e.value("employment_status")),
+        ("is_contractor", e.value("is_contractor")),
         (
             "remote_delivery_address",
-            val(&e, "remote_delivery_address"),
+            e.value("remote_delivery_address"),
         ),
-        ("contract_end_date", val(&e, "contract_end_date")),
+        ("contract_end_date", e.value("contract_end_date")),
     ]))
 }
 
 fn person(e: &Row) -> Vec<(&'static str, Value)> {
     vec![
-        ("employee_id", val(e, "id")),
-        ("email", val(e, "email")),
-        ("full_name", val(e, "full_name")),
-        ("level", val(e, "level")),
-        ("department", val(e, "department")),
-        ("role", val(e, "role")),
+        ("employee_id", e.value("id")),
+        ("email", e.value("email")),
+        ("full_name", e.value("full_name")),
+        ("level", e.value("level")),
+        ("department", e.value("department")),
+        ("role", e.value("role")),
     ]
 }
 
 /// `workday_api_get_manager_chain`: follows `manager_id` upward until it is empty or unknown.
 pub fn get_manager_chain(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "email");
+    let email = a.str_or_empty("email");
     let e = employee_by_email(s, email)?
         .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
     let all = s.state.rows(tables::EMPLOYEES)?;
     let mut chain = Vec::new();
-    let mut current = text(&e, "manager_id").to_string();
+    let mut current = e.str_or_empty("manager_id").to_string();
     while !current.is_empty() {
-        let Some(m) = all.iter().find(|r| text(r, "id") == current) else {
+        let Some(m) = all.iter().find(|r| r.str_or_empty("id") == current) else {
             break;
         };
         // The reference loops forever on a cycle; we stop with an error instead.
@@ -62,17 +62,17 @@ pub fn get_manager_chain(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
             )));
         }
         chain.push(out(person(m)));
-        current = text(m, "manager_id").to_string();
+        current = m.str_or_empty("manager_id").to_string();
     }
     Ok(json!({ "manager_chain": chain }))
 }
 
 /// `workday_api_get_org_structure`: employees whose `manager_id` is the manager's id.
 pub fn get_org_structure(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let email = arg(a, "manager_email");
+    let email = a.str_or_empty("manager_email");
     let m = employee_by_email(s, email)?
         .ok_or_else(|| ToolError::new(format!("Manager not found: {email}")))?;
-    let id = val(&m, "id");
+    let id = m.value("id");
     let reports: Vec<Value> = s
         .state
         .rows(tables::EMPLOYEES)?
@@ -80,8 +80,8 @@ pub fn get_org_structure(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
         .filter(|e| e.get("manager_id").is_some_and(|x| *x == id))
         .map(|e| {
             let mut p = person(e);
-            p.push(("office_location", val(e, "office_location")));
-            p.push(("employment_status", val(e, "employment_status")));
+            p.push(("office_location", e.value("office_location")));
+            p.push(("employment_status", e.value("employment_status")));
             out(p)
         })
         .collect();

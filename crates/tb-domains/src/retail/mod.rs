@@ -1,7 +1,8 @@
 //! The `sandbox_external_retail` server: its tables, its zendesk variant and its own tools,
 //! one file per toolset of the reference (in the reference's order).
 
-use tb_sandbox::{Domain, DomainError, ToolFn};
+use crate::PlainFn;
+use tb_sandbox::{Domain, DomainError};
 
 mod common;
 pub mod extend;
@@ -19,7 +20,7 @@ pub mod stripe;
 pub const SERVER: &str = "sandbox_external_retail";
 
 /// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
-fn functions() -> Vec<(&'static str, ToolFn)> {
+fn functions() -> Vec<(&'static str, PlainFn)> {
     vec![
         ("cancel_order", oms::cancel_order),
         ("create_replacement_order", oms::create_replacement_order),
@@ -60,7 +61,7 @@ pub fn domain() -> Result<Domain, DomainError> {
         include_str!("../../tables/sandbox_external_retail.tables"),
         crate::zendesk::Variant::Generic,
         include_str!("../../tools/sandbox_external_retail.tools"),
-        &functions(),
+        crate::plain(functions()),
     )
 }
 

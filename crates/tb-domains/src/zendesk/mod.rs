@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use std::sync::OnceLock;
 use tb_python::py_str;
 use tb_sandbox::coerce::ValidationError;
-use tb_sandbox::{Args, Session, StateError, ToolError, ToolFn};
+use tb_sandbox::{Args, Fields, Session, StateError, ToolError, Tools};
 
 /// Which zendesk implementation a domain uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,44 +143,25 @@ fn tools_text(v: Variant) -> &'static str {
     texts.get(i).map_or("", String::as_str)
 }
 
-const GENERIC: u8 = 0;
-const BOOKING: u8 = 1;
-const AUTO: u8 = 2;
-const NEOBANK: u8 = 3;
-const CONSULTING: u8 = 4;
-
-const fn variant_of(v: u8) -> Variant {
-    match v {
-        BOOKING => Variant::Booking,
-        AUTO => Variant::AutoInsurance,
-        NEOBANK => Variant::Neobank,
-        CONSULTING => Variant::Consulting,
-        _ => Variant::Generic,
-    }
-}
-
-fn functions<const V: u8>() -> Vec<(&'static str, ToolFn)> {
-    vec![
-        ("zendesk_create_item", create_item::<V> as ToolFn),
-        ("zendesk_delete_item", delete_item as ToolFn),
-        ("zendesk_get_item", get_item as ToolFn),
-        ("zendesk_get_items", get_items::<V> as ToolFn),
-        ("zendesk_get_tables", get_tables as ToolFn),
-        ("zendesk_search_articles", search_articles as ToolFn),
-        ("zendesk_update_item", update_item::<V> as ToolFn),
-    ]
-}
-
-/// The tool declarations text and the functions of a variant.
-pub fn toolkit(variant: Variant) -> (&'static str, Vec<(&'static str, ToolFn)>) {
-    let fns = match variant {
-        Variant::Generic => functions::<GENERIC>(),
-        Variant::Booking => functions::<BOOKING>(),
-        Variant::AutoInsurance => functions::<AUTO>(),
-        Variant::Neobank => functions::<NEOBANK>(),
-        Variant::Consulting => functions::<CONSULTING>(),
-    };
-    (tools_text(variant), fns)
+/// The tool declarations text and the functions of a variant: the three tools whose rules
+/// differ carry the variant's [`Spec`].
+pub fn toolkit(variant: Variant) -> (&'static str, Tools) {
+    let sp = spec(variant);
+    let mut t = Tools::new();
+    t.add("zendesk_create_item", move |s: &mut Session, a: &Args| {
+        create_item(sp, s, a)
+    })
+    .add("zendesk_delete_item", delete_item)
+    .add("zendesk_get_item", get_item)
+    .add("zendesk_get_items", move |s: &mut Session, a: &Args| {
+        get_items(sp, s, a)
+    })
+    .add("zendesk_get_tables", get_tables)
+    .add("zendesk_search_articles", search_articles)
+    .add("zendesk_update_item", move |s: &mut Session, a: &Args| {
+        update_item(sp, s, a)
+    });
+    (tools_text(variant), t)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -230,10 +211,6 @@ fn position(s: &Session, table: &str, id: &str) -> Result<Option<usize>, ToolErr
         .rows(&store(table))?
         .iter()
         .position(|r| r.get("id").is_some_and(|v| py_str(v) == id)))
-}
-
-fn arg_str<'a>(a: &'a Args, name: &str) -> &'a str {
-    a.get(name).and_then(Value::as_str).unwrap_or("")
 }
 
 /// The fields of `item` the caller actually sent (`model_dump(exclude_unset=True)` of the
@@ -389,8 +366,7 @@ fn neobank_tags(tags: Option<&Value>) -> Value {
 // Tools
 // ------------------------------------------------------------------------------------------
 
-fn create_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let sp = spec(variant_of(V));
+fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let table = crud_table(a)?;
     let count = s.state.count(&store(table))?;
     let new_id = if table == "ticket_comments" {
@@ -490,7 +466,7 @@ fn create_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolErro
 
 fn get_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let table = crud_table(a)?;
-    let id = arg_str(a, "id");
+    let id = a.str_or_empty("id");
     let pos = position(s, table, id)?.ok_or_else(|| {
         ToolError::new(format!(
             "Item with ID '{id}' not found in table '{}'",
@@ -513,7 +489,7 @@ fn delete_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "The value is not updatable. Ticket comments cannot be deleted.",
         ));
     }
-    let id = arg_str(a, "id");
+    let id = a.str_or_empty("id");
     if position(s, table, id)?.is_none() {
         return Err(ToolError::new(format!(
             "Item with ID '{id}' not found in table '{}'",
@@ -525,15 +501,14 @@ fn delete_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     Ok(json!({ "success": true }))
 }
 
-fn update_item<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let sp = spec(variant_of(V));
+fn update_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let table = crud_table(a)?;
     if table == "ticket_comments" {
         return Err(ToolError::new(
             "The value is not updatable. Ticket comments cannot be modified.",
         ));
     }
-    let id = arg_str(a, "id");
+    let id = a.str_or_empty("id");
     let pos = position(s, table, id)?.ok_or_else(|| {
         ToolError::new(format!("Item with ID '{id}' not found in table '{table}'"))
     })?;
@@ -662,8 +637,7 @@ fn attribute(row: &Map<String, Value>, name: &str, table: &str, sp: Spec, defaul
     }
 }
 
-fn get_items<const V: u8>(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let sp = spec(variant_of(V));
+fn get_items(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let table = crud_table(a)?;
     let filter = query_arg(s, a, "filter")?;
     let orderby = query_arg(s, a, "orderby")?;
@@ -842,7 +816,7 @@ fn parse_query(query: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
 }
 
 fn search_articles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let (phrases, terms, negatives) = parse_query(arg_str(a, "query"));
+    let (phrases, terms, negatives) = parse_query(a.str_or_empty("query"));
     let opt_int = |k: &str| a.get(k).and_then(Value::as_i64).filter(|n| *n != 0);
     let locale = a
         .get("locale")
@@ -861,7 +835,8 @@ fn search_articles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .map(|l| l.split(',').map(|x| x.trim().to_string()).collect());
     let mut results = Vec::new();
     for art in s.state.rows("zendesk_articles")? {
-        let text = format!("{} {}", arg_str(art, "title"), arg_str(art, "body")).to_lowercase();
+        let text =
+            format!("{} {}", art.str_or_empty("title"), art.str_or_empty("body")).to_lowercase();
         if negatives.iter().any(|n| text.contains(n.as_str()))
             || !phrases.iter().all(|p| text.contains(p.as_str()))
         {

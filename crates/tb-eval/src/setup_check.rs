@@ -1,0 +1,1335 @@
+//! The setup-check servers of `thinkingbox_tools` that the data repository's "verify your
+//! setup" test files run on: `online_banking` (accounts, payees, transfers, scheduled bills)
+//! and `ms_store` (three fixed texts, read at run time from the checkout's server source).
+//!
+//! Result texts as the servers send them: `online_banking` is a fastmcp server (compact JSON
+//! of the success object, `"status": "ok"` first; domain errors `"Error!\n<message>"`;
+//! invalid arguments an MCP error `"N validation error(s) for call[<tool>]\n..."`);
+//! `ms_store` is an MCP-SDK server (`json.dumps` with the default separators). The clock
+//! (transfer timestamps, a bill without a date) is the session clock; the host time zone is
+//! taken as UTC (the recorded runs pinned `TZ=UTC`).
+//!
+//! Arguments and rows are read with the shared tool vocabulary ([`tb_sandbox::Fields`]);
+//! the servers are [`OwnServer`]s (their texts and errors are not the v1 servers' shape).
+
+use crate::own_servers::OwnServer;
+use chrono::{DateTime, Datelike, Utc};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use tb_sandbox::{Clock, Fields, ServerSession, ToolReply, pyjson};
+
+const PYDANTIC_URL: &str = "https://errors.pydantic.dev/2.14/v/";
+
+/// Python's `repr` of a JSON argument value and its type name, for pydantic's error lines.
+fn input_repr(v: &Value) -> (String, &'static str) {
+    (
+        tb_python::repr::value_repr(v),
+        tb_python::repr::type_name(v),
+    )
+}
+
+/// One pydantic error: `loc`, message, error type and the offending input.
+struct ArgError {
+    loc: String,
+    msg: String,
+    kind: &'static str,
+    input: Option<Value>,
+}
+
+/// fastmcp's text for invalid arguments.
+fn fastmcp_validation_text(tool: &str, args: &Value, errors: &[ArgError]) -> String {
+    let n = errors.len();
+    let mut s = format!(
+        "{n} validation error{} for call[{tool}]",
+        if n == 1 { "" } else { "s" }
+    );
+    for e in errors {
+        let (input, ty) = match &e.input {
+            Some(v) => input_repr(v),
+            None => input_repr(args),
+        };
+        s.push_str(&format!(
+            "\n{}\n  {} [type={}, input_value={}, input_type={}]\n    For further information visit {PYDANTIC_URL}{}",
+            e.loc, e.msg, e.kind, tb_python::repr::truncate_repr(&input), ty, e.kind
+        ));
+    }
+    s
+}
+
+/// Parameter kinds of the banking tools.
+#[derive(Clone, Copy)]
+enum P {
+    Str,
+    Float,
+    OptDateTime,
+}
+
+/// Validates arguments as pydantic (lax, Python input) does for these kinds.
+fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Vec<ArgError>> {
+    let empty = Map::new();
+    let m = args.as_object().unwrap_or(&empty);
+    let mut out = Map::new();
+    let mut errors = Vec::new();
+    for (name, kind) in params {
+        let v = m.get(*name);
+        match (kind, v) {
+            (P::OptDateTime, None) | (P::OptDateTime, Some(Value::Null)) => {
+                out.insert((*name).into(), Value::Null);
+            }
+            (_, None) => errors.push(ArgError {
+                loc: (*name).into(),
+                msg: "Missing required argument".into(),
+                kind: "missing_argument",
+                input: Some(args.clone()),
+            }),
+            (P::Str, Some(v)) => match v {
+                Value::String(_) => {
+                    out.insert((*name).into(), v.clone());
+                }
+                _ => errors.push(ArgError {
+                    loc: (*name).into(),
+                    msg: "Input should be a valid string".into(),
+                    kind: "string_type",
+                    input: Some(v.clone()),
+                }),
+            },
+            (P::Float, Some(v)) => match v {
+                Value::Number(n) => {
+                    out.insert((*name).into(), json!(n.as_f64().unwrap_or(0.0)));
+                }
+                Value::Bool(b) => {
+                    out.insert((*name).into(), json!(if *b { 1.0 } else { 0.0 }));
+                }
+                Value::String(s) => match s.trim().parse::<f64>() {
+                    Ok(f) if f.is_finite() => {
+                        out.insert((*name).into(), json!(f));
+                    }
+                    _ => errors.push(ArgError {
+                        loc: (*name).into(),
+                        msg: "Input should be a valid number, unable to parse string as a number"
+                            .into(),
+                        kind: "float_parsing",
+                        input: Some(v.clone()),
+                    }),
+                },
+                _ => errors.push(ArgError {
+                    loc: (*name).into(),
+                    msg: "Input should be a valid number".into(),
+                    kind: "float_type",
+                    input: Some(v.clone()),
+                }),
+            },
+            (P::OptDateTime, Some(v)) => match tb_sandbox::coerce::validate_datetime(v) {
+                Ok(p) => {
+                    // as UTC: aware values converted, naive ones read in the host zone (UTC)
+                    let naive = chrono::NaiveDate::from_ymd_opt(p.year, p.month, p.day)
+                        .and_then(|d| d.and_hms_opt(p.hour, p.minute, p.second));
+                    let Some(naive) = naive else {
+                        errors.push(ArgError {
+                            loc: (*name).into(),
+                            msg: "Input should be a valid datetime".into(),
+                            kind: "datetime_type",
+                            input: Some(v.clone()),
+                        });
+                        continue;
+                    };
+                    let utc = naive - chrono::Duration::seconds(i64::from(p.offset.unwrap_or(0)));
+                    let d = utc.date();
+                    out.insert(
+                        (*name).into(),
+                        json!(format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day())),
+                    );
+                }
+                Err(msg) => {
+                    let kind = if msg.starts_with("Input should be a valid datetime or date,") {
+                        "datetime_from_date_parsing"
+                    } else if msg.contains(", ") {
+                        "datetime_parsing"
+                    } else {
+                        "datetime_type"
+                    };
+                    errors.push(ArgError {
+                        loc: (*name).into(),
+                        msg,
+                        kind,
+                        input: Some(v.clone()),
+                    });
+                }
+            },
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// One attempt's `online_banking` server.
+#[derive(Debug, Clone)]
+pub struct Banking {
+    accounts: Vec<(String, Map<String, Value>)>,
+    payees: Vec<(String, Map<String, Value>)>,
+    transactions: Vec<Value>,
+    scheduled_bills: Vec<Value>,
+    now: DateTime<Utc>,
+}
+
+/// The server name.
+pub const BANKING: &str = "online_banking";
+/// The server name.
+pub const MS_STORE: &str = "ms_store";
+
+/// A banking tool: name, description, parameters.
+type BankingTool = (&'static str, &'static str, &'static [(&'static str, P)]);
+
+const BANKING_TOOLS: &[BankingTool] = &[
+    (
+        "get_accounts",
+        "Every account of the user with its balance.",
+        &[],
+    ),
+    (
+        "get_balance",
+        "The balance of one account.",
+        &[("account_number", P::Str)],
+    ),
+    (
+        "transfer",
+        "Moves money between two accounts of the user.",
+        &[
+            ("from_account", P::Str),
+            ("to_account", P::Str),
+            ("amount", P::Float),
+        ],
+    ),
+    (
+        "deposit",
+        "Adds money to an account; gives the new balance.",
+        &[("account_number", P::Str), ("amount", P::Float)],
+    ),
+    ("get_payees", "The payees the user has set up.", &[]),
+    (
+        "pay_bill",
+        "Schedules a payment to a payee, on a date (ISO 8601) or today.",
+        &[
+            ("user_account", P::Str),
+            ("payee_account", P::Str),
+            ("amount", P::Float),
+            ("date", P::OptDateTime),
+        ],
+    ),
+];
+
+fn param_schema(name: &str, kind: P) -> Value {
+    match kind {
+        P::Str => json!({"type": "string", "title": title(name)}),
+        P::Float => json!({"type": "number", "title": title(name)}),
+        P::OptDateTime => json!({
+            "anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
+            "default": null,
+            "title": title(name),
+        }),
+    }
+}
+
+fn title(name: &str) -> String {
+    name.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn banking_tool_list() -> Vec<Value> {
+    BANKING_TOOLS
+        .iter()
+        .map(|(name, desc, params)| {
+            let props: Map<String, Value> = params
+                .iter()
+                .map(|(p, k)| ((*p).to_string(), param_schema(p, *k)))
+                .collect();
+            let required: Vec<&str> = params
+                .iter()
+                .filter(|(_, k)| !matches!(k, P::OptDateTime))
+                .map(|(p, _)| *p)
+                .collect();
+            json!({
+                "name": name,
+                "description": desc,
+                "inputSchema": {"type": "object", "properties": props, "required": required},
+            })
+        })
+        .collect()
+}
+
+fn float_of(v: Option<&Value>) -> f64 {
+    v.and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+impl Banking {
+    /// `__reserved__init`: accounts and payees from the config.
+    pub fn init(config: &Value, clock: Clock) -> Result<Banking, String> {
+        let list = |key: &str| -> Result<Vec<Value>, String> {
+            config
+                .get(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .ok_or_else(|| format!("online_banking init: `{key}` must be a list"))
+        };
+        let mut accounts = Vec::new();
+        for a in list("accounts")? {
+            let t = a.get("account_type").and_then(Value::as_str).unwrap_or("");
+            if !["checking", "savings", "investment"].contains(&t) {
+                return Err(format!(
+                    "online_banking init: account_type {t:?} is not allowed"
+                ));
+            }
+            let n = a
+                .get("account_number")
+                .and_then(Value::as_str)
+                .ok_or("online_banking init: account_number must be a string")?;
+            let mut m = Map::new();
+            m.insert("account_type".into(), json!(t));
+            m.insert("account_number".into(), json!(n));
+            m.insert("balance".into(), json!(float_of(a.get("balance"))));
+            accounts.retain(|(k, _): &(String, _)| k != n);
+            accounts.push((n.to_string(), m));
+        }
+        let mut payees = Vec::new();
+        for p in list("payees")? {
+            let name = p
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or("online_banking init: payee name must be a string")?;
+            let n = p
+                .get("account_number")
+                .and_then(Value::as_str)
+                .ok_or("online_banking init: payee account_number must be a string")?;
+            let mut m = Map::new();
+            m.insert("name".into(), json!(name));
+            m.insert("account_number".into(), json!(n));
+            payees.retain(|(k, _): &(String, _)| k != n);
+            payees.push((n.to_string(), m));
+        }
+        Ok(Banking {
+            accounts,
+            payees,
+            transactions: Vec::new(),
+            scheduled_bills: Vec::new(),
+            now: clock.now,
+        })
+    }
+
+    fn account(&mut self, n: &str) -> Option<&mut Map<String, Value>> {
+        self.accounts
+            .iter_mut()
+            .find(|(k, _)| k == n)
+            .map(|(_, m)| m)
+    }
+
+    fn ok(fields: Vec<(&str, Value)>) -> String {
+        let mut m = Map::new();
+        m.insert("status".into(), json!("ok"));
+        for (k, v) in fields {
+            m.insert(k.into(), v);
+        }
+        serde_json::to_string(&Value::Object(m)).unwrap_or_default()
+    }
+
+    fn run(&mut self, tool: &str, a: &Map<String, Value>) -> Result<String, String> {
+        let s = |k: &str| a.str_or_empty(k).to_string();
+        let f = |k: &str| a.f64_or_zero(k);
+        match tool {
+            "get_accounts" => Ok(Self::ok(vec![(
+                "accounts",
+                Value::Array(
+                    self.accounts
+                        .iter()
+                        .map(|(_, m)| Value::Object(m.clone()))
+                        .collect(),
+                ),
+            )])),
+            "get_balance" => {
+                let n = s("account_number");
+                let bal = self
+                    .account(&n)
+                    .map(|m| m.f64_or_zero("balance"))
+                    .ok_or_else(|| format!("Account not found: {n}"))?;
+                Ok(Self::ok(vec![
+                    ("account_number", json!(n)),
+                    ("balance", json!(bal)),
+                ]))
+            }
+            "transfer" => {
+                let (from, to, amount) = (s("from_account"), s("to_account"), f("amount"));
+                if self.account(&from).is_none() || self.account(&to).is_none() {
+                    return Err("Invalid account number(s)".into());
+                }
+                let bal = self
+                    .account(&from)
+                    .map_or(0.0, |m| m.f64_or_zero("balance"));
+                if bal < amount {
+                    return Err("Insufficient funds".into());
+                }
+                if let Some(m) = self.account(&from) {
+                    m.insert("balance".into(), json!(bal - amount));
+                }
+                if let Some(m) = self.account(&to) {
+                    let b = m.f64_or_zero("balance");
+                    m.insert("balance".into(), json!(b + amount));
+                }
+                self.transactions.push(json!({
+                    "transaction_type": "transfer",
+                    "from_account": from,
+                    "to_account": to,
+                    "amount": amount,
+                    "timestamp": self.now.format("%Y-%m-%dT%H:%M:%S+0000").to_string(),
+                }));
+                Ok(Self::ok(vec![
+                    ("from_account", json!(from)),
+                    ("to_account", json!(to)),
+                    ("amount", json!(amount)),
+                ]))
+            }
+            "deposit" => {
+                let (n, amount) = (s("account_number"), f("amount"));
+                let m = self
+                    .account(&n)
+                    .ok_or_else(|| format!("Account not found: {n}"))?;
+                let b = m.f64_or_zero("balance") + amount;
+                m.insert("balance".into(), json!(b));
+                Ok(Self::ok(vec![
+                    ("account_number", json!(n)),
+                    ("balance", json!(b)),
+                ]))
+            }
+            "get_payees" => Ok(Self::ok(vec![(
+                "payees",
+                Value::Array(
+                    self.payees
+                        .iter()
+                        .map(|(_, m)| Value::Object(m.clone()))
+                        .collect(),
+                ),
+            )])),
+            "pay_bill" => {
+                let (user, payee, amount) = (s("user_account"), s("payee_account"), f("amount"));
+                let date = match a.opt_str("date") {
+                    Some(d) => d.to_string(),
+                    None => self.now.format("%Y-%m-%d").to_string(),
+                };
+                if self.account(&user).is_none() {
+                    return Err(format!("Account not found: {user}"));
+                }
+                let Some((_, p)) = self.payees.iter().find(|(k, _)| *k == payee) else {
+                    let keys: Vec<String> = self
+                        .payees
+                        .iter()
+                        .map(|(k, _)| tb_python::repr::value_repr(&json!(k)))
+                        .collect();
+                    return Err(format!(
+                        "Payee not found: {payee} in dict_keys([{}])",
+                        keys.join(", ")
+                    ));
+                };
+                let bill = json!({
+                    "user_account": user,
+                    "payee_account": p["account_number"],
+                    "amount": amount,
+                    "date": date,
+                });
+                self.scheduled_bills.push(bill.clone());
+                if let Some(m) = self.account(&user) {
+                    let b = m.f64_or_zero("balance");
+                    m.insert("balance".into(), json!(b - amount));
+                }
+                Ok(Self::ok(vec![("scheduled_bill", bill)]))
+            }
+            _ => Err(String::new()),
+        }
+    }
+}
+
+impl ServerSession for Banking {
+    fn server(&self) -> &str {
+        BANKING
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
+        let Some((_, _, params)) = BANKING_TOOLS.iter().find(|(n, _, _)| *n == name) else {
+            return ToolReply::error(format!("Unknown tool: {name}"));
+        };
+        let a = match validate(params, args) {
+            Ok(a) => a,
+            Err(errors) => return ToolReply::error(fastmcp_validation_text(name, args, &errors)),
+        };
+        match self.run(name, &a) {
+            Ok(t) => ToolReply::ok(t),
+            Err(m) => ToolReply::ok(format!("Error!\n{m}")),
+        }
+    }
+
+    fn effects(&self) -> Option<Value> {
+        let obj = |v: &[(String, Map<String, Value>)]| {
+            Value::Object(
+                v.iter()
+                    .map(|(k, m)| (k.clone(), Value::Object(m.clone())))
+                    .collect(),
+            )
+        };
+        Some(json!({
+            "transactions": self.transactions,
+            "scheduled_bills": self.scheduled_bills,
+            "accounts": obj(&self.accounts),
+            "payees": obj(&self.payees),
+        }))
+    }
+}
+
+impl OwnServer for Banking {
+    fn clone_box(&self) -> Box<dyn OwnServer> {
+        Box::new(self.clone())
+    }
+
+    fn tool_list(&self) -> Vec<Value> {
+        banking_tool_list()
+    }
+
+    fn has_tool(&self, name: &str) -> bool {
+        BANKING_TOOLS.iter().any(|(n, _, _)| *n == name)
+    }
+}
+
+/// The `ms_store` server's source, relative to the data root.
+pub const MS_STORE_SOURCE: &str = "servers/thinkingbox_tools/thinkingbox_tools/mcp_ms_store.py";
+
+/// `ms_store`'s tools and the module constants their texts come from.
+const MS_STORE_TOOLS: &[(&str, &str, &str)] = &[
+    (
+        "shovels_at_ms_store",
+        "SHOVELS_AT_MS_STORE",
+        "The shovels the store sells.",
+    ),
+    (
+        "ms_store_hours",
+        "MS_STORE_HOURS",
+        "The store's opening hours.",
+    ),
+    (
+        "ms_store_location",
+        "MS_STORE_LOCATION",
+        "Where the stores are.",
+    ),
+];
+
+/// One attempt's `ms_store` server: fixed texts, no state, effects `{"effects": []}`.
+#[derive(Debug, Clone)]
+pub struct MsStore {
+    texts: std::sync::Arc<Vec<(String, String)>>,
+}
+
+impl MsStore {
+    /// Reads the tools' texts from the checkout's server source (`MS_STORE_SOURCE`).
+    pub fn load(data_root: &Path) -> Result<MsStore, String> {
+        let path = data_root.join(MS_STORE_SOURCE);
+        let src = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: cannot read the ms_store server: {e}", path.display()))?;
+        let items = tb_dataset::py_assignments(&src)
+            .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.message))?;
+        let mut texts = Vec::new();
+        for (tool, constant, _) in MS_STORE_TOOLS {
+            let v = items
+                .iter()
+                .find(|a| a.name == *constant && a.function.is_none())
+                .and_then(|a| match &a.value {
+                    tb_dataset::PyValue::Str(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    format!(
+                        "{}: no string constant `{constant}` (the text of `{tool}`)",
+                        path.display()
+                    )
+                })?;
+            texts.push(((*tool).to_string(), v));
+        }
+        Ok(MsStore {
+            texts: std::sync::Arc::new(texts),
+        })
+    }
+}
+
+impl ServerSession for MsStore {
+    fn server(&self) -> &str {
+        MS_STORE
+    }
+
+    fn call_tool(&mut self, name: &str, _args: &Value) -> ToolReply {
+        match self.texts.iter().find(|(t, _)| t == name) {
+            Some((_, text)) => ToolReply::ok(pyjson::dumps(
+                &json!({"status": "ok", "response": text}),
+                pyjson::Layout::Default,
+            )),
+            None => ToolReply::error(format!("Unknown tool: {name}")),
+        }
+    }
+
+    fn effects(&self) -> Option<Value> {
+        Some(json!({"effects": []}))
+    }
+}
+
+impl OwnServer for MsStore {
+    fn clone_box(&self) -> Box<dyn OwnServer> {
+        Box::new(self.clone())
+    }
+
+    fn tool_list(&self) -> Vec<Value> {
+        MS_STORE_TOOLS
+            .iter()
+            .map(|(name, _, desc)| {
+                json!({"name": name, "description": desc,
+                       "inputSchema": {"type": "object", "properties": {}}})
+            })
+            .collect()
+    }
+
+    fn has_tool(&self, name: &str) -> bool {
+        MS_STORE_TOOLS.iter().any(|(n, _, _)| *n == name)
+    }
+}
+
+/// The server name.
+pub const EMAIL: &str = "email_system";
+
+/// `email_system`'s tools: name, the function name the MCP SDK names its argument model
+/// after, description, parameters (name, required).
+/// An email tool: name, function name, description, parameters (name, required).
+type EmailTool = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, bool)],
+);
+
+const EMAIL_TOOLS: &[EmailTool] = &[
+    (
+        "list_emails",
+        "list_messages",
+        "The emails of a folder (default Inbox).",
+        &[("folder", false)],
+    ),
+    (
+        "send_email",
+        "send_email",
+        "Sends an email; `to` and `cc` may list several addresses separated by `,` or `;`.",
+        &[
+            ("to", true),
+            ("cc", true),
+            ("subject", true),
+            ("body", true),
+            ("attachments", false),
+        ],
+    ),
+    (
+        "delete_email",
+        "delete_email",
+        "Deletes an email from a folder (default Inbox).",
+        &[("email_id", true), ("folder", false)],
+    ),
+    (
+        "add_contact",
+        "add_contact",
+        "Adds a contact to the address book; gives its id.",
+        &[
+            ("name", true),
+            ("email", true),
+            ("phone", false),
+            ("manager", false),
+            ("position", false),
+        ],
+    ),
+    (
+        "list_contacts",
+        "list_contacts",
+        "Every contact of the address book.",
+        &[],
+    ),
+    (
+        "get_contact",
+        "get_contact",
+        "One contact by id.",
+        &[("contact_id", true)],
+    ),
+    (
+        "get_user_profile",
+        "get_user_profile",
+        "The user's own profile.",
+        &[],
+    ),
+    (
+        "get_user_manager",
+        "get_user_manager",
+        "The contact of the user's manager.",
+        &[],
+    ),
+    (
+        "get_manager_of_manager",
+        "get_manager_of_manager",
+        "The contact of the user's manager's manager.",
+        &[],
+    ),
+];
+
+/// Domain names `email-validator` refuses (special use).
+const SPECIAL_USE: &[&str] = &["arpa", "invalid", "local", "localhost", "onion", "test"];
+
+/// An address as pydantic's `EmailStr` accepts it (normalised: the domain in lower case),
+/// or `None`.
+fn email_ok(s: &str) -> Option<String> {
+    let (local, domain) = s.rsplit_once('@')?;
+    let local_ok = !local.is_empty()
+        && local.len() <= 64
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..")
+        && local
+            .chars()
+            .all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
+    let domain_l = domain.to_lowercase();
+    let labels: Vec<&str> = domain_l.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_alphanumeric() || c == '-')
+        })
+        && labels
+            .last()
+            .is_some_and(|t| !t.chars().all(|c| c.is_ascii_digit()))
+        && !SPECIAL_USE
+            .iter()
+            .any(|s| domain_l == *s || domain_l.ends_with(&format!(".{s}")));
+    (local_ok && domain_ok).then(|| format!("{local}@{domain_l}"))
+}
+
+/// `parse_email_list`: a list as is, a string split on `,` and `;`; every item an address.
+fn email_list(v: &Value) -> Option<Vec<Value>> {
+    let parts: Vec<String> = match v {
+        Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<_>>()?,
+        Value::String(s) => s
+            .split([',', ';'])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+        _ => return None,
+    };
+    parts
+        .iter()
+        .map(|p| email_ok(p).map(Value::String))
+        .collect()
+}
+
+/// One user's mailbox.
+#[derive(Debug, Clone)]
+struct Bucket {
+    messages: Vec<Map<String, Value>>,
+    contacts: Vec<Map<String, Value>>,
+    profile: Map<String, Value>,
+}
+
+fn opt_str(m: &Value, k: &str) -> Result<Value, ()> {
+    match m.get(k) {
+        None | Some(Value::Null) => Ok(Value::Null),
+        Some(Value::String(s)) => Ok(json!(s)),
+        Some(_) => Err(()),
+    }
+}
+
+fn req_str(m: &Value, k: &str) -> Result<Value, ()> {
+    match m.get(k) {
+        Some(Value::String(s)) => Ok(json!(s)),
+        _ => Err(()),
+    }
+}
+
+fn dt_dump(v: &Value) -> Result<Value, ()> {
+    tb_sandbox::coerce::validate_datetime(v)
+        .map(|p| json!(p.dump()))
+        .map_err(|_| ())
+}
+
+impl Bucket {
+    fn from_config(v: &Value) -> Result<Bucket, ()> {
+        let mut messages = Vec::new();
+        for m in v
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let mut o = Map::new();
+            o.insert(
+                "to".into(),
+                Value::Array(email_list(m.get("to").ok_or(())?).ok_or(())?),
+            );
+            o.insert(
+                "cc".into(),
+                Value::Array(match m.get("cc") {
+                    Some(c) => email_list(c).ok_or(())?,
+                    None => Vec::new(),
+                }),
+            );
+            o.insert("subject".into(), req_str(m, "subject")?);
+            o.insert("body".into(), req_str(m, "body")?);
+            o.insert(
+                "attachments".into(),
+                m.get("attachments").cloned().unwrap_or_else(|| json!({})),
+            );
+            o.insert("id".into(), req_str(m, "id")?);
+            o.insert(
+                "sender".into(),
+                json!(email_ok(m.get("sender").and_then(Value::as_str).ok_or(())?).ok_or(())?),
+            );
+            o.insert("sent_at".into(), dt_dump(m.get("sent_at").ok_or(())?)?);
+            o.insert(
+                "folder".into(),
+                m.get("folder").cloned().unwrap_or_else(|| json!("Inbox")),
+            );
+            o.insert(
+                "read".into(),
+                m.get("read").cloned().unwrap_or(json!(false)),
+            );
+            messages.push(o);
+        }
+        let mut contacts = Vec::new();
+        for c in v
+            .get("contacts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let mut o = Map::new();
+            o.insert("id".into(), req_str(c, "id")?);
+            o.insert("name".into(), req_str(c, "name")?);
+            o.insert(
+                "email".into(),
+                json!(email_ok(c.get("email").and_then(Value::as_str).ok_or(())?).ok_or(())?),
+            );
+            for k in ["phone", "manager", "position"] {
+                o.insert(k.into(), opt_str(c, k)?);
+            }
+            contacts.push(o);
+        }
+        let p = v.get("profile").cloned().unwrap_or_else(|| json!({}));
+        let mut profile = Map::new();
+        for k in ["manager", "phone"] {
+            profile.insert(k.into(), opt_str(&p, k)?);
+        }
+        profile.insert(
+            "email".into(),
+            match p.get("email").and_then(Value::as_str) {
+                Some(e) => json!(email_ok(e).ok_or(())?),
+                None => Value::Null,
+            },
+        );
+        profile.insert("position".into(), opt_str(&p, "position")?);
+        Ok(Bucket {
+            messages,
+            contacts,
+            profile,
+        })
+    }
+}
+
+/// One attempt's `email_system` server (the first configured user is the current one).
+#[derive(Debug, Clone)]
+pub struct Email {
+    users: Vec<(String, Bucket)>,
+    effects: Vec<Value>,
+    ids: tb_domains::airline::ids::PyRandom,
+    now: DateTime<Utc>,
+}
+
+impl Email {
+    /// `__reserved__init`: the `users` mapping; ids seeded by `seed` (the task id).
+    pub fn init(config: &Value, seed: &str, clock: Clock) -> Result<Email, String> {
+        let users = config
+            .get("users")
+            .and_then(Value::as_object)
+            .filter(|u| !u.is_empty())
+            .ok_or("email_system init: the config must contain a non-empty `users` mapping")?;
+        let mut out = Vec::new();
+        for (name, v) in users {
+            let b = Bucket::from_config(v)
+                .map_err(|()| format!("email_system init: user {name}: invalid mailbox data"))?;
+            out.push((name.clone(), b));
+        }
+        Ok(Email {
+            users: out,
+            effects: Vec::new(),
+            ids: tb_domains::airline::ids::PyRandom::from_sha256_of(seed),
+            now: clock.now,
+        })
+    }
+
+    fn user(&mut self) -> (String, &mut Bucket) {
+        let (name, b) = &mut self.users[0];
+        (name.clone(), b)
+    }
+
+    fn record(&mut self, op: &str, user: &str, extra: Vec<(&str, Value)>) {
+        let mut m = Map::new();
+        m.insert("op".into(), json!(op));
+        m.insert("user".into(), json!(user));
+        for (k, v) in extra {
+            m.insert(k.into(), v);
+        }
+        m.insert(
+            "ts".into(),
+            json!(
+                self.now
+                    .format("%Y-%m-%dT%H:%M:%S%.6f+00:00")
+                    .to_string()
+                    .replace(".000000+", "+")
+            ),
+        );
+        self.effects.push(Value::Object(m));
+    }
+
+    fn uuid(&mut self) -> String {
+        tb_domains::airline::ids::uuid_text(self.ids.uuid4())
+    }
+
+    fn ok(fields: Vec<(&str, Value)>) -> String {
+        let mut m = Map::new();
+        m.insert("status".into(), json!("ok"));
+        for (k, v) in fields {
+            m.insert(k.into(), v);
+        }
+        pyjson::dumps(&Value::Object(m), pyjson::Layout::Default)
+    }
+
+    fn contact(&mut self, id: &str) -> Result<Value, String> {
+        let (user, b) = self.user();
+        let c = b.contacts.iter().find(|c| c["id"] == id).cloned();
+        match c {
+            Some(c) => {
+                self.record("get_contact", &user, vec![("contact_id", json!(id))]);
+                Ok(Value::Object(c))
+            }
+            None => Err(format!("Contact with id {id} not found")),
+        }
+    }
+
+    fn manager(&mut self) -> Value {
+        let (user, b) = self.user();
+        let m = b
+            .profile
+            .get("manager")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.record("get_user_profile", &user, vec![]);
+        match m.filter(|m| !m.is_empty()) {
+            Some(m) => self.contact(&m).unwrap_or(Value::Null),
+            None => Value::Null,
+        }
+    }
+
+    /// `Err(None)`: a failure that is not the server's own (`"Error!"`).
+    fn run(&mut self, tool: &str, a: &Map<String, Value>) -> Result<String, Option<String>> {
+        let s = |k: &str| a.opt_str(k).map(str::to_string);
+        match tool {
+            "list_emails" => {
+                let folder = s("folder").unwrap_or_else(|| "Inbox".into());
+                let (user, b) = self.user();
+                let msgs: Vec<Value> = b
+                    .messages
+                    .iter()
+                    .filter(|m| {
+                        m["folder"].as_str().unwrap_or("").to_lowercase() == folder.to_lowercase()
+                    })
+                    .map(|m| Value::Object(m.clone()))
+                    .collect();
+                let n = msgs.len();
+                self.record(
+                    "list_messages",
+                    &user,
+                    vec![("folder", json!(folder)), ("count", json!(n))],
+                );
+                Ok(Self::ok(vec![("emails", Value::Array(msgs))]))
+            }
+            "send_email" => {
+                let to = a.get("to").and_then(email_list).ok_or(None)?;
+                let cc = a.get("cc").and_then(email_list).ok_or(None)?;
+                let subject = s("subject").unwrap_or_default();
+                if subject.chars().count() > 1024 {
+                    return Err(None);
+                }
+                let body = s("body").unwrap_or_default();
+                let attachments = match a.get("attachments") {
+                    None => json!({}),
+                    Some(Value::Object(m)) if m.values().all(Value::is_string) => {
+                        Value::Object(m.clone())
+                    }
+                    Some(_) => return Err(None),
+                };
+                let id = self.uuid();
+                let now = self.now.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+                let (user, b) = self.user();
+                let mut m = Map::new();
+                m.insert("to".into(), json!(to));
+                m.insert("cc".into(), json!(cc));
+                m.insert("subject".into(), json!(subject));
+                m.insert("body".into(), json!(body));
+                m.insert("attachments".into(), attachments.clone());
+                m.insert("id".into(), json!(id));
+                m.insert("sender".into(), json!(user));
+                m.insert("sent_at".into(), json!(now));
+                m.insert("folder".into(), json!("Inbox"));
+                m.insert("read".into(), json!(false));
+                b.messages.push(m);
+                self.record(
+                    "send_message",
+                    &user,
+                    vec![
+                        ("msg_id", json!(id)),
+                        ("_from", json!(user)),
+                        ("to", json!(to)),
+                        ("cc", json!(cc)),
+                        ("subject", json!(subject)),
+                        ("body", json!(body)),
+                    ],
+                );
+                Ok(Self::ok(vec![(
+                    "email",
+                    json!({"to": to, "cc": cc, "subject": subject, "body": body, "attachments": attachments}),
+                )]))
+            }
+            "delete_email" => {
+                let id = s("email_id").unwrap_or_default();
+                let folder = s("folder").unwrap_or_else(|| "Inbox".into());
+                let (user, b) = self.user();
+                let before = b.messages.len();
+                b.messages.retain(|m| {
+                    !(m["id"] == id.as_str()
+                        && (folder.is_empty()
+                            || m["folder"].as_str().unwrap_or("").to_lowercase()
+                                == folder.to_lowercase()))
+                });
+                if b.messages.len() < before {
+                    let f = if folder.is_empty() {
+                        "*".to_string()
+                    } else {
+                        folder.clone()
+                    };
+                    self.record(
+                        "delete_message",
+                        &user,
+                        vec![("msg_id", json!(id)), ("folder", json!(f))],
+                    );
+                    Ok(Self::ok(vec![
+                        ("email_id", json!(id)),
+                        ("folder", json!(folder)),
+                    ]))
+                } else {
+                    Err(Some("message not found".into()))
+                }
+            }
+            "add_contact" => {
+                let cid = self.uuid();
+                let name = s("name").unwrap_or_default();
+                let email = email_ok(&s("email").unwrap_or_default()).ok_or(None)?;
+                let opt = |k: &str| a.value(k);
+                let (phone, manager, position) = (opt("phone"), opt("manager"), opt("position"));
+                let (user, b) = self.user();
+                let mut c = Map::new();
+                c.insert("id".into(), json!(cid));
+                c.insert("name".into(), json!(name));
+                c.insert("email".into(), json!(email));
+                c.insert("phone".into(), phone.clone());
+                c.insert("manager".into(), manager.clone());
+                c.insert("position".into(), position.clone());
+                b.contacts.push(c);
+                self.record(
+                    "add_contact",
+                    &user,
+                    vec![
+                        ("contact_id", json!(cid)),
+                        ("name", json!(name)),
+                        ("email", json!(email)),
+                        ("phone", phone),
+                        ("manager", manager),
+                        ("position", position),
+                    ],
+                );
+                Ok(Self::ok(vec![("contact_id", json!(cid))]))
+            }
+            "list_contacts" => {
+                let (user, b) = self.user();
+                let cs: Vec<Value> = b
+                    .contacts
+                    .iter()
+                    .map(|c| Value::Object(c.clone()))
+                    .collect();
+                let n = cs.len();
+                self.record("list_contacts", &user, vec![("count", json!(n))]);
+                Ok(Self::ok(vec![("contacts", Value::Array(cs))]))
+            }
+            "get_contact" => {
+                let c = self
+                    .contact(&s("contact_id").unwrap_or_default())
+                    .map_err(Some)?;
+                Ok(Self::ok(vec![("contact", c)]))
+            }
+            "get_user_profile" => {
+                let (user, b) = self.user();
+                let p = Value::Object(b.profile.clone());
+                self.record("get_user_profile", &user, vec![]);
+                Ok(Self::ok(vec![("profile", p)]))
+            }
+            "get_user_manager" => {
+                let m = self.manager();
+                Ok(Self::ok(vec![("manager", m)]))
+            }
+            "get_manager_of_manager" => {
+                let m = self.manager();
+                let mm = match m.get("manager").and_then(Value::as_str) {
+                    Some(id) if !id.is_empty() => self.contact(id).unwrap_or(Value::Null),
+                    _ => Value::Null,
+                };
+                Ok(Self::ok(vec![("manager_of_manager", mm)]))
+            }
+            _ => Err(None),
+        }
+    }
+}
+
+impl ServerSession for Email {
+    fn server(&self) -> &str {
+        EMAIL
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
+        let Some((_, func, _, params)) = EMAIL_TOOLS.iter().find(|(n, ..)| *n == name) else {
+            return ToolReply::error(format!("Unknown tool: {name}"));
+        };
+        let empty = Map::new();
+        let m = args.as_object().unwrap_or(&empty);
+        let mut errors = Vec::new();
+        let mut a = Map::new();
+        for (p, required) in *params {
+            match m.get(*p) {
+                None if *required => errors.push(ArgError {
+                    loc: (*p).into(),
+                    msg: "Field required".into(),
+                    kind: "missing",
+                    input: Some(args.clone()),
+                }),
+                None => {}
+                Some(v) if *p == "attachments" => match v {
+                    Value::Object(_) => {
+                        a.insert((*p).into(), v.clone());
+                    }
+                    _ => errors.push(ArgError {
+                        loc: (*p).into(),
+                        msg: "Input should be a valid dictionary".into(),
+                        kind: "dict_type",
+                        input: Some(v.clone()),
+                    }),
+                },
+                Some(Value::Null) if !required => {
+                    a.insert((*p).into(), Value::Null);
+                }
+                Some(Value::String(s)) => {
+                    a.insert((*p).into(), json!(s));
+                }
+                Some(v) => errors.push(ArgError {
+                    loc: (*p).into(),
+                    msg: "Input should be a valid string".into(),
+                    kind: "string_type",
+                    input: Some(v.clone()),
+                }),
+            }
+        }
+        if !errors.is_empty() {
+            let text = fastmcp_validation_text(&format!("{func}Arguments"), args, &errors)
+                .replacen(
+                    &format!("for call[{func}Arguments]"),
+                    &format!("for {func}Arguments"),
+                    1,
+                );
+            return ToolReply::error(format!("Error executing tool {name}: {text}"));
+        }
+        match self.run(name, &a) {
+            Ok(t) => ToolReply::ok(t),
+            Err(Some(m)) => ToolReply::ok(format!("Error!\n{m}")),
+            Err(None) => ToolReply::ok("Error!".into()),
+        }
+    }
+
+    fn effects(&self) -> Option<Value> {
+        Some(json!({"effects": self.effects}))
+    }
+}
+
+impl OwnServer for Email {
+    fn clone_box(&self) -> Box<dyn OwnServer> {
+        Box::new(self.clone())
+    }
+
+    fn tool_list(&self) -> Vec<Value> {
+        EMAIL_TOOLS
+            .iter()
+            .map(|(name, _, desc, params)| {
+                let props: Map<String, Value> = params
+                    .iter()
+                    .map(|(p, _)| {
+                        let t = if *p == "attachments" { "object" } else { "string" };
+                        ((*p).to_string(), json!({"type": t, "title": title(p)}))
+                    })
+                    .collect();
+                let required: Vec<&str> = params.iter().filter(|(_, r)| *r).map(|(p, _)| *p).collect();
+                json!({"name": name, "description": desc,
+                       "inputSchema": {"type": "object", "properties": props, "required": required}})
+            })
+            .collect()
+    }
+
+    fn has_tool(&self, name: &str) -> bool {
+        EMAIL_TOOLS.iter().any(|(n, ..)| *n == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bank() -> Banking {
+        let cfg = json!({
+            "accounts": [
+                {"account_type": "checking", "account_number": "1", "balance": 100},
+                {"account_type": "savings", "account_number": "2", "balance": 5.5},
+            ],
+            "payees": [{"name": "Power", "account_number": "P1"}],
+        });
+        Banking::init(&cfg, Clock::parse("2026-11-30T12:00:00Z").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn email_addresses_as_email_str() {
+        assert_eq!(
+            email_ok("A.b@Example.COM").as_deref(),
+            Some("A.b@example.com")
+        );
+        assert_eq!(email_ok("not-an-email"), None);
+        assert_eq!(email_ok("x@host"), None);
+        assert_eq!(email_ok("x@mail.test"), None);
+        assert_eq!(email_ok(".x@example.com"), None);
+        assert_eq!(
+            email_list(&json!("a@example.com; b@example.com,")),
+            Some(vec![json!("a@example.com"), json!("b@example.com")])
+        );
+        assert_eq!(email_list(&json!("a@example.com, nope")), None);
+    }
+
+    #[test]
+    fn banking_texts_balances_and_errors() {
+        let mut b = bank();
+        let r = b.call_tool(
+            "transfer",
+            &json!({"from_account": "1", "to_account": "2", "amount": 40}),
+        );
+        assert_eq!(
+            r.text,
+            r#"{"status":"ok","from_account":"1","to_account":"2","amount":40.0}"#
+        );
+        assert_eq!(
+            b.call_tool(
+                "transfer",
+                &json!({"from_account": "1", "to_account": "2", "amount": 61})
+            )
+            .text,
+            "Error!\nInsufficient funds"
+        );
+        let e = b.call_tool("get_balance", &json!({"account_number": 7}));
+        assert!(e.is_error);
+        assert_eq!(
+            e.text,
+            "1 validation error for call[get_balance]\naccount_number\n  Input should be a valid string [type=string_type, input_value=7, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type"
+        );
+        let p = b.call_tool(
+            "pay_bill",
+            &json!({"user_account": "1", "payee_account": "P9", "amount": 1}),
+        );
+        assert_eq!(p.text, "Error!\nPayee not found: P9 in dict_keys(['P1'])");
+        let p = b.call_tool(
+            "pay_bill",
+            &json!({"user_account": "1", "payee_account": "P1", "amount": 1, "date": "2024-06-01T23:30:00-02:00"}),
+        );
+        assert!(p.text.contains(r#""date":"2024-06-02""#), "{}", p.text);
+        let fx = b.effects().unwrap();
+        assert_eq!(fx["accounts"]["1"]["balance"], json!(59.0));
+        assert_eq!(fx["accounts"]["2"]["balance"], json!(45.5));
+        assert_eq!(
+            fx["transactions"][0]["timestamp"],
+            json!("2026-11-30T12:00:00+0000")
+        );
+        assert_eq!(fx["scheduled_bills"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn email_records_every_operation_and_draws_seeded_ids() {
+        let cfg = json!({"users": {"me@example.com": {"contacts": [
+            {"id": "c1", "name": "Bo", "email": "bo@example.com"}]}}});
+        let clock = Clock::parse("2026-11-30T12:00:00Z").unwrap();
+        let mut e = Email::init(&cfg, "t.py:test_x", clock).unwrap();
+        let mut again = Email::init(&cfg, "t.py:test_x", clock).unwrap();
+        let send = json!({"to": "x@example.com", "cc": "", "subject": "s", "body": "b"});
+        let a = e.call_tool("send_email", &send);
+        assert_eq!(a, again.call_tool("send_email", &send));
+        assert!(
+            a.text
+                .starts_with(r#"{"status": "ok", "email": {"to": ["x@example.com"], "cc": []"#)
+        );
+        assert_eq!(
+            e.call_tool("get_contact", &json!({"contact_id": "c9"}))
+                .text,
+            "Error!\nContact with id c9 not found"
+        );
+        assert_eq!(
+            e.call_tool(
+                "send_email",
+                &json!({"to": "bad", "cc": "", "subject": "s", "body": "b"})
+            )
+            .text,
+            "Error!"
+        );
+        let missing = e.call_tool("get_contact", &json!({}));
+        assert!(missing.is_error);
+        assert!(missing.text.starts_with("Error executing tool get_contact: 1 validation error for get_contactArguments\ncontact_id\n  Field required"), "{}", missing.text);
+        let fx = e.effects().unwrap();
+        let ops: Vec<&str> = fx["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["op"].as_str().unwrap())
+            .collect();
+        assert_eq!(ops, ["send_message"]);
+        assert_eq!(fx["effects"][0]["ts"], json!("2026-11-30T12:00:00+00:00"));
+        let _ = e.call_tool("list_contacts", &json!({}));
+        assert_eq!(e.effects().unwrap()["effects"][1]["count"], json!(1));
+    }
+}
