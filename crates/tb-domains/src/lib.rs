@@ -20,7 +20,6 @@ pub mod retail;
 pub mod shape;
 #[cfg(test)]
 mod testdata;
-pub mod util;
 pub mod zendesk;
 
 /// The server names of the v1 domains, in the order the benchmark lists them.
