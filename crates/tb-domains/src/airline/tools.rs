@@ -695,7 +695,7 @@ pub fn check_price_quote(s: &mut AirlineSession, a: &Args) -> Out {
     let ins = insurance_cost(insurance, n);
     let bags = baggage_cost(&membership, cabin, total_bags, n);
     let total = flight_price + ins as f64 + bags as f64;
-    let mut reservation_id = a.get("reservation_id").cloned().unwrap_or(Value::Null);
+    let mut reservation_id = a.value("reservation_id");
     let mut change = Value::Null;
     if reservation_id.as_str().is_some_and(|r| !r.is_empty()) {
         let rid = reservation_id.as_str().unwrap_or_default().to_string();

@@ -97,14 +97,7 @@ fn check_hotel_availability(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     let mut boards: Vec<String> = Vec::new();
     for inv in &relevant {
         let d = iso_date_z(inv.str_or_empty("date")).map_err(ToolError::new)?;
-        if ci <= d
-            && d < co
-            && inv
-                .get("available_count")
-                .and_then(Value::as_i64)
-                .unwrap_or(0)
-                > 0
-        {
+        if ci <= d && d < co && inv.i64_or_zero("available_count") > 0 {
             boards.push(inv.str_or_empty("board_type").to_string());
         }
     }
@@ -230,7 +223,7 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         let Some(new) = a.get(name).filter(|v| !v.is_null()) else {
             continue;
         };
-        let old = b.get(name).cloned().unwrap_or(Value::Null);
+        let old = b.value(name);
         if !tb_sandbox::state::py_eq(&old, new) {
             changes.push(format!(
                 "{name}: {} -> {}",

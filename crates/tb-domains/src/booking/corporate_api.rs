@@ -95,10 +95,7 @@ fn verify_account_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
                 && b.str_or_empty("booking_status") == "confirmed"
         })
         .count();
-    let limit = acc
-        .get("booking_limit")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
+    let limit = acc.i64_or_zero("booking_limit");
     let remaining = (limit - i64::try_from(active).unwrap_or(i64::MAX)).max(0);
     let mut out = serde_json::Map::new();
     out.insert(

@@ -31,10 +31,7 @@ fn profile(s: &Session, a: &Args) -> Result<(usize, Row), ToolError> {
 fn check_vip_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let (_, p) = profile(s, a)?;
     let mut out = serde_json::Map::new();
-    out.insert(
-        "vip_tier".into(),
-        p.get("vip_tier").cloned().unwrap_or(Value::Null),
-    );
+    out.insert("vip_tier".into(), p.value("vip_tier"));
     if let Some(l) = p.get("loyalty_program_status").filter(|v| !v.is_null()) {
         out.insert("loyalty_program_status".into(), l.clone());
     }

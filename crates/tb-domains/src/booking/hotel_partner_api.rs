@@ -121,11 +121,7 @@ fn verify_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 && check_in.as_str() <= d
                 && d < check_out.as_str()
         })
-        .map(|r| {
-            r.get("available_count")
-                .and_then(Value::as_i64)
-                .unwrap_or(0)
-        })
+        .map(|r| r.i64_or_zero("available_count"))
         .collect();
     let (ok, note) = match counts.iter().min() {
         None => (

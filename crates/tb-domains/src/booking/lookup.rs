@@ -103,7 +103,7 @@ fn lookup_group_booking_id(s: &mut Session, a: &Args) -> Result<Value, ToolError
     })?;
     Ok(json!({
         "group_booking_id": g.str_or_empty("group_booking_id"),
-        "total_rooms": g.get("total_rooms").cloned().unwrap_or(Value::Null),
+        "total_rooms": g.value("total_rooms"),
         "coordinator_contact": format!("{} <{}>", g.str_or_empty("coordinator_name"), g.str_or_empty("coordinator_email")),
     }))
 }

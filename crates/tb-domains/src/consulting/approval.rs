@@ -27,7 +27,7 @@ pub(crate) fn get_status(s: &mut Session, a: &Args) -> ToolResult {
     let (kind, requester) = (a.value("request_type"), a.value("requester_email"));
     let (engagement, approver) = (a.value("engagement_code"), a.value("approver_email"));
     let matches = |r: &&serde_json::Map<String, Value>| {
-        let f = |k: &str| r.get(k).cloned().unwrap_or(Value::Null);
+        let f = |k: &str| r.value(k);
         py_eq(&f("request_type"), &kind)
             && py_eq(&f("requester_email"), &requester)
             && (engagement.is_null() || py_eq(&f("engagement_code"), &engagement))
@@ -39,7 +39,7 @@ pub(crate) fn get_status(s: &mut Session, a: &Args) -> ToolResult {
         .iter()
         .filter(matches)
         .map(|r| {
-            let f = |k: &str| r.get(k).cloned().unwrap_or(Value::Null);
+            let f = |k: &str| r.value(k);
             super::out([
                 ("approval_id", f("id")),
                 ("status", f("status")),

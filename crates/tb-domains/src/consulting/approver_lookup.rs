@@ -2,12 +2,11 @@
 
 use super::out;
 use super::tables::WORKDAY_EMPLOYEES;
-use serde_json::Value;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `approver_lookup_get_contact`: name, availability and backup approver (left out when unset).
 pub(crate) fn get_contact(s: &mut Session, a: &Args) -> ToolResult {
-    let email = a.get("email").and_then(Value::as_str).unwrap_or_default();
+    let email = a.str_or_empty("email");
     let r = s
         .row_by_id(WORKDAY_EMPLOYEES, email)?
         .ok_or_else(|| ToolError::new(format!("Approver not found: {email}")))?;

@@ -52,7 +52,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 "id": id,
                 "catalog_id": catalog,
                 "employee_email": email,
-                "engagement_code": a.get("engagement_code").cloned().unwrap_or(Value::Null),
+                "engagement_code": a.value("engagement_code"),
                 "pool_type": pool_type,
                 "deallocated_at": null,
             });

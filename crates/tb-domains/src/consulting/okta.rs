@@ -3,7 +3,7 @@
 use super::probe_id;
 use super::tables::OKTA_APPLICATION_ACCESS_LOGS;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolResult};
+use tb_sandbox::{Args, Fields, Session, ToolResult};
 
 /// `okta_provision_access`: logs an `AAL-2-<n>` grant, full access unless told otherwise.
 pub(crate) fn provision_access(s: &mut Session, a: &Args) -> ToolResult {
@@ -14,8 +14,8 @@ pub(crate) fn provision_access(s: &mut Session, a: &Args) -> ToolResult {
     let id = probe_id(s, OKTA_APPLICATION_ACCESS_LOGS, "AAL-2")?;
     let row = json!({
         "id": id,
-        "employee_email": a.get("email").cloned().unwrap_or(Value::Null),
-        "app_name": a.get("app_name").cloned().unwrap_or(Value::Null),
+        "employee_email": a.value("email"),
+        "app_name": a.value("app_name"),
         "access_type": access,
     });
     s.insert(OKTA_APPLICATION_ACCESS_LOGS, &row)?;

@@ -3,17 +3,14 @@
 
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, SALESFORCE_CRM_SF_ENGAGEMENTS};
 use crate::pytime::isoformat_field;
-use serde_json::{Value, json};
+use serde_json::json;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `salesforce_crm_check_employee_assignment`: the first assignment of that employee on that
 /// engagement, whatever its status.
 pub(crate) fn check_employee_assignment(s: &mut Session, a: &Args) -> ToolResult {
-    let email = a.get("email").and_then(Value::as_str).unwrap_or_default();
-    let code = a
-        .get("engagement_code")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let email = a.str_or_empty("email");
+    let code = a.str_or_empty("engagement_code");
     let rows = s.state.rows(MAVENLINK_EMPLOYEE_ASSIGNMENTS)?;
     let Some(r) = rows.iter().find(|r| {
         r.str_or_empty("employee_email") == email && r.str_or_empty("engagement_code") == code
@@ -30,10 +27,7 @@ pub(crate) fn check_employee_assignment(s: &mut Session, a: &Args) -> ToolResult
 
 /// `salesforce_crm_get_engagement`: one CRM engagement by code.
 pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> ToolResult {
-    let code = a
-        .get("engagement_code")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let code = a.str_or_empty("engagement_code");
     let r = s
         .row_by_id(SALESFORCE_CRM_SF_ENGAGEMENTS, code)?
         .ok_or_else(|| ToolError::new(format!("Engagement not found: {code}")))?;

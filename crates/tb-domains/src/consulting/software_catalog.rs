@@ -16,10 +16,7 @@ fn entry(row: &Map<String, Value>) -> Value {
 
 /// `software_catalog_get_details`: one entry by catalog id.
 pub(crate) fn get_details(s: &mut Session, a: &Args) -> ToolResult {
-    let id = a
-        .get("catalog_id")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let id = a.str_or_empty("catalog_id");
     let row = s
         .row_by_id(SOFTWARE_CATALOG_SOFTWARE_CATALOG, id)?
         .ok_or_else(|| ToolError::new(format!("Software not found in catalog: {id}")))?;
@@ -28,10 +25,7 @@ pub(crate) fn get_details(s: &mut Session, a: &Args) -> ToolResult {
 
 /// `software_catalog_search`: entries whose name contains the text, ignoring case, in store order.
 pub(crate) fn search(s: &mut Session, a: &Args) -> ToolResult {
-    let name = a
-        .get("software_name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let name = a.str_or_empty("software_name");
     let term = name.to_lowercase();
     let results: Vec<Value> = s
         .state

@@ -37,7 +37,7 @@ pub fn cancel_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 /// `create_replacement_order`: a zero-priced order and line item; takes the units out of stock.
 pub fn create_replacement_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let sku = a.str_or_empty("sku");
-    let quantity = a.get("quantity").and_then(Value::as_i64).unwrap_or(0);
+    let quantity = a.i64_or_zero("quantity");
     let inventory = first(s, INVENTORY, "sku", &json!(sku))?;
     let mut inventory = match inventory {
         Some(r) if r.i64_or_zero("available_quantity") != 0 => r,

@@ -19,7 +19,7 @@ pub fn add_points_to_balance(s: &mut Session, a: &Args) -> Result<Value, ToolErr
         ))
     })?;
     let old = m.i64_or_zero("points_balance");
-    let add = a.get("points_to_add").and_then(Value::as_i64).unwrap_or(0);
+    let add = a.i64_or_zero("points_to_add");
     let new = old
         .checked_add(add)
         .ok_or_else(|| ToolError::other("integer overflow"))?;
