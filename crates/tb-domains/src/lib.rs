@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use tb_sandbox::{Args, Domain, DomainError, Session, ToolResult, Tools};
+use tb_sandbox::{Domain, DomainError, Tools};
 
 pub mod airline;
 pub mod auto_insurance;
@@ -18,7 +18,6 @@ pub mod retail;
 pub mod shape;
 #[cfg(test)]
 mod testdata;
-pub mod util;
 pub mod zendesk;
 
 /// The server names of the v1 domains, in the order the benchmark lists them.
@@ -59,18 +58,6 @@ pub(crate) fn build(
         ],
         fns,
     )
-}
-
-/// A tool function as a plain `fn` (the lists not yet moved onto [`Tools`]).
-pub(crate) type PlainFn = fn(&mut Session, &Args) -> ToolResult;
-
-/// [`Tools`] from a list of plain functions, errors shown as they are.
-pub(crate) fn plain(list: Vec<(&str, PlainFn)>) -> Tools {
-    let mut t = Tools::new();
-    for (n, f) in list {
-        t.add(n, f);
-    }
-    t
 }
 
 fn registry() -> &'static Result<Vec<Arc<Domain>>, String> {

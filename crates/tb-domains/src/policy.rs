@@ -13,7 +13,7 @@
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::{Args, Fields, Session, ToolResult};
 
 fn tokens(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
@@ -108,9 +108,9 @@ pub fn rank<'a>(sources: &'a [Value], query: &str) -> Vec<(&'a str, &'a str, f64
 
 /// Runs a policy search for the tool's validated arguments (`query`, `max_results`, which the
 /// reference clamps: missing or < 1 gives 3, > 10 gives 10).
-pub fn search_policy(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let query = a.get("query").and_then(Value::as_str).unwrap_or("");
-    let max = match a.get("max_results").and_then(Value::as_i64) {
+pub fn search_policy(s: &mut Session, a: &Args) -> ToolResult {
+    let query = a.str_or_empty("query");
+    let max = match a.opt_i64("max_results") {
         None => 3,
         Some(m) if m < 1 => 3,
         Some(m) => m.min(10),

@@ -10,7 +10,7 @@
 //! - `opt_str_nonempty(k)`: `None` also for `""` (Python truthiness: `if x:`);
 //! - `value(k)`: the JSON value cloned, null when absent;
 //! - `opt_i64` / `i64_or_zero`, `opt_f64` / `f64_or_zero`, `opt_bool` / `bool_or_false`,
-//!   `is_none`;
+//!   `is_none`, `list_of::<T>` (a list field deserialized);
 //! - `require_str(k)` / `require_str_nonempty(k)`: the two "missing argument" errors the
 //!   reference's servers raise.
 //!
@@ -22,6 +22,8 @@
 
 use crate::runtime::{Args, Session};
 use crate::state::{Row, StateError};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -110,6 +112,8 @@ pub trait Fields {
     fn bool_or_false(&self, name: &str) -> bool;
     /// Whether the field is absent or null (`x is None`).
     fn is_none(&self, name: &str) -> bool;
+    /// A list field read as `T`s; empty when absent, null or not a list of `T`.
+    fn list_of<T: DeserializeOwned>(&self, name: &str) -> Vec<T>;
     /// A string field that must be there: `<name> is required` otherwise.
     fn require_str(&self, name: &str) -> Result<&str, ToolError>;
     /// A non-empty string field: `Missing required parameter: <name>` when absent, null or
@@ -160,6 +164,12 @@ impl Fields for Map<String, Value> {
 
     fn is_none(&self, name: &str) -> bool {
         self.get(name).is_none_or(Value::is_null)
+    }
+
+    fn list_of<T: DeserializeOwned>(&self, name: &str) -> Vec<T> {
+        self.get(name)
+            .and_then(|v| Vec::<T>::deserialize(v).ok())
+            .unwrap_or_default()
     }
 
     fn require_str(&self, name: &str) -> Result<&str, ToolError> {
@@ -332,6 +342,11 @@ mod tests {
         assert_eq!(m.opt_bool("b"), Some(true));
         assert!(!m.bool_or_false("s"));
         assert!(m.is_none("n") && m.is_none("zz") && !m.is_none("e"));
+        let Value::Object(l) = json!({"l": [1, 2], "bad": [1, "x"]}) else {
+            unreachable!()
+        };
+        assert_eq!(l.list_of::<i64>("l"), vec![1, 2]);
+        assert!(l.list_of::<i64>("bad").is_empty() && l.list_of::<i64>("zz").is_empty());
         assert_eq!(m.require_str("e"), Ok(""));
         assert_eq!(m.require_str("n").unwrap_err().to_string(), "n is required");
         assert_eq!(

@@ -5,29 +5,13 @@ use super::data::{Passenger, PaymentMethod, Reservation, Segment, User};
 use super::{AirlineSession, Fail, Out, calc, ok};
 use serde_json::{Value, json};
 use tb_python::{float_repr, str_repr};
-use tb_sandbox::Args;
+use tb_sandbox::{Args, Fields};
 
 const BAGGAGE_FEE: i64 = 50;
 const INSURANCE_FEE: i64 = 30;
 const MAX_PASSENGERS: usize = 5;
 const DOB_PATTERN: &str = r"^\d{4}-\d{2}-\d{2}$";
 const PYDANTIC_URL: &str = "https://errors.pydantic.dev/2.14/v/";
-
-// --- argument access (arguments are validated: present and of their declared kind) ---------
-
-fn text<'a>(a: &'a Args, key: &str) -> &'a str {
-    a.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn int(a: &Args, key: &str) -> i64 {
-    a.get(key).and_then(Value::as_i64).unwrap_or_default()
-}
-
-fn items<T: serde::de::DeserializeOwned>(a: &Args, key: &str) -> Vec<T> {
-    a.get(key)
-        .and_then(|v| Vec::<T>::deserialize(v).ok())
-        .unwrap_or_default()
-}
 
 use serde::Deserialize;
 
@@ -287,7 +271,11 @@ fn available(f: &super::data::Flight, date: &str) -> bool {
 
 /// `search_direct_flight`
 pub fn search_direct_flight(s: &mut AirlineSession, a: &Args) -> Out {
-    let (origin, destination, date) = (text(a, "origin"), text(a, "destination"), text(a, "date"));
+    let (origin, destination, date) = (
+        a.str_or_empty("origin"),
+        a.str_or_empty("destination"),
+        a.str_or_empty("date"),
+    );
     let flights: Vec<Value> =
         s.db.flights
             .values()
@@ -299,7 +287,11 @@ pub fn search_direct_flight(s: &mut AirlineSession, a: &Args) -> Out {
 
 /// `search_onestop_flight`: any two same-day flights through a common airport.
 pub fn search_onestop_flight(s: &mut AirlineSession, a: &Args) -> Out {
-    let (origin, destination, date) = (text(a, "origin"), text(a, "destination"), text(a, "date"));
+    let (origin, destination, date) = (
+        a.str_or_empty("origin"),
+        a.str_or_empty("destination"),
+        a.str_or_empty("date"),
+    );
     let mut out = Vec::new();
     for first in s.db.flights.values() {
         if first.origin != origin || !available(first, date) {
@@ -324,28 +316,28 @@ pub fn search_onestop_flight(s: &mut AirlineSession, a: &Args) -> Out {
 
 /// `get_user_details`
 pub fn get_user_details(s: &mut AirlineSession, a: &Args) -> Out {
-    let u = user(s, text(a, "user_id"))?;
+    let u = user(s, a.str_or_empty("user_id"))?;
     Ok(ok(vec![("user", json!(u))]))
 }
 
 /// `get_reservation_details`
 pub fn get_reservation_details(s: &mut AirlineSession, a: &Args) -> Out {
-    let r = reservation(s, text(a, "reservation_id"))?;
+    let r = reservation(s, a.str_or_empty("reservation_id"))?;
     Ok(ok(vec![("reservation", json!(r))]))
 }
 
 /// `book_reservation`
 pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
-    let flight_type = text(a, "flight_type");
+    let flight_type = a.str_or_empty("flight_type");
     if flight_type != "one_way" && flight_type != "round_trip" {
         return Err(Fail::Other);
     }
-    let cabin = text(a, "cabin");
+    let cabin = a.str_or_empty("cabin");
     valid_cabin(cabin)?;
-    let passengers: Vec<Passenger> = items(a, "passengers");
+    let passengers: Vec<Passenger> = a.list_of("passengers");
     check_passengers(&passengers).map_err(|e| Fail::domain(e.errors_repr()))?;
-    let payments: Vec<PaymentInput> = items(a, "payment_methods");
-    let insurance = text(a, "insurance");
+    let payments: Vec<PaymentInput> = a.list_of("payment_methods");
+    let insurance = a.str_or_empty("insurance");
     let mut request_errors = Vec::new();
     if payments.is_empty() {
         request_errors.push(format!("{{'type': 'value_error', 'loc': ('payment_methods',), 'msg': 'Value error, At least one payment method required', 'input': [], 'ctx': {{'error': ValueError('At least one payment method required')}}, 'url': '{PYDANTIC_URL}value_error'}}"));
@@ -362,7 +354,7 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
     if !request_errors.is_empty() {
         return Err(Fail::domain(format!("[{}]", request_errors.join(", "))));
     }
-    let user_id = text(a, "user_id");
+    let user_id = a.str_or_empty("user_id");
     let u = user(s, user_id)?;
     validate_pax(&passengers)?;
     let mut counts = [0usize; 3];
@@ -390,9 +382,9 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
     }
     let membership = u.membership_level.clone();
     let real_user_id = u.user_id.clone();
-    let flights: Vec<FlightDetail> = items(a, "flights");
+    let flights: Vec<FlightDetail> = a.list_of("flights");
     let (segments, base) = make_segments(s, &flights, cabin, passengers.len())?;
-    let total_bags = int(a, "total_baggages");
+    let total_bags = a.i64_or_zero("total_baggages");
     let price = base
         + insurance_cost(insurance, passengers.len()) as f64
         + baggage_cost(&membership, cabin, total_bags, passengers.len()) as f64;
@@ -414,8 +406,8 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
     let r = Reservation {
         reservation_id: id.clone(),
         user_id: real_user_id,
-        origin: text(a, "origin").to_string(),
-        destination: text(a, "destination").to_string(),
+        origin: a.str_or_empty("origin").to_string(),
+        destination: a.str_or_empty("destination").to_string(),
         flight_type: flight_type.to_string(),
         cabin: cabin.to_string(),
         flights: segments,
@@ -429,7 +421,7 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
             .collect(),
         created_at,
         total_baggages: total_bags,
-        nonfree_baggages: int(a, "nonfree_baggages"),
+        nonfree_baggages: a.i64_or_zero("nonfree_baggages"),
         insurance: insurance.to_string(),
         total_price: Some(price),
         status: "confirmed".into(),
@@ -447,8 +439,8 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
 
 /// `cancel_reservation`: seats back, status cancelled, the refund only reported.
 pub fn cancel_reservation(s: &mut AirlineSession, a: &Args) -> Out {
-    let id = text(a, "reservation_id");
-    let reason = text(a, "reason");
+    let id = a.str_or_empty("reservation_id");
+    let reason = a.str_or_empty("reason");
     let r = reservation(s, id)?.clone();
     if r.status == "cancelled" {
         return Err(Fail::domain("Reservation already cancelled"));
@@ -480,8 +472,8 @@ pub fn cancel_reservation(s: &mut AirlineSession, a: &Args) -> Out {
 
 /// `update_reservation_passengers`: same number of passengers, not basic economy.
 pub fn update_reservation_passengers(s: &mut AirlineSession, a: &Args) -> Out {
-    let id = text(a, "reservation_id");
-    let passengers: Vec<Passenger> = items(a, "passengers");
+    let id = a.str_or_empty("reservation_id");
+    let passengers: Vec<Passenger> = a.list_of("passengers");
     let now = s.fixed_now();
     let r = reservation(s, id)?;
     if r.cabin == "basic_economy" {
@@ -504,9 +496,9 @@ pub fn update_reservation_passengers(s: &mut AirlineSession, a: &Args) -> Out {
 /// `update_reservation_flights`: every flight priced again at today's fare; a higher price is
 /// charged, a lower one not refunded.
 pub fn update_reservation_flights(s: &mut AirlineSession, a: &Args) -> Out {
-    let id = text(a, "reservation_id");
-    let cabin = text(a, "cabin");
-    let payment_id = text(a, "payment_id");
+    let id = a.str_or_empty("reservation_id");
+    let cabin = a.str_or_empty("cabin");
+    let payment_id = a.str_or_empty("payment_id");
     let r = reservation(s, id)?.clone();
     if r.cabin == "basic_economy" && cabin == "basic_economy" {
         return Err(Fail::domain(
@@ -519,7 +511,7 @@ pub fn update_reservation_flights(s: &mut AirlineSession, a: &Args) -> Out {
     }
     let membership = u.membership_level.clone();
     valid_cabin(cabin)?;
-    let flights: Vec<FlightDetail> = items(a, "flights");
+    let flights: Vec<FlightDetail> = a.list_of("flights");
     let n = r.passengers.len();
     let (segments, base) = make_segments(s, &flights, cabin, n)?;
     let new_price = base
@@ -546,10 +538,10 @@ pub fn update_reservation_flights(s: &mut AirlineSession, a: &Args) -> Out {
 
 /// `update_reservation_baggages`: only additions; charges 50 per added charged bag.
 pub fn update_reservation_baggages(s: &mut AirlineSession, a: &Args) -> Out {
-    let id = text(a, "reservation_id");
-    let total = int(a, "total_baggages");
-    let nonfree = int(a, "nonfree_baggages");
-    let payment_id = text(a, "payment_id");
+    let id = a.str_or_empty("reservation_id");
+    let total = a.i64_or_zero("total_baggages");
+    let nonfree = a.i64_or_zero("nonfree_baggages");
+    let payment_id = a.str_or_empty("payment_id");
     let r = reservation(s, id)?.clone();
     if total < r.total_baggages {
         return Err(Fail::domain(
@@ -594,7 +586,7 @@ pub fn list_all_airports(s: &mut AirlineSession, _a: &Args) -> Out {
 
 /// `calculate`: Python arithmetic on digits, `.`, `+-*/`, parentheses and spaces.
 pub fn calculate(_s: &mut AirlineSession, a: &Args) -> Out {
-    let expression = text(a, "expression");
+    let expression = a.str_or_empty("expression");
     if !expression.chars().all(|c| "0123456789+-*/.() ".contains(c)) {
         return Err(Fail::domain("Invalid characters in expression"));
     }
@@ -605,9 +597,9 @@ pub fn calculate(_s: &mut AirlineSession, a: &Args) -> Out {
 /// `send_certificate`: for silver/gold members, insured or business reservations; a fixed
 /// amount per passenger for cancelled (100) and delayed (50) flights, else the amount given.
 pub fn send_certificate(s: &mut AirlineSession, a: &Args) -> Out {
-    let user_id = text(a, "user_id");
-    let reason = text(a, "reason");
-    let reservation_id = text(a, "reservation_id");
+    let user_id = a.str_or_empty("user_id");
+    let reason = a.str_or_empty("reason");
+    let reservation_id = a.str_or_empty("reservation_id");
     let membership = user(s, user_id)?.membership_level.clone();
     let r = reservation(s, reservation_id)?;
     let eligible = membership == "silver"
@@ -656,7 +648,7 @@ pub fn transfer_to_human_agents(s: &mut AirlineSession, a: &Args) -> Out {
     let id = s.new_id("TSF");
     Ok(ok(vec![
         ("transfer_id", json!(id)),
-        ("summary", json!(text(a, "summary"))),
+        ("summary", json!(a.str_or_empty("summary"))),
         ("status", json!("transferred")),
     ]))
 }
@@ -664,7 +656,7 @@ pub fn transfer_to_human_agents(s: &mut AirlineSession, a: &Args) -> Out {
 /// `think`
 pub fn think(_s: &mut AirlineSession, a: &Args) -> Out {
     Ok(ok(vec![
-        ("thought", json!(text(a, "thought"))),
+        ("thought", json!(a.str_or_empty("thought"))),
         ("status", json!("recorded")),
     ]))
 }
@@ -676,16 +668,16 @@ fn max0(x: f64) -> Value {
 
 /// `check_price_quote`: prices without booking (no seats taken).
 pub fn check_price_quote(s: &mut AirlineSession, a: &Args) -> Out {
-    let cabin = text(a, "cabin");
-    let passengers: Vec<Passenger> = items(a, "passengers");
+    let cabin = a.str_or_empty("cabin");
+    let passengers: Vec<Passenger> = a.list_of("passengers");
     check_passengers(&passengers)
         .map_err(|e| Fail::domain(format!("Invalid booking parameters: {}", e.text())))?;
-    let membership = user(s, text(a, "user_id"))?.membership_level.clone();
+    let membership = user(s, a.str_or_empty("user_id"))?.membership_level.clone();
     validate_pax(&passengers)?;
     let n = passengers.len();
     let mut flight_price = 0.0;
     let mut details = Vec::new();
-    for f in items::<FlightDetail>(a, "flights") {
+    for f in a.list_of::<FlightDetail>("flights") {
         let (origin, destination, fare) = price_segment(s, &f.flight_number, &f.date, cabin, n)?;
         let segment_total = fare * n as f64;
         flight_price += segment_total;
@@ -698,12 +690,12 @@ pub fn check_price_quote(s: &mut AirlineSession, a: &Args) -> Out {
             "segment_total": segment_total,
         }));
     }
-    let insurance = text(a, "insurance");
-    let total_bags = int(a, "total_baggages");
+    let insurance = a.str_or_empty("insurance");
+    let total_bags = a.i64_or_zero("total_baggages");
     let ins = insurance_cost(insurance, n);
     let bags = baggage_cost(&membership, cabin, total_bags, n);
     let total = flight_price + ins as f64 + bags as f64;
-    let mut reservation_id = a.get("reservation_id").cloned().unwrap_or(Value::Null);
+    let mut reservation_id = a.value("reservation_id");
     let mut change = Value::Null;
     if reservation_id.as_str().is_some_and(|r| !r.is_empty()) {
         let rid = reservation_id.as_str().unwrap_or_default().to_string();
@@ -742,7 +734,7 @@ pub fn check_price_quote(s: &mut AirlineSession, a: &Args) -> Out {
         ("change_details", change),
         ("passenger_count", json!(n)),
         ("cabin_class", json!(cabin)),
-        ("flight_type", json!(text(a, "flight_type"))),
+        ("flight_type", json!(a.str_or_empty("flight_type"))),
         ("insurance_included", json!(insurance == "yes")),
         ("total_baggages", json!(total_bags)),
         ("timestamp", json!(s.fixed_now())),
@@ -751,8 +743,8 @@ pub fn check_price_quote(s: &mut AirlineSession, a: &Args) -> Out {
 
 /// `check_refund_amount`: what a cancellation would refund.
 pub fn check_refund_amount(s: &mut AirlineSession, a: &Args) -> Out {
-    let id = text(a, "reservation_id");
-    let reason = text(a, "reason");
+    let id = a.str_or_empty("reservation_id");
+    let reason = a.str_or_empty("reason");
     let r = reservation(s, id)?.clone();
     let refund = refund_amount(s, &r, reason)?;
     let refund_f = refund.as_f64().unwrap_or(0.0);

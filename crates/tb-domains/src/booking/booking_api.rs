@@ -1,36 +1,30 @@
 //! booking_api: bookings, group bookings and hotel inventory.
 
-use super::{Ymd, arg, field, first_where, iso_date_z, opt, write_in_place};
-use crate::PlainFn;
-use serde_json::{Value, json};
 use tb_python::decimal::Dec;
+use super::tables::{BOOKINGS, GROUPS, HOTELS, INVENTORY};
+use super::{Ymd, first_where, iso_date_z, write_in_place};
+use serde_json::{Value, json};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
-const BOOKINGS: &str = "booking_api_bookings";
-const GROUPS: &str = "booking_api_group_bookings";
-const INVENTORY: &str = "booking_api_hotel_inventory";
-const HOTELS: &str = "hotel_partner_api_hotels";
 /// The fixed "now" of booking changes.
 const CHANGE_TIME: &str = "2025-11-25T10:00:00Z";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
-    vec![
-        (
-            "booking_api_check_hotel_availability",
-            check_hotel_availability as PlainFn,
-        ),
-        ("booking_api_get_booking", get_booking),
-        ("booking_api_get_booking_history", get_booking_history),
-        ("booking_api_get_group_booking", get_group_booking),
-        ("booking_api_modify_booking", modify_booking),
-        ("booking_api_modify_group_booking", modify_group_booking),
-        (
-            "booking_api_search_hotels_by_location",
-            search_hotels_by_location,
-        ),
-    ]
+pub(crate) fn register(t: &mut Tools) {
+    t.add(
+        "booking_api_check_hotel_availability",
+        check_hotel_availability,
+    )
+    .add("booking_api_get_booking", get_booking)
+    .add("booking_api_get_booking_history", get_booking_history)
+    .add("booking_api_get_group_booking", get_group_booking)
+    .add("booking_api_modify_booking", modify_booking)
+    .add("booking_api_modify_group_booking", modify_group_booking)
+    .add(
+        "booking_api_search_hotels_by_location",
+        search_hotels_by_location,
+    );
 }
 
 fn dec_err(e: tb_python::decimal::DecimalError) -> ToolError {
@@ -39,14 +33,14 @@ fn dec_err(e: tb_python::decimal::DecimalError) -> ToolError {
 
 /// A decimal field of a row.
 fn dec_field(row: &Row, name: &str) -> Result<Dec, ToolError> {
-    Dec::parse(field(row, name)).map_err(dec_err)
+    Dec::parse(row.str_or_empty(name)).map_err(dec_err)
 }
 
 /// The stay's two dates, or the reference's error.
 fn stay(a: &Args) -> Result<(Ymd, Ymd), ToolError> {
-    let ci = iso_date_z(arg(a, "check_in_date"))
+    let ci = iso_date_z(a.str_or_empty("check_in_date"))
         .map_err(|e| ToolError::new(format!("Invalid date format: {e}")))?;
-    let co = iso_date_z(arg(a, "check_out_date"))
+    let co = iso_date_z(a.str_or_empty("check_out_date"))
         .map_err(|e| ToolError::new(format!("Invalid date format: {e}")))?;
     if ci >= co {
         return Err(ToolError::new(
@@ -63,19 +57,19 @@ fn quantize2(d: &Dec) -> Result<Value, ToolError> {
 }
 
 fn check_hotel_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let hotel_id = arg(a, "hotel_id");
+    let hotel_id = a.str_or_empty("hotel_id");
     if s.state.get(HOTELS, &json!(hotel_id))?.is_none() {
         return Err(ToolError::new(format!(
             "Hotel not found with hotel_id '{hotel_id}'"
         )));
     }
     let (ci, co) = stay(a)?;
-    let (room, board) = (arg(a, "room_type"), arg(a, "board_type"));
+    let (room, board) = (a.str_or_empty("room_type"), a.str_or_empty("board_type"));
     let relevant: Vec<&Row> = s
         .state
         .rows(INVENTORY)?
         .iter()
-        .filter(|r| field(r, "hotel_id") == hotel_id && field(r, "room_type") == room)
+        .filter(|r| r.str_or_empty("hotel_id") == hotel_id && r.str_or_empty("room_type") == room)
         .collect();
     if relevant.is_empty() {
         return Ok(
@@ -84,8 +78,8 @@ fn check_hotel_availability(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     }
     let mut in_range = Vec::new();
     for inv in &relevant {
-        let d = iso_date_z(field(inv, "date")).map_err(ToolError::new)?;
-        if ci <= d && d < co && field(inv, "board_type") == board {
+        let d = iso_date_z(inv.str_or_empty("date")).map_err(ToolError::new)?;
+        if ci <= d && d < co && inv.str_or_empty("board_type") == board {
             in_range.push(*inv);
         }
     }
@@ -102,16 +96,9 @@ fn check_hotel_availability(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     };
     let mut boards: Vec<String> = Vec::new();
     for inv in &relevant {
-        let d = iso_date_z(field(inv, "date")).map_err(ToolError::new)?;
-        if ci <= d
-            && d < co
-            && inv
-                .get("available_count")
-                .and_then(Value::as_i64)
-                .unwrap_or(0)
-                > 0
-        {
-            boards.push(field(inv, "board_type").to_string());
+        let d = iso_date_z(inv.str_or_empty("date")).map_err(ToolError::new)?;
+        if ci <= d && d < co && inv.i64_or_zero("available_count") > 0 {
+            boards.push(inv.str_or_empty("board_type").to_string());
         }
     }
     boards.sort();
@@ -120,8 +107,8 @@ fn check_hotel_availability(s: &mut Session, a: &Args) -> Result<Value, ToolErro
 }
 
 fn get_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let reference = opt(a, "booking_reference").filter(|x| !x.is_empty());
-    let customer = opt(a, "customer_id").filter(|x| !x.is_empty());
+    let reference = a.opt_str("booking_reference").filter(|x| !x.is_empty());
+    let customer = a.opt_str("customer_id").filter(|x| !x.is_empty());
     if reference.is_none() && customer.is_none() {
         return Err(ToolError::new(
             "Either booking_reference or customer_id must be provided",
@@ -142,24 +129,27 @@ fn get_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 /// Rows sorted by `created_at`, newest first, keeping store order among equals (Python's
 /// `sort(key=..., reverse=True)` is stable).
 pub(crate) fn newest_first(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by(|x, y| field(y, "created_at").cmp(field(x, "created_at")));
+    rows.sort_by(|x, y| {
+        y.str_or_empty("created_at")
+            .cmp(x.str_or_empty("created_at"))
+    });
     rows
 }
 
 fn get_booking_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let customer = arg(a, "customer_id");
+    let customer = a.str_or_empty("customer_id");
     let rows: Vec<Row> = s
         .state
         .rows(BOOKINGS)?
         .iter()
-        .filter(|r| field(r, "customer_id") == customer)
+        .filter(|r| r.str_or_empty("customer_id") == customer)
         .cloned()
         .collect();
     Ok(json!({"bookings": newest_first(rows)}))
 }
 
 fn get_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let id = arg(a, "group_booking_id");
+    let id = a.str_or_empty("group_booking_id");
     match first_where(s, GROUPS, "group_booking_id", id)? {
         Some((_, row)) => Ok(json!({"group_booking_data": row})),
         None => Err(ToolError::new(format!(
@@ -184,13 +174,13 @@ fn stay_value(
     let mut total = Dec::parse("0").map_err(dec_err)?;
     let mut nights = 0usize;
     for inv in s.state.rows(INVENTORY)? {
-        if field(inv, "hotel_id") != hotel_id
-            || field(inv, "room_type") != room
-            || field(inv, "board_type") != board
+        if inv.str_or_empty("hotel_id") != hotel_id
+            || inv.str_or_empty("room_type") != room
+            || inv.str_or_empty("board_type") != board
         {
             continue;
         }
-        let Ok(d) = iso_date_z(field(inv, "date")) else {
+        let Ok(d) = iso_date_z(inv.str_or_empty("date")) else {
             continue;
         };
         if ci <= d && d < co {
@@ -207,13 +197,13 @@ fn stay_value(
 }
 
 fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let reference = arg(a, "booking_reference");
+    let reference = a.str_or_empty("booking_reference");
     let Some((pos, mut b)) = first_where(s, BOOKINGS, "booking_reference", reference)? else {
         return Err(ToolError::new(format!(
             "Booking not found with booking_reference '{reference}'"
         )));
     };
-    let status = field(&b, "booking_status").to_string();
+    let status = b.str_or_empty("booking_status").to_string();
     if status != "confirmed" {
         return Err(ToolError::new(format!(
             "Booking cannot be modified. Current status is '{status}', must be 'confirmed'"
@@ -233,7 +223,7 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         let Some(new) = a.get(name).filter(|v| !v.is_null()) else {
             continue;
         };
-        let old = b.get(name).cloned().unwrap_or(Value::Null);
+        let old = b.value(name);
         if !tb_python::py_eq(&old, new) {
             changes.push(format!(
                 "{name}: {} -> {}",
@@ -265,11 +255,11 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     if repriced {
         let value = stay_value(
             s,
-            field(&b, "hotel_id"),
-            field(&b, "check_in_date"),
-            field(&b, "check_out_date"),
-            field(&b, "room_type"),
-            field(&b, "board_type"),
+            b.str_or_empty("hotel_id"),
+            b.str_or_empty("check_in_date"),
+            b.str_or_empty("check_out_date"),
+            b.str_or_empty("room_type"),
+            b.str_or_empty("board_type"),
         )?;
         if let Some(v) = value {
             difference = v.sub(&original_value).map_err(dec_err)?;
@@ -294,7 +284,7 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let group_id = arg(a, "group_booking_id");
+    let group_id = a.str_or_empty("group_booking_id");
     let Some((gpos, mut group)) = first_where(s, GROUPS, "group_booking_id", group_id)? else {
         return Err(ToolError::new(format!(
             "Group booking not found with group_booking_id '{group_id}'"
@@ -319,7 +309,7 @@ fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let mut any_booking_changed = false;
     for (name, new) in [("check_in_date", new_in), ("check_out_date", new_out)] {
         if let Some(new) = new
-            && field(&group, name) != new
+            && group.str_or_empty(name) != new
         {
             group.insert(name.into(), json!(new));
             group_changed = true;
@@ -348,7 +338,7 @@ fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             let mut changes: Vec<String> = Vec::new();
             for (name, new) in [("check_in_date", new_in), ("check_out_date", new_out)] {
                 if let Some(new) = new
-                    && field(&b, name) != new
+                    && b.str_or_empty(name) != new
                 {
                     b.insert(name.into(), json!(new));
                     changes.push(format!("{name} updated via group booking {group_id}"));
@@ -360,11 +350,11 @@ fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             any_booking_changed = true;
             let value = stay_value(
                 s,
-                field(&b, "hotel_id"),
-                field(&b, "check_in_date"),
-                field(&b, "check_out_date"),
-                field(&b, "room_type"),
-                field(&b, "board_type"),
+                b.str_or_empty("hotel_id"),
+                b.str_or_empty("check_in_date"),
+                b.str_or_empty("check_out_date"),
+                b.str_or_empty("room_type"),
+                b.str_or_empty("board_type"),
             )?;
             if let Some(v) = value {
                 let diff = v.sub(&original_value).map_err(dec_err)?;
@@ -399,27 +389,31 @@ fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 
 fn search_hotels_by_location(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let (ci, co) = stay(a)?;
-    let location = arg(a, "location").to_lowercase();
-    let (room, board) = (arg(a, "room_type"), arg(a, "board_type"));
+    let location = a.str_or_empty("location").to_lowercase();
+    let (room, board) = (a.str_or_empty("room_type"), a.str_or_empty("board_type"));
     let hotels: Vec<Row> = s
         .state
         .rows(HOTELS)?
         .iter()
-        .filter(|h| field(h, "location").to_lowercase().contains(&location))
+        .filter(|h| {
+            h.str_or_empty("location")
+                .to_lowercase()
+                .contains(&location)
+        })
         .cloned()
         .collect();
     let mut results = Vec::new();
     for hotel in &hotels {
-        let hotel_id = field(hotel, "hotel_id");
+        let hotel_id = hotel.str_or_empty("hotel_id");
         let mut nights: Vec<&Row> = Vec::new();
         for inv in s.state.rows(INVENTORY)? {
-            if field(inv, "hotel_id") != hotel_id
-                || field(inv, "room_type") != room
-                || field(inv, "board_type") != board
+            if inv.str_or_empty("hotel_id") != hotel_id
+                || inv.str_or_empty("room_type") != room
+                || inv.str_or_empty("board_type") != board
             {
                 continue;
             }
-            let d = iso_date_z(field(inv, "date")).map_err(ToolError::new)?;
+            let d = iso_date_z(inv.str_or_empty("date")).map_err(ToolError::new)?;
             if ci <= d && d < co {
                 nights.push(inv);
             }
@@ -443,9 +437,9 @@ fn search_hotels_by_location(s: &mut Session, a: &Args) -> Result<Value, ToolErr
         let avg = sum.div_int(nights.len() as u64).map_err(dec_err)?;
         results.push(json!({
             "hotel_id": hotel_id,
-            "hotel_name": field(hotel, "hotel_name"),
-            "location": field(hotel, "location"),
-            "partner_tier": field(hotel, "partner_tier"),
+            "hotel_name": hotel.str_or_empty("hotel_name"),
+            "location": hotel.str_or_empty("location"),
+            "partner_tier": hotel.str_or_empty("partner_tier"),
             "available_count": min,
             "price_per_night": quantize2(&avg)?,
         }));

@@ -1,28 +1,26 @@
 //! crm_api: customer profiles.
 
-use super::{arg, first_where, no_nulls, opt};
-use crate::PlainFn;
+use super::first_where;
+use super::tables::PROFILES;
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::tool::exclude_none;
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
-const PROFILES: &str = "crm_api_customer_profiles";
 /// The fixed time `update_customer_info` stamps on a profile.
 const UPDATE_TIME: &str = "2025-01-01T00:00:00Z";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
-    vec![
-        ("crm_api_check_vip_status", check_vip_status as PlainFn),
-        ("crm_api_get_customer_preferences", get_customer_preferences),
-        ("crm_api_get_customer_profile", get_customer_profile),
-        ("crm_api_update_customer_info", update_customer_info),
-    ]
+pub(crate) fn register(t: &mut Tools) {
+    t.add("crm_api_check_vip_status", check_vip_status)
+        .add("crm_api_get_customer_preferences", get_customer_preferences)
+        .add("crm_api_get_customer_profile", get_customer_profile)
+        .add("crm_api_update_customer_info", update_customer_info);
 }
 
 /// The profile of the `customer_id` argument, after the reference's checks.
 fn profile(s: &Session, a: &Args) -> Result<(usize, Row), ToolError> {
-    let id = arg(a, "customer_id");
+    let id = a.str_or_empty("customer_id");
     if id.trim().is_empty() {
         return Err(ToolError::new("Invalid customer_id parameter."));
     }
@@ -33,10 +31,7 @@ fn profile(s: &Session, a: &Args) -> Result<(usize, Row), ToolError> {
 fn check_vip_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let (_, p) = profile(s, a)?;
     let mut out = serde_json::Map::new();
-    out.insert(
-        "vip_tier".into(),
-        p.get("vip_tier").cloned().unwrap_or(Value::Null),
-    );
+    out.insert("vip_tier".into(), p.value("vip_tier"));
     if let Some(l) = p.get("loyalty_program_status").filter(|v| !v.is_null()) {
         out.insert("loyalty_program_status".into(), l.clone());
     }
@@ -52,8 +47,8 @@ fn get_customer_preferences(s: &mut Session, a: &Args) -> Result<Value, ToolErro
 }
 
 fn get_customer_profile(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let id = opt(a, "customer_id").filter(|x| !x.is_empty());
-    let email = opt(a, "email").filter(|x| !x.is_empty());
+    let id = a.opt_str("customer_id").filter(|x| !x.is_empty());
+    let email = a.opt_str("email").filter(|x| !x.is_empty());
     if id.is_none() && email.is_none() {
         return Err(ToolError::new(
             "Invalid parameters: provide customer_id or email.",
@@ -61,16 +56,16 @@ fn get_customer_profile(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     }
     let rows = s.state.rows(PROFILES)?;
     let found = match (id, email) {
-        (Some(id), _) => rows.iter().find(|p| super::field(p, "customer_id") == id),
+        (Some(id), _) => rows.iter().find(|p| p.str_or_empty("customer_id") == id),
         (None, Some(email)) => {
             let email = email.to_lowercase();
             rows.iter()
-                .find(|p| super::field(p, "email").to_lowercase() == email)
+                .find(|p| p.str_or_empty("email").to_lowercase() == email)
         }
         (None, None) => None,
     };
     let p = found.ok_or_else(|| ToolError::new("Customer not found."))?;
-    Ok(json!({"customer_data": no_nulls(p)}))
+    Ok(json!({"customer_data": exclude_none(p)}))
 }
 
 /// Updatable fields, in the input model's order.
@@ -85,7 +80,7 @@ const UPDATABLE: [&str; 7] = [
 ];
 
 fn update_customer_info(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    if arg(a, "customer_id").trim().is_empty() {
+    if a.str_or_empty("customer_id").trim().is_empty() {
         return Err(ToolError::new("Invalid customer_id parameter."));
     }
     let updates: Vec<(&str, &Value)> = UPDATABLE

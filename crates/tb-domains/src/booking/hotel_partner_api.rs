@@ -1,28 +1,20 @@
 //! hotel_partner_api: hotel records, contacts, availability and escalations.
 
-use super::{arg, field, first_where, no_nulls};
-use crate::PlainFn;
+use super::first_where;
+use super::tables::{BOOKINGS, HOTELS, INVENTORY, TICKETS};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::tool::exclude_none;
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
-const HOTELS: &str = "hotel_partner_api_hotels";
-const BOOKINGS: &str = "booking_api_bookings";
-const INVENTORY: &str = "booking_api_hotel_inventory";
-const TICKETS: &str = "zendesk_tickets";
 /// The fixed time stamped on escalation tickets.
 const ESCALATION_TIME: &str = "2025-11-30T10:00:00Z";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
-    vec![
-        (
-            "hotel_partner_api_escalate_to_hotel",
-            escalate_to_hotel as PlainFn,
-        ),
-        ("hotel_partner_api_get_hotel_contact", get_hotel_contact),
-        ("hotel_partner_api_get_hotel_info", get_hotel_info),
-        ("hotel_partner_api_verify_availability", verify_availability),
-    ]
+pub(crate) fn register(t: &mut Tools) {
+    t.add("hotel_partner_api_escalate_to_hotel", escalate_to_hotel)
+        .add("hotel_partner_api_get_hotel_contact", get_hotel_contact)
+        .add("hotel_partner_api_get_hotel_info", get_hotel_info)
+        .add("hotel_partner_api_verify_availability", verify_availability);
 }
 
 /// The first unused `ZDSK-{n:08d}` id, counting from 1.
@@ -43,9 +35,9 @@ fn next_ticket_id(s: &Session) -> Result<String, ToolError> {
 }
 
 fn escalate_to_hotel(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let hotel_id = arg(a, "hotel_id");
-    let reference = arg(a, "booking_reference");
-    let issue = arg(a, "issue_type");
+    let hotel_id = a.str_or_empty("hotel_id");
+    let reference = a.str_or_empty("booking_reference");
+    let issue = a.str_or_empty("issue_type");
     let Some((_, hotel)) = first_where(s, HOTELS, "hotel_id", hotel_id)? else {
         return Err(ToolError::new(format!("Hotel '{hotel_id}' not found.")));
     };
@@ -56,13 +48,13 @@ fn escalate_to_hotel(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let ticket = json!({
         "id": ticket_id,
         "subject": format!("Hotel Escalation: {issue}"),
-        "description": arg(a, "description"),
+        "description": a.str_or_empty("description"),
         "status": "open",
         "priority": "high",
         "type": "incident",
         "created_at": ESCALATION_TIME,
         "updated_at": ESCALATION_TIME,
-        "requester_id": field(&booking, "customer_id"),
+        "requester_id": booking.str_or_empty("customer_id"),
         "hotel_id": hotel_id,
         "booking_reference": reference,
         "escalation_reason": issue,
@@ -72,16 +64,16 @@ fn escalate_to_hotel(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .get("escalation_contact")
         .and_then(Value::as_str)
         .filter(|e| !e.is_empty())
-        .unwrap_or(field(&hotel, "contact_email"));
+        .unwrap_or(hotel.str_or_empty("contact_email"));
     Ok(json!({
         "escalation_ticket_id": ticket_id,
         "hotel_contact_email": email,
-        "hotel_contact_phone": field(&hotel, "contact_phone"),
+        "hotel_contact_phone": hotel.str_or_empty("contact_phone"),
     }))
 }
 
 fn hotel(s: &Session, a: &Args) -> Result<tb_sandbox::state::Row, ToolError> {
-    let id = arg(a, "hotel_id");
+    let id = a.str_or_empty("hotel_id");
     first_where(s, HOTELS, "hotel_id", id)?
         .map(|(_, h)| h)
         .ok_or_else(|| ToolError::new(format!("Hotel not found: {id}")))
@@ -105,32 +97,31 @@ fn get_hotel_contact(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 
 fn get_hotel_info(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let h = hotel(s, a)?;
-    Ok(json!({"hotel_data": no_nulls(&h)}))
+    Ok(json!({"hotel_data": exclude_none(&h)}))
 }
 
 fn verify_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let h = hotel(s, a)?;
-    let hotel_id = field(&h, "hotel_id");
+    let hotel_id = h.str_or_empty("hotel_id");
     let day = |t: &str| t.split('T').next().unwrap_or("").to_string();
-    let (check_in, check_out) = (day(arg(a, "check_in_date")), day(arg(a, "check_out_date")));
-    let (room, board) = (arg(a, "room_type"), arg(a, "board_type"));
+    let (check_in, check_out) = (
+        day(a.str_or_empty("check_in_date")),
+        day(a.str_or_empty("check_out_date")),
+    );
+    let (room, board) = (a.str_or_empty("room_type"), a.str_or_empty("board_type"));
     let counts: Vec<i64> = s
         .state
         .rows(INVENTORY)?
         .iter()
         .filter(|r| {
-            let d = field(r, "date");
-            field(r, "hotel_id") == hotel_id
-                && field(r, "room_type") == room
-                && field(r, "board_type") == board
+            let d = r.str_or_empty("date");
+            r.str_or_empty("hotel_id") == hotel_id
+                && r.str_or_empty("room_type") == room
+                && r.str_or_empty("board_type") == board
                 && check_in.as_str() <= d
                 && d < check_out.as_str()
         })
-        .map(|r| {
-            r.get("available_count")
-                .and_then(Value::as_i64)
-                .unwrap_or(0)
-        })
+        .map(|r| r.i64_or_zero("available_count"))
         .collect();
     let (ok, note) = match counts.iter().min() {
         None => (

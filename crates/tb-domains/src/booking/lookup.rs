@@ -1,47 +1,39 @@
 //! lookup: finding ids from names, emails and references (on the lookup toolset's own tables).
 
-use super::{arg, field, opt};
-use crate::PlainFn;
+use super::tables::{LOOKUP_ACCOUNTS, LOOKUP_BOOKINGS, LOOKUP_GROUPS, LOOKUP_HOTELS};
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError};
-
-const ACCOUNTS: &str = "lookup_corporate_accounts";
-const GROUPS: &str = "lookup_group_bookings";
-const BOOKINGS: &str = "lookup_bookings";
-const HOTELS: &str = "lookup_hotels";
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
-    vec![
-        (
-            "lookup_lookup_corporate_account_id",
-            lookup_corporate_account_id as PlainFn,
-        ),
-        ("lookup_lookup_group_booking_id", lookup_group_booking_id),
-        ("lookup_lookup_hotel_id", lookup_hotel_id),
-        (
-            "lookup_validate_booking_reference",
-            validate_booking_reference,
-        ),
-    ]
+pub(crate) fn register(t: &mut Tools) {
+    t.add(
+        "lookup_lookup_corporate_account_id",
+        lookup_corporate_account_id,
+    )
+    .add("lookup_lookup_group_booking_id", lookup_group_booking_id)
+    .add("lookup_lookup_hotel_id", lookup_hotel_id)
+    .add(
+        "lookup_validate_booking_reference",
+        validate_booking_reference,
+    );
 }
 
 fn lookup_corporate_account_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let name = opt(a, "company_name").filter(|x| !x.is_empty());
-    let email = opt(a, "customer_email").filter(|x| !x.is_empty());
+    let name = a.opt_str("company_name").filter(|x| !x.is_empty());
+    let email = a.opt_str("customer_email").filter(|x| !x.is_empty());
     if name.is_none() && email.is_none() {
         return Err(ToolError::new(
             "Invalid parameters: provide company_name or customer_email.",
         ));
     }
-    let accounts = s.state.rows(ACCOUNTS)?;
+    let accounts = s.state.rows(LOOKUP_ACCOUNTS)?;
     let mut matches: Vec<&Row> = Vec::new();
     if let Some(name) = name {
         let q = name.to_lowercase();
         matches = accounts
             .iter()
-            .filter(|acc| field(acc, "company_name").to_lowercase().contains(&q))
+            .filter(|acc| acc.str_or_empty("company_name").to_lowercase().contains(&q))
             .collect();
     }
     if let Some(email) = email {
@@ -50,7 +42,7 @@ fn lookup_corporate_account_id(s: &mut Session, a: &Args) -> Result<Value, ToolE
             .map(|(_, d)| d.to_lowercase())
             .ok_or_else(|| ToolError::new("Invalid email format."))?;
         for acc in accounts {
-            let contact = field(acc, "contact_email");
+            let contact = acc.str_or_empty("contact_email");
             let same = !contact.is_empty()
                 && contact.rsplit('@').next().unwrap_or("").to_lowercase() == domain;
             if same && !matches.contains(&acc) {
@@ -71,27 +63,29 @@ fn lookup_corporate_account_id(s: &mut Session, a: &Args) -> Result<Value, ToolE
 }
 
 fn lookup_group_booking_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let reference = opt(a, "booking_reference").filter(|x| !x.is_empty());
-    let email = opt(a, "coordinator_email").filter(|x| !x.is_empty());
+    let reference = a.opt_str("booking_reference").filter(|x| !x.is_empty());
+    let email = a.opt_str("coordinator_email").filter(|x| !x.is_empty());
     if reference.is_none() && email.is_none() {
         return Err(ToolError::new(
             "Invalid parameters: provide booking_reference or coordinator_email.",
         ));
     }
-    let groups = s.state.rows(GROUPS)?;
+    let groups = s.state.rows(LOOKUP_GROUPS)?;
     let mut found: Option<&Row> = None;
     if let Some(reference) = reference {
         let booking = s
             .state
-            .rows(BOOKINGS)?
+            .rows(LOOKUP_BOOKINGS)?
             .iter()
-            .find(|b| field(b, "booking_reference") == reference);
+            .find(|b| b.str_or_empty("booking_reference") == reference);
         if let Some(gid) = booking
             .and_then(|b| b.get("group_booking_id"))
             .and_then(Value::as_str)
             .filter(|g| !g.is_empty())
         {
-            found = groups.iter().find(|g| field(g, "group_booking_id") == gid);
+            found = groups
+                .iter()
+                .find(|g| g.str_or_empty("group_booking_id") == gid);
         }
     }
     if found.is_none()
@@ -100,7 +94,7 @@ fn lookup_group_booking_id(s: &mut Session, a: &Args) -> Result<Value, ToolError
         let email = email.to_lowercase();
         found = groups
             .iter()
-            .find(|g| field(g, "coordinator_email").to_lowercase() == email);
+            .find(|g| g.str_or_empty("coordinator_email").to_lowercase() == email);
     }
     let g = found.ok_or_else(|| {
         ToolError::new(
@@ -108,17 +102,19 @@ fn lookup_group_booking_id(s: &mut Session, a: &Args) -> Result<Value, ToolError
         )
     })?;
     Ok(json!({
-        "group_booking_id": field(g, "group_booking_id"),
-        "total_rooms": g.get("total_rooms").cloned().unwrap_or(Value::Null),
-        "coordinator_contact": format!("{} <{}>", field(g, "coordinator_name"), field(g, "coordinator_email")),
+        "group_booking_id": g.str_or_empty("group_booking_id"),
+        "total_rooms": g.value("total_rooms"),
+        "coordinator_contact": format!("{} <{}>", g.str_or_empty("coordinator_name"), g.str_or_empty("coordinator_email")),
     }))
 }
 
 fn lookup_hotel_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let name = opt(a, "hotel_name")
+    let name = a
+        .opt_str("hotel_name")
         .filter(|x| !x.is_empty())
         .map(str::to_lowercase);
-    let location = opt(a, "location")
+    let location = a
+        .opt_str("location")
         .filter(|x| !x.is_empty())
         .map(str::to_lowercase);
     if name.is_none() && location.is_none() {
@@ -128,13 +124,13 @@ fn lookup_hotel_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     }
     let results: Vec<Value> = s
         .state
-        .rows(HOTELS)?
+        .rows(LOOKUP_HOTELS)?
         .iter()
         .filter(|h| {
-            name.as_ref().is_some_and(|q| field(h, "hotel_name").to_lowercase().contains(q.as_str()))
-                || location.as_ref().is_some_and(|q| field(h, "location").to_lowercase().contains(q.as_str()))
+            name.as_ref().is_some_and(|q| h.str_or_empty("hotel_name").to_lowercase().contains(q.as_str()))
+                || location.as_ref().is_some_and(|q| h.str_or_empty("location").to_lowercase().contains(q.as_str()))
         })
-        .map(|h| json!({"hotel_id": field(h, "hotel_id"), "hotel_name": field(h, "hotel_name"), "location": field(h, "location")}))
+        .map(|h| json!({"hotel_id": h.str_or_empty("hotel_id"), "hotel_name": h.str_or_empty("hotel_name"), "location": h.str_or_empty("location")}))
         .collect();
     if results.is_empty() {
         return Err(ToolError::new("No hotels found matching criteria."));
@@ -152,17 +148,17 @@ fn is_reference(s: &str) -> bool {
 }
 
 fn validate_booking_reference(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let reference = arg(a, "booking_reference");
+    let reference = a.str_or_empty("booking_reference");
     if !is_reference(reference) {
         return Err(ToolError::new("Invalid booking reference format."));
     }
     match s
         .state
-        .rows(BOOKINGS)?
+        .rows(LOOKUP_BOOKINGS)?
         .iter()
-        .find(|b| field(b, "booking_reference") == reference)
+        .find(|b| b.str_or_empty("booking_reference") == reference)
     {
-        Some(b) => Ok(json!({"is_valid": true, "booking_id": field(b, "id")})),
+        Some(b) => Ok(json!({"is_valid": true, "booking_id": b.str_or_empty("id")})),
         None => Ok(json!({"is_valid": false})),
     }
 }

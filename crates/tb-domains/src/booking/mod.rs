@@ -2,10 +2,8 @@
 //! module per toolset of the reference (booking_api, corporate_api, crm_api, hotel_partner_api,
 //! payment_api, lookup; knowledge_base is the shared policy search).
 
-use crate::PlainFn;
-use serde_json::{Map, Value};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Domain, DomainError, Session, ToolError};
+use tb_sandbox::{Domain, DomainError, Fields, Session, ToolError, Tools};
 
 pub mod booking_api;
 pub mod corporate_api;
@@ -13,24 +11,22 @@ pub mod crm_api;
 pub mod hotel_partner_api;
 pub mod lookup;
 pub mod payment_api;
+pub mod tables;
 
 /// The server name.
 pub const SERVER: &str = "external_booking_v1";
 
 /// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
-fn functions() -> Vec<(&'static str, PlainFn)> {
-    let mut f: Vec<(&'static str, PlainFn)> = Vec::new();
-    f.extend(booking_api::functions());
-    f.extend(corporate_api::functions());
-    f.extend(crm_api::functions());
-    f.extend(hotel_partner_api::functions());
-    f.extend(payment_api::functions());
-    f.push((
-        "knowledge_base_search_policy",
-        crate::policy::search_policy as PlainFn,
-    ));
-    f.extend(lookup::functions());
-    f
+fn functions() -> Tools {
+    let mut t = Tools::new();
+    booking_api::register(&mut t);
+    corporate_api::register(&mut t);
+    crm_api::register(&mut t);
+    hotel_partner_api::register(&mut t);
+    payment_api::register(&mut t);
+    t.add("knowledge_base_search_policy", crate::policy::search_policy);
+    lookup::register(&mut t);
+    t
 }
 
 /// Builds the domain.
@@ -40,27 +36,12 @@ pub fn domain() -> Result<Domain, DomainError> {
         include_str!("../../tables/external_booking_v1.tables"),
         crate::zendesk::Variant::Booking,
         include_str!("../../tools/external_booking_v1.tools"),
-        crate::plain(functions()),
+        functions(),
     )
 }
 
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the toolsets.
-
-/// A string field of a row ("" when absent or not a string).
-pub(crate) fn field<'a>(row: &'a Row, name: &str) -> &'a str {
-    row.get(name).and_then(Value::as_str).unwrap_or("")
-}
-
-/// An optional string argument, `None` when absent or null.
-pub(crate) fn opt<'a>(a: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
-    a.get(name).and_then(Value::as_str)
-}
-
-/// A required string argument (validated by the input model; "" if somehow missing).
-pub(crate) fn arg<'a>(a: &'a Map<String, Value>, name: &str) -> &'a str {
-    opt(a, name).unwrap_or("")
-}
 
 /// Position and copy of the first row of `table` whose string `name` equals `value`
 /// (the reference's `next(r for r in db.get_all(M) if r.name == value)`).
@@ -74,7 +55,7 @@ pub(crate) fn first_where(
         .rows(table)?
         .iter()
         .enumerate()
-        .find(|(_, r)| field(r, name) == value)
+        .find(|(_, r)| r.str_or_empty(name) == value)
         .map(|(i, r)| (i, r.clone())))
 }
 
@@ -90,11 +71,6 @@ pub(crate) fn write_in_place(
         *slot = row;
     }
     Ok(())
-}
-
-/// The output model's `model_dump(exclude_none=True)` of a flat row.
-pub(crate) fn no_nulls(row: &Row) -> Value {
-    crate::util::exclude_none(row)
 }
 
 /// A calendar date.
@@ -123,6 +99,7 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn tool_list_matches_the_reference_parameters() {

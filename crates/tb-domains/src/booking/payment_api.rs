@@ -1,36 +1,30 @@
 //! payment_api: transactions (charges, refunds, disputes), invoices and payment methods.
 
-use super::{arg, field, first_where, no_nulls, opt};
-use crate::PlainFn;
-use serde_json::{Value, json};
 use tb_python::decimal::{quantize_text, signum_text};
+use super::first_where;
+use super::tables::{BOOKINGS, TRANSACTIONS};
+use serde_json::{Value, json};
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::tool::exclude_none;
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
-const TRANSACTIONS: &str = "payment_api_transactions";
-const BOOKINGS: &str = "booking_api_bookings";
 /// `FIXED_CURRENT_TIME.isoformat()` of charges and refunds.
 const CHARGE_TIME: &str = "2025-11-25T10:00:00+00:00";
 /// `FIXED_CURRENT_TIME.isoformat()` of disputes.
 const DISPUTE_TIME: &str = "2025-11-30T10:00:00+00:00";
 
 /// The toolset's functions.
-pub(crate) fn functions() -> Vec<(&'static str, PlainFn)> {
-    vec![
-        (
-            "payment_api_check_payment_status",
-            check_payment_status as PlainFn,
-        ),
-        ("payment_api_generate_invoice", generate_invoice),
-        (
+pub(crate) fn register(t: &mut Tools) {
+    t.add("payment_api_check_payment_status", check_payment_status)
+        .add("payment_api_generate_invoice", generate_invoice)
+        .add(
             "payment_api_get_transaction_history",
             get_transaction_history,
-        ),
-        ("payment_api_process_charge", process_charge),
-        ("payment_api_process_charge_dispute", process_charge_dispute),
-        ("payment_api_process_refund", process_refund),
-        ("payment_api_update_payment_method", update_payment_method),
-    ]
+        )
+        .add("payment_api_process_charge", process_charge)
+        .add("payment_api_process_charge_dispute", process_charge_dispute)
+        .add("payment_api_process_refund", process_refund)
+        .add("payment_api_update_payment_method", update_payment_method);
 }
 
 fn cents(text: &str) -> Result<String, ToolError> {
@@ -38,31 +32,37 @@ fn cents(text: &str) -> Result<String, ToolError> {
 }
 
 fn booking(s: &Session, a: &Args) -> Result<Row, ToolError> {
-    let reference = arg(a, "booking_reference");
+    let reference = a.str_or_empty("booking_reference");
     first_where(s, BOOKINGS, "booking_reference", reference)?
         .map(|(_, b)| b)
         .ok_or_else(|| ToolError::new(format!("Booking not found: {reference}")))
 }
 
 fn check_payment_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let reference = arg(a, "booking_reference");
+    let reference = a.str_or_empty("booking_reference");
     let mut latest: Option<&Row> = None;
     for t in s
         .state
         .rows(TRANSACTIONS)?
         .iter()
-        .filter(|t| field(t, "booking_reference") == reference)
+        .filter(|t| t.str_or_empty("booking_reference") == reference)
     {
         // `max` keeps the first of equal keys.
-        if latest.is_none_or(|l| field(t, "created_at") > field(l, "created_at")) {
+        if latest.is_none_or(|l| t.str_or_empty("created_at") > l.str_or_empty("created_at")) {
             latest = Some(t);
         }
     }
     let t = latest
         .ok_or_else(|| ToolError::new(format!("No transactions found for booking: {reference}")))?;
     let mut out = serde_json::Map::new();
-    out.insert("payment_status".into(), json!(field(t, "payment_status")));
-    out.insert("transaction_id".into(), json!(field(t, "transaction_id")));
+    out.insert(
+        "payment_status".into(),
+        json!(t.str_or_empty("payment_status")),
+    );
+    out.insert(
+        "transaction_id".into(),
+        json!(t.str_or_empty("transaction_id")),
+    );
     if let Some(m) = t.get("payment_method").filter(|v| !v.is_null()) {
         out.insert("payment_method".into(), m.clone());
     }
@@ -70,7 +70,7 @@ fn check_payment_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn generate_invoice(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let reference = arg(a, "booking_reference");
+    let reference = a.str_or_empty("booking_reference");
     booking(s, a)?;
     let stamp = "20251125100000";
     Ok(json!({
@@ -80,8 +80,8 @@ fn generate_invoice(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn get_transaction_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let customer = opt(a, "customer_id").filter(|x| !x.is_empty());
-    let reference = opt(a, "booking_reference").filter(|x| !x.is_empty());
+    let customer = a.opt_str("customer_id").filter(|x| !x.is_empty());
+    let reference = a.opt_str("booking_reference").filter(|x| !x.is_empty());
     if customer.is_none() && reference.is_none() {
         return Err(ToolError::new(
             "Either customer_id or booking_reference must be provided",
@@ -92,14 +92,14 @@ fn get_transaction_history(s: &mut Session, a: &Args) -> Result<Value, ToolError
         .rows(TRANSACTIONS)?
         .iter()
         .filter(|t| {
-            customer.is_none_or(|c| field(t, "customer_id") == c)
-                && reference.is_none_or(|r| field(t, "booking_reference") == r)
+            customer.is_none_or(|c| t.str_or_empty("customer_id") == c)
+                && reference.is_none_or(|r| t.str_or_empty("booking_reference") == r)
         })
         .cloned()
         .collect();
     let out: Vec<Value> = super::booking_api::newest_first(rows)
         .iter()
-        .map(no_nulls)
+        .map(exclude_none)
         .collect();
     Ok(json!({"transactions": out}))
 }
@@ -136,7 +136,7 @@ fn transaction(
 
 fn process_charge(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let b = booking(s, a)?;
-    let amount = arg(a, "charge_amount");
+    let amount = a.str_or_empty("charge_amount");
     if signum_text(amount).map_err(|e| ToolError::new(e.to_string()))? <= 0 {
         return Err(ToolError::new(
             "Invalid charge amount - must be greater than 0",
@@ -145,12 +145,12 @@ fn process_charge(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let id = format!("TXN-{:08}", s.state.count(TRANSACTIONS)? + 1);
     let row = transaction(
         &id,
-        arg(a, "booking_reference"),
-        field(&b, "customer_id"),
+        a.str_or_empty("booking_reference"),
+        b.str_or_empty("customer_id"),
         cents(amount)?,
         "charge",
         "successful",
-        arg(a, "reason"),
+        a.str_or_empty("reason"),
         None,
         CHARGE_TIME,
     );
@@ -159,7 +159,7 @@ fn process_charge(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn process_charge_dispute(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let txn = arg(a, "transaction_id");
+    let txn = a.str_or_empty("transaction_id");
     let Some((_, original)) = first_where(s, TRANSACTIONS, "transaction_id", txn)? else {
         return Err(ToolError::new(format!("Transaction not found: {txn}")));
     };
@@ -167,17 +167,17 @@ fn process_charge_dispute(s: &mut Session, a: &Args) -> Result<Value, ToolError>
         .state
         .rows(TRANSACTIONS)?
         .iter()
-        .filter(|t| field(t, "transaction_type") == "dispute")
+        .filter(|t| t.str_or_empty("transaction_type") == "dispute")
         .count();
     let id = format!("DSP-{:08}", disputes + 1);
     let row = transaction(
         &id,
-        field(&original, "booking_reference"),
-        field(&original, "customer_id"),
-        cents(arg(a, "dispute_amount"))?,
+        original.str_or_empty("booking_reference"),
+        original.str_or_empty("customer_id"),
+        cents(a.str_or_empty("dispute_amount"))?,
         "dispute",
         "pending",
-        arg(a, "dispute_reason"),
+        a.str_or_empty("dispute_reason"),
         None,
         DISPUTE_TIME,
     );
@@ -191,12 +191,12 @@ fn process_refund(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let estimate = "3-5 business days";
     let row = transaction(
         &id,
-        arg(a, "booking_reference"),
-        field(&b, "customer_id"),
-        cents(arg(a, "refund_amount"))?,
+        a.str_or_empty("booking_reference"),
+        b.str_or_empty("customer_id"),
+        cents(a.str_or_empty("refund_amount"))?,
         "refund",
         "successful",
-        arg(a, "reason"),
+        a.str_or_empty("reason"),
         Some(estimate),
         CHARGE_TIME,
     );
@@ -207,16 +207,16 @@ fn process_refund(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn update_payment_method(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let customer = arg(a, "customer_id");
+    let customer = a.str_or_empty("customer_id");
     if !s
         .state
         .rows(BOOKINGS)?
         .iter()
-        .any(|b| field(b, "customer_id") == customer)
+        .any(|b| b.str_or_empty("customer_id") == customer)
     {
         return Err(ToolError::new(format!("Customer not found: {customer}")));
     }
-    let token: Vec<char> = arg(a, "new_payment_method").chars().collect();
+    let token: Vec<char> = a.str_or_empty("new_payment_method").chars().collect();
     let last4: String = if token.len() >= 4 {
         token[token.len() - 4..].iter().collect()
     } else {

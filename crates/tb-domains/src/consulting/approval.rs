@@ -1,80 +1,69 @@
 //! Approval workflow: create requests (`APR-2-<n>` ids) and read their status.
 
-use super::{Out, finish, probe_id};
+use super::probe_id;
+use super::tables::APPROVAL_APPROVAL_REQUESTS;
 use serde_json::{Value, json};
 use tb_python::py_eq;
-use tb_sandbox::{Args, Session, ToolError};
-
-const TABLE: &str = "approval_approval_requests";
-
-fn arg(a: &Args, name: &str) -> Value {
-    a.get(name).cloned().unwrap_or(Value::Null)
-}
+use tb_sandbox::{Args, Fields, Session, ToolResult};
 
 /// `approval_create_request`: a new pending request.
-pub(crate) fn create_request(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        let id = probe_id(s, TABLE, "APR-2")?;
-        let row = json!({
-            "id": id,
-            "request_type": arg(a, "request_type"),
-            "requester_email": arg(a, "requester_email"),
-            "approver_email": arg(a, "approver_email"),
-            "amount": arg(a, "amount"),
-            "engagement_code": arg(a, "engagement_code"),
-            "status": "pending",
-        });
-        s.insert(TABLE, &row)?;
-        Ok(json!({ "approval_id": id }))
-    };
-    finish("Failed to create approval request", body())
+pub(crate) fn create_request(s: &mut Session, a: &Args) -> ToolResult {
+    let id = probe_id(s, APPROVAL_APPROVAL_REQUESTS, "APR-2")?;
+    let row = json!({
+        "id": id,
+        "request_type": a.value("request_type"),
+        "requester_email": a.value("requester_email"),
+        "approver_email": a.value("approver_email"),
+        "amount": a.value("amount"),
+        "engagement_code": a.value("engagement_code"),
+        "status": "pending",
+    });
+    s.insert(APPROVAL_APPROVAL_REQUESTS, &row)?;
+    Ok(json!({ "approval_id": id }))
 }
 
 /// `approval_get_status`: matching requests in store order, or one `NOT_FOUND` entry.
-pub(crate) fn get_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let body = || -> Out {
-        let (kind, requester) = (arg(a, "request_type"), arg(a, "requester_email"));
-        let (engagement, approver) = (arg(a, "engagement_code"), arg(a, "approver_email"));
-        let matches = |r: &&serde_json::Map<String, Value>| {
-            let f = |k: &str| r.get(k).cloned().unwrap_or(Value::Null);
-            py_eq(&f("request_type"), &kind)
-                && py_eq(&f("requester_email"), &requester)
-                && (engagement.is_null() || py_eq(&f("engagement_code"), &engagement))
-                && (approver.is_null() || py_eq(&f("approver_email"), &approver))
-        };
-        let results: Vec<Value> = s
-            .state
-            .rows(TABLE)?
-            .iter()
-            .filter(matches)
-            .map(|r| {
-                let f = |k: &str| r.get(k).cloned().unwrap_or(Value::Null);
-                super::out([
-                    ("approval_id", f("id")),
-                    ("status", f("status")),
-                    ("request_type", f("request_type")),
-                    ("approver_email", f("approver_email")),
-                    ("engagement_code", f("engagement_code")),
-                ])
-            })
-            .collect();
-        if results.is_empty() {
-            let approver = match approver.as_str() {
-                Some(x) if !x.is_empty() => json!(x),
-                _ => json!(""),
-            };
-            let missing = super::out([
-                ("approval_id", json!("NOT_FOUND")),
-                ("status", json!("not_found")),
-                ("request_type", kind),
-                ("approver_email", approver),
-                ("engagement_code", engagement),
-            ]);
-            return Ok(json!({ "results": [missing] }));
-        }
-        Ok(json!({ "results": results }))
+pub(crate) fn get_status(s: &mut Session, a: &Args) -> ToolResult {
+    let (kind, requester) = (a.value("request_type"), a.value("requester_email"));
+    let (engagement, approver) = (a.value("engagement_code"), a.value("approver_email"));
+    let matches = |r: &&serde_json::Map<String, Value>| {
+        let f = |k: &str| r.value(k);
+        py_eq(&f("request_type"), &kind)
+            && py_eq(&f("requester_email"), &requester)
+            && (engagement.is_null() || py_eq(&f("engagement_code"), &engagement))
+            && (approver.is_null() || py_eq(&f("approver_email"), &approver))
     };
-    finish("Failed to retrieve approval status", body())
+    let results: Vec<Value> = s
+        .state
+        .rows(APPROVAL_APPROVAL_REQUESTS)?
+        .iter()
+        .filter(matches)
+        .map(|r| {
+            let f = |k: &str| r.value(k);
+            super::out([
+                ("approval_id", f("id")),
+                ("status", f("status")),
+                ("request_type", f("request_type")),
+                ("approver_email", f("approver_email")),
+                ("engagement_code", f("engagement_code")),
+            ])
+        })
+        .collect();
+    if results.is_empty() {
+        let approver = match approver.as_str() {
+            Some(x) if !x.is_empty() => json!(x),
+            _ => json!(""),
+        };
+        let missing = super::out([
+            ("approval_id", json!("NOT_FOUND")),
+            ("status", json!("not_found")),
+            ("request_type", kind),
+            ("approver_email", approver),
+            ("engagement_code", engagement),
+        ]);
+        return Ok(json!({ "results": [missing] }));
+    }
+    Ok(json!({ "results": results }))
 }
 
 #[cfg(test)]

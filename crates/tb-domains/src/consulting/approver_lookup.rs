@@ -1,23 +1,21 @@
 //! Approver lookup: an approver's availability and backup, from the HR employees.
 
-use super::{Out, exec, finish, get_row, out, val};
-use serde_json::Value;
-use tb_sandbox::{Args, Session, ToolError};
+use super::out;
+use super::tables::WORKDAY_EMPLOYEES;
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `approver_lookup_get_contact`: name, availability and backup approver (left out when unset).
-pub(crate) fn get_contact(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let body = || -> Out {
-        let email = a.get("email").and_then(Value::as_str).unwrap_or_default();
-        let r = get_row(s, "workday_employees", email)?
-            .ok_or_else(|| exec(format!("Approver not found: {email}")))?;
-        Ok(out([
-            ("email", val(&r, "email")),
-            ("name", val(&r, "name")),
-            ("availability_status", val(&r, "availability_status")),
-            ("backup_approver_email", val(&r, "backup_approver_email")),
-        ]))
-    };
-    finish("Failed to retrieve approver contact", body())
+pub(crate) fn get_contact(s: &mut Session, a: &Args) -> ToolResult {
+    let email = a.str_or_empty("email");
+    let r = s
+        .row_by_id(WORKDAY_EMPLOYEES, email)?
+        .ok_or_else(|| ToolError::new(format!("Approver not found: {email}")))?;
+    Ok(out([
+        ("email", r.value("email")),
+        ("name", r.value("name")),
+        ("availability_status", r.value("availability_status")),
+        ("backup_approver_email", r.value("backup_approver_email")),
+    ]))
 }
 
 #[cfg(test)]

@@ -1,112 +1,121 @@
 //! IT asset management: devices, inventory, reservations and assignments.
 
-use super::{Out, action, exec, field, finish, get_row, is_none, need, out, probe_id, val};
-use serde_json::{Map, Value, json};
+use super::tables::{ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, ASSET_MANAGEMENT_DEVICES};
+use super::{out, probe_id};
 use tb_python::datetime::isoformat_field;
-use tb_sandbox::{Args, Session, ToolError};
-
-const DEVICES: &str = "asset_management_devices";
-const ASSIGNMENTS: &str = "asset_management_device_assignments";
+use serde_json::{Map, Value, json};
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `asset_management_api`: `get_employee_devices`, `get_device_details`, `check_inventory`,
 /// `reserve_device`, `assign_device`, `retire_device`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        match action(a) {
-            "get_employee_devices" => {
-                let email = need(a, "email")?;
-                let devices: Vec<Value> = s
-                    .state
-                    .rows(ASSIGNMENTS)?
-                    .iter()
-                    .filter(|r| field(r, "employee_email") == email && is_none(r, "returned_at"))
-                    .map(|r| {
-                        out([
-                            ("id", val(r, "id")),
-                            ("asset_id", val(r, "asset_id")),
-                            ("employee_email", val(r, "employee_email")),
-                            ("returned_at", isoformat_field(r, "returned_at")),
-                        ])
-                    })
-                    .collect();
-                Ok(json!({ "devices": devices }))
-            }
-            "get_device_details" => {
-                let id = need(a, "asset_id")?;
-                let r = get_row(s, DEVICES, id)?
-                    .ok_or_else(|| exec(format!("Device not found: {id}")))?;
-                let data = out([
-                    ("id", val(&r, "id")),
-                    ("device_type", val(&r, "device_type")),
-                    ("model", val(&r, "model")),
-                    ("age_months", val(&r, "age_months")),
-                    ("inventory_status", val(&r, "inventory_status")),
-                    ("location", val(&r, "location")),
-                ]);
-                Ok(json!({ "device_data": data }))
-            }
-            "check_inventory" => {
-                let (kind, location) = (need(a, "device_type")?, need(a, "location")?);
-                let mut counts = Map::new();
-                for r in s
-                    .state
-                    .rows(DEVICES)?
-                    .iter()
-                    .filter(|r| available(r, kind, location))
-                {
-                    let model = field(r, "model").to_string();
-                    let n = counts.get(&model).and_then(Value::as_i64).unwrap_or(0);
-                    counts.insert(model, json!(n + 1));
-                }
-                Ok(json!({ "available_count_by_model": counts }))
-            }
-            "reserve_device" => {
-                let (kind, location) = (need(a, "device_type")?, need(a, "location")?);
-                let chosen = s
-                    .state
-                    .rows(DEVICES)?
-                    .iter()
-                    .filter(|r| available(r, kind, location))
-                    .min_by(|x, y| field(x, "id").cmp(field(y, "id")))
-                    .cloned();
-                let Some(mut r) = chosen else {
-                    return Err(exec(format!("No available {kind} devices at {location}")));
-                };
-                r.insert("inventory_status".into(), json!("reserved"));
-                let id = val(&r, "id");
-                s.replace(DEVICES, &Value::Object(r))?;
-                Ok(json!({ "reserved_asset_id": id }))
-            }
-            "assign_device" => {
-                let email = need(a, "email")?;
-                let asset = need(a, "asset_id")?;
-                let mut device = get_row(s, DEVICES, asset)?
-                    .ok_or_else(|| exec(format!("Device not found: {asset}")))?;
-                let id = probe_id(s, ASSIGNMENTS, "ASMT-2")?;
-                s.insert(ASSIGNMENTS, &json!({"id": id, "asset_id": asset, "employee_email": email, "returned_at": null}))?;
-                device.insert("inventory_status".into(), json!("assigned"));
-                s.replace(DEVICES, &Value::Object(device))?;
-                Ok(json!({ "success": true }))
-            }
-            "retire_device" => {
-                let asset = need(a, "asset_id")?;
-                let mut device = get_row(s, DEVICES, asset)?
-                    .ok_or_else(|| exec(format!("Device not found: {asset}")))?;
-                device.insert("inventory_status".into(), json!("retired"));
-                s.replace(DEVICES, &Value::Object(device))?;
-                Ok(json!({ "success": true }))
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    match a.str_or_empty("action") {
+        "get_employee_devices" => {
+            let email = a.require_str_nonempty("email")?;
+            let devices: Vec<Value> = s
+                .state
+                .rows(ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS)?
+                .iter()
+                .filter(|r| r.str_or_empty("employee_email") == email && r.is_none("returned_at"))
+                .map(|r| {
+                    out([
+                        ("id", r.value("id")),
+                        ("asset_id", r.value("asset_id")),
+                        ("employee_email", r.value("employee_email")),
+                        ("returned_at", isoformat_field(r, "returned_at")),
+                    ])
+                })
+                .collect();
+            Ok(json!({ "devices": devices }))
         }
-    };
-    finish("Failed to execute Asset Management API action", body())
+        "get_device_details" => {
+            let id = a.require_str_nonempty("asset_id")?;
+            let r = s
+                .row_by_id(ASSET_MANAGEMENT_DEVICES, id)?
+                .ok_or_else(|| ToolError::new(format!("Device not found: {id}")))?;
+            let data = out([
+                ("id", r.value("id")),
+                ("device_type", r.value("device_type")),
+                ("model", r.value("model")),
+                ("age_months", r.value("age_months")),
+                ("inventory_status", r.value("inventory_status")),
+                ("location", r.value("location")),
+            ]);
+            Ok(json!({ "device_data": data }))
+        }
+        "check_inventory" => {
+            let (kind, location) = (
+                a.require_str_nonempty("device_type")?,
+                a.require_str_nonempty("location")?,
+            );
+            let mut counts = Map::new();
+            for r in s
+                .state
+                .rows(ASSET_MANAGEMENT_DEVICES)?
+                .iter()
+                .filter(|r| available(r, kind, location))
+            {
+                let model = r.str_or_empty("model").to_string();
+                let n = counts.get(&model).and_then(Value::as_i64).unwrap_or(0);
+                counts.insert(model, json!(n + 1));
+            }
+            Ok(json!({ "available_count_by_model": counts }))
+        }
+        "reserve_device" => {
+            let (kind, location) = (
+                a.require_str_nonempty("device_type")?,
+                a.require_str_nonempty("location")?,
+            );
+            let chosen = s
+                .state
+                .rows(ASSET_MANAGEMENT_DEVICES)?
+                .iter()
+                .filter(|r| available(r, kind, location))
+                .min_by(|x, y| x.str_or_empty("id").cmp(y.str_or_empty("id")))
+                .cloned();
+            let Some(mut r) = chosen else {
+                return Err(ToolError::new(format!(
+                    "No available {kind} devices at {location}"
+                )));
+            };
+            r.insert("inventory_status".into(), json!("reserved"));
+            let id = r.value("id");
+            s.replace(ASSET_MANAGEMENT_DEVICES, &Value::Object(r))?;
+            Ok(json!({ "reserved_asset_id": id }))
+        }
+        "assign_device" => {
+            let email = a.require_str_nonempty("email")?;
+            let asset = a.require_str_nonempty("asset_id")?;
+            let mut device = s
+                .row_by_id(ASSET_MANAGEMENT_DEVICES, asset)?
+                .ok_or_else(|| ToolError::new(format!("Device not found: {asset}")))?;
+            let id = probe_id(s, ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, "ASMT-2")?;
+            s.insert(
+                ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS,
+                &json!({"id": id, "asset_id": asset, "employee_email": email, "returned_at": null}),
+            )?;
+            device.insert("inventory_status".into(), json!("assigned"));
+            s.replace(ASSET_MANAGEMENT_DEVICES, &Value::Object(device))?;
+            Ok(json!({ "success": true }))
+        }
+        "retire_device" => {
+            let asset = a.require_str_nonempty("asset_id")?;
+            let mut device = s
+                .row_by_id(ASSET_MANAGEMENT_DEVICES, asset)?
+                .ok_or_else(|| ToolError::new(format!("Device not found: {asset}")))?;
+            device.insert("inventory_status".into(), json!("retired"));
+            s.replace(ASSET_MANAGEMENT_DEVICES, &Value::Object(device))?;
+            Ok(json!({ "success": true }))
+        }
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 /// An available device of that type at that office.
 fn available(r: &Map<String, Value>, kind: &str, location: &str) -> bool {
-    field(r, "device_type") == kind
-        && field(r, "location") == location
-        && field(r, "inventory_status") == "available"
+    r.str_or_empty("device_type") == kind
+        && r.str_or_empty("location") == location
+        && r.str_or_empty("inventory_status") == "available"
 }
 
 #[cfg(test)]

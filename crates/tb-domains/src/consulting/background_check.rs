@@ -1,59 +1,54 @@
 //! Sterling BackCheck: clearance status, starting a check, and processing times.
 
-use super::{Out, action, exec, field, finish, need};
+use super::tables::CLIENT_ACCESS_CLEARANCE_RECORD;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
-
-const TABLE: &str = "client_access_clearance_record";
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `background_check_api`: `get_status`, `initiate`, `get_timeline`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        match action(a) {
-            "get_status" => {
-                let email = need(a, "email")?;
-                let data = match s
-                    .state
-                    .rows(TABLE)?
-                    .iter()
-                    .find(|c| field(c, "employee_email") == email)
-                {
-                    Some(c) => {
-                        json!({"clearance_level": c.get("clearance_level"), "status": c.get("status")})
-                    }
-                    None => json!({"clearance_level": "standard", "status": "not_initiated"}),
-                };
-                Ok(json!({ "clearance_data": data }))
-            }
-            "initiate" => {
-                let email = need(a, "email")?;
-                let level = need(a, "clearance_level")?;
-                let existing = s
-                    .state
-                    .rows(TABLE)?
-                    .iter()
-                    .find(|c| field(c, "employee_email") == email)
-                    .cloned();
-                match existing {
-                    Some(mut c) => {
-                        c.insert("clearance_level".into(), json!(level));
-                        c.insert("status".into(), json!("in_progress"));
-                        s.replace(TABLE, &Value::Object(c))?;
-                    }
-                    None => {
-                        s.insert(TABLE, &json!({"employee_email": email, "clearance_level": level, "status": "in_progress"}))?;
-                    }
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    match a.str_or_empty("action") {
+        "get_status" => {
+            let email = a.require_str_nonempty("email")?;
+            let data = match s
+                .state
+                .rows(CLIENT_ACCESS_CLEARANCE_RECORD)?
+                .iter()
+                .find(|c| c.str_or_empty("employee_email") == email)
+            {
+                Some(c) => {
+                    json!({"clearance_level": c.get("clearance_level"), "status": c.get("status")})
                 }
-                Ok(json!({ "success": true }))
-            }
-            "get_timeline" => {
-                let level = need(a, "clearance_level")?;
-                Ok(json!({ "estimated_days": if level == "high_security" { 28 } else { 14 } }))
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+                None => json!({"clearance_level": "standard", "status": "not_initiated"}),
+            };
+            Ok(json!({ "clearance_data": data }))
         }
-    };
-    finish("Failed to execute Background Check API action", body())
+        "initiate" => {
+            let email = a.require_str_nonempty("email")?;
+            let level = a.require_str_nonempty("clearance_level")?;
+            let existing = s
+                .state
+                .rows(CLIENT_ACCESS_CLEARANCE_RECORD)?
+                .iter()
+                .find(|c| c.str_or_empty("employee_email") == email)
+                .cloned();
+            match existing {
+                Some(mut c) => {
+                    c.insert("clearance_level".into(), json!(level));
+                    c.insert("status".into(), json!("in_progress"));
+                    s.replace(CLIENT_ACCESS_CLEARANCE_RECORD, &Value::Object(c))?;
+                }
+                None => {
+                    s.insert(CLIENT_ACCESS_CLEARANCE_RECORD, &json!({"employee_email": email, "clearance_level": level, "status": "in_progress"}))?;
+                }
+            }
+            Ok(json!({ "success": true }))
+        }
+        "get_timeline" => {
+            let level = a.require_str_nonempty("clearance_level")?;
+            Ok(json!({ "estimated_days": if level == "high_security" { 28 } else { 14 } }))
+        }
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 #[cfg(test)]

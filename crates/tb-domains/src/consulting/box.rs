@@ -1,43 +1,42 @@
 //! Box documents: folder details and granting folder access (`FAL-2-<n>` access logs).
 
-use super::{Out, action, exec, finish, get_row, need, out, probe_id, val};
-use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
+use super::tables::{BOX_FOLDER_ACCESS_LOGS, BOX_FOLDERS};
+use super::{out, probe_id};
+use serde_json::json;
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `box_api`: `get_folder_details`, `grant_folder_access`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        match action(a) {
-            "get_folder_details" => {
-                let id = need(a, "folder_id")?;
-                let r = get_row(s, "box_folders", id)?
-                    .ok_or_else(|| exec(format!("Folder not found: {id}")))?;
-                let data = out([
-                    ("id", val(&r, "id")),
-                    ("folder_name", val(&r, "folder_name")),
-                    ("confidentiality_level", val(&r, "confidentiality_level")),
-                    ("owner_email", val(&r, "owner_email")),
-                    ("client_id", val(&r, "client_id")),
-                    ("engagement_code", val(&r, "engagement_code")),
-                ]);
-                Ok(json!({ "folder_data": data }))
-            }
-            "grant_folder_access" => {
-                let email = need(a, "email")?;
-                let folder = need(a, "folder_id")?;
-                let permission = need(a, "permission_level")?;
-                if get_row(s, "box_folders", folder)?.is_none() {
-                    return Err(exec(format!("Folder not found: {folder}")));
-                }
-                let id = probe_id(s, "box_folder_access_logs", "FAL-2")?;
-                let row = json!({"id": id, "folder_id": folder, "employee_email": email, "permission_level": permission});
-                s.insert("box_folder_access_logs", &row)?;
-                Ok(json!({ "success": true }))
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    match a.str_or_empty("action") {
+        "get_folder_details" => {
+            let id = a.require_str_nonempty("folder_id")?;
+            let r = s
+                .row_by_id(BOX_FOLDERS, id)?
+                .ok_or_else(|| ToolError::new(format!("Folder not found: {id}")))?;
+            let data = out([
+                ("id", r.value("id")),
+                ("folder_name", r.value("folder_name")),
+                ("confidentiality_level", r.value("confidentiality_level")),
+                ("owner_email", r.value("owner_email")),
+                ("client_id", r.value("client_id")),
+                ("engagement_code", r.value("engagement_code")),
+            ]);
+            Ok(json!({ "folder_data": data }))
         }
-    };
-    finish("Failed to execute Box API action", body())
+        "grant_folder_access" => {
+            let email = a.require_str_nonempty("email")?;
+            let folder = a.require_str_nonempty("folder_id")?;
+            let permission = a.require_str_nonempty("permission_level")?;
+            if s.row_by_id(BOX_FOLDERS, folder)?.is_none() {
+                return Err(ToolError::new(format!("Folder not found: {folder}")));
+            }
+            let id = probe_id(s, BOX_FOLDER_ACCESS_LOGS, "FAL-2")?;
+            let row = json!({"id": id, "folder_id": folder, "employee_email": email, "permission_level": permission});
+            s.insert(BOX_FOLDER_ACCESS_LOGS, &row)?;
+            Ok(json!({ "success": true }))
+        }
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 #[cfg(test)]

@@ -1,125 +1,125 @@
-//! Client access management: VPN grants, client-system access, client requirements and an
+//! Client access management: CLIENT_ACCESS_VPN_ACCESS grants, client-system access, client requirements and an
 //! employee's prerequisites (clearance, NDA, completed trainings).
 
-use super::{Out, action, exec, field, finish, get_row, is_none, need, out, probe_id, val};
-use serde_json::{Value, json};
+use super::tables::{
+    CLIENT_ACCESS_CLEARANCE_RECORD, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, CLIENT_ACCESS_NDA_RECORD,
+    CLIENT_ACCESS_VPN_ACCESS, DEGREED_TRAINING_ENROLLMENTS, SALESFORCE_CRM_CLIENTS,
+};
+use super::{out, probe_id};
 use tb_python::datetime::isoformat_field;
-use tb_sandbox::{Args, Session, ToolError};
-
-const VPN: &str = "client_access_vpn_access";
-const SYSTEMS: &str = "client_access_client_system_access";
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// When `revoke_vpn` stamps a grant: 2025-10-01T00:00:00Z, fixed.
 const REVOKED_AT: &str = "2025-10-01T00:00:00Z";
 
 /// `client_access_api`: `provision_vpn`, `check_vpn_access`, `revoke_vpn`,
 /// `provision_client_system`, `check_client_requirements`, `get_employee_prerequisites`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        // `client_id` as given (not truthiness): revoke_vpn tests it with `is None`.
-        let client = a.get("client_id").and_then(Value::as_str);
-        match action(a) {
-            "provision_vpn" => {
-                let email = need(a, "email")?;
-                let id = probe_id(s, VPN, "VPN-2")?;
-                s.insert(VPN, &json!({"id": id, "employee_email": email, "client_id": client, "revoked_at": null}))?;
-                Ok(json!({ "success": true }))
-            }
-            "check_vpn_access" => {
-                let email = need(a, "email")?;
-                let grants: Vec<Value> = s
-                    .state
-                    .rows(VPN)?
-                    .iter()
-                    .filter(|v| field(v, "employee_email") == email && is_none(v, "revoked_at"))
-                    .map(|v| {
-                        out([
-                            ("id", val(v, "id")),
-                            ("employee_email", val(v, "employee_email")),
-                            ("client_id", val(v, "client_id")),
-                            ("revoked_at", isoformat_field(v, "revoked_at")),
-                        ])
-                    })
-                    .collect();
-                Ok(json!({ "vpn_access": grants }))
-            }
-            "revoke_vpn" => {
-                let email = need(a, "email")?;
-                let targets: Vec<_> = s
-                    .state
-                    .rows(VPN)?
-                    .iter()
-                    .filter(|v| field(v, "employee_email") == email && is_none(v, "revoked_at"))
-                    .filter(|v| {
-                        client.is_none_or(|c| v.get("client_id").and_then(Value::as_str) == Some(c))
-                    })
-                    .cloned()
-                    .collect();
-                for mut v in targets {
-                    v.insert("revoked_at".into(), json!(REVOKED_AT));
-                    s.replace(VPN, &Value::Object(v))?;
-                    if client.is_some() {
-                        break;
-                    }
-                }
-                Ok(json!({ "success": true }))
-            }
-            "provision_client_system" => {
-                let email = need(a, "email")?;
-                let client = need(a, "client_id")?;
-                let system = need(a, "system_name")?;
-                let access = need(a, "access_type")?;
-                let id = probe_id(s, SYSTEMS, "CSA-2")?;
-                let row = json!({"id": id, "employee_email": email, "client_id": client, "system_name": system,
-                    "access_type": access, "revoked_at": null});
-                s.insert(SYSTEMS, &row)?;
-                Ok(json!({ "success": true }))
-            }
-            "check_client_requirements" => {
-                let client = need(a, "client_id")?;
-                let r = get_row(s, "salesforce_crm_clients", client)?
-                    .ok_or_else(|| exec(format!("Client not found: {client}")))?;
-                let requirements = json!({
-                    "clearance_level": val(&r, "clearance_level"),
-                    "requires_nda": val(&r, "requires_nda"),
-                    "required_training_courses": r.get("required_training_courses").cloned().unwrap_or_else(|| json!([])),
-                });
-                Ok(json!({ "requirements": requirements }))
-            }
-            "get_employee_prerequisites" => {
-                let email = need(a, "email")?;
-                let client = need(a, "client_id")?;
-                let clearance = s
-                    .state
-                    .rows("client_access_clearance_record")?
-                    .iter()
-                    .find(|c| field(c, "employee_email") == email)
-                    .map_or_else(|| json!("not_initiated"), |c| val(c, "status"));
-                let nda = s
-                    .state
-                    .rows("client_access_nda_record")?
-                    .iter()
-                    .find(|n| {
-                        field(n, "employee_email") == email && field(n, "client_id") == client
-                    })
-                    .map_or_else(|| json!("not_signed"), |n| val(n, "status"));
-                let completed: Vec<Value> = s
-                    .state
-                    .rows("degreed_training_enrollments")?
-                    .iter()
-                    .filter(|e| {
-                        field(e, "employee_email") == email && !is_none(e, "completion_date")
-                    })
-                    .map(|e| val(e, "course_id"))
-                    .collect();
-                Ok(
-                    json!({ "clearance_status": clearance, "nda_status": nda, "completed_training_courses": completed }),
-                )
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    // `client_id` as given (not truthiness): revoke_vpn tests it with `is None`.
+    let client = a.get("client_id").and_then(Value::as_str);
+    match a.str_or_empty("action") {
+        "provision_vpn" => {
+            let email = a.require_str_nonempty("email")?;
+            let id = probe_id(s, CLIENT_ACCESS_VPN_ACCESS, "CLIENT_ACCESS_VPN_ACCESS-2")?;
+            s.insert(CLIENT_ACCESS_VPN_ACCESS, &json!({"id": id, "employee_email": email, "client_id": client, "revoked_at": null}))?;
+            Ok(json!({ "success": true }))
         }
-    };
-    finish("Failed to execute Client Access API action", body())
+        "check_vpn_access" => {
+            let email = a.require_str_nonempty("email")?;
+            let grants: Vec<Value> = s
+                .state
+                .rows(CLIENT_ACCESS_VPN_ACCESS)?
+                .iter()
+                .filter(|v| v.str_or_empty("employee_email") == email && v.is_none("revoked_at"))
+                .map(|v| {
+                    out([
+                        ("id", v.value("id")),
+                        ("employee_email", v.value("employee_email")),
+                        ("client_id", v.value("client_id")),
+                        ("revoked_at", isoformat_field(v, "revoked_at")),
+                    ])
+                })
+                .collect();
+            Ok(json!({ "vpn_access": grants }))
+        }
+        "revoke_vpn" => {
+            let email = a.require_str_nonempty("email")?;
+            let targets: Vec<_> = s
+                .state
+                .rows(CLIENT_ACCESS_VPN_ACCESS)?
+                .iter()
+                .filter(|v| v.str_or_empty("employee_email") == email && v.is_none("revoked_at"))
+                .filter(|v| {
+                    client.is_none_or(|c| v.get("client_id").and_then(Value::as_str) == Some(c))
+                })
+                .cloned()
+                .collect();
+            for mut v in targets {
+                v.insert("revoked_at".into(), json!(REVOKED_AT));
+                s.replace(CLIENT_ACCESS_VPN_ACCESS, &Value::Object(v))?;
+                if client.is_some() {
+                    break;
+                }
+            }
+            Ok(json!({ "success": true }))
+        }
+        "provision_client_system" => {
+            let email = a.require_str_nonempty("email")?;
+            let client = a.require_str_nonempty("client_id")?;
+            let system = a.require_str_nonempty("system_name")?;
+            let access = a.require_str_nonempty("access_type")?;
+            let id = probe_id(s, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, "CSA-2")?;
+            let row = json!({"id": id, "employee_email": email, "client_id": client, "system_name": system,
+                "access_type": access, "revoked_at": null});
+            s.insert(CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, &row)?;
+            Ok(json!({ "success": true }))
+        }
+        "check_client_requirements" => {
+            let client = a.require_str_nonempty("client_id")?;
+            let r = s
+                .row_by_id(SALESFORCE_CRM_CLIENTS, client)?
+                .ok_or_else(|| ToolError::new(format!("Client not found: {client}")))?;
+            let requirements = json!({
+                "clearance_level": r.value("clearance_level"),
+                "requires_nda": r.value("requires_nda"),
+                "required_training_courses": r.get("required_training_courses").cloned().unwrap_or_else(|| json!([])),
+            });
+            Ok(json!({ "requirements": requirements }))
+        }
+        "get_employee_prerequisites" => {
+            let email = a.require_str_nonempty("email")?;
+            let client = a.require_str_nonempty("client_id")?;
+            let clearance = s
+                .state
+                .rows(CLIENT_ACCESS_CLEARANCE_RECORD)?
+                .iter()
+                .find(|c| c.str_or_empty("employee_email") == email)
+                .map_or_else(|| json!("not_initiated"), |c| c.value("status"));
+            let nda = s
+                .state
+                .rows(CLIENT_ACCESS_NDA_RECORD)?
+                .iter()
+                .find(|n| {
+                    n.str_or_empty("employee_email") == email
+                        && n.str_or_empty("client_id") == client
+                })
+                .map_or_else(|| json!("not_signed"), |n| n.value("status"));
+            let completed: Vec<Value> = s
+                .state
+                .rows(DEGREED_TRAINING_ENROLLMENTS)?
+                .iter()
+                .filter(|e| {
+                    e.str_or_empty("employee_email") == email && !e.is_none("completion_date")
+                })
+                .map(|e| e.value("course_id"))
+                .collect();
+            Ok(
+                json!({ "clearance_status": clearance, "nda_status": nda, "completed_training_courses": completed }),
+            )
+        }
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 #[cfg(test)]

@@ -1,67 +1,66 @@
 //! SAP Concur: expense reports (read, override a rejection) and travel bookings.
 
-use super::{Out, action, exec, finish, get_row, need, out, val};
-use serde_json::{Value, json};
+use super::out;
+use super::tables::{CONCUR_EXPENSE_REPORTS, CONCUR_TRAVEL_REQUESTS};
 use tb_python::datetime::isoformat_field;
-use tb_sandbox::{Args, Session, ToolError};
-
-const REPORTS: &str = "concur_expense_reports";
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `concur_api`: `get_expense_report`, `override_expense_rejection`, `get_travel_booking`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        match action(a) {
-            "get_expense_report" => {
-                let id = need(a, "expense_report_id")?;
-                let r = get_row(s, REPORTS, id)?
-                    .ok_or_else(|| exec(format!("Expense report not found: {id}")))?;
-                let report = out([
-                    ("id", val(&r, "id")),
-                    ("employee_email", val(&r, "employee_email")),
-                    ("amount", val(&r, "amount")),
-                    ("category", val(&r, "category")),
-                    ("trip_location_city", val(&r, "trip_location_city")),
-                    ("trip_location_state", val(&r, "trip_location_state")),
-                    ("expense_date", isoformat_field(&r, "expense_date")),
-                    ("receipt_status", val(&r, "receipt_status")),
-                    ("rejection_reason", val(&r, "rejection_reason")),
-                    ("override_approved", val(&r, "override_approved")),
-                    ("override_approved_by", val(&r, "override_approved_by")),
-                    ("override_reason", val(&r, "override_reason")),
-                ]);
-                Ok(json!({ "expense_report": report }))
-            }
-            "override_expense_rejection" => {
-                let id = need(a, "expense_report_id")?;
-                let reason = need(a, "override_reason")?;
-                let approver = need(a, "approver_email")?;
-                let mut r = get_row(s, REPORTS, id)?
-                    .ok_or_else(|| exec(format!("Expense report not found: {id}")))?;
-                r.insert("override_approved".into(), json!(true));
-                r.insert("override_approved_by".into(), json!(approver));
-                r.insert("override_reason".into(), json!(reason));
-                s.replace(REPORTS, &Value::Object(r))?;
-                Ok(json!({ "success": true }))
-            }
-            "get_travel_booking" => {
-                let id = need(a, "booking_id")?;
-                let r = get_row(s, "concur_travel_requests", id)?
-                    .ok_or_else(|| exec(format!("Travel booking not found: {id}")))?;
-                let booking = out([
-                    ("id", val(&r, "id")),
-                    ("employee_email", val(&r, "employee_email")),
-                    ("destination", val(&r, "destination")),
-                    ("departure_date", isoformat_field(&r, "departure_date")),
-                    ("return_date", isoformat_field(&r, "return_date")),
-                    ("flight_class", val(&r, "flight_class")),
-                    ("hotel_rate_per_night", val(&r, "hotel_rate_per_night")),
-                ]);
-                Ok(json!({ "travel_booking": booking }))
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    match a.str_or_empty("action") {
+        "get_expense_report" => {
+            let id = a.require_str_nonempty("expense_report_id")?;
+            let r = s
+                .row_by_id(CONCUR_EXPENSE_REPORTS, id)?
+                .ok_or_else(|| ToolError::new(format!("Expense report not found: {id}")))?;
+            let report = out([
+                ("id", r.value("id")),
+                ("employee_email", r.value("employee_email")),
+                ("amount", r.value("amount")),
+                ("category", r.value("category")),
+                ("trip_location_city", r.value("trip_location_city")),
+                ("trip_location_state", r.value("trip_location_state")),
+                ("expense_date", isoformat_field(&r, "expense_date")),
+                ("receipt_status", r.value("receipt_status")),
+                ("rejection_reason", r.value("rejection_reason")),
+                ("override_approved", r.value("override_approved")),
+                ("override_approved_by", r.value("override_approved_by")),
+                ("override_reason", r.value("override_reason")),
+            ]);
+            Ok(json!({ "expense_report": report }))
         }
-    };
-    finish("Failed to execute Concur API action", body())
+        "override_expense_rejection" => {
+            let id = a.require_str_nonempty("expense_report_id")?;
+            let reason = a.require_str_nonempty("override_reason")?;
+            let approver = a.require_str_nonempty("approver_email")?;
+            let mut r = s
+                .row_by_id(CONCUR_EXPENSE_REPORTS, id)?
+                .ok_or_else(|| ToolError::new(format!("Expense report not found: {id}")))?;
+            r.insert("override_approved".into(), json!(true));
+            r.insert("override_approved_by".into(), json!(approver));
+            r.insert("override_reason".into(), json!(reason));
+            s.replace(CONCUR_EXPENSE_REPORTS, &Value::Object(r))?;
+            Ok(json!({ "success": true }))
+        }
+        "get_travel_booking" => {
+            let id = a.require_str_nonempty("booking_id")?;
+            let r = s
+                .row_by_id(CONCUR_TRAVEL_REQUESTS, id)?
+                .ok_or_else(|| ToolError::new(format!("Travel booking not found: {id}")))?;
+            let booking = out([
+                ("id", r.value("id")),
+                ("employee_email", r.value("employee_email")),
+                ("destination", r.value("destination")),
+                ("departure_date", isoformat_field(&r, "departure_date")),
+                ("return_date", isoformat_field(&r, "return_date")),
+                ("flight_class", r.value("flight_class")),
+                ("hotel_rate_per_night", r.value("hotel_rate_per_night")),
+            ]);
+            Ok(json!({ "travel_booking": booking }))
+        }
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 #[cfg(test)]

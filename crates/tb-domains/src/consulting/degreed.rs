@@ -1,22 +1,22 @@
 //! Degreed learning: course catalog, seats, enrollments, history and certifications.
 
-use super::{Out, action, exec, field, finish, get_row, is_none, need, opt, out, probe_id, val};
-use serde_json::{Map, Value, json};
+use super::tables::{
+    DEGREED_CERTIFICATIONS, DEGREED_TRAINING_COURSES, DEGREED_TRAINING_ENROLLMENTS,
+    SALESFORCE_CRM_CLIENTS,
+};
+use super::{out, probe_id};
 use tb_python::datetime::isoformat_field;
-use tb_sandbox::{Args, Session, ToolError};
-
-const COURSES: &str = "degreed_training_courses";
-const ENROLLMENTS: &str = "degreed_training_enrollments";
-const CERTIFICATIONS: &str = "degreed_certifications";
+use serde_json::{Map, Value, json};
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// A course as the tool shows it.
 fn course(r: &Map<String, Value>) -> Value {
     out([
-        ("id", val(r, "id")),
-        ("title", val(r, "title")),
-        ("cost", val(r, "cost")),
-        ("training_category", val(r, "training_category")),
-        ("max_seats", val(r, "max_seats")),
+        ("id", r.value("id")),
+        ("title", r.value("title")),
+        ("cost", r.value("cost")),
+        ("training_category", r.value("training_category")),
+        ("max_seats", r.value("max_seats")),
         ("start_date", isoformat_field(r, "start_date")),
         ("end_date", isoformat_field(r, "end_date")),
         (
@@ -29,102 +29,102 @@ fn course(r: &Map<String, Value>) -> Value {
 /// `degreed_api`: `search_courses`, `get_course_details`, `check_enrollment`,
 /// `enroll_employee`, `get_training_history`, `check_certification_status`,
 /// `get_required_trainings`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        match action(a) {
-            "search_courses" => {
-                let keyword = need(a, "keyword")?.to_lowercase();
-                let category = opt(a, "category");
-                let courses: Vec<Value> = s
-                    .state
-                    .rows(COURSES)?
-                    .iter()
-                    .filter(|r| field(r, "title").to_lowercase().contains(&keyword))
-                    .filter(|r| category.is_none_or(|c| field(r, "training_category") == c))
-                    .map(course)
-                    .collect();
-                Ok(json!({ "courses": courses }))
-            }
-            "get_course_details" => {
-                let id = need(a, "course_id")?;
-                let r = get_row(s, COURSES, id)?
-                    .ok_or_else(|| exec(format!("Course not found: {id}")))?;
-                Ok(json!({ "course_data": course(&r) }))
-            }
-            "check_enrollment" => {
-                let id = need(a, "course_id")?;
-                let r = get_row(s, COURSES, id)?
-                    .ok_or_else(|| exec(format!("Course not found: {id}")))?;
-                let Some(max) = r.get("max_seats").and_then(Value::as_i64) else {
-                    return Ok(json!({ "available_seats": 99999 }));
-                };
-                let taken = s
-                    .state
-                    .rows(ENROLLMENTS)?
-                    .iter()
-                    .filter(|e| field(e, "course_id") == id && is_none(e, "completion_date"))
-                    .count();
-                Ok(json!({ "available_seats": max - i64::try_from(taken).unwrap_or(i64::MAX) }))
-            }
-            "enroll_employee" => {
-                let email = need(a, "email")?;
-                let id = need(a, "course_id")?;
-                if get_row(s, COURSES, id)?.is_none() {
-                    return Err(exec(format!("Course not found: {id}")));
-                }
-                let new_id = probe_id(s, ENROLLMENTS, "ENR-2")?;
-                s.insert(ENROLLMENTS, &json!({"id": new_id, "employee_email": email, "course_id": id, "completion_date": null}))?;
-                Ok(json!({ "success": true }))
-            }
-            "get_training_history" => {
-                let email = need(a, "email")?;
-                let completed: Vec<Value> = s
-                    .state
-                    .rows(ENROLLMENTS)?
-                    .iter()
-                    .filter(|e| {
-                        field(e, "employee_email") == email && !is_none(e, "completion_date")
-                    })
-                    .map(|e| json!({ "course_id": val(e, "course_id") }))
-                    .collect();
-                let certifications: Vec<Value> = s
-                    .state
-                    .rows(CERTIFICATIONS)?
-                    .iter()
-                    .filter(|c| field(c, "employee_email") == email)
-                    .map(|c| {
-                        out([
-                            ("id", val(c, "id")),
-                            ("employee_email", val(c, "employee_email")),
-                            ("certification_name", val(c, "certification_name")),
-                            ("issued_date", isoformat_field(c, "issued_date")),
-                            ("expiry_date", isoformat_field(c, "expiry_date")),
-                        ])
-                    })
-                    .collect();
-                Ok(json!({ "completed_trainings": completed, "certifications": certifications }))
-            }
-            "check_certification_status" => {
-                let email = need(a, "email")?;
-                let name = need(a, "certification_name")?.to_lowercase();
-                let has = s.state.rows(CERTIFICATIONS)?.iter().any(|c| {
-                    field(c, "employee_email") == email
-                        && field(c, "certification_name").to_lowercase() == name
-                });
-                Ok(json!({ "has_certification": has }))
-            }
-            "get_required_trainings" => {
-                let client = need(a, "client_id")?;
-                let r = get_row(s, "salesforce_crm_clients", client)?
-                    .ok_or_else(|| exec(format!("Client not found: {client}")))?;
-                Ok(
-                    json!({ "required_courses": r.get("required_training_courses").cloned().unwrap_or_else(|| json!([])) }),
-                )
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    match a.str_or_empty("action") {
+        "search_courses" => {
+            let keyword = a.require_str_nonempty("keyword")?.to_lowercase();
+            let category = a.opt_str_nonempty("category");
+            let courses: Vec<Value> = s
+                .state
+                .rows(DEGREED_TRAINING_COURSES)?
+                .iter()
+                .filter(|r| r.str_or_empty("title").to_lowercase().contains(&keyword))
+                .filter(|r| category.is_none_or(|c| r.str_or_empty("training_category") == c))
+                .map(course)
+                .collect();
+            Ok(json!({ "courses": courses }))
         }
-    };
-    finish("Failed to execute Degreed API action", body())
+        "get_course_details" => {
+            let id = a.require_str_nonempty("course_id")?;
+            let r = s
+                .row_by_id(DEGREED_TRAINING_COURSES, id)?
+                .ok_or_else(|| ToolError::new(format!("Course not found: {id}")))?;
+            Ok(json!({ "course_data": course(&r) }))
+        }
+        "check_enrollment" => {
+            let id = a.require_str_nonempty("course_id")?;
+            let r = s
+                .row_by_id(DEGREED_TRAINING_COURSES, id)?
+                .ok_or_else(|| ToolError::new(format!("Course not found: {id}")))?;
+            let Some(max) = r.get("max_seats").and_then(Value::as_i64) else {
+                return Ok(json!({ "available_seats": 99999 }));
+            };
+            let taken = s
+                .state
+                .rows(DEGREED_TRAINING_ENROLLMENTS)?
+                .iter()
+                .filter(|e| e.str_or_empty("course_id") == id && e.is_none("completion_date"))
+                .count();
+            Ok(json!({ "available_seats": max - i64::try_from(taken).unwrap_or(i64::MAX) }))
+        }
+        "enroll_employee" => {
+            let email = a.require_str_nonempty("email")?;
+            let id = a.require_str_nonempty("course_id")?;
+            if s.row_by_id(DEGREED_TRAINING_COURSES, id)?.is_none() {
+                return Err(ToolError::new(format!("Course not found: {id}")));
+            }
+            let new_id = probe_id(s, DEGREED_TRAINING_ENROLLMENTS, "ENR-2")?;
+            s.insert(DEGREED_TRAINING_ENROLLMENTS, &json!({"id": new_id, "employee_email": email, "course_id": id, "completion_date": null}))?;
+            Ok(json!({ "success": true }))
+        }
+        "get_training_history" => {
+            let email = a.require_str_nonempty("email")?;
+            let completed: Vec<Value> = s
+                .state
+                .rows(DEGREED_TRAINING_ENROLLMENTS)?
+                .iter()
+                .filter(|e| {
+                    e.str_or_empty("employee_email") == email && !e.is_none("completion_date")
+                })
+                .map(|e| json!({ "course_id": e.value("course_id") }))
+                .collect();
+            let certifications: Vec<Value> = s
+                .state
+                .rows(DEGREED_CERTIFICATIONS)?
+                .iter()
+                .filter(|c| c.str_or_empty("employee_email") == email)
+                .map(|c| {
+                    out([
+                        ("id", c.value("id")),
+                        ("employee_email", c.value("employee_email")),
+                        ("certification_name", c.value("certification_name")),
+                        ("issued_date", isoformat_field(c, "issued_date")),
+                        ("expiry_date", isoformat_field(c, "expiry_date")),
+                    ])
+                })
+                .collect();
+            Ok(json!({ "completed_trainings": completed, "certifications": certifications }))
+        }
+        "check_certification_status" => {
+            let email = a.require_str_nonempty("email")?;
+            let name = a.require_str_nonempty("certification_name")?.to_lowercase();
+            let has = s.state.rows(DEGREED_CERTIFICATIONS)?.iter().any(|c| {
+                c.str_or_empty("employee_email") == email
+                    && c.str_or_empty("certification_name").to_lowercase() == name
+            });
+            Ok(json!({ "has_certification": has }))
+        }
+        "get_required_trainings" => {
+            let client = a.require_str_nonempty("client_id")?;
+            let r = s
+                .row_by_id(SALESFORCE_CRM_CLIENTS, client)?
+                .ok_or_else(|| ToolError::new(format!("Client not found: {client}")))?;
+            Ok(
+                json!({ "required_courses": r.get("required_training_courses").cloned().unwrap_or_else(|| json!([])) }),
+            )
+        }
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 #[cfg(test)]

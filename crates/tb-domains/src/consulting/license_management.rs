@@ -1,72 +1,75 @@
 //! License management: pool availability, allocations and cost.
 
-use super::{Out, action, exec, field, finish, get_row, is_none, need, probe_id, val};
+use super::probe_id;
+use super::tables::{
+    LICENSE_MANAGEMENT_LICENSE_ALLOCATION, LICENSE_MANAGEMENT_LICENSE_POOL_RECORD,
+    SOFTWARE_CATALOG_SOFTWARE_CATALOG,
+};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
-
-const ALLOCATIONS: &str = "license_management_license_allocation";
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `license_management_api`: `check_availability`, `allocate`, `get_cost`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        match action(a) {
-            "check_availability" => {
-                let catalog = need(a, "catalog_id")?;
-                let pool_type = need(a, "pool_type")?;
-                let pool = s
-                    .state
-                    .rows("license_management_license_pool_record")?
-                    .iter()
-                    .find(|p| {
-                        field(p, "catalog_id") == catalog && field(p, "pool_type") == pool_type
-                    })
-                    .ok_or_else(|| {
-                        exec(format!(
-                            "License pool not found for catalog_id={catalog}, pool_type={pool_type}"
-                        ))
-                    })?;
-                let Some(total) = pool.get("total_licenses").and_then(Value::as_i64) else {
-                    return Ok(json!({ "available_count": 99999 }));
-                };
-                let used = s
-                    .state
-                    .rows(ALLOCATIONS)?
-                    .iter()
-                    .filter(|r| {
-                        field(r, "catalog_id") == catalog
-                            && field(r, "pool_type") == pool_type
-                            && is_none(r, "deallocated_at")
-                    })
-                    .count();
-                let used = i64::try_from(used).unwrap_or(i64::MAX);
-                Ok(json!({ "available_count": total - used }))
-            }
-            "allocate" => {
-                let catalog = need(a, "catalog_id")?;
-                let email = need(a, "email")?;
-                let pool_type = need(a, "pool_type")?;
-                let id = probe_id(s, ALLOCATIONS, "LIC-2")?;
-                let row = json!({
-                    "id": id,
-                    "catalog_id": catalog,
-                    "employee_email": email,
-                    "engagement_code": a.get("engagement_code").cloned().unwrap_or(Value::Null),
-                    "pool_type": pool_type,
-                    "deallocated_at": null,
-                });
-                s.insert(ALLOCATIONS, &row)?;
-                Ok(json!({ "success": true }))
-            }
-            "get_cost" => {
-                let catalog = need(a, "catalog_id")?;
-                let r = get_row(s, "software_catalog_software_catalog", catalog)?
-                    .ok_or_else(|| exec(format!("Software catalog entry not found: {catalog}")))?;
-                Ok(json!({ "annual_cost": val(&r, "annual_cost") }))
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    match a.str_or_empty("action") {
+        "check_availability" => {
+            let catalog = a.require_str_nonempty("catalog_id")?;
+            let pool_type = a.require_str_nonempty("pool_type")?;
+            let pool = s
+                .state
+                .rows(LICENSE_MANAGEMENT_LICENSE_POOL_RECORD)?
+                .iter()
+                .find(|p| {
+                    p.str_or_empty("catalog_id") == catalog
+                        && p.str_or_empty("pool_type") == pool_type
+                })
+                .ok_or_else(|| {
+                    ToolError::new(format!(
+                        "License pool not found for catalog_id={catalog}, pool_type={pool_type}"
+                    ))
+                })?;
+            let Some(total) = pool.get("total_licenses").and_then(Value::as_i64) else {
+                return Ok(json!({ "available_count": 99999 }));
+            };
+            let used = s
+                .state
+                .rows(LICENSE_MANAGEMENT_LICENSE_ALLOCATION)?
+                .iter()
+                .filter(|r| {
+                    r.str_or_empty("catalog_id") == catalog
+                        && r.str_or_empty("pool_type") == pool_type
+                        && r.is_none("deallocated_at")
+                })
+                .count();
+            let used = i64::try_from(used).unwrap_or(i64::MAX);
+            Ok(json!({ "available_count": total - used }))
         }
-    };
-    finish("Failed to execute License Management API action", body())
+        "allocate" => {
+            let catalog = a.require_str_nonempty("catalog_id")?;
+            let email = a.require_str_nonempty("email")?;
+            let pool_type = a.require_str_nonempty("pool_type")?;
+            let id = probe_id(s, LICENSE_MANAGEMENT_LICENSE_ALLOCATION, "LIC-2")?;
+            let row = json!({
+                "id": id,
+                "catalog_id": catalog,
+                "employee_email": email,
+                "engagement_code": a.value("engagement_code"),
+                "pool_type": pool_type,
+                "deallocated_at": null,
+            });
+            s.insert(LICENSE_MANAGEMENT_LICENSE_ALLOCATION, &row)?;
+            Ok(json!({ "success": true }))
+        }
+        "get_cost" => {
+            let catalog = a.require_str_nonempty("catalog_id")?;
+            let r = s
+                .row_by_id(SOFTWARE_CATALOG_SOFTWARE_CATALOG, catalog)?
+                .ok_or_else(|| {
+                    ToolError::new(format!("Software catalog entry not found: {catalog}"))
+                })?;
+            Ok(json!({ "annual_cost": r.value("annual_cost") }))
+        }
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 #[cfg(test)]

@@ -1,57 +1,56 @@
 //! Mavenlink resource management: engagements and staffing assignments.
 
-use super::{Out, action, exec, field, finish, get_row, need, out, val};
-use serde_json::{Value, json};
+use super::out;
+use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, MAVENLINK_MV_ENGAGEMENTS};
 use tb_python::datetime::isoformat_field;
-use tb_sandbox::{Args, Session, ToolError};
+use serde_json::{Value, json};
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `mavenlink_api`: `get_engagement`, `get_employee_assignments`, `validate_engagement_code`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let body = || -> Out {
-        match action(a) {
-            "get_engagement" => {
-                let code = need(a, "engagement_code")?;
-                let r = get_row(s, "mavenlink_mv_engagements", code)?
-                    .ok_or_else(|| exec(format!("Engagement not found: {code}")))?;
-                let data = out([
-                    ("engagement_code", val(&r, "engagement_code")),
-                    ("status", val(&r, "status")),
-                    ("start_date", isoformat_field(&r, "start_date")),
-                    ("end_date", isoformat_field(&r, "end_date")),
-                    ("senior_manager_email", val(&r, "senior_manager_email")),
-                ]);
-                Ok(json!({ "engagement_data": data }))
-            }
-            "get_employee_assignments" => {
-                let email = need(a, "email")?;
-                let assignments: Vec<Value> = s
-                    .state
-                    .rows("mavenlink_employee_assignments")?
-                    .iter()
-                    .filter(|r| {
-                        field(r, "employee_email") == email
-                            && matches!(field(r, "assignment_status"), "active" | "booked")
-                    })
-                    .map(|r| {
-                        out([
-                            ("engagement_code", val(r, "engagement_code")),
-                            ("assignment_status", val(r, "assignment_status")),
-                            ("start_date", isoformat_field(r, "start_date")),
-                            ("end_date", isoformat_field(r, "end_date")),
-                            ("senior_manager_email", val(r, "senior_manager_email")),
-                        ])
-                    })
-                    .collect();
-                Ok(json!({ "assignments": assignments }))
-            }
-            "validate_engagement_code" => {
-                let code = need(a, "engagement_code")?;
-                Ok(json!({ "valid": get_row(s, "mavenlink_mv_engagements", code)?.is_some() }))
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    match a.str_or_empty("action") {
+        "get_engagement" => {
+            let code = a.require_str_nonempty("engagement_code")?;
+            let r = s
+                .row_by_id(MAVENLINK_MV_ENGAGEMENTS, code)?
+                .ok_or_else(|| ToolError::new(format!("Engagement not found: {code}")))?;
+            let data = out([
+                ("engagement_code", r.value("engagement_code")),
+                ("status", r.value("status")),
+                ("start_date", isoformat_field(&r, "start_date")),
+                ("end_date", isoformat_field(&r, "end_date")),
+                ("senior_manager_email", r.value("senior_manager_email")),
+            ]);
+            Ok(json!({ "engagement_data": data }))
         }
-    };
-    finish("Failed to execute Mavenlink API action", body())
+        "get_employee_assignments" => {
+            let email = a.require_str_nonempty("email")?;
+            let assignments: Vec<Value> = s
+                .state
+                .rows(MAVENLINK_EMPLOYEE_ASSIGNMENTS)?
+                .iter()
+                .filter(|r| {
+                    r.str_or_empty("employee_email") == email
+                        && matches!(r.str_or_empty("assignment_status"), "active" | "booked")
+                })
+                .map(|r| {
+                    out([
+                        ("engagement_code", r.value("engagement_code")),
+                        ("assignment_status", r.value("assignment_status")),
+                        ("start_date", isoformat_field(r, "start_date")),
+                        ("end_date", isoformat_field(r, "end_date")),
+                        ("senior_manager_email", r.value("senior_manager_email")),
+                    ])
+                })
+                .collect();
+            Ok(json!({ "assignments": assignments }))
+        }
+        "validate_engagement_code" => {
+            let code = a.require_str_nonempty("engagement_code")?;
+            Ok(json!({ "valid": s.row_by_id(MAVENLINK_MV_ENGAGEMENTS, code)?.is_some() }))
+        }
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 #[cfg(test)]

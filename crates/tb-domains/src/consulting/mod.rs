@@ -1,10 +1,7 @@
 //! The `sandbox_consulting` server: its tables, its zendesk variant and its own tools, one file
 //! per toolset of the reference (in the order the reference registers them).
 
-use crate::PlainFn;
-use serde_json::{Map, Value};
-use tb_sandbox::{Args, Session, StateError, ToolError};
-use tb_sandbox::{Domain, DomainError};
+use tb_sandbox::{Domain, DomainError, Fields, Session, ToolError, Tools};
 
 mod approval;
 mod approver_lookup;
@@ -16,6 +13,7 @@ mod client_access;
 mod concur;
 mod degreed;
 mod hardware_procurement;
+#[cfg(test)]
 mod knowledge_base;
 mod license_management;
 mod mavenlink;
@@ -23,50 +21,104 @@ mod nda;
 mod okta;
 mod salesforce_crm;
 mod software_catalog;
+pub(crate) mod tables;
 mod workday;
 
 /// The server name.
 pub const SERVER: &str = "sandbox_consulting";
 
-/// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]).
-fn functions() -> Vec<(&'static str, PlainFn)> {
-    vec![
-        (
-            "software_catalog_get_details",
-            software_catalog::get_details,
-        ),
-        ("software_catalog_search", software_catalog::search),
-        (
-            "salesforce_crm_check_employee_assignment",
-            salesforce_crm::check_employee_assignment,
-        ),
-        (
-            "salesforce_crm_get_engagement",
-            salesforce_crm::get_engagement,
-        ),
-        ("workday_api", workday::api),
-        ("okta_provision_access", okta::provision_access),
-        ("mavenlink_api", mavenlink::api),
-        ("concur_api", concur::api),
-        ("asset_management_api", asset_management::api),
-        ("license_management_api", license_management::api),
-        ("degreed_api", degreed::api),
-        ("client_access_api", client_access::api),
-        ("approval_create_request", approval::create_request),
-        ("approval_get_status", approval::get_status),
-        ("background_check_api", background_check::api),
-        ("nda_api", nda::api),
-        ("box_api", box_folders::api),
-        ("approver_lookup_get_contact", approver_lookup::get_contact),
-        (
-            "hardware_procurement_create_order",
-            hardware_procurement::create_order,
-        ),
-        (
-            "knowledge_base_search_policy",
-            knowledge_base::search_policy,
-        ),
-    ]
+/// This domain's own tool functions, by tool name (zendesk tools come from [`crate::zendesk`]),
+/// with the prefix the reference puts before an unexpected (database) failure.
+fn functions() -> Tools {
+    let mut t = Tools::new();
+    t.add_prefixed(
+        "software_catalog_get_details",
+        "Failed to retrieve software details",
+        software_catalog::get_details,
+    )
+    .add_prefixed(
+        "software_catalog_search",
+        "Failed to search software catalog",
+        software_catalog::search,
+    )
+    .add_prefixed(
+        "salesforce_crm_check_employee_assignment",
+        "Failed to check employee assignment",
+        salesforce_crm::check_employee_assignment,
+    )
+    .add_prefixed(
+        "salesforce_crm_get_engagement",
+        "Failed to retrieve engagement details",
+        salesforce_crm::get_engagement,
+    )
+    .add_prefixed(
+        "workday_api",
+        "Failed to execute Workday API action",
+        workday::api,
+    )
+    .add_prefixed(
+        "okta_provision_access",
+        "Failed to provision access",
+        okta::provision_access,
+    )
+    .add_prefixed(
+        "mavenlink_api",
+        "Failed to execute Mavenlink API action",
+        mavenlink::api,
+    )
+    .add_prefixed(
+        "concur_api",
+        "Failed to execute Concur API action",
+        concur::api,
+    )
+    .add_prefixed(
+        "asset_management_api",
+        "Failed to execute Asset Management API action",
+        asset_management::api,
+    )
+    .add_prefixed(
+        "license_management_api",
+        "Failed to execute License Management API action",
+        license_management::api,
+    )
+    .add_prefixed(
+        "degreed_api",
+        "Failed to execute Degreed API action",
+        degreed::api,
+    )
+    .add_prefixed(
+        "client_access_api",
+        "Failed to execute Client Access API action",
+        client_access::api,
+    )
+    .add_prefixed(
+        "approval_create_request",
+        "Failed to create approval request",
+        approval::create_request,
+    )
+    .add_prefixed(
+        "approval_get_status",
+        "Failed to retrieve approval status",
+        approval::get_status,
+    )
+    .add_prefixed(
+        "background_check_api",
+        "Failed to execute Background Check API action",
+        background_check::api,
+    )
+    .add_prefixed("nda_api", "Failed to execute NDA API action", nda::api)
+    .add("box_api", box_folders::api)
+    .add_prefixed(
+        "approver_lookup_get_contact",
+        "Failed to retrieve approver contact",
+        approver_lookup::get_contact,
+    )
+    .add(
+        "hardware_procurement_create_order",
+        hardware_procurement::create_order,
+    )
+    .add("knowledge_base_search_policy", crate::policy::search_policy);
+    t
 }
 
 /// Builds the domain.
@@ -76,89 +128,17 @@ pub fn domain() -> Result<Domain, DomainError> {
         include_str!("../../tables/sandbox_consulting.tables"),
         crate::zendesk::Variant::Consulting,
         include_str!("../../tools/sandbox_consulting.tools"),
-        crate::plain(functions()),
+        functions(),
     )
 }
 
-/// How a consulting tool body fails. The reference's tools re-raise their own
-/// `ExecutionError`s as they are and wrap anything else (database errors) as
-/// `<tool prefix>: <error>`.
-#[derive(Debug)]
-pub(crate) enum Fail {
-    /// An `ExecutionError` the tool raised itself: shown as is.
-    Exec(String),
-    /// Any other exception: shown behind the tool's prefix.
-    Other(String),
-}
-
-impl From<StateError> for Fail {
-    fn from(e: StateError) -> Self {
-        Fail::Other(e.to_string())
-    }
-}
-
-impl From<ToolError> for Fail {
-    /// Errors from the session's `insert`/`replace` are database errors.
-    fn from(e: ToolError) -> Self {
-        Fail::Other(e.message().to_string())
-    }
-}
-
-/// The result of a tool body.
-pub(crate) type Out = Result<Value, Fail>;
-
-/// An `ExecutionError` with this message.
-pub(crate) fn exec(msg: impl Into<String>) -> Fail {
-    Fail::Exec(msg.into())
-}
-
-/// Turns a body's failure into the tool error the reference shows, wrapping the unexpected
-/// ones with `prefix`.
-pub(crate) fn finish(prefix: &str, out: Out) -> Result<Value, ToolError> {
-    out.map_err(|f| match f {
-        Fail::Exec(m) => ToolError::new(m),
-        Fail::Other(m) => ToolError::new(format!("{prefix}: {m}")),
-    })
-}
-
-/// An optional string argument as Python truthiness sees it: `None` when null or empty.
-pub(crate) fn opt<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
-    a.get(name)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-}
-
-/// A string argument an action needs: `Missing required parameter: <name>` when null or empty.
-pub(crate) fn need<'a>(a: &'a Args, name: &str) -> Result<&'a str, Fail> {
-    opt(a, name).ok_or_else(|| exec(format!("Missing required parameter: {name}")))
-}
-
-/// The `action` argument (an enum, always present after validation).
-pub(crate) fn action(a: &Args) -> &str {
-    a.get("action").and_then(Value::as_str).unwrap_or_default()
-}
-
-/// A string field of a row (empty when absent or not a string).
-pub(crate) fn field<'a>(row: &'a Map<String, Value>, name: &str) -> &'a str {
-    row.get(name).and_then(Value::as_str).unwrap_or_default()
-}
-
-/// A field of a row, or null.
-pub(crate) fn val(row: &Map<String, Value>, name: &str) -> Value {
-    row.get(name).cloned().unwrap_or(Value::Null)
-}
-
-/// Whether a row's field is null or absent (`x is None`).
-pub(crate) fn is_none(row: &Map<String, Value>, name: &str) -> bool {
-    row.get(name).is_none_or(Value::is_null)
-}
-
-pub(crate) use crate::util::out;
+pub(crate) use tb_sandbox::tool::out;
 
 /// The first free `<prefix>-<n:06d>` id of a table, probing from n = 0.
-pub(crate) fn probe_id(s: &Session, table: &str, prefix: &str) -> Result<String, Fail> {
+pub(crate) fn probe_id(s: &Session, table: &str, prefix: &str) -> Result<String, ToolError> {
     let rows = s.state.rows(table)?;
-    let taken: std::collections::HashSet<&str> = rows.iter().map(|r| field(r, "id")).collect();
+    let taken: std::collections::HashSet<&str> =
+        rows.iter().map(|r| r.str_or_empty("id")).collect();
     let mut n = 0usize;
     loop {
         let id = format!("{prefix}-{n:06}");
@@ -167,15 +147,6 @@ pub(crate) fn probe_id(s: &Session, table: &str, prefix: &str) -> Result<String,
         }
         n += 1;
     }
-}
-
-/// A stored row by id, cloned.
-pub(crate) fn get_row(
-    s: &Session,
-    table: &str,
-    id: &str,
-) -> Result<Option<Map<String, Value>>, Fail> {
-    Ok(s.state.get(table, &Value::String(id.to_string()))?.cloned())
 }
 
 #[cfg(test)]
@@ -197,33 +168,33 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn helpers_follow_the_reference() {
+    fn unexpected_failures_get_the_tool_prefix() {
         // ExecutionErrors pass as they are; database errors get the tool's prefix.
+        let d = domain().unwrap();
+        let mut s = tb_sandbox::Loaded {
+            base: tb_sandbox::State::empty(d.layout().clone()),
+            domain: std::sync::Arc::new(d),
+        }
+        .session(&json!({}), tb_sandbox::Clock::default())
+        .unwrap();
         assert_eq!(
-            finish("Failed to x", Err(exec("Device not found: D")))
-                .unwrap_err()
-                .to_string(),
-            "Device not found: D"
+            s.call("approver_lookup_get_contact", &json!({"email": "x@y"}))
+                .to_json("t")["error"],
+            json!("Tool execution failed: Approver not found: x@y")
         );
-        let dup: Fail = StateError::Duplicate("AAL-2-000000".into()).into();
+        let e: ToolError = tb_sandbox::StateError::Duplicate("AAL-2-000000".into()).into();
         assert_eq!(
-            finish("Failed to provision access", Err(dup))
-                .unwrap_err()
-                .to_string(),
+            e.prefixed("Failed to provision access").to_string(),
             "Failed to provision access: Object with ID AAL-2-000000 already exists"
         );
         assert_eq!(
-            out([("x", json!(1)), ("y", Value::Null), ("z", json!(""))]),
+            out([
+                ("x", json!(1)),
+                ("y", serde_json::Value::Null),
+                ("z", json!(""))
+            ]),
             json!({"x": 1, "z": ""})
         );
-        let args: Args = json!({"email": "", "id": "X"}).as_object().unwrap().clone();
-        assert_eq!(
-            need(&args, "email")
-                .map_err(|f| finish("p", Err(f)).unwrap_err().to_string())
-                .unwrap_err(),
-            "Missing required parameter: email"
-        );
-        assert_eq!(opt(&args, "id"), Some("X"));
     }
 
     #[test]
@@ -237,7 +208,7 @@ mod tests {
             return;
         };
         assert_eq!(
-            probe_id(&s, "approval_approval_requests", "APR-2").unwrap(),
+            probe_id(&s, tables::APPROVAL_APPROVAL_REQUESTS, "APR-2").unwrap(),
             "APR-2-000001"
         );
         let made = testutil::call(
@@ -247,7 +218,7 @@ mod tests {
         );
         assert_eq!(made, json!({"approval_id": "APR-2-000001"}));
         assert_eq!(
-            probe_id(&s, "approval_approval_requests", "APR-2").unwrap(),
+            probe_id(&s, tables::APPROVAL_APPROVAL_REQUESTS, "APR-2").unwrap(),
             "APR-2-000003"
         );
     }

@@ -1,45 +1,42 @@
 //! NDA management: status per employee and client, and sending for e-signature.
 
-use super::{Out, action, exec, field, finish, need};
+use super::tables::CLIENT_ACCESS_NDA_RECORD;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
-
-const TABLE: &str = "client_access_nda_record";
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `nda_api`: `check_status`, `send_for_signature`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        let act = action(a);
-        if !matches!(act, "check_status" | "send_for_signature") {
-            return Err(exec(format!("Invalid action: {act}")));
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    let act = a.str_or_empty("action");
+    if !matches!(act, "check_status" | "send_for_signature") {
+        return Err(ToolError::new(format!("Invalid action: {act}")));
+    }
+    let email = a.require_str_nonempty("email")?;
+    let client = a.require_str_nonempty("client_id")?;
+    let existing = s
+        .state
+        .rows(CLIENT_ACCESS_NDA_RECORD)?
+        .iter()
+        .find(|n| {
+            n.str_or_empty("employee_email") == email && n.str_or_empty("client_id") == client
+        })
+        .cloned();
+    if act == "check_status" {
+        let status = existing
+            .as_ref()
+            .map_or("not_signed", |n| n.str_or_empty("status"))
+            .to_string();
+        return Ok(json!({ "signed": status == "signed", "nda_data": { "status": status } }));
+    }
+    match existing {
+        Some(mut n) => {
+            n.insert("status".into(), json!("sent_for_signature"));
+            s.replace(CLIENT_ACCESS_NDA_RECORD, &Value::Object(n))?;
         }
-        let email = need(a, "email")?;
-        let client = need(a, "client_id")?;
-        let existing = s
-            .state
-            .rows(TABLE)?
-            .iter()
-            .find(|n| field(n, "employee_email") == email && field(n, "client_id") == client)
-            .cloned();
-        if act == "check_status" {
-            let status = existing
-                .as_ref()
-                .map_or("not_signed", |n| field(n, "status"))
-                .to_string();
-            return Ok(json!({ "signed": status == "signed", "nda_data": { "status": status } }));
+        None => {
+            s.insert(CLIENT_ACCESS_NDA_RECORD, &json!({"employee_email": email, "client_id": client, "status": "sent_for_signature"}))?;
         }
-        match existing {
-            Some(mut n) => {
-                n.insert("status".into(), json!("sent_for_signature"));
-                s.replace(TABLE, &Value::Object(n))?;
-            }
-            None => {
-                s.insert(TABLE, &json!({"employee_email": email, "client_id": client, "status": "sent_for_signature"}))?;
-            }
-        }
-        Ok(json!({ "success": true }))
-    };
-    finish("Failed to execute NDA API action", body())
+    }
+    Ok(json!({ "success": true }))
 }
 
 #[cfg(test)]

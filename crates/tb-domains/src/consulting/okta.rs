@@ -1,29 +1,25 @@
 //! Okta: application access provisioning (an access-log row per grant).
 
-use super::{Out, finish, probe_id};
+use super::probe_id;
+use super::tables::OKTA_APPLICATION_ACCESS_LOGS;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
-
-const TABLE: &str = "okta_application_access_logs";
+use tb_sandbox::{Args, Fields, Session, ToolResult};
 
 /// `okta_provision_access`: logs an `AAL-2-<n>` grant, full access unless told otherwise.
-pub(crate) fn provision_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let mut body = || -> Out {
-        let access = match a.get("access_type") {
-            Some(Value::String(t)) => t.clone(),
-            _ => "full_access".to_string(),
-        };
-        let id = probe_id(s, TABLE, "AAL-2")?;
-        let row = json!({
-            "id": id,
-            "employee_email": a.get("email").cloned().unwrap_or(Value::Null),
-            "app_name": a.get("app_name").cloned().unwrap_or(Value::Null),
-            "access_type": access,
-        });
-        s.insert(TABLE, &row)?;
-        Ok(json!({ "success": true }))
+pub(crate) fn provision_access(s: &mut Session, a: &Args) -> ToolResult {
+    let access = match a.get("access_type") {
+        Some(Value::String(t)) => t.clone(),
+        _ => "full_access".to_string(),
     };
-    finish("Failed to provision access", body())
+    let id = probe_id(s, OKTA_APPLICATION_ACCESS_LOGS, "AAL-2")?;
+    let row = json!({
+        "id": id,
+        "employee_email": a.value("email"),
+        "app_name": a.value("app_name"),
+        "access_type": access,
+    });
+    s.insert(OKTA_APPLICATION_ACCESS_LOGS, &row)?;
+    Ok(json!({ "success": true }))
 }
 
 #[cfg(test)]

@@ -1,59 +1,47 @@
 //! Salesforce CRM: engagement details and whether an employee is staffed on an engagement
 //! (the latter reads the resource-management assignments, as the reference does).
 
-use super::{Out, exec, field, finish, get_row, val};
-use serde_json::{Value, json};
+use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, SALESFORCE_CRM_SF_ENGAGEMENTS};
 use tb_python::datetime::isoformat_field;
-use tb_sandbox::{Args, Session, ToolError};
+use serde_json::json;
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `salesforce_crm_check_employee_assignment`: the first assignment of that employee on that
 /// engagement, whatever its status.
-pub(crate) fn check_employee_assignment(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let body = || -> Out {
-        let email = a.get("email").and_then(Value::as_str).unwrap_or_default();
-        let code = a
-            .get("engagement_code")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let rows = s.state.rows("mavenlink_employee_assignments")?;
-        let Some(r) = rows
-            .iter()
-            .find(|r| field(r, "employee_email") == email && field(r, "engagement_code") == code)
-        else {
-            return Ok(json!({ "assigned": false }));
-        };
-        Ok(super::out([
-            ("assigned", json!(true)),
-            ("assignment_status", val(r, "assignment_status")),
-            ("start_date", isoformat_field(r, "start_date")),
-            ("end_date", isoformat_field(r, "end_date")),
-        ]))
+pub(crate) fn check_employee_assignment(s: &mut Session, a: &Args) -> ToolResult {
+    let email = a.str_or_empty("email");
+    let code = a.str_or_empty("engagement_code");
+    let rows = s.state.rows(MAVENLINK_EMPLOYEE_ASSIGNMENTS)?;
+    let Some(r) = rows.iter().find(|r| {
+        r.str_or_empty("employee_email") == email && r.str_or_empty("engagement_code") == code
+    }) else {
+        return Ok(json!({ "assigned": false }));
     };
-    finish("Failed to check employee assignment", body())
+    Ok(super::out([
+        ("assigned", json!(true)),
+        ("assignment_status", r.value("assignment_status")),
+        ("start_date", isoformat_field(r, "start_date")),
+        ("end_date", isoformat_field(r, "end_date")),
+    ]))
 }
 
 /// `salesforce_crm_get_engagement`: one CRM engagement by code.
-pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let body = || -> Out {
-        let code = a
-            .get("engagement_code")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let r = get_row(s, "salesforce_crm_sf_engagements", code)?
-            .ok_or_else(|| exec(format!("Engagement not found: {code}")))?;
-        Ok(super::out([
-            ("engagement_code", val(&r, "engagement_code")),
-            ("client_id", val(&r, "client_id")),
-            (
-                "engagement_manager_email",
-                val(&r, "engagement_manager_email"),
-            ),
-            ("status", val(&r, "status")),
-            ("start_date", isoformat_field(&r, "start_date")),
-            ("end_date", isoformat_field(&r, "end_date")),
-        ]))
-    };
-    finish("Failed to retrieve engagement details", body())
+pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> ToolResult {
+    let code = a.str_or_empty("engagement_code");
+    let r = s
+        .row_by_id(SALESFORCE_CRM_SF_ENGAGEMENTS, code)?
+        .ok_or_else(|| ToolError::new(format!("Engagement not found: {code}")))?;
+    Ok(super::out([
+        ("engagement_code", r.value("engagement_code")),
+        ("client_id", r.value("client_id")),
+        (
+            "engagement_manager_email",
+            r.value("engagement_manager_email"),
+        ),
+        ("status", r.value("status")),
+        ("start_date", isoformat_field(&r, "start_date")),
+        ("end_date", isoformat_field(&r, "end_date")),
+    ]))
 }
 
 #[cfg(test)]

@@ -1,58 +1,45 @@
 //! Internal software catalog: look up one entry, or search entries by name.
 
-use super::{Out, exec, field, finish, get_row, val};
+use super::tables::SOFTWARE_CATALOG_SOFTWARE_CATALOG;
 use serde_json::{Map, Value, json};
-use tb_sandbox::{Args, Session, ToolError};
-
-const TABLE: &str = "software_catalog_software_catalog";
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// The fields a catalog entry shows (every one is required, so nothing is dropped).
 fn entry(row: &Map<String, Value>) -> Value {
     json!({
-        "id": val(row, "id"),
-        "name": val(row, "name"),
-        "annual_cost": val(row, "annual_cost"),
-        "pool_type": val(row, "pool_type"),
+        "id": row.value("id"),
+        "name": row.value("name"),
+        "annual_cost": row.value("annual_cost"),
+        "pool_type": row.value("pool_type"),
     })
 }
 
 /// `software_catalog_get_details`: one entry by catalog id.
-pub(crate) fn get_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let body = || -> Out {
-        let id = a
-            .get("catalog_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let row = get_row(s, TABLE, id)?
-            .ok_or_else(|| exec(format!("Software not found in catalog: {id}")))?;
-        Ok(entry(&row))
-    };
-    finish("Failed to retrieve software details", body())
+pub(crate) fn get_details(s: &mut Session, a: &Args) -> ToolResult {
+    let id = a.str_or_empty("catalog_id");
+    let row = s
+        .row_by_id(SOFTWARE_CATALOG_SOFTWARE_CATALOG, id)?
+        .ok_or_else(|| ToolError::new(format!("Software not found in catalog: {id}")))?;
+    Ok(entry(&row))
 }
 
 /// `software_catalog_search`: entries whose name contains the text, ignoring case, in store order.
-pub(crate) fn search(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let body = || -> Out {
-        let name = a
-            .get("software_name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let term = name.to_lowercase();
-        let results: Vec<Value> = s
-            .state
-            .rows(TABLE)?
-            .iter()
-            .filter(|r| field(r, "name").to_lowercase().contains(&term))
-            .map(entry)
-            .collect();
-        if results.is_empty() {
-            return Err(exec(format!(
-                "No matching software found in catalog for: {name}"
-            )));
-        }
-        Ok(json!({ "results": results }))
-    };
-    finish("Failed to search software catalog", body())
+pub(crate) fn search(s: &mut Session, a: &Args) -> ToolResult {
+    let name = a.str_or_empty("software_name");
+    let term = name.to_lowercase();
+    let results: Vec<Value> = s
+        .state
+        .rows(SOFTWARE_CATALOG_SOFTWARE_CATALOG)?
+        .iter()
+        .filter(|r| r.str_or_empty("name").to_lowercase().contains(&term))
+        .map(entry)
+        .collect();
+    if results.is_empty() {
+        return Err(ToolError::new(format!(
+            "No matching software found in catalog for: {name}"
+        )));
+    }
+    Ok(json!({ "results": results }))
 }
 
 #[cfg(test)]

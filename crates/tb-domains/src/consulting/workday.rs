@@ -1,36 +1,34 @@
 //! Workday HR: employee profiles.
 
-use super::{Out, action, exec, finish, get_row, need, val};
-use serde_json::{Value, json};
+use super::tables::WORKDAY_EMPLOYEES;
 use tb_python::datetime::isoformat_field;
-use tb_sandbox::{Args, Session, ToolError};
+use serde_json::json;
+use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `workday_api`: `get_employee`.
-pub(crate) fn api(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let body = || -> Out {
-        match action(a) {
-            "get_employee" => {
-                let email = need(a, "email")?;
-                let r = get_row(s, "workday_employees", email)?
-                    .ok_or_else(|| exec(format!("Employee not found: {email}")))?;
-                let data = super::out([
-                    ("email", val(&r, "email")),
-                    ("name", val(&r, "name")),
-                    ("level", val(&r, "level")),
-                    ("office_location", val(&r, "office_location")),
-                    ("start_date", isoformat_field(&r, "start_date")),
-                    ("manager_email", val(&r, "manager_email")),
-                    ("partner_email", val(&r, "partner_email")),
-                    ("onboarding_phase", val(&r, "onboarding_phase")),
-                    ("availability_status", val(&r, "availability_status")),
-                    ("backup_approver_email", val(&r, "backup_approver_email")),
-                ]);
-                Ok(json!({ "employee_data": data }))
-            }
-            other => Err(exec(format!("Invalid action: {other}"))),
+pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
+    match a.str_or_empty("action") {
+        "get_employee" => {
+            let email = a.require_str_nonempty("email")?;
+            let r = s
+                .row_by_id(WORKDAY_EMPLOYEES, email)?
+                .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+            let data = super::out([
+                ("email", r.value("email")),
+                ("name", r.value("name")),
+                ("level", r.value("level")),
+                ("office_location", r.value("office_location")),
+                ("start_date", isoformat_field(&r, "start_date")),
+                ("manager_email", r.value("manager_email")),
+                ("partner_email", r.value("partner_email")),
+                ("onboarding_phase", r.value("onboarding_phase")),
+                ("availability_status", r.value("availability_status")),
+                ("backup_approver_email", r.value("backup_approver_email")),
+            ]);
+            Ok(json!({ "employee_data": data }))
         }
-    };
-    finish("Failed to execute Workday API action", body())
+        other => Err(ToolError::new(format!("Invalid action: {other}"))),
+    }
 }
 
 #[cfg(test)]

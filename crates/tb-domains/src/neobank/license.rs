@@ -25,7 +25,7 @@ fn active_count(s: &Session, license_id: &str) -> Result<usize, ToolError> {
 
 fn total(l: &Row) -> i64 {
     // `total_licenses or 0`.
-    l.get("total_licenses").and_then(Value::as_i64).unwrap_or(0)
+    l.i64_or_zero("total_licenses")
 }
 
 fn not_in_inventory(name: &str) -> ToolError {

@@ -140,10 +140,7 @@ pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "mfa_device_id is required for {op} operation"
         )));
     }
-    let hours = a
-        .get("bypass_duration_hours")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
+    let hours = a.i64_or_zero("bypass_duration_hours");
     let bypass = op == "set_temporary_bypass";
     if bypass {
         if hours == 0 {

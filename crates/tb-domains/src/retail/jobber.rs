@@ -1,77 +1,77 @@
 //! `jobber`: installation jobs.
 
 use super::common::*;
+use super::tables::*;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Row, Session, ToolError};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
-fn job_or_404(s: &Session, id: &str, prefix: &str) -> Result<Row, ToolError> {
-    first(s, JOBS, "id", &json!(id), prefix)?
-        .ok_or_else(|| fail(format!("Installation job not found: {id}")))
+fn job_or_404(s: &Session, id: &str) -> Result<Row, ToolError> {
+    first(s, JOBS, "id", &json!(id))?
+        .ok_or_else(|| ToolError::new(format!("Installation job not found: {id}")))
 }
 
 /// `cancel_installation`: the job (found by id only) becomes cancelled; reports its cost.
 pub fn cancel_installation(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    const F: &str = "Failed to cancel installation";
-    let mut job = job_or_404(s, arg(a, "job_id"), F)?;
-    let refunded = val(&job, "service_cost");
+    let mut job = job_or_404(s, a.str_or_empty("job_id"))?;
+    let refunded = job.value("service_cost");
     job.insert("status".into(), json!("cancelled"));
-    save(s, JOBS, &job, F)?;
+    save(s, JOBS, &job)?;
     Ok(out(vec![
-        ("job_id", val(&job, "id")),
-        ("status", val(&job, "status")),
+        ("job_id", job.value("id")),
+        ("status", job.value("status")),
         ("service_cost_refunded", refunded),
     ]))
 }
 
 /// `get_installation_job`: by job id when given (non-empty), else by order id.
 pub fn get_installation_job(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    const F: &str = "Failed to retrieve installation job";
-    let (job_id, order_id) = (opt(a, "job_id"), opt(a, "order_id"));
+    let (job_id, order_id) = (a.opt_str_nonempty("job_id"), a.opt_str_nonempty("order_id"));
     let job = match (job_id, order_id) {
-        (None, None) => return Err(fail("Either job_id or order_id must be provided")),
-        (Some(j), _) => first(s, JOBS, "id", &json!(j), F)?,
-        (None, Some(o)) => first(s, JOBS, "order_id", &json!(o), F)?,
+        (None, None) => return Err(ToolError::new("Either job_id or order_id must be provided")),
+        (Some(j), _) => first(s, JOBS, "id", &json!(j))?,
+        (None, Some(o)) => first(s, JOBS, "order_id", &json!(o))?,
     };
     let Some(job) = job else {
-        return Err(fail(format!(
+        return Err(ToolError::new(format!(
             "Installation job not found: {}",
             job_id.or(order_id).unwrap_or("")
         )));
     };
     Ok(out(vec![
-        ("job_id", val(&job, "id")),
-        ("order_id", val(&job, "order_id")),
-        ("customer_id", val(&job, "customer_id")),
-        ("service_type", val(&job, "service_type")),
+        ("job_id", job.value("id")),
+        ("order_id", job.value("order_id")),
+        ("customer_id", job.value("customer_id")),
+        ("service_type", job.value("service_type")),
         (
             "scheduled_date",
-            isoformat_stored(&val(&job, "scheduled_date")),
+            isoformat_stored(&job.value("scheduled_date")),
         ),
-        ("technician_id", val(&job, "technician_id")),
-        ("status", val(&job, "status")),
+        ("technician_id", job.value("technician_id")),
+        ("status", job.value("status")),
         ("completion_date", isoformat_field(&job, "completion_date")),
-        ("service_cost", val(&job, "service_cost")),
+        ("service_cost", job.value("service_cost")),
     ]))
 }
 
 /// `reschedule_installation`: new appointment; a completed job rescheduled for a workmanship
 /// issue goes back to scheduled.
 pub fn reschedule_installation(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    const F: &str = "Failed to reschedule installation";
-    let mut job = job_or_404(s, arg(a, "job_id"), F)?;
-    let old = val(&job, "scheduled_date");
-    if arg(a, "reschedule_reason") == "workmanship_issue" && text(&job, "status") == "completed" {
+    let mut job = job_or_404(s, a.str_or_empty("job_id"))?;
+    let old = job.value("scheduled_date");
+    if a.str_or_empty("reschedule_reason") == "workmanship_issue"
+        && job.str_or_empty("status") == "completed"
+    {
         job.insert("status".into(), json!("scheduled"));
     }
-    job.insert("scheduled_date".into(), val(a, "new_scheduled_date"));
-    save(s, JOBS, &job, F)?;
+    job.insert("scheduled_date".into(), a.value("new_scheduled_date"));
+    save(s, JOBS, &job)?;
     Ok(out(vec![
-        ("job_id", val(&job, "id")),
+        ("job_id", job.value("id")),
         ("old_scheduled_date", isoformat_stored(&old)),
         (
             "new_scheduled_date",
-            isoformat_stored(&val(&job, "scheduled_date")),
+            isoformat_stored(&job.value("scheduled_date")),
         ),
-        ("status", val(&job, "status")),
+        ("status", job.value("status")),
     ]))
 }

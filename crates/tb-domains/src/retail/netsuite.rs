@@ -1,24 +1,24 @@
 //! `netsuite`: inventory.
 
 use super::common::*;
+use super::tables::*;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::{Args, Fields, Session, ToolError};
 
 /// `check_inventory`: stock of one SKU.
 pub fn check_inventory(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    const F: &str = "Failed to check inventory";
-    let sku = arg(a, "sku");
-    let inv = first(s, INVENTORY, "sku", &json!(sku), F)?
-        .ok_or_else(|| fail(format!("SKU not found in inventory system: {sku}")))?;
+    let sku = a.str_or_empty("sku");
+    let inv = first(s, INVENTORY, "sku", &json!(sku))?
+        .ok_or_else(|| ToolError::new(format!("SKU not found in inventory system: {sku}")))?;
     Ok(out(vec![
-        ("sku", val(&inv, "sku")),
-        ("available_quantity", val(&inv, "available_quantity")),
-        ("reserved_quantity", val(&inv, "reserved_quantity")),
-        ("warehouse_location", val(&inv, "warehouse_location")),
+        ("sku", inv.value("sku")),
+        ("available_quantity", inv.value("available_quantity")),
+        ("reserved_quantity", inv.value("reserved_quantity")),
+        ("warehouse_location", inv.value("warehouse_location")),
         ("restock_date", isoformat_field(&inv, "restock_date")),
         (
             "expected_restock_quantity",
-            val(&inv, "expected_restock_quantity"),
+            inv.value("expected_restock_quantity"),
         ),
     ]))
 }

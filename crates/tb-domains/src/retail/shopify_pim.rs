@@ -1,15 +1,15 @@
 //! `shopify_pim`: the product catalogue.
 
 use super::common::*;
+use super::tables::*;
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Session, ToolError};
+use tb_sandbox::{Args, Fields, Session, ToolError};
 
 /// `get_product_details`: one product's catalogue record.
 pub fn get_product_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    const F: &str = "Failed to retrieve product details";
-    let sku = arg(a, "sku");
-    let p = first(s, PRODUCTS, "sku", &json!(sku), F)?
-        .ok_or_else(|| fail(format!("Product SKU not found: {sku}")))?;
+    let sku = a.str_or_empty("sku");
+    let p = first(s, PRODUCTS, "sku", &json!(sku))?
+        .ok_or_else(|| ToolError::new(format!("Product SKU not found: {sku}")))?;
     let fields = [
         "sku",
         "name",
@@ -21,5 +21,5 @@ pub fn get_product_details(s: &mut Session, a: &Args) -> Result<Value, ToolError
         "points_redemption_eligible",
         "requires_installation",
     ];
-    Ok(out(fields.iter().map(|f| (*f, val(&p, f)))))
+    Ok(out(fields.iter().map(|f| (*f, p.value(f)))))
 }

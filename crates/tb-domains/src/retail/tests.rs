@@ -2,7 +2,7 @@
 //! code and tests). Most tests use hand-made rows; the schema test reads the published tool
 //! list and skips loudly when the shared data is missing (fails in CI).
 
-use super::common::*;
+use super::tables::*;
 use crate::testdata::call;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -186,7 +186,7 @@ const CRUD: [(&str, &str); 5] = [
 
 /// The `table` argument, checked against the supported tables.
 fn crud_table(a: &Args) -> Result<&str, ToolError> {
-    let t = a.get("table").and_then(Value::as_str).unwrap_or("");
+    let t = a.str_or_empty("table");
     if CRUD.iter().any(|(n, _)| *n == t) {
         Ok(t)
     } else {
@@ -383,7 +383,7 @@ fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     match sp.tags {
         Tags::Booking if is_ticket => {
             original_tags = data.get("tags").filter(|t| !t.is_null()).cloned();
-            let refund = data.get("refund_amount").cloned().unwrap_or(Value::Null);
+            let refund = data.value("refund_amount");
             if refund.is_null() || refund.as_f64() == Some(0.0) {
                 data.insert("refund_amount".into(), json!(0.0));
             }
@@ -445,12 +445,12 @@ fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     let row = build_row(s, table, &data, "Failed to create item")?;
     let row = s.insert(&store(table), &Value::Object(row))?;
     if sp.status_violations && is_ticket {
-        let status = row.get("status").cloned().unwrap_or(Value::Null);
+        let status = row.value("status");
         if status != json!("open") {
             let n = s.state.count("zendesk_ticket_status_violations")?;
             s.insert(
                 "zendesk_ticket_status_violations",
-                &json!({"id": format!("VIOLATION-{}", n + 1), "ticket_id": row.get("id").cloned().unwrap_or(Value::Null), "created_status": status, "created_at": CREATED_AT}),
+                &json!({"id": format!("VIOLATION-{}", n + 1), "ticket_id": row.value("id"), "created_status": status, "created_at": CREATED_AT}),
             )?;
         }
     }
