@@ -366,12 +366,13 @@ impl ServerConn {
 /// Kills the process (and its group) and waits for it.
 async fn kill_and_reap(child: &mut tokio::process::Child, pid: Option<u32>) {
     #[cfg(unix)]
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0) {
-        // SAFETY: kill(2) with a negative pid signals the process group we created for the
-        // child (`process_group(0)`: its id is the child's pid); no memory is touched.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+    if let Some(pid) = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        // The process group we created for the child (`process_group(0)`: its id is the
+        // child's pid). It may be gone already; the child itself is killed below.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
     #[cfg(not(unix))]
     let _ = pid;

@@ -72,16 +72,11 @@ pub fn default_max_connections() -> usize {
 pub fn fd_limit() -> Option<usize> {
     #[cfg(unix)]
     {
-        let mut r = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes into the struct we own; no other memory is touched.
-        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
-        if rc == 0 {
-            return Some(usize::try_from(r.rlim_cur).unwrap_or(usize::MAX));
-        }
-        None
+        // `None` is `RLIM_INFINITY`.
+        let r = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        Some(r.current.map_or(usize::MAX, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }))
     }
     #[cfg(not(unix))]
     {
