@@ -141,7 +141,7 @@ impl ServersConfig {
                 "use_internal_servers" => {
                     out.use_internal_servers = v.as_bool().ok_or_else(|| {
                         p.err(&ptr, "`use_internal_servers` must be true or false")
-                    })?
+                    })?;
                 }
                 "servers" => {}
                 _ => out
@@ -445,7 +445,7 @@ impl Parser<'_> {
         let max_concurrency = match m.get("max_concurrency") {
             None | Some(Value::Null) => None,
             Some(v) => match v.as_u64() {
-                Some(n) if n > 0 => Some(n as usize),
+                Some(n) if n > 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
                 _ => {
                     return Err(self.err(
                         &at("max_concurrency"),

@@ -239,6 +239,6 @@ mod tests {
                 .is_some()
         );
         assert!(check(br#"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#).is_ok());
-        assert!(check(br#"[]"#).unwrap().is_none());
+        assert!(check(br"[]").unwrap().is_none());
     }
 }

@@ -501,25 +501,24 @@ impl<'a> Interp<'a> {
             }
         }
         let key = match &def {
-            FnDef::Def(d) => Rc::as_ptr(d) as *const u8 as usize,
-            FnDef::Lambda(l) => Rc::as_ptr(l) as *const u8 as usize,
+            FnDef::Def(d) => Rc::as_ptr(d).cast::<u8>() as usize,
+            FnDef::Lambda(l) => Rc::as_ptr(l).cast::<u8>() as usize,
         };
-        let local_names = match self.locals_cache.get(&key) {
-            Some(l) => l.clone(),
-            None => {
-                let mut names = HashSet::new();
-                if let Some(params) = def.parameters() {
-                    for p in &params.args {
-                        names.insert(p.parameter.name.id.to_string());
-                    }
+        let local_names = if let Some(l) = self.locals_cache.get(&key) {
+            l.clone()
+        } else {
+            let mut names = HashSet::new();
+            if let Some(params) = def.parameters() {
+                for p in &params.args {
+                    names.insert(p.parameter.name.id.to_string());
                 }
-                if let FnDef::Def(d) = &def {
-                    crate::check::collect_assigned(&d.body, &mut names);
-                }
-                let rc = Rc::new(names);
-                self.locals_cache.insert(key, rc.clone());
-                rc
             }
+            if let FnDef::Def(d) = &def {
+                crate::check::collect_assigned(&d.body, &mut names);
+            }
+            let rc = Rc::new(names);
+            self.locals_cache.insert(key, rc.clone());
+            rc
         };
         Ok(Value::Func(Rc::new(Function {
             name,
@@ -708,24 +707,21 @@ impl<'a> Interp<'a> {
             Expr::Dict(d) => {
                 let mut dict = Dict::default();
                 for item in &d.items {
-                    match &item.key {
-                        Some(k) => {
-                            let kv = self.eval(k, env)?;
-                            let v = self.eval(&item.value, env)?;
-                            dict.insert(builtins::hash_key(&kv)?, kv, v);
-                        }
-                        None => {
-                            // `{**other}`
-                            let other = self.eval(&item.value, env)?;
-                            let Value::Dict(o) = other else {
-                                return raise(
-                                    ExcKind::TypeError,
-                                    format!("'{}' object is not a mapping", other.type_name()),
-                                );
-                            };
-                            for (k, (kv, v)) in &o.borrow().map {
-                                dict.insert(k.clone(), kv.clone(), v.clone());
-                            }
+                    if let Some(k) = &item.key {
+                        let kv = self.eval(k, env)?;
+                        let v = self.eval(&item.value, env)?;
+                        dict.insert(builtins::hash_key(&kv)?, kv, v);
+                    } else {
+                        // `{**other}`
+                        let other = self.eval(&item.value, env)?;
+                        let Value::Dict(o) = other else {
+                            return raise(
+                                ExcKind::TypeError,
+                                format!("'{}' object is not a mapping", other.type_name()),
+                            );
+                        };
+                        for (k, (kv, v)) in &o.borrow().map {
+                            dict.insert(k.clone(), kv.clone(), v.clone());
                         }
                     }
                 }
@@ -931,11 +927,11 @@ impl<'a> Interp<'a> {
 
     fn eval_fstring(&mut self, f: &ast::ExprFString, env: &Rc<Env>) -> R<Value> {
         let mut out = String::new();
-        for part in f.value.iter() {
+        for part in &f.value {
             match part {
                 ast::FStringPart::Literal(lit) => out.push_str(lit.as_str()),
                 ast::FStringPart::FString(fs) => {
-                    for el in fs.elements.iter() {
+                    for el in &fs.elements {
                         match el {
                             InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
                             InterpolatedStringElement::Interpolation(i) => {
@@ -958,10 +954,10 @@ impl<'a> Interp<'a> {
                                 };
                                 if let Some(spec) = &i.format_spec {
                                     let mut spec_text = String::new();
-                                    for el in spec.elements.iter() {
+                                    for el in &spec.elements {
                                         match el {
                                             InterpolatedStringElement::Literal(l) => {
-                                                spec_text.push_str(&l.value)
+                                                spec_text.push_str(&l.value);
                                             }
                                             InterpolatedStringElement::Interpolation(_) => {
                                                 return raise(
@@ -1003,15 +999,14 @@ impl<'a> Interp<'a> {
         let mut kwargs = Vec::new();
         for k in &c.arguments.keywords {
             let v = self.eval(&k.value, env)?;
-            match &k.arg {
-                Some(name) => kwargs.push((name.id.to_string(), v)),
-                None => {
-                    let Value::Dict(d) = v else {
-                        return raise(ExcKind::TypeError, "argument after ** must be a mapping");
-                    };
-                    for (kv, vv) in d.borrow().map.values() {
-                        kwargs.push((to_str(kv), vv.clone()));
-                    }
+            if let Some(name) = &k.arg {
+                kwargs.push((name.id.to_string(), v));
+            } else {
+                let Value::Dict(d) = v else {
+                    return raise(ExcKind::TypeError, "argument after ** must be a mapping");
+                };
+                for (kv, vv) in d.borrow().map.values() {
+                    kwargs.push((to_str(kv), vv.clone()));
                 }
             }
         }
