@@ -16,6 +16,8 @@
 //! <token>`. The session URL is the agent's capability: an unguessable id that reaches exactly
 //! one sandbox's tools and nothing else.
 
+// Client input reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 // Request helpers return the finished error `Response` as their `Err`: it is built once, on the
 // error path, and handed straight back to axum, so its size does not matter.
 #![allow(clippy::result_large_err)]

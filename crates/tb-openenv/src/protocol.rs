@@ -5,6 +5,9 @@
 //! frame. Parsing never panics: anything malformed becomes an [`ErrorFrame`] with one of the
 //! OpenEnv error codes, and errors never echo server internals.
 
+// Client input reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use serde_json::{Map, Value, json};
 
 /// The OpenEnv error codes of `{"type":"error","data":{"message","code"}}` frames.

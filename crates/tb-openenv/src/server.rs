@@ -1,5 +1,8 @@
 //! The HTTP side: routes, the `/ws` session loop, the session limit and the idle reaper.
 
+// Client input reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use crate::env::{ENV_NAME, Options, Shared};
 use crate::episode::Environment;
 use crate::protocol::{

@@ -1,6 +1,9 @@
 //! The evaluator: statements and expressions of the parsed test file, with Python's scoping
 //! (function locals, comprehension scopes, globals, builtins) and exceptions.
 
+// The test file's code reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -908,10 +911,7 @@ impl<'a> Interp<'a> {
                     continue 'items;
                 }
             }
-            if level + 1 == generators.len() {
-                body(self, scope)?;
-            } else {
-                let next = &generators[level + 1];
+            if let Some(next) = generators.get(level + 1) {
                 let iterable = self.eval(&next.iter, scope)?;
                 self.comp_level(
                     generators,
@@ -920,6 +920,8 @@ impl<'a> Interp<'a> {
                     scope,
                     body,
                 )?;
+            } else {
+                body(self, scope)?;
             }
         }
         Ok(())
@@ -1078,12 +1080,16 @@ impl<'a> Interp<'a> {
             );
         }
         let mut bound: Vec<Option<Value>> = vec![None; params.len()];
-        for (i, a) in args.into_iter().enumerate() {
-            bound[i] = Some(a);
+        for (slot, a) in bound.iter_mut().zip(args) {
+            *slot = Some(a);
         }
         for (name, v) in kwargs {
-            match params.iter().position(|p| *p == name) {
-                Some(i) if bound[i].is_none() => bound[i] = Some(v),
+            match params
+                .iter()
+                .position(|p| *p == name)
+                .and_then(|i| bound.get_mut(i))
+            {
+                Some(slot) if slot.is_none() => *slot = Some(v),
                 Some(_) => {
                     return raise(
                         ExcKind::TypeError,
@@ -1098,8 +1104,8 @@ impl<'a> Interp<'a> {
                 }
             }
         }
-        for (i, p) in params.iter().enumerate() {
-            let v = match bound[i].take() {
+        for (i, (p, slot)) in params.iter().zip(&mut bound).enumerate() {
+            let v = match slot.take() {
                 Some(v) => v,
                 None => match f.defaults.get(i).cloned().flatten() {
                     Some(d) => d,
