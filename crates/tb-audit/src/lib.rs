@@ -283,7 +283,7 @@ impl Default for AuditOptions {
         AuditOptions {
             clock: Clock::default(),
             wall: Clock::at(chrono::Utc::now()),
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         }
     }
 }
@@ -307,11 +307,15 @@ pub fn audit(sandbox: &Sandbox, tasks: &[Task], opts: &AuditOptions) -> AuditRep
                     let Some(t) = tasks.get(i) else { break };
                     mine.push((i, task::audit_task(&env, t)));
                 }
-                done.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
+                done.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .extend(mine);
             });
         }
     });
-    let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut done = done
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     done.sort_by_key(|(i, _)| *i);
     let mut audits: Vec<TaskAudit> = done.into_iter().map(|(_, a)| a).collect();
     look_alikes(tasks, &mut audits);
@@ -442,15 +446,14 @@ fn summarize(audits: &[TaskAudit], opts: &AuditOptions) -> Summary {
     }
     let mut domains: Vec<DomainSummary> = Vec::new();
     for a in audits {
-        let d = match domains.iter_mut().position(|d| d.domain == a.domain) {
-            Some(i) => &mut domains[i],
-            None => {
-                domains.push(DomainSummary {
-                    domain: a.domain.clone(),
-                    ..Default::default()
-                });
-                domains.last_mut().expect("just pushed")
-            }
+        let d = if let Some(i) = domains.iter_mut().position(|d| d.domain == a.domain) {
+            &mut domains[i]
+        } else {
+            domains.push(DomainSummary {
+                domain: a.domain.clone(),
+                ..Default::default()
+            });
+            domains.last_mut().expect("just pushed")
         };
         d.tasks += 1;
         d.golden_pass += usize::from(a.golden_pass);

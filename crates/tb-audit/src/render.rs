@@ -9,7 +9,10 @@ use tb_metrics::html::{esc, page_head, table_html};
 fn table(title: &str, header: &[&str], right: &[bool]) -> Table {
     Table {
         title: title.into(),
-        header: header.iter().map(|h| h.to_string()).collect(),
+        header: header
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
         rows: Vec::new(),
         right: right.to_vec(),
         notes: Vec::new(),

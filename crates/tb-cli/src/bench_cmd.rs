@@ -328,7 +328,6 @@ fn sessions_memory(a: &BenchArgs, n: usize) -> Result<ExitCode> {
         let s = registry.create_for_task(id)?;
         registry.remove(s.id())?;
     }
-    crate::alloc::collect_now();
     let warm = kib();
     let t0 = Instant::now();
     let calls = rt.block_on(async {
@@ -364,28 +363,14 @@ fn sessions_memory(a: &BenchArgs, n: usize) -> Result<ExitCode> {
     let peak = kib();
     let ran = t0.elapsed();
     registry.remove_all();
-    // Without a collection: what an idle server kept before.
+    // What an idle server keeps.
     rt.block_on(async { tokio::time::sleep(Duration::from_secs(3)).await });
     let closed = kib();
-    // With it: as `tb mcp-start` does when sessions close (workers collect as they park).
-    crate::alloc::request_collect();
-    crate::alloc::collect_now();
-    rt.block_on(async {
-        // Wake every worker once so that each parks again.
-        let mut jobs = tokio::task::JoinSet::new();
-        for _ in 0..64 {
-            jobs.spawn(tokio::time::sleep(Duration::from_millis(10)));
-        }
-        while jobs.join_next().await.is_some() {}
-        tokio::time::sleep(Duration::from_secs(2)).await;
-    });
-    let collected = kib();
     println!(
         "{}",
         json!({"sessions": n, "golden_calls": calls, "run_s": ran.as_secs_f64(),
                "rss_warm_mib": warm as f64 / 1024.0, "rss_peak_mib": peak as f64 / 1024.0,
-               "rss_closed_mib": closed as f64 / 1024.0,
-               "rss_closed_collected_mib": collected as f64 / 1024.0})
+               "rss_closed_mib": closed as f64 / 1024.0})
     );
     Ok(ExitCode::SUCCESS)
 }

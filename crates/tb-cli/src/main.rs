@@ -1,6 +1,5 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
-mod alloc;
 mod audit_cmd;
 mod bench_cmd;
 mod campaign_cmd;

@@ -96,25 +96,12 @@ fn secs(x: f64, what: &str) -> Result<Duration> {
     Duration::try_from_secs_f64(x).with_context(|| format!("{what}: {x} is not a duration"))
 }
 
-/// The server runtime: its workers give freed memory back when they go idle after sessions
-/// closed (see [`crate::alloc`]).
+/// The server runtime.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .on_thread_park(crate::alloc::on_park)
         .build()
         .context("starting the async runtime")
-}
-
-/// Requests a memory collection whenever 64 sessions (or all) closed since the last high point.
-fn watch_sessions(registry: Arc<Registry>) {
-    tokio::spawn(async move {
-        let mut watch = crate::alloc::SessionWatch::new(64);
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            watch.observe(registry.len());
-        }
-    });
 }
 
 /// Runs `tb mcp-start` until Ctrl-C.
@@ -164,7 +151,6 @@ pub fn start(args: &McpStartArgs) -> Result<ExitCode> {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr()?;
-        watch_sessions(registry.clone());
         match (&token, args.token.is_some(), &args.token_file) {
             (None, _, _) => eprintln!(
                 "tb mcp-start: --no-auth: the admin and Session Proxy routes are open to every local process"

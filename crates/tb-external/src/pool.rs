@@ -65,7 +65,10 @@ impl ServerPool {
     }
 
     fn take_idle(&self) -> Option<ServerConn> {
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let mut idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         idle.pop()
     }
 
@@ -105,7 +108,7 @@ impl ServerPool {
             return;
         }
         loop {
-            let idle = self.idle.lock().map(|v| v.len()).unwrap_or(0);
+            let idle = self.idle.lock().map_or(0, |v| v.len());
             let starting = self.starting.load(Ordering::Acquire);
             if idle + starting >= self.target_idle {
                 return;
@@ -126,7 +129,7 @@ impl ServerPool {
                     Ok(conn) if !pool.closed.load(Ordering::Acquire) => {
                         pool.idle
                             .lock()
-                            .unwrap_or_else(|p| p.into_inner())
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
                             .push(conn);
                         // closed meanwhile: take it back out
                         if pool.closed.load(Ordering::Acquire) {
@@ -142,8 +145,12 @@ impl ServerPool {
     }
 
     async fn drain(&self) {
-        let conns: Vec<ServerConn> =
-            std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        let conns: Vec<ServerConn> = std::mem::take(
+            &mut *self
+                .idle
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
         for c in conns {
             c.shutdown(EXIT_GRACE).await;
         }

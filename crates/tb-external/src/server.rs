@@ -33,9 +33,9 @@ impl Default for StartOptions {
     fn default() -> Self {
         StartOptions {
             python: "python3".into(),
-            start_timeout: Duration::from_secs(60),
-            init_timeout: Duration::from_secs(60),
-            call_timeout: Duration::from_secs(120),
+            start_timeout: Duration::from_mins(1),
+            init_timeout: Duration::from_mins(1),
+            call_timeout: Duration::from_mins(2),
         }
     }
 }
@@ -48,7 +48,10 @@ const TAIL_LINES: usize = 20;
 
 impl StderrTail {
     fn push(&self, line: String) {
-        let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut q = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if q.len() == TAIL_LINES {
             q.pop_front();
         }
@@ -66,7 +69,10 @@ impl StderrTail {
     }
 
     fn text(&self) -> String {
-        let q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let q = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         q.iter().cloned().collect::<Vec<_>>().join("\n")
     }
 }
@@ -93,7 +99,7 @@ impl std::fmt::Debug for ServerConn {
             .field("name", &self.name)
             .field("pid", &self.pid)
             .field("tools", &self.tools.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -189,7 +195,7 @@ impl ServerConn {
                             stderr: stderr_tail,
                             tools: tool_entries(&tools),
                             started_in: t0.elapsed(),
-                            broken: Default::default(),
+                            broken: std::sync::atomic::AtomicBool::default(),
                         });
                     }
                     Ok(Err(e)) => e,
@@ -263,7 +269,7 @@ impl ServerConn {
                         stderr: StderrTail::default(),
                         tools: tool_entries(&tools),
                         started_in: t0.elapsed(),
-                        broken: Default::default(),
+                        broken: std::sync::atomic::AtomicBool::default(),
                     }),
                     Ok(Err(e)) => Err(which_failed(
                         &spec.name,
@@ -366,12 +372,13 @@ impl ServerConn {
 /// Kills the process (and its group) and waits for it.
 async fn kill_and_reap(child: &mut tokio::process::Child, pid: Option<u32>) {
     #[cfg(unix)]
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0) {
-        // SAFETY: kill(2) with a negative pid signals the process group we created for the
-        // child (`process_group(0)`: its id is the child's pid); no memory is touched.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+    if let Some(pid) = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        // The process group we created for the child (`process_group(0)`: its id is the
+        // child's pid). It may be gone already; the child itself is killed below.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
     #[cfg(not(unix))]
     let _ = pid;

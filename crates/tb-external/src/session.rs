@@ -505,7 +505,7 @@ impl ExternalSession {
         for slot in &self.slots {
             match slot {
                 Slot::Native(name) => {
-                    out.extend(native.iter().filter(|v| &v.server == name).cloned())
+                    out.extend(native.iter().filter(|v| &v.server == name).cloned());
                 }
                 Slot::External(name) => {
                     let fx = self.effects(name).await?;
@@ -688,7 +688,7 @@ mod tests {
         assert!(
             parse_init(r#"{"status": "error", "message": "x"}"#)
                 .unwrap_err()
-                .contains("x")
+                .contains('x')
         );
         assert!(parse_init("not json").is_err());
         assert!(parse_init("[1]").is_err());

@@ -222,6 +222,7 @@ impl LlmClient {
     /// while it is in flight (not while it waits to retry). Clients sharing a gate share its
     /// limit; a campaign gives each role its own, so one role cannot take all of an
     /// endpoint's capacity.
+    #[must_use]
     pub fn with_gate(mut self, gate: Arc<tokio::sync::Semaphore>) -> Self {
         self.gate = Some(gate);
         self
@@ -466,8 +467,7 @@ fn error_text(body: &str) -> String {
             Value::Object(o) => o
                 .get("message")
                 .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| e.to_string()),
+                .map_or_else(|| e.to_string(), str::to_string),
             other => other.to_string(),
         })
     });

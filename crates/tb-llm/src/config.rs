@@ -809,7 +809,7 @@ impl Parser<'_> {
                     format!("`{}` must be positive", f("max_completion_tokens")),
                 ));
             }
-            cfg.max_completion_tokens = n as u64;
+            cfg.max_completion_tokens = n.cast_unsigned();
         }
         cfg.top_p = num("top_p")?;
         if let Some(tp) = cfg.top_p
@@ -824,7 +824,7 @@ impl Parser<'_> {
             Some(k) if k < 0 => {
                 return Err(self.err(&at("top_k"), format!("`{}` must be >= 0", f("top_k"))));
             }
-            k => k.map(|k| k as u64),
+            k => k.map(i64::cast_unsigned),
         };
         if provider == Provider::Anthropic
             && m.get("temperature").is_some_and(|t| !t.is_null())
@@ -946,7 +946,7 @@ impl Parser<'_> {
                     Value::Number(n) => n
                         .as_u64()
                         .filter(|c| (100..600).contains(c))
-                        .map(|c| c as u16),
+                        .and_then(|c| u16::try_from(c).ok()),
                     Value::String(s) if s == "read-error" => {
                         r.retry_read_errors = true;
                         continue;

@@ -185,10 +185,7 @@ pub struct ContextUser;
 impl Script for ContextUser {
     fn reply(&self, req: &MockRequest) -> Reply {
         let text = req.last_user().unwrap_or("");
-        let ctx = text
-            .split_once("USER_CONTEXT")
-            .map(|(_, rest)| rest)
-            .unwrap_or("");
+        let ctx = text.split_once("USER_CONTEXT").map_or("", |(_, rest)| rest);
         let line = ctx
             .lines()
             .skip(1)
@@ -290,7 +287,7 @@ impl std::fmt::Debug for MockServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MockServer")
             .field("addr", &self.addr)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -301,7 +298,7 @@ impl Drop for MockServer {
 }
 
 fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl MockServer {
@@ -659,7 +656,7 @@ fn parse_parts(api: Api, body: &Value) -> (String, Vec<Turn>, Vec<String>) {
                     }),
                     (Some("reasoning"), _) => {}
                     (_, Some("system" | "developer")) => {
-                        system.push(text_of(it.get("content").unwrap_or(&Value::Null)))
+                        system.push(text_of(it.get("content").unwrap_or(&Value::Null)));
                     }
                     (_, Some("user")) => turns.push(Turn::User(text_of(
                         it.get("content").unwrap_or(&Value::Null),

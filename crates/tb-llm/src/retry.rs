@@ -48,14 +48,14 @@ impl Budget {
         if max >= 0 && *n > max {
             None
         } else {
-            Some((*n).min(u32::MAX as i64) as u32)
+            Some(u32::try_from(*n).unwrap_or(u32::MAX))
         }
     }
 }
 
 /// The backoff delay before retry `n` (1-based): `base * 2^(n-1)`, capped, full jitter.
 pub fn delay(cfg: &RetryConfig, n: u32) -> Duration {
-    let raw = cfg.backoff_base * 2f64.powi(n.saturating_sub(1).min(62) as i32);
+    let raw = cfg.backoff_base * 2f64.powi(n.saturating_sub(1).min(62).cast_signed());
     let capped = raw.min(cfg.backoff_max).max(0.0);
     Duration::from_secs_f64(capped * unit_random())
 }
@@ -79,8 +79,9 @@ fn unit_random() -> f64 {
     if x == 0 {
         x = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0x9E37_79B9_7F4A_7C15)
+            .map_or(0x9E37_79B9_7F4A_7C15, |d| {
+                u64::try_from(d.as_nanos() & u128::from(u64::MAX)).unwrap_or(0)
+            })
             | 1;
     }
     x ^= x << 13;

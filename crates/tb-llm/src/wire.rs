@@ -65,14 +65,13 @@ fn is_think(m: &Map<String, Value>) -> bool {
 pub fn encode_tools(provider: Provider, tools: &[ToolSpec]) -> Result<ToolSet, WireError> {
     let mut set = ToolSet::default();
     for t in tools {
-        let mut params = match &t.parameters {
-            Value::Object(m) => m.clone(),
-            _ => {
-                let mut m = Map::new();
-                m.insert("type".into(), json!("object"));
-                m.insert("properties".into(), json!({}));
-                m
-            }
+        let mut params = if let Value::Object(m) = &t.parameters {
+            m.clone()
+        } else {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("object"));
+            m.insert("properties".into(), json!({}));
+            m
         };
         let enc = match provider {
             Provider::Chat => {
@@ -632,8 +631,7 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
             let id = c
                 .get("id")
                 .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("call_{i}"));
+                .map_or_else(|| format!("call_{i}"), str::to_string);
             let args = match f.and_then(|f| f.get("arguments")) {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Object(o)) => Value::Object(o.clone()).to_string(),
@@ -918,7 +916,7 @@ fn decode_anthropic(
             cached_tokens: u(usage.get("cache_read_input_tokens")),
         },
         output_tokens: o,
-        output_tokens_details: Default::default(),
+        output_tokens_details: tb_core::record::OutputTokensDetails::default(),
         total_tokens: Some(i + o),
     };
     Ok(Decoded {

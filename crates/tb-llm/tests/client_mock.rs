@@ -55,7 +55,7 @@ async fn three_apis_round_trip_tool_calls_and_usage() {
             "{api:?}"
         );
         s.add(&[Message::ToolResponse {
-            metadata: Default::default(),
+            metadata: serde_json::Map::default(),
             name: "get_order".into(),
             content: "{}".into(),
             id: tool_calls[0].id.clone(),
@@ -124,7 +124,7 @@ async fn a_lean_server_reads_the_same_requests_without_tool_schemas() {
     let mut seen: Vec<Seen> = Vec::new();
     for options in [MockOptions::default(), MockOptions::lean()] {
         let server = MockServer::start_with(options).await.unwrap();
-        let log: Seen = Default::default();
+        let log: Seen = std::sync::Arc::default();
         let l = log.clone();
         server.set_script("a", move |r: &tb_llm::mock::MockRequest| {
             l.lock().unwrap().push((

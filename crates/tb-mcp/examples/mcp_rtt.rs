@@ -20,7 +20,13 @@ use tb_sandbox::Clock;
 
 fn percentile(v: &mut [f64], q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[((v.len() - 1) as f64 * q).round() as usize]
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "q in 0..=1"
+    )]
+    let i = ((v.len() - 1) as f64 * q).round() as usize;
+    v[i]
 }
 
 /// The lean client: one reqwest client, JSON-RPC written by hand.

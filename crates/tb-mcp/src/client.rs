@@ -115,6 +115,7 @@ impl McpServer {
     }
 
     /// Sends `Authorization: Bearer <token>` on admin requests.
+    #[must_use]
     pub fn with_token(mut self, token: Option<String>) -> Self {
         self.token = token;
         self

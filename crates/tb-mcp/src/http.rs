@@ -16,6 +16,8 @@
 //! <token>`. The session URL is the agent's capability: an unguessable id that reaches exactly
 //! one sandbox's tools and nothing else.
 
+// Client input reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 // Request helpers return the finished error `Response` as their `Err`: it is built once, on the
 // error path, and handed straight back to axum, so its size does not matter.
 #![allow(clippy::result_large_err)]
@@ -415,8 +417,8 @@ pub fn spawn_reaper(
         let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
         loop {
             tokio::select! {
-                _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(every) => {}
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
             }
             registry.reap(idle);
         }
@@ -929,14 +931,11 @@ async fn proxy_garbage_collect(State(state): State<AppState>, body: Body) -> Res
         Some(x) if x.is_finite() && x >= 0.0 => x,
         _ => return invalid("field `inactivity_minutes` must be a non-negative number".into()),
     };
-    let idle = match crate::input::client_secs("inactivity_minutes", minutes * 60.0) {
-        Ok(d) => d,
-        Err(_) => {
-            return invalid(format!(
-                "field `inactivity_minutes` is too large ({minutes}; at most {} are accepted)",
-                crate::input::MAX_CLIENT_SECS / 60.0
-            ));
-        }
+    let Ok(idle) = crate::input::client_secs("inactivity_minutes", minutes * 60.0) else {
+        return invalid(format!(
+            "field `inactivity_minutes` is too large ({minutes}; at most {} are accepted)",
+            crate::input::MAX_CLIENT_SECS / 60.0
+        ));
     };
     let ids = state.registry.reap(idle);
     ok_object(json!({"count": ids.len(), "session_ids": ids}))

@@ -1,6 +1,9 @@
 //! Checks on what clients name and number: session ids, task ids, durations. Every value from
 //! a client is bounded before use, and an id is echoed in an error only shortened.
 
+// Client input reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::time::Duration;
 
 /// The longest session id accepted (a UUID is 36).

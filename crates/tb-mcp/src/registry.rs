@@ -40,9 +40,9 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_sessions: 10_000,
-            idle_timeout: Some(Duration::from_secs(15 * 60)),
+            idle_timeout: Some(Duration::from_mins(15)),
             max_body_bytes: 8 << 20,
-            call_timeout: Duration::from_secs(60),
+            call_timeout: Duration::from_mins(1),
         }
     }
 }
@@ -155,7 +155,10 @@ impl Slot {
 
     /// Merges `update` into the session's free-form info and returns it (`session_info`).
     pub fn info(&self, update: &Map<String, Value>) -> Map<String, Value> {
-        let mut info = self.info.lock().unwrap_or_else(|p| p.into_inner());
+        let mut info = self
+            .info
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (k, v) in update {
             info.insert(k.clone(), v.clone());
         }
@@ -245,9 +248,9 @@ impl Effects {
             "golden_hash": first.map(|s| s.golden_hash.clone()),
             "passed": self.passed(),
             "diff": first.map(|s| s.diff.clone()).unwrap_or_default(),
-            "initial_state": first.map(|s| s.initial_state.clone()).unwrap_or(Value::Null),
-            "result_state": first.map(|s| s.result_state.clone()).unwrap_or(Value::Null),
-            "golden_state": first.map(|s| s.golden_state.clone()).unwrap_or(Value::Null),
+            "initial_state": first.map_or(Value::Null, |s| s.initial_state.clone()),
+            "result_state": first.map_or(Value::Null, |s| s.result_state.clone()),
+            "golden_state": first.map_or(Value::Null, |s| s.golden_state.clone()),
             "servers": self.servers.iter().map(server_json).collect::<Vec<_>>(),
         })
     }
@@ -292,12 +295,12 @@ impl std::fmt::Debug for Registry {
             .field("root", &self.dataset.root())
             .field("sessions", &self.len())
             .field("limits", &self.limits)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Registry {
@@ -345,7 +348,7 @@ impl Registry {
 
     /// Number of open sessions.
     pub fn len(&self) -> usize {
-        self.sessions.read().map(|s| s.len()).unwrap_or(0)
+        self.sessions.read().map_or(0, |s| s.len())
     }
 
     /// No session is open.
@@ -362,7 +365,7 @@ impl Registry {
     }
 
     fn now_ms(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     fn task_entry(&self, id: &str) -> Result<Arc<TaskEntry>, SessionError> {
@@ -500,12 +503,7 @@ impl Registry {
         timeout: Option<Duration>,
     ) -> Result<(Arc<Slot>, Map<String, Value>), SessionError> {
         crate::input::check_session_id(id).map_err(SessionError::BadRequest)?;
-        if self
-            .sessions
-            .read()
-            .map(|s| s.contains_key(id))
-            .unwrap_or(false)
-        {
+        if self.sessions.read().is_ok_and(|s| s.contains_key(id)) {
             return Err(SessionError::Duplicate(id.to_string()));
         }
         self.check_capacity()?;
@@ -600,7 +598,7 @@ impl Registry {
     /// returns their ids.
     pub fn reap(&self, idle: Duration) -> Vec<String> {
         let now = self.now_ms();
-        let limit = idle.as_millis() as u64;
+        let limit = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
         let mut s = match self.sessions.write() {
             Ok(s) => s,
             Err(p) => p.into_inner(),
@@ -718,7 +716,7 @@ impl Registry {
             Ok(outcome) => {
                 if took > INLINE_CALL_LIMIT {
                     place.store(OFFLOAD, Ordering::Relaxed);
-                    tracing::info!(session = %slot.id, tool, micros = took.as_micros() as u64,
+                    tracing::info!(session = %slot.id, tool, micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
                         "slow tool call: later calls of this tool run on the blocking pool");
                 }
                 Ok(outcome)
@@ -732,7 +730,7 @@ impl Registry {
                 )))
             }
         };
-        tracing::debug!(session = %slot.id, tool, micros = took.as_micros() as u64, "tool call");
+        tracing::debug!(session = %slot.id, tool, micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX), "tool call");
         out
     }
 
@@ -785,7 +783,7 @@ impl Registry {
         }
         let out = out.map(|(outcome, _)| outcome);
         slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
-        tracing::debug!(session = %slot.id, tool, micros = started.elapsed().as_micros() as u64, "tool call");
+        tracing::debug!(session = %slot.id, tool, micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX), "tool call");
         out
     }
 
@@ -816,15 +814,13 @@ impl Registry {
     ) -> Result<Vec<ServerEffects>, SessionError> {
         let state_of = |s: &TaskSession, server: &str| {
             s.server(server)
-                .map(|x| x.state.stable_state())
-                .unwrap_or(Value::Null)
+                .map_or(Value::Null, |x| x.state.stable_state())
         };
         let initial_of = |server: &str| {
             if with_states {
                 slot.initial
                     .server(server)
-                    .map(|x| x.state.full_state())
-                    .unwrap_or(Value::Null)
+                    .map_or(Value::Null, |x| x.state.full_state())
             } else {
                 Value::Null
             }
@@ -1037,7 +1033,7 @@ mod tests {
                     answered = Some(o);
                     break;
                 }
-                Err(SessionError::Busy(_)) | Err(SessionError::Timeout(_)) => {
+                Err(SessionError::Busy(_) | SessionError::Timeout(_)) => {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
                 Err(e) => panic!("{e}"),

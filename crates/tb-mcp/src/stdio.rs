@@ -6,6 +6,9 @@
 //! [`MAX_LINE_BYTES`] or not a valid request is answered with its JSON-RPC error on stdout
 //! (a too-long line is skipped to its end without being held in memory).
 
+// Client input reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use crate::error::SessionError;
 use crate::mcp::SessionHandler;
 use crate::registry::{Effects, Registry};
@@ -108,7 +111,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
             break;
         }
         let (chunk, ended) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], Some(i + 1)),
+            Some(i) => (buf.get(..i).unwrap_or_default(), Some(i + 1)),
             None => (buf, None),
         };
         if !too_long {

@@ -162,7 +162,7 @@ async fn bad_lines_over_stdio_get_json_rpc_errors() {
             i + 1,
             String::from_utf8_lossy(&body[..body.len().min(60)])
         );
-        let line = tokio::time::timeout(std::time::Duration::from_secs(60), replies.next_line())
+        let line = tokio::time::timeout(std::time::Duration::from_mins(1), replies.next_line())
             .await
             .expect("an answer to every line")
             .unwrap()
@@ -177,7 +177,7 @@ async fn bad_lines_over_stdio_get_json_rpc_errors() {
     check_error(&serde_json::from_str(&last).unwrap(), -32700, "last line");
     let _client_out = writer.await.unwrap();
     // End of input ends the session (the client never initialized: rmcp says so).
-    let ended = tokio::time::timeout(std::time::Duration::from_secs(60), serving)
+    let ended = tokio::time::timeout(std::time::Duration::from_mins(1), serving)
         .await
         .expect("the session ends with its input")
         .unwrap();
@@ -197,7 +197,7 @@ async fn proxy_numbers_ids_and_task_paths_are_bounded() {
     let post = |path: &str, body: Value| send(h.post(format!("{base}{path}")).json(&body));
 
     // Numbers that would overflow a Duration: a clear 400, and the server goes on.
-    for n in [json!(1e300), json!(1.7976931348623157e308), json!(-1)] {
+    for n in [json!(1e300), json!(1.797_693_134_862_315_7e308), json!(-1)] {
         let (s, b) = post("/garbage_collect", json!({"inactivity_minutes": n})).await;
         assert_eq!(s, 400, "{n}: {b}");
         assert!(
@@ -228,7 +228,7 @@ async fn proxy_numbers_ids_and_task_paths_are_bounded() {
         "x".repeat(10_000),
         "a/b".into(),
         "a b".into(),
-        "".into(),
+        String::new(),
         "é".into(),
     ] {
         let (s, b) = post(

@@ -156,7 +156,7 @@ async fn proxy_flow(root: &Path, ids: &[String]) {
 }
 
 fn uuid_like(id: &str) -> String {
-    id.chars().filter(|c| c.is_ascii_alphanumeric()).collect()
+    id.chars().filter(char::is_ascii_alphanumeric).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -54,7 +54,7 @@ pub fn task_counts(attempts: &[Attempt]) -> Vec<TaskCounts> {
         if t.domain.is_empty()
             && let Some(d) = &a.domain
         {
-            t.domain = d.clone();
+            t.domain.clone_from(d);
         }
         t.runs += 1;
         match a.ref_status() {
@@ -209,7 +209,7 @@ pub fn summarize(tasks: &[TaskCounts]) -> Summary {
     }
     let ks: Vec<u64> = stats::PASS_K
         .iter()
-        .map(|&k| k as u64)
+        .map(|&k| u64::from(k))
         .filter(|&k| k <= min)
         .collect();
     for &k in &ks {
@@ -362,7 +362,7 @@ mod tests {
             }
         );
         assert_eq!(s.pass_at.0.iter().map(|p| p.0).collect::<Vec<_>>(), [1]);
-        assert!(close(s.pass1, (0.2 + 1.0) / 2.0));
+        assert!(close(s.pass1, f64::midpoint(0.2, 1.0)));
         assert!(close(s.mean_pass, 4.0 / 8.0));
     }
 

@@ -345,7 +345,7 @@ mod tests {
             PriceTable::from_value(&json!({"m": {"input": -1, "output": 1}}))
                 .unwrap_err()
                 .to_string()
-                .contains("m")
+                .contains('m')
         );
         assert!(PriceTable::from_value(&json!({"m": {"output": 1}})).is_err());
         assert!(PriceTable::from_value(&json!([1])).is_err());

@@ -757,7 +757,7 @@ mod tests {
         }
         for e in [
             r#"{"balance": 0}"#,
-            r#"[1]"#,
+            r"[1]",
             r#"{"items": [], "next": "x"}"#,
             "text",
         ] {

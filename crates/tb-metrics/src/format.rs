@@ -44,7 +44,7 @@ impl Table {
         let line = |cells: &[String]| {
             let mut s = String::new();
             for (i, wi) in w.iter().enumerate() {
-                let c = cells.get(i).map(String::as_str).unwrap_or("");
+                let c = cells.get(i).map_or("", String::as_str);
                 let pad = wi.saturating_sub(c.chars().count());
                 if i > 0 {
                     s.push_str("  ");
@@ -124,12 +124,12 @@ pub fn f4(x: f64) -> String {
 }
 
 fn opt4(x: Option<f64>) -> String {
-    x.map(f4).unwrap_or_else(|| "-".into())
+    x.map_or_else(|| "-".into(), f4)
 }
 
 /// Money with four decimals, `-` when undefined.
 pub fn money(x: Option<f64>) -> String {
-    x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into())
+    x.map_or_else(|| "-".into(), |v| format!("{v:.4}"))
 }
 
 fn union_ks<'a>(maps: impl Iterator<Item = &'a KMap>) -> Vec<u64> {
@@ -173,7 +173,7 @@ pub fn reference_table(reports: &[ModelReport]) -> Table {
         "95% CI (Jeffreys)",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     header.extend(ks.iter().map(|k| format!("pass@{k}")));
     header.extend(ks.iter().map(|k| format!("pass^{k}")));
@@ -211,7 +211,7 @@ pub fn ours_table(reports: &[ModelReport]) -> Table {
     let ks = union_ks(reports.iter().map(|m| &m.summary.pass_all_unbiased));
     let mut header: Vec<String> = ["model", "pass@1", "SE binomial", "SE task-clustered"]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     header.extend(
         ks.iter()
@@ -221,7 +221,7 @@ pub fn ours_table(reports: &[ModelReport]) -> Table {
     header.extend(
         ["observed k/k", "never solved", "retention", "system errors"]
             .iter()
-            .map(|s| s.to_string()),
+            .map(std::string::ToString::to_string),
     );
     let mut t = Table::new(
         "Ours (task-weighted; observed k/k = tasks passing every recorded attempt)",
@@ -281,7 +281,7 @@ pub fn domain_table(reports: &[ModelReport]) -> Table {
         "system errors",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     let mut t = Table::new(
         "Per domain (metadata.scenario); k = the largest reported",
@@ -340,7 +340,7 @@ pub fn cost_table(reports: &[ModelReport]) -> Option<Table> {
         "unpriced roles",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     let mut t = Table::new(
         "Cost (in the price table's currency; agent, user and judge tokens)",
@@ -399,7 +399,7 @@ fn failure_table_of(reports: &[ModelReport], by_domain: bool) -> Table {
             "clean termination",
         ]
         .iter()
-        .map(|s| s.to_string()),
+        .map(std::string::ToString::to_string),
     );
     let sigs = [
         "tool_usage",
@@ -408,7 +408,7 @@ fn failure_table_of(reports: &[ModelReport], by_domain: bool) -> Table {
         "no_state_change",
         "other",
     ];
-    header.extend(sigs.iter().map(|s| s.to_string()));
+    header.extend(sigs.iter().map(std::string::ToString::to_string));
     let title = if by_domain {
         "Failures per domain (shares of failed attempts that are not system errors)"
     } else {
@@ -433,8 +433,7 @@ fn failure_table_of(reports: &[ModelReport], by_domain: bool) -> Table {
             .signature_counts
             .iter()
             .find(|(n, _)| n == "system_error")
-            .map(|p| p.1)
-            .unwrap_or(0);
+            .map_or(0, |p| p.1);
         let mut row = vec![model];
         row.extend(domain.map(str::to_string));
         row.push(f.failed.to_string());
@@ -501,7 +500,7 @@ pub fn reference_lines(s: &Summary) -> String {
     out.push_str(&format!(
         "Runs per test: {}\n",
         if s.tasks > 0 {
-            s.attempts_per_task.first as i64
+            s.attempts_per_task.first.cast_signed()
         } else {
             -1
         }

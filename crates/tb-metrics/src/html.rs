@@ -141,6 +141,11 @@ fn nice_ticks(lo: f64, hi: f64) -> (Vec<f64>, usize) {
         .map(|m| m * mag)
         .find(|st| *st >= raw)
         .unwrap_or(10.0 * mag);
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "0 or more, small"
+    )]
     let decimals = (-step.log10().floor()).max(0.0) as usize;
     let mut out = Vec::new();
     let mut i = (lo / step).ceil();
@@ -676,7 +681,7 @@ mod tests {
     fn ticks_are_round_numbers() {
         assert_eq!(
             nice_ticks(0.0, 1.0),
-            (vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0], 1)
+            (vec![0.0, 0.2, 0.4, 0.600_000_000_000_000_1, 0.8, 1.0], 1)
         );
         let (t, d) = nice_ticks(0.0, 0.126);
         assert_eq!(d, 2);

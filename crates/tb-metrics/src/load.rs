@@ -130,10 +130,10 @@ pub fn read_run(path: &Path) -> Result<Run, MetricsError> {
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
+    let stem = path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
     parse_run(&path.display().to_string(), &stem, &text)
 }
 

@@ -272,7 +272,7 @@ pub fn sbs_table(r: &SbsReport, baseline: &str, candidate: &str) -> Table {
             f4(r.baseline_pass1),
             f4(r.candidate_pass1),
             format_args!("{:+.4}", r.delta),
-            r.delta_se.map(f4).unwrap_or_else(|| "-".into())
+            r.delta_se.map_or_else(|| "-".into(), f4)
         ),
     ];
     if !r.only_baseline.is_empty() {
@@ -306,7 +306,7 @@ mod tests {
     fn recs(spec: &[(&str, &[Option<bool>])]) -> Run {
         let mut lines = Vec::new();
         for (uid, outcomes) in spec {
-            for o in outcomes.iter() {
+            for o in *outcomes {
                 let v = match o {
                     Some(p) => {
                         json!({"uid": uid, "test_result": {"result": p, "reward": 0.0}, "is_system_error": false})
@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(b.change, Change::NoClearChange);
         assert_eq!((r.better, r.worse, r.no_clear_change), (1, 0, 1));
         // pass@1 with errors as failures: base (0 + 1)/2, cand (1 + 2/3)/2.
-        assert!((r.delta - ((1.0 + 2.0 / 3.0) / 2.0 - 0.5)).abs() < 1e-12);
+        assert!((r.delta - (f64::midpoint(1.0, 2.0 / 3.0) - 0.5)).abs() < 1e-12);
         assert!(r.delta_se.is_some());
         let t = sbs_table(&r, "A", "B");
         assert_eq!(t.rows.len(), 2);

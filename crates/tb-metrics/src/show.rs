@@ -35,11 +35,7 @@ pub fn find_attempt<'a>(
                 .ok_or_else(|| {
                     let reps: Vec<String> = all
                         .iter()
-                        .map(|a| {
-                            a.repetition
-                                .map(|x| x.to_string())
-                                .unwrap_or_else(|| "?".into())
-                        })
+                        .map(|a| a.repetition.map_or_else(|| "?".into(), |x| x.to_string()))
                         .collect();
                     MetricsError::NotFound(format!(
                         "{}: {uid} has no repetition {r} (has: {})",
@@ -86,10 +82,7 @@ fn short(v: &Value) -> String {
 /// Renders an attempt as text.
 pub fn render_attempt(a: &Attempt, opts: ShowOptions) -> String {
     let mut s = String::new();
-    let rep = a
-        .repetition
-        .map(|r| r.to_string())
-        .unwrap_or_else(|| "?".into());
+    let rep = a.repetition.map_or_else(|| "?".into(), |r| r.to_string());
     let _ = writeln!(s, "{}  repetition {rep}  (line {})", a.uid, a.line);
     let status = match a.ref_status() {
         crate::load::RefStatus::Passed => "PASSED",
@@ -108,8 +101,7 @@ pub fn render_attempt(a: &Attempt, opts: ShowOptions) -> String {
             "error: {}",
             err.get("message")
                 .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| err.to_string())
+                .map_or_else(|| err.to_string(), str::to_string)
         );
     }
     if let Some(f) = failure::analyze(a) {

@@ -63,7 +63,7 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
     let mut h = d;
     // Converges in O(sqrt(max(a, b))) steps; the bound is generous for any attempt count.
     for m in 1..=100_000 {
-        let m = m as f64;
+        let m = f64::from(m);
         let m2 = 2.0 * m;
         let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
         d = 1.0 + aa * d;

@@ -23,16 +23,18 @@ pub fn shown_label(provenance: &serde_json::Map<String, Value>) -> String {
     let tools = provenance
         .get("surface")
         .and_then(|s| s.get("tools_sha256"))
-        .map(|h| {
-            let text = serde_json::to_string(h).unwrap_or_default();
-            use sha2::Digest;
-            let d = sha2::Sha256::digest(text.as_bytes());
-            d.iter()
-                .take(4)
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        })
-        .unwrap_or_else(|| "unknown".into());
+        .map_or_else(
+            || "unknown".into(),
+            |h| {
+                let text = serde_json::to_string(h).unwrap_or_default();
+                use sha2::Digest;
+                let d = sha2::Sha256::digest(text.as_bytes());
+                d.iter()
+                    .take(4)
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>()
+            },
+        );
     format!("surface={surface} prompts={prompts} tools={tools}")
 }
 

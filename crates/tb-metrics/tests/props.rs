@@ -7,6 +7,7 @@ use tb_metrics::stats::*;
 proptest! {
     #[test]
     fn pass_at_k_is_monotone_in_k_and_bounds_the_others(n in 1u64..60, c_frac in 0.0f64..=1.0) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "0..=n")]
         let c = ((n as f64) * c_frac).round() as u64;
         let mut prev = 0.0;
         for k in 1..=n {
@@ -39,6 +40,7 @@ proptest! {
     #[test]
     fn summary_invariants(tasks in prop::collection::vec((1u64..12, 0.0f64..=1.0), 1..30)) {
         let ts: Vec<TaskCounts> = tasks.iter().enumerate().map(|(i, (n, f))| {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "0..=n")]
             let c = ((*n as f64) * f).round() as u64;
             TaskCounts { uid: format!("t{i}"), domain: "d".into(), runs: *n, passed: c, failed: n - c, errors: 0, system_errors: 0 }
         }).collect();

@@ -72,16 +72,12 @@ pub fn default_max_connections() -> usize {
 pub fn fd_limit() -> Option<usize> {
     #[cfg(unix)]
     {
-        let mut r = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes into the struct we own; no other memory is touched.
-        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
-        if rc == 0 {
-            return Some(usize::try_from(r.rlim_cur).unwrap_or(usize::MAX));
-        }
-        None
+        // `None` is `RLIM_INFINITY`.
+        let r = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        Some(
+            r.current
+                .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        )
     }
     #[cfg(not(unix))]
     {
@@ -105,7 +101,7 @@ pub async fn serve(
     let mut shutdown: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(shutdown);
     loop {
         let accepted = tokio::select! {
-            _ = &mut shutdown => break,
+            () = &mut shutdown => break,
             a = listener.accept() => a,
         };
         let (stream, peer) = match accepted {
@@ -114,8 +110,8 @@ pub async fn serve(
                 // EMFILE, ENFILE, ECONNABORTED...: back off a little instead of spinning.
                 tracing::warn!(error = %e, "accept failed");
                 tokio::select! {
-                    _ = &mut shutdown => break,
-                    _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                    () = &mut shutdown => break,
+                    () = tokio::time::sleep(Duration::from_millis(50)) => {}
                 }
                 continue;
             }
@@ -340,6 +336,8 @@ impl tokio::io::AsyncWrite for Lingering {
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.0.as_ref().is_some_and(|s| s.is_write_vectored())
+        self.0
+            .as_ref()
+            .is_some_and(tokio::io::AsyncWrite::is_write_vectored)
     }
 }

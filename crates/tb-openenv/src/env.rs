@@ -65,10 +65,10 @@ impl Options {
             agent: "think".into(),
             clock: Clock::default(),
             max_envs: 8,
-            idle_timeout: Some(Duration::from_secs(15 * 60)),
+            idle_timeout: Some(Duration::from_mins(15)),
             max_message_bytes: 8 << 20,
-            surface: Default::default(),
-            prompts: Default::default(),
+            surface: tb_eval::surface::SurfaceMode::default(),
+            prompts: Arc::default(),
             serve: tb_net::ServeLimits::default(),
         }
     }
@@ -208,15 +208,14 @@ impl Shared {
     fn try_load(&self) -> Result<Data, String> {
         let o = &self.options;
         let ds = Dataset::open(&o.data_root).map_err(|e| e.to_string())?;
-        let list = match &o.test_list {
-            Some(p) => ds.resolve_test_list(p),
-            None => {
-                let own = ds.root().join("testlist.yaml");
-                if own.is_file() {
-                    own
-                } else {
-                    ds.root().join(CANONICAL_TEST_LIST)
-                }
+        let list = if let Some(p) = &o.test_list {
+            ds.resolve_test_list(p)
+        } else {
+            let own = ds.root().join("testlist.yaml");
+            if own.is_file() {
+                own
+            } else {
+                ds.root().join(CANONICAL_TEST_LIST)
             }
         };
         let manifest = std::fs::read(&list).map_err(|e| format!("{}: {e}", list.display()))?;
@@ -261,7 +260,7 @@ impl Shared {
             user_can_end: self.settings.user_can_end,
             message_timeout: None,
             attempt_timeout: None,
-            dump: Default::default(),
+            dump: tb_eval::infer::Dump::default(),
             provenance: Map::new(),
         };
         Ok(Data {

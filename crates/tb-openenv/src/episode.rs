@@ -98,7 +98,7 @@ fn client_gone(what: &str) -> LlmError {
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Agent for RemoteAgent {
@@ -106,7 +106,7 @@ impl Agent for RemoteAgent {
         lock(&self.log).extend(msgs.iter().cloned());
     }
 
-    fn reply<'a>(&'a mut self) -> BoxFuture<'a, Result<AgentReply, LlmError>> {
+    fn reply(&mut self) -> BoxFuture<'_, Result<AgentReply, LlmError>> {
         Box::pin(async move {
             if self.events.send(Event::NeedAction).await.is_err() {
                 return Err(client_gone("the session ended"));
@@ -210,7 +210,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
                 key: tb_core::attempt_key(&ctx.task.uid, 0),
                 repetition: 0,
                 verdict: None,
-                usage_by_role: Default::default(),
+                usage_by_role: tb_core::record::UsageByRole::default(),
                 provenance: Map::new(),
             };
             tb_eval::infer::grade(&ctx.data.run, &ctx.task, &session, &response, &mut rec).await;
@@ -317,7 +317,7 @@ impl std::fmt::Debug for Environment {
             .field("episode_id", &self.episode_id)
             .field("status", &self.status)
             .field("steps", &self.steps)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -518,12 +518,11 @@ impl Environment {
         if !self.shared.models_ready() {
             return Ok(self.reset_error("configuration"));
         }
-        let (agent_cfg, scenario) = match (
+        let (Ok(agent_cfg), Ok(scenario)) = (
             data.dataset.agent(&agent_name),
             data.dataset.scenario(&task.scenario),
-        ) {
-            (Ok(a), Ok(s)) => (a, s),
-            _ => return Ok(self.reset_error("hydration")),
+        ) else {
+            return Ok(self.reset_error("hydration"));
         };
         let session = match data.run.sandbox.session(&task, data.run.clock) {
             Ok(s) => s,
@@ -532,13 +531,12 @@ impl Environment {
                 return Ok(self.reset_error("proxy_create"));
             }
         };
-        let tools = match AgentTools::build(
+        let Ok(tools) = AgentTools::build(
             &agent_cfg.builtin_tools,
             &scenario.tools,
             &session.tool_list(),
-        ) {
-            Ok(t) => t,
-            Err(_) => return Ok(self.reset_error("episode_init")),
+        ) else {
+            return Ok(self.reset_error("episode_init"));
         };
         if tools
             .specs
@@ -714,16 +712,15 @@ impl Environment {
     }
 
     fn call_id(&mut self, given: Option<String>) -> String {
-        match given {
-            Some(id) => id,
-            None => {
-                let l = self.live.as_mut();
-                let n = l.map(|l| {
-                    l.next_call += 1;
-                    l.next_call
-                });
-                format!("call_tb{}", n.unwrap_or(0))
-            }
+        if let Some(id) = given {
+            id
+        } else {
+            let l = self.live.as_mut();
+            let n = l.map(|l| {
+                l.next_call += 1;
+                l.next_call
+            });
+            format!("call_tb{}", n.unwrap_or(0))
         }
     }
 

@@ -5,6 +5,9 @@
 //! frame. Parsing never panics: anything malformed becomes an [`ErrorFrame`] with one of the
 //! OpenEnv error codes, and errors never echo server internals.
 
+// Client input reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use serde_json::{Map, Value, json};
 
 /// The OpenEnv error codes of `{"type":"error","data":{"message","code"}}` frames.
@@ -56,7 +59,7 @@ impl FieldError {
     /// A problem with one field.
     pub fn new(loc: &[&str], msg: impl Into<String>, kind: &'static str) -> Self {
         FieldError {
-            loc: loc.iter().map(|s| s.to_string()).collect(),
+            loc: loc.iter().map(std::string::ToString::to_string).collect(),
             msg: msg.into(),
             kind,
         }
@@ -425,12 +428,13 @@ impl Action {
             "_finish" => {
                 f.allow(&["type", "metadata", "reason"]);
                 let reason = f.opt_str("reason").unwrap_or_else(|| "agent_error".into());
-                match serde_json::from_value::<tb_core::FinishReason>(Value::String(reason)) {
-                    Ok(r) => Some(Action::Finish(r)),
-                    Err(_) => {
-                        f.err("reason", "not a finish reason (done, end_turn_tool, agent_error, agent_limit, user_limit, user_done, no_user_llm, skipped)", "value_error");
-                        None
-                    }
+                if let Ok(r) =
+                    serde_json::from_value::<tb_core::FinishReason>(Value::String(reason))
+                {
+                    Some(Action::Finish(r))
+                } else {
+                    f.err("reason", "not a finish reason (done, end_turn_tool, agent_error, agent_limit, user_limit, user_done, no_user_llm, skipped)", "value_error");
+                    None
                 }
             }
             _ => {
@@ -448,7 +452,7 @@ impl Action {
         }
     }
 
-    fn check_name(f: &mut Fields<'_>, k: &str, v: &Option<String>) {
+    fn check_name(f: &mut Fields<'_>, k: &str, v: Option<&String>) {
         if let Some(s) = v
             && (s.is_empty() || s.len() > MAX_NAME_LEN)
         {
@@ -492,9 +496,9 @@ impl Action {
                 let mut c = Fields::new(it, &loc);
                 c.allow(&["name", "arguments", "call_id", "parse_error"]);
                 let name = c.req_str("name");
-                Self::check_name(&mut c, "name", &name);
+                Self::check_name(&mut c, "name", name.as_ref());
                 let call_id = c.opt_str("call_id");
-                Self::check_name(&mut c, "call_id", &call_id);
+                Self::check_name(&mut c, "call_id", call_id.as_ref());
                 let parse_error = c.opt_str("parse_error");
                 let arguments = it.get("arguments").cloned().unwrap_or(json!({}));
                 if parse_error.is_none() && !arguments.is_object() {
@@ -522,9 +526,9 @@ impl Action {
             Some(Action::CallTools(calls))
         } else {
             let tool_name = f.req_str("tool_name");
-            Self::check_name(f, "tool_name", &tool_name);
+            Self::check_name(f, "tool_name", tool_name.as_ref());
             let call_id = f.opt_str("call_id");
-            Self::check_name(f, "call_id", &call_id);
+            Self::check_name(f, "call_id", call_id.as_ref());
             let arguments = f.object("arguments");
             Some(Action::CallTool {
                 tool_name: tool_name?,
@@ -554,9 +558,9 @@ impl Action {
             let mut c = Fields::new(it, &loc);
             c.allow(&["name", "arguments", "call_id"]);
             let name = c.req_str("name");
-            Self::check_name(&mut c, "name", &name);
+            Self::check_name(&mut c, "name", name.as_ref());
             let call_id = c.opt_str("call_id");
-            Self::check_name(&mut c, "call_id", &call_id);
+            Self::check_name(&mut c, "call_id", call_id.as_ref());
             let arguments = c.object("arguments");
             if let Some(id) = &call_id
                 && !ids.insert(id.clone())
@@ -598,10 +602,7 @@ pub fn envelope(mut observation: Map<String, Value>, reward: Option<f64>, done: 
         .clone();
     let mut data = Map::new();
     data.insert("observation".into(), Value::Object(observation));
-    data.insert(
-        "reward".into(),
-        reward.map(|r| json!(r)).unwrap_or(Value::Null),
-    );
+    data.insert("reward".into(), reward.map_or(Value::Null, |r| json!(r)));
     data.insert("done".into(), json!(done));
     if metadata.as_object().is_some_and(|m| !m.is_empty()) {
         data.insert("metadata".into(), metadata);

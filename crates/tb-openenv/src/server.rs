@@ -1,5 +1,8 @@
 //! The HTTP side: routes, the `/ws` session loop, the session limit and the idle reaper.
 
+// Client input reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use crate::env::{ENV_NAME, Options, Shared};
 use crate::episode::Environment;
 use crate::protocol::{
@@ -87,12 +90,12 @@ impl Sessions {
     }
 
     fn now_ms(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// Open sessions.
     pub fn len(&self) -> usize {
-        self.open.lock().map(|g| g.len()).unwrap_or(0)
+        self.open.lock().map_or(0, |g| g.len())
     }
 
     /// Whether none is open.
@@ -124,7 +127,7 @@ impl Sessions {
     /// Returns how many were told to close.
     pub fn reap(&self, idle: Duration) -> usize {
         let now = self.now_ms();
-        let limit = idle.as_millis() as u64;
+        let limit = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
         let Ok(g) = self.open.lock() else { return 0 };
         let mut n = 0;
         for e in g.values() {
@@ -224,7 +227,7 @@ fn incoming(m: Option<Result<Message, axum::Error>>) -> Incoming {
         // tungstenite's capacity errors ("Space limit exceeded: Message too long" / "Frame
         // too long"); axum's error type does not expose the kind otherwise.
         Some(Err(e)) if e.to_string().contains("Space limit exceeded") => Incoming::TooBig,
-        None | Some(Err(_)) | Some(Ok(Message::Close(_))) => Incoming::Gone,
+        None | Some(Err(_) | Ok(Message::Close(_))) => Incoming::Gone,
         Some(Ok(Message::Text(t))) => Incoming::Text(t.to_string()),
         Some(Ok(Message::Binary(b))) => match String::from_utf8(b.to_vec()) {
             Ok(t) => Incoming::Text(t),
@@ -247,7 +250,7 @@ async fn drive<T>(
     loop {
         tokio::select! {
             r = &mut fut => return Some(r),
-            _ = closing.cancelled() => return None,
+            () = closing.cancelled() => return None,
             m = socket.recv(), if reading => match incoming(m) {
                 Incoming::Gone => return None,
                 Incoming::TooBig => {
@@ -291,7 +294,7 @@ async fn session(mut socket: WebSocket, s: AppState) {
             Some(t) => t,
             None => {
                 tokio::select! {
-                    _ = guard.entry.cancel.cancelled() => {
+                    () = guard.entry.cancel.cancelled() => {
                         let why = if s.sessions.closing.is_cancelled() { "server shutting down" } else { "idle timeout" };
                         close(&mut socket, 1001, why).await;
                         break;
@@ -385,8 +388,8 @@ fn spawn_reaper(
         let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
         loop {
             tokio::select! {
-                _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(every) => {}
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
             }
             sessions.reap(idle);
         }

@@ -17,7 +17,7 @@ type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Longest wait for one reply; only a guard against hanging, not a timing check.
-const GUARD: Duration = Duration::from_secs(120);
+const GUARD: Duration = Duration::from_mins(2);
 
 struct Client {
     ws: Ws,
@@ -55,7 +55,7 @@ impl Client {
                     return Some(serde_json::from_str(&t).expect("server frames are JSON"));
                 }
                 Ok(WsMessage::Close(_)) | Err(_) => return None,
-                Ok(_) => continue,
+                Ok(_) => {}
             }
         }
     }
@@ -93,7 +93,7 @@ fn check_frames(frames: &[String], forbidden: &[String]) {
 }
 
 struct Setup {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     mock: tb_llm::mock::MockServer,
     config: std::path::PathBuf,
 }
@@ -102,11 +102,7 @@ async fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let mock = mock().await;
     let config = write_config(dir.path(), &mock);
-    Setup {
-        _dir: dir,
-        mock,
-        config,
-    }
+    Setup { dir, mock, config }
 }
 
 async fn start(options: tb_openenv::Options) -> tb_openenv::RunningServer {
@@ -570,7 +566,7 @@ async fn malformed_frames_never_break_the_session() {
     let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
     let mut c = Client::connect(&server.url()).await;
     let junk = [
-        "".to_string(),
+        String::new(),
         "{".into(),
         "null".into(),
         "\"step\"".into(),
@@ -615,7 +611,7 @@ async fn rubric_judge_pass_fail_and_failure() {
         .find(|t| !tb_eval::infer::task_rubrics(t).is_empty())
         .expect("a rubric task");
     let s = setup().await;
-    let list = s._dir.path().join("one-rubric-task.yaml");
+    let list = s.dir.path().join("one-rubric-task.yaml");
     std::fs::write(&list, format!("- {}\n", task.uid)).unwrap();
     let mut o = tb_openenv::Options::new(&data, Some(s.config.clone()));
     o.test_list = Some(list.clone());
@@ -637,7 +633,7 @@ async fn rubric_judge_pass_fail_and_failure() {
                 s.mock
                     .set_script("judge", move |_r: &tb_llm::mock::MockRequest| {
                         tb_llm::mock::Reply::Text(a.clone())
-                    })
+                    });
             }
         }
         let mut c = Client::connect(&server.url()).await;
@@ -724,10 +720,10 @@ async fn an_oversized_message_gets_a_close_frame_with_its_reason() {
                 close = f;
                 break;
             }
-            Ok(Some(Ok(_))) => continue,
+            Ok(Some(Ok(_))) => {}
             Ok(Some(Err(e))) => panic!("the server reset the connection: {e}"),
             Ok(None) => break,
-            Err(_) => panic!("no close frame"),
+            Err(e) => panic!("no close frame: {e}"),
         }
     }
     let f = close.expect("a close frame");

@@ -338,29 +338,28 @@ pub fn order(op: CmpOp, a: &Value, b: &Value) -> R<bool> {
             _ => false,
         });
     }
-    match py_cmp(a, b) {
-        Some(o) => Ok(match op {
+    if let Some(o) = py_cmp(a, b) {
+        Ok(match op {
             CmpOp::Lt => o == Ordering::Less,
             CmpOp::LtE => o != Ordering::Greater,
             CmpOp::Gt => o == Ordering::Greater,
             CmpOp::GtE => o != Ordering::Less,
             _ => false,
-        }),
-        None => {
-            // NaN compares false, everything else that has no order is a TypeError.
-            if as_f64(a).is_some() && as_f64(b).is_some() {
-                return Ok(false);
-            }
-            raise(
-                ExcKind::TypeError,
-                format!(
-                    "'{}' not supported between instances of '{}' and '{}'",
-                    cmp_symbol(op),
-                    a.type_name(),
-                    b.type_name()
-                ),
-            )
+        })
+    } else {
+        // NaN compares false, everything else that has no order is a TypeError.
+        if as_f64(a).is_some() && as_f64(b).is_some() {
+            return Ok(false);
         }
+        raise(
+            ExcKind::TypeError,
+            format!(
+                "'{}' not supported between instances of '{}' and '{}'",
+                cmp_symbol(op),
+                a.type_name(),
+                b.type_name()
+            ),
+        )
     }
 }
 

@@ -382,7 +382,7 @@ impl Walker<'_> {
             }
             Expr::NumberLiteral(n) => match &n.value {
                 Number::Int(i) if i.as_i64().is_none() => {
-                    self.flag(e, "integer literal beyond 64 bits")
+                    self.flag(e, "integer literal beyond 64 bits");
                 }
                 Number::Complex { .. } => self.flag(e, "complex number"),
                 _ => {}
@@ -409,6 +409,7 @@ impl Walker<'_> {
 
 /// Names a function body binds (its locals), not looking into nested functions, lambdas or
 /// comprehensions, which have scopes of their own.
+#[allow(clippy::implicit_hasher, reason = "one caller, one set type")]
 pub fn collect_assigned(body: &[Stmt], out: &mut HashSet<String>) {
     for s in body {
         match s {
@@ -466,7 +467,9 @@ fn target_names(t: &Expr, out: &mut HashSet<String>) {
             out.insert(n.id.to_string());
         }
         Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
-            elts.iter().for_each(|e| target_names(e, out));
+            for e in elts {
+                target_names(e, out);
+            }
         }
         Expr::Starred(s) => target_names(&s.value, out),
         _ => {}

@@ -1,6 +1,9 @@
 //! The evaluator: statements and expressions of the parsed test file, with Python's scoping
 //! (function locals, comprehension scopes, globals, builtins) and exceptions.
 
+// The test file's code reaches this module: no panicking index or string slice.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -501,25 +504,24 @@ impl<'a> Interp<'a> {
             }
         }
         let key = match &def {
-            FnDef::Def(d) => Rc::as_ptr(d) as *const u8 as usize,
-            FnDef::Lambda(l) => Rc::as_ptr(l) as *const u8 as usize,
+            FnDef::Def(d) => Rc::as_ptr(d).cast::<u8>() as usize,
+            FnDef::Lambda(l) => Rc::as_ptr(l).cast::<u8>() as usize,
         };
-        let local_names = match self.locals_cache.get(&key) {
-            Some(l) => l.clone(),
-            None => {
-                let mut names = HashSet::new();
-                if let Some(params) = def.parameters() {
-                    for p in &params.args {
-                        names.insert(p.parameter.name.id.to_string());
-                    }
+        let local_names = if let Some(l) = self.locals_cache.get(&key) {
+            l.clone()
+        } else {
+            let mut names = HashSet::new();
+            if let Some(params) = def.parameters() {
+                for p in &params.args {
+                    names.insert(p.parameter.name.id.to_string());
                 }
-                if let FnDef::Def(d) = &def {
-                    crate::check::collect_assigned(&d.body, &mut names);
-                }
-                let rc = Rc::new(names);
-                self.locals_cache.insert(key, rc.clone());
-                rc
             }
+            if let FnDef::Def(d) = &def {
+                crate::check::collect_assigned(&d.body, &mut names);
+            }
+            let rc = Rc::new(names);
+            self.locals_cache.insert(key, rc.clone());
+            rc
         };
         Ok(Value::Func(Rc::new(Function {
             name,
@@ -708,24 +710,21 @@ impl<'a> Interp<'a> {
             Expr::Dict(d) => {
                 let mut dict = Dict::default();
                 for item in &d.items {
-                    match &item.key {
-                        Some(k) => {
-                            let kv = self.eval(k, env)?;
-                            let v = self.eval(&item.value, env)?;
-                            dict.insert(builtins::hash_key(&kv)?, kv, v);
-                        }
-                        None => {
-                            // `{**other}`
-                            let other = self.eval(&item.value, env)?;
-                            let Value::Dict(o) = other else {
-                                return raise(
-                                    ExcKind::TypeError,
-                                    format!("'{}' object is not a mapping", other.type_name()),
-                                );
-                            };
-                            for (k, (kv, v)) in &o.borrow().map {
-                                dict.insert(k.clone(), kv.clone(), v.clone());
-                            }
+                    if let Some(k) = &item.key {
+                        let kv = self.eval(k, env)?;
+                        let v = self.eval(&item.value, env)?;
+                        dict.insert(builtins::hash_key(&kv)?, kv, v);
+                    } else {
+                        // `{**other}`
+                        let other = self.eval(&item.value, env)?;
+                        let Value::Dict(o) = other else {
+                            return raise(
+                                ExcKind::TypeError,
+                                format!("'{}' object is not a mapping", other.type_name()),
+                            );
+                        };
+                        for (k, (kv, v)) in &o.borrow().map {
+                            dict.insert(k.clone(), kv.clone(), v.clone());
                         }
                     }
                 }
@@ -912,10 +911,7 @@ impl<'a> Interp<'a> {
                     continue 'items;
                 }
             }
-            if level + 1 == generators.len() {
-                body(self, scope)?;
-            } else {
-                let next = &generators[level + 1];
+            if let Some(next) = generators.get(level + 1) {
                 let iterable = self.eval(&next.iter, scope)?;
                 self.comp_level(
                     generators,
@@ -924,6 +920,8 @@ impl<'a> Interp<'a> {
                     scope,
                     body,
                 )?;
+            } else {
+                body(self, scope)?;
             }
         }
         Ok(())
@@ -931,11 +929,11 @@ impl<'a> Interp<'a> {
 
     fn eval_fstring(&mut self, f: &ast::ExprFString, env: &Rc<Env>) -> R<Value> {
         let mut out = String::new();
-        for part in f.value.iter() {
+        for part in &f.value {
             match part {
                 ast::FStringPart::Literal(lit) => out.push_str(lit.as_str()),
                 ast::FStringPart::FString(fs) => {
-                    for el in fs.elements.iter() {
+                    for el in &fs.elements {
                         match el {
                             InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
                             InterpolatedStringElement::Interpolation(i) => {
@@ -958,10 +956,10 @@ impl<'a> Interp<'a> {
                                 };
                                 if let Some(spec) = &i.format_spec {
                                     let mut spec_text = String::new();
-                                    for el in spec.elements.iter() {
+                                    for el in &spec.elements {
                                         match el {
                                             InterpolatedStringElement::Literal(l) => {
-                                                spec_text.push_str(&l.value)
+                                                spec_text.push_str(&l.value);
                                             }
                                             InterpolatedStringElement::Interpolation(_) => {
                                                 return raise(
@@ -1003,15 +1001,14 @@ impl<'a> Interp<'a> {
         let mut kwargs = Vec::new();
         for k in &c.arguments.keywords {
             let v = self.eval(&k.value, env)?;
-            match &k.arg {
-                Some(name) => kwargs.push((name.id.to_string(), v)),
-                None => {
-                    let Value::Dict(d) = v else {
-                        return raise(ExcKind::TypeError, "argument after ** must be a mapping");
-                    };
-                    for (kv, vv) in d.borrow().map.values() {
-                        kwargs.push((to_str(kv), vv.clone()));
-                    }
+            if let Some(name) = &k.arg {
+                kwargs.push((name.id.to_string(), v));
+            } else {
+                let Value::Dict(d) = v else {
+                    return raise(ExcKind::TypeError, "argument after ** must be a mapping");
+                };
+                for (kv, vv) in d.borrow().map.values() {
+                    kwargs.push((to_str(kv), vv.clone()));
                 }
             }
         }
@@ -1083,12 +1080,16 @@ impl<'a> Interp<'a> {
             );
         }
         let mut bound: Vec<Option<Value>> = vec![None; params.len()];
-        for (i, a) in args.into_iter().enumerate() {
-            bound[i] = Some(a);
+        for (slot, a) in bound.iter_mut().zip(args) {
+            *slot = Some(a);
         }
         for (name, v) in kwargs {
-            match params.iter().position(|p| *p == name) {
-                Some(i) if bound[i].is_none() => bound[i] = Some(v),
+            match params
+                .iter()
+                .position(|p| *p == name)
+                .and_then(|i| bound.get_mut(i))
+            {
+                Some(slot) if slot.is_none() => *slot = Some(v),
                 Some(_) => {
                     return raise(
                         ExcKind::TypeError,
@@ -1103,8 +1104,8 @@ impl<'a> Interp<'a> {
                 }
             }
         }
-        for (i, p) in params.iter().enumerate() {
-            let v = match bound[i].take() {
+        for (i, (p, slot)) in params.iter().zip(&mut bound).enumerate() {
+            let v = match slot.take() {
                 Some(v) => v,
                 None => match f.defaults.get(i).cloned().flatten() {
                     Some(d) => d,

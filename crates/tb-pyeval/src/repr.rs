@@ -30,8 +30,8 @@ pub fn to_str(v: &Value) -> String {
 fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
     // Cycles (a list that contains itself) print as `[...]` / `{...}`.
     let ptr = match v {
-        Value::List(l) => Some(std::rc::Rc::as_ptr(l) as *const u8 as usize),
-        Value::Dict(d) => Some(std::rc::Rc::as_ptr(d) as *const u8 as usize),
+        Value::List(l) => Some(std::rc::Rc::as_ptr(l).cast::<u8>() as usize),
+        Value::Dict(d) => Some(std::rc::Rc::as_ptr(d).cast::<u8>() as usize),
         _ => None,
     };
     if let Some(p) = ptr {
@@ -279,7 +279,7 @@ mod tests {
         let mut d = Dict::default();
         d.insert(Key::Str("a".into()), Value::str("a"), Value::Int(1));
         assert_eq!(repr(&Value::dict(d)), "{'a': 1}");
-        assert_eq!(repr(&Value::set(Default::default())), "set()");
+        assert_eq!(repr(&Value::set(crate::value::Set::default())), "set()");
     }
 
     #[test]

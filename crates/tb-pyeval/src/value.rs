@@ -250,8 +250,8 @@ impl Value {
                 }
                 Key::Tuple(keys)
             }
-            Value::Func(f) => Key::Ident(Rc::as_ptr(f) as *const u8 as usize),
-            Value::Object(o) => Key::Ident(Rc::as_ptr(o) as *const u8 as usize),
+            Value::Func(f) => Key::Ident(Rc::as_ptr(f).cast::<u8>() as usize),
+            Value::Object(o) => Key::Ident(Rc::as_ptr(o).cast::<u8>() as usize),
             Value::Type(t) => Key::Ident(*t as usize),
             Value::Builtin(b) => Key::Ident(0x1000 + *b as usize),
             Value::Module(_) => Key::Ident(0x2000),

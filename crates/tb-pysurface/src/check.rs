@@ -347,7 +347,7 @@ fn compare_base(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
                 match s.get("additionalProperties") {
                     Some(Value::Bool(true)) if matches!(inner.as_ref(), Kind::Any) => {}
                     Some(v @ Value::Object(_)) => {
-                        compare_kind(v, inner, &format!("{path}{{}}"), out)
+                        compare_kind(v, inner, &format!("{path}{{}}"), out);
                     }
                     other => out.push((
                         here(),
@@ -383,7 +383,11 @@ fn compare_base(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
 
 fn constraints_of(s: &Value) -> Constraints {
     let n = |k: &str| s.get(k).and_then(Value::as_f64);
-    let u = |k: &str| s.get(k).and_then(Value::as_u64).map(|x| x as usize);
+    let u = |k: &str| {
+        s.get(k)
+            .and_then(Value::as_u64)
+            .map(|x| usize::try_from(x).unwrap_or(usize::MAX))
+    };
     Constraints {
         min_len: u("minLength").or(u("minItems")),
         max_len: u("maxLength").or(u("maxItems")),

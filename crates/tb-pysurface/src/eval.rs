@@ -173,7 +173,7 @@ const BUILTINS: &[&str] = &[
     "IndexError",
 ];
 
-impl<'s> Eval<'s> {
+impl Eval<'_> {
     /// Resolves a top-level name of a module.
     pub fn lookup(
         &self,

@@ -121,7 +121,7 @@ fn tool_decorator(
     let mut name = f.name.id.to_string();
     let mut description = None;
     for k in &c.arguments.keywords {
-        let arg = k.arg.as_ref().map(|a| a.id.as_str()).unwrap_or("**");
+        let arg = k.arg.as_ref().map_or("**", |a| a.id.as_str());
         let v = ev.eval(m, &k.value, &Env::default())?;
         match (arg, v) {
             ("name", Val::Str(s)) => name = s,

@@ -84,7 +84,7 @@ pub enum SurfaceError {
     #[error("servers/servers.yaml: {0}")]
     Config(String),
     /// Extracted structure disagrees with our declarations.
-    #[error("{}", .0.iter().map(|m| m.to_string()).collect::<Vec<_>>().join("\n"))]
+    #[error("{}", .0.iter().map(std::string::ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Mismatch(Vec<Mismatch>),
     /// Anything else.
     #[error("{0}")]

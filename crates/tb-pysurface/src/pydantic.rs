@@ -129,7 +129,7 @@ impl<'e, 's> Pydantic<'e, 's> {
     pub fn new(ev: &'e Eval<'s>) -> Self {
         Pydantic {
             ev,
-            models: Default::default(),
+            models: std::cell::RefCell::default(),
         }
     }
 
@@ -311,7 +311,7 @@ impl<'e, 's> Pydantic<'e, 's> {
                                 m.err(k, format!("extra={} is not supported", other.kind()))
                             );
                         }
-                    })
+                    });
                 }
                 "title" => match v {
                     Val::Str(s) => title = Some(s),
@@ -379,15 +379,14 @@ impl<'e, 's> Pydantic<'e, 's> {
             _ => self.ty(m, ann)?,
         };
         if let Some(v) = value {
-            match self.field_call(m, v)? {
-                Some(fa) => args.merge(fa),
-                None => {
-                    let d = self.ev.eval(m, v, &Env::default())?;
-                    args.merge(FieldArgs {
-                        default: Some(d),
-                        ..Default::default()
-                    });
-                }
+            if let Some(fa) = self.field_call(m, v)? {
+                args.merge(fa);
+            } else {
+                let d = self.ev.eval(m, v, &Env::default())?;
+                args.merge(FieldArgs {
+                    default: Some(d),
+                    ..Default::default()
+                });
             }
         }
         Ok(FieldSpec {
@@ -666,7 +665,7 @@ impl<'e, 's> Pydantic<'e, 's> {
 
 fn examples_json(spec: &ModelSpec, f: &FieldSpec, ex: &[Val]) -> Result<Value, SurfaceError> {
     ex.iter()
-        .map(|v| v.to_json())
+        .map(super::eval::Val::to_json)
         .collect::<Result<Vec<_>, _>>()
         .map(Value::Array)
         .map_err(|msg| {
@@ -1046,11 +1045,11 @@ impl Gen<'_, '_, '_> {
                 }
             }
             Ty::Literal(vals) => {
-                let vals: Vec<Value> =
-                    vals.iter()
-                        .map(|v| v.to_json())
-                        .collect::<Result<_, _>>()
-                        .map_err(|e| SurfaceError::Other(format!("Literal value: {e}")))?;
+                let vals: Vec<Value> = vals
+                    .iter()
+                    .map(super::eval::Val::to_json)
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| SurfaceError::Other(format!("Literal value: {e}")))?;
                 let mut s = Map::new();
                 let ty = json_type_of(&vals);
                 if vals.len() == 1 {

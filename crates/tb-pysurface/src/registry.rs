@@ -146,7 +146,7 @@ impl Registry<'_, '_> {
             vals[i] = Some(self.ev.eval(m, a, &Env::default())?);
         }
         for k in &c.arguments.keywords {
-            let name = k.arg.as_ref().map(|a| a.id.as_str()).unwrap_or("**");
+            let name = k.arg.as_ref().map_or("**", |a| a.id.as_str());
             let Some(i) = names.iter().position(|n| *n == name) else {
                 return Err(m.err(k, format!("unknown ToolSet argument `{name}`")));
             };

@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 fn shared() -> PathBuf {
     std::env::var_os("TB_SHARED")
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
+        .map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+            PathBuf::from,
+        )
 }
 
 fn skip_or_fail(msg: String) -> Option<PathBuf> {
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
+    assert!(std::env::var_os("CI").is_none(), "{msg}");
     eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
     None
 }
@@ -28,8 +28,7 @@ fn skip_or_fail(msg: String) -> Option<PathBuf> {
 fn data_root() -> Option<PathBuf> {
     let root = std::env::var_os("THINKINGBOX_DATA")
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| shared().join("thinkingbox-data"));
+        .map_or_else(|| shared().join("thinkingbox-data"), PathBuf::from);
     if tb_pysurface::has_server_sources(&root) {
         return Some(root);
     }

@@ -174,7 +174,7 @@ impl std::fmt::Debug for App {
             .field("task", &self.task.uid)
             .field("play", &self.play)
             .field("busy", &self.busy)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -429,16 +429,16 @@ impl App {
             KeyCode::End => self.input.end(),
             KeyCode::Up => {
                 if self.input.on_first_line() {
-                    self.input.history_prev()
+                    self.input.history_prev();
                 } else {
-                    self.input.up()
+                    self.input.up();
                 }
             }
             KeyCode::Down => {
                 if self.input.on_last_line() {
-                    self.input.history_next()
+                    self.input.history_next();
                 } else {
-                    self.input.down()
+                    self.input.down();
                 }
             }
             KeyCode::PageUp => self.scroll += 10,
@@ -1145,8 +1145,8 @@ impl App {
             json!({"play": self.play.name(), "tool_calls": self.st.as_ref().map_or(0, |s| s.tool_calls.len())}),
         );
         if let Some(st) = &self.st {
-            rec.messages = st.messages.clone();
-            rec.usage = st.agent_usage.clone();
+            rec.messages.clone_from(&st.messages);
+            rec.usage.clone_from(&st.agent_usage);
             for u in &st.agent_usage {
                 rec.usage_by_role.agent.add(u);
             }

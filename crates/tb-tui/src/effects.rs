@@ -279,7 +279,7 @@ fn render(diff: &[Value], s: &ServerEffects, w: Wording, out: &mut Vec<(LineKind
                 LineKind::Place,
                 format!("    {}", row.clone().unwrap_or_default()),
             ));
-            last_row = row.clone();
+            last_row.clone_from(&row);
         }
         let r = e.get("result").unwrap_or(&Value::Null);
         let g = e.get("golden").unwrap_or(&Value::Null);

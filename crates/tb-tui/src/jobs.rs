@@ -38,7 +38,10 @@ struct GateState {
 
 impl Gate {
     fn state(&self) -> std::sync::MutexGuard<'_, GateState> {
-        self.0.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Pauses or resumes.
@@ -202,7 +205,7 @@ impl Agent for Watched {
         self.inner.observe(msgs);
     }
 
-    fn reply<'a>(&'a mut self) -> BoxFuture<'a, Result<AgentReply, LlmError>> {
+    fn reply(&mut self) -> BoxFuture<'_, Result<AgentReply, LlmError>> {
         Box::pin(async move {
             if let Some(g) = &self.gate {
                 g.wait().await;

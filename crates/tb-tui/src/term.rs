@@ -88,7 +88,7 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
         previous(info);
     }));
     enable_raw_mode().map_err(|e| TuiError::Terminal(e.to_string()))?;
-    let _restore = Restore;
+    let restore = Restore;
     execute!(
         std::io::stdout(),
         EnterAlternateScreen,
@@ -99,9 +99,10 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
         .map_err(|e| TuiError::Terminal(e.to_string()))?;
     // For the terminal test of the panic hook (crates/tb-cli/tests/tui_tmux.rs): a panic
     // with the terminal in raw mode must leave it restored.
-    if std::env::var_os("TB_TUI_TEST_PANIC").is_some_and(|v| v == "1") {
-        panic!("TB_TUI_TEST_PANIC=1: a panic with the terminal in raw mode");
-    }
+    assert!(
+        std::env::var_os("TB_TUI_TEST_PANIC").is_none_or(|v| v != "1"),
+        "TB_TUI_TEST_PANIC=1: a panic with the terminal in raw mode"
+    );
 
     let (tx, rx) = mpsc::channel::<Msg>();
     for j in jobs {
@@ -151,7 +152,7 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
         }
     }
     drop(terminal);
-    drop(_restore);
+    drop(restore);
     rt.shutdown_background();
     Ok(())
 }

@@ -433,7 +433,10 @@ pub fn draw(f: &mut Frame, app: &App, t: Theme) {
     let area = f.area();
     let inner_w = area.width.saturating_sub(2) as usize;
     let (input_lines, (crow, ccol)) = input_layout(&app.input.text(), app.input.cursor(), inner_w);
-    let input_h = (input_lines.len() as u16).clamp(1, 6) + 2;
+    let input_h = u16::try_from(input_lines.len())
+        .unwrap_or(u16::MAX)
+        .clamp(1, 6)
+        + 2;
     let rows = Layout::default()
         .direction(Direction::Vertical)
         .constraints([
@@ -524,6 +527,10 @@ pub fn draw(f: &mut Frame, app: &App, t: Theme) {
         .map(|l| Line::from(l.clone()))
         .collect();
     f.render_widget(Paragraph::new(shown).block(block), rows[3]);
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "within the terminal's u16 area"
+    )]
     f.set_cursor_position(Position::new(
         rows[3].x + 1 + ccol as u16,
         rows[3].y + 1 + (crow - first) as u16,

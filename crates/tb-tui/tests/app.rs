@@ -59,7 +59,7 @@ fn setup(root: &Path, uid: &str, play: Play, models: Models) -> Setup {
         message_timeout: Some(std::time::Duration::from_secs(20)),
         attempt_timeout: None,
         dump: Dump::default(),
-        provenance: Default::default(),
+        provenance: serde_json::Map::default(),
     };
     Setup {
         env,
@@ -107,7 +107,7 @@ fn notes(app: &App) -> Vec<(NoteKind, String)> {
         .iter()
         .filter_map(|e| match e {
             Entry::Note(k, t) => Some((*k, t.clone())),
-            _ => None,
+            Entry::Msg(_) => None,
         })
         .collect()
 }
@@ -411,7 +411,7 @@ fn user_mode_model_agent_plays_and_survives_a_failing_endpoint() {
         agent: Some(client(&server, "agent")),
         user: None,
         judge: None,
-        prompts: Default::default(),
+        prompts: Arc::default(),
     };
     let (mut app, jobs) = {
         let _g = rt.enter();
@@ -480,7 +480,7 @@ fn watch_mode_runs_the_episode_with_the_simulated_user() {
         agent: Some(client(&server, "agent")),
         user: Some(client(&server, "user")),
         judge: None,
-        prompts: Default::default(),
+        prompts: Arc::default(),
     };
     let (mut app, jobs) = {
         let _g = rt.enter();
@@ -557,7 +557,7 @@ fn agent_mode_the_simulated_user_answers_from_the_task_context() {
         agent: None,
         user: Some(client(&server, "user")),
         judge: None,
-        prompts: Default::default(),
+        prompts: Arc::default(),
     };
     let (mut app, jobs) = {
         let _g = rt.enter();

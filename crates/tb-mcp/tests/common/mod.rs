@@ -32,19 +32,18 @@ pub fn example_tasks() -> Vec<String> {
 pub fn shared_data() -> Option<PathBuf> {
     let p = std::env::var_os("THINKINGBOX_DATA")
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data")
-        });
+        .map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data"),
+            PathBuf::from,
+        );
     if p.join("dataset").is_dir() && p.join("servers").is_dir() {
         return Some(p);
     }
-    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
-        panic!(
-            "benchmark data not found at {} (set THINKINGBOX_DATA); CI needs it",
-            p.display()
-        );
-    }
+    assert!(
+        !std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false"),
+        "benchmark data not found at {} (set THINKINGBOX_DATA); CI needs it",
+        p.display()
+    );
     eprintln!(
         "SKIPPED: benchmark data not found at {}; set THINKINGBOX_DATA to run this part",
         p.display()

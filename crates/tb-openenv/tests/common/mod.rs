@@ -30,19 +30,18 @@ pub fn example() -> PathBuf {
 pub fn benchmark_data() -> Option<PathBuf> {
     let p = std::env::var_os("THINKINGBOX_DATA")
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data")
-        });
+        .map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data"),
+            PathBuf::from,
+        );
     if p.join("dataset").is_dir() && p.join("servers").is_dir() {
         return Some(p);
     }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "benchmark data not found at {} (set THINKINGBOX_DATA); CI needs it",
-            p.display()
-        );
-    }
+    assert!(
+        !std::env::var("CI").is_ok_and(|v| v == "true"),
+        "benchmark data not found at {} (set THINKINGBOX_DATA); CI needs it",
+        p.display()
+    );
     eprintln!(
         "SKIPPED (benchmark part): thinkingbox-data not found at {}; set THINKINGBOX_DATA",
         p.display()

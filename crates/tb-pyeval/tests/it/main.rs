@@ -11,9 +11,10 @@ use std::path::PathBuf;
 /// `../shared` beside the workspace, or `$TB_SHARED`. None (with a loud message) when missing
 /// outside CI; a panic in CI.
 pub fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("TB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let p = std::env::var_os("TB_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    );
     if p.join("tb-bench-v1/airline").is_dir() && p.join("thinkingbox-data/dataset").is_dir() {
         return Some(p);
     }
