@@ -53,7 +53,7 @@ mod reference {
     /// Importing the five server modules (11.4 s in the timed run; 7.9 to 24 s seen).
     pub const LOAD_S: f64 = 11.4;
     /// Peak RSS of the whole process (130.8 MB) in MiB.
-    pub const PEAK_RSS_MIB: f64 = 130.8e6 / 1048576.0;
+    pub const PEAK_RSS_MIB: f64 = 130.8e6 / 1_048_576.0;
     /// Creating one proxy session (a process spawn), about 6 s.
     pub const SESSION_CREATE_US: f64 = 6.0e6;
 }
@@ -341,7 +341,7 @@ fn sessions_memory(a: &BenchArgs, n: usize) -> Result<ExitCode> {
             jobs.spawn(async move {
                 let task = match slot.origin() {
                     tb_mcp::registry::Origin::Task(t) => t.clone(),
-                    _ => return Ok::<usize, anyhow::Error>(0),
+                    tb_mcp::registry::Origin::Proxy(_) => return Ok::<usize, anyhow::Error>(0),
                 };
                 let mut calls = 0;
                 for server in task.servers() {
@@ -438,7 +438,7 @@ fn campaign(
     let total = l.tasks.len() * repeat;
     let threads = a
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
     let next = AtomicUsize::new(0);
     let passed = AtomicUsize::new(0);
@@ -685,7 +685,7 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
     use tb_llm::mock::{ContextUser, MockOptions, MockServer, Reply, ToolPlayer};
     let threads = a
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
@@ -748,7 +748,7 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
                     ..Default::default()
                 },
                 user_can_end: false,
-                message_timeout: Some(Duration::from_secs(60)),
+                message_timeout: Some(Duration::from_mins(1)),
                 attempt_timeout: None,
                 dump: Dump::default(),
                 provenance: Map::new(),
@@ -814,9 +814,9 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
 fn audit_all(l: &Loaded, clock: Clock, a: &BenchArgs) -> Value {
     let opts = tb_audit::AuditOptions {
         clock,
-        threads: a
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        threads: a.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+        }),
         ..tb_audit::AuditOptions::default()
     };
     let t0 = Instant::now();
@@ -1218,7 +1218,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         out.insert("notes".into(), Value::Object(notes));
         out.insert(
             "machine".into(),
-            json!({"cores": std::thread::available_parallelism().map_or(1, |n| n.get())}),
+            json!({"cores": std::thread::available_parallelism().map_or(1, std::num::NonZero::get)}),
         );
         println!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
     } else {
@@ -1239,7 +1239,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
                 f.vs_reference()
                     .map_or("-".into(), |r| format!("{}x", sig(r))),
                 num(f.target, f.unit),
-                f.of_target().map_or("-".into(), |r| format!("{:.2}", r)),
+                f.of_target().map_or("-".into(), |r| format!("{r:.2}")),
             );
             println!("    {}", f.note);
         }

@@ -289,8 +289,7 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
     let dir = std::fs::canonicalize(dir)?;
     let name = p.name.clone().unwrap_or_else(|| {
         dir.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "campaign".into())
+            .map_or_else(|| "campaign".into(), |n| n.to_string_lossy().into_owned())
     });
     // The options each shard passes to `tb infer`: everything but the data root, the task
     // selection (now `testlist.yaml`) and the config (now `config.yaml`).
@@ -414,8 +413,7 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
             write_script(&dir.join("merge.sh"), &m)?;
             let _ = writeln!(
                 next,
-                "submit:   JOB=$(sbatch --parsable {}/slurm.sbatch)",
-                dir_q
+                "submit:   JOB=$(sbatch --parsable {dir_q}/slurm.sbatch)"
             );
             let _ = writeln!(next, "watch:    {tb_q} campaign status {dir_q}");
             let _ = writeln!(
@@ -465,7 +463,7 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
         p.shards,
         per_shard
             .iter()
-            .map(|n| n.to_string())
+            .map(std::string::ToString::to_string)
             .collect::<Vec<_>>()
             .join(", "),
         dir.display()

@@ -324,10 +324,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     let bundle = prov::bundle_files(&ds);
     let bundle_hash = prov::bundle_hash(ds.root(), &bundle)
         .with_context(|| format!("hashing the dataset files under {}", root.display()))?;
-    let setup_config = cfg
-        .as_ref()
-        .map(|c| c.redacted().clone())
-        .unwrap_or(Value::Null);
+    let setup_config = cfg.as_ref().map_or(Value::Null, |c| c.redacted().clone());
     let config_hash = prov::json_hash(&json!({
         "setup_config": setup_config,
         "agent": a.agent,
@@ -426,9 +423,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         dump,
         provenance,
     });
-    let choice = offline
-        .map(AgentChoice::Offline)
-        .unwrap_or(AgentChoice::Model);
+    let choice = offline.map_or(AgentChoice::Model, AgentChoice::Offline);
     let remote_tools: Option<Arc<dyn tb_eval::tools::RemoteTools>> = match &a.tools {
         Some(addr) => Some(Arc::new(
             tb_mcp::McpServer::new(addr)
@@ -517,7 +512,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     tb_eval::campaign_store::write_json_atomic(&files.manifest, &manifest(&sessions, None))?;
 
     let concurrency = a.concurrency.unwrap_or(match offline {
-        Some(_) => std::thread::available_parallelism().map_or(4, |n| n.get()),
+        Some(_) => std::thread::available_parallelism().map_or(4, std::num::NonZero::get),
         None => 5,
     });
     let started = std::time::Instant::now();
@@ -640,7 +635,7 @@ pub(crate) fn describe_failure(rec: &tb_core::TrialRecord) -> String {
                 let kind = d.get("type").and_then(|x| x.as_str()).unwrap_or("");
                 match (d.get("result"), d.get("golden")) {
                     (Some(r), Some(g)) => {
-                        s.push_str(&format!("\n    {path}: {kind} (result {r}, golden {g})"))
+                        s.push_str(&format!("\n    {path}: {kind} (result {r}, golden {g})"));
                     }
                     _ => s.push_str(&format!("\n    {path}: {kind}")),
                 }

@@ -75,8 +75,8 @@ pub fn run(a: &OpenenvArgs) -> Result<ExitCode> {
     }
     let root = crate::common::data_root(&a.data)?;
     let mut options = tb_openenv::Options::new(root, Some(a.config.clone()));
-    options.test_list = a.test_list.clone();
-    options.agent = a.agent.clone();
+    options.test_list.clone_from(&a.test_list);
+    options.agent.clone_from(&a.agent);
     options.surface = a.shown.surface;
     options.prompts = a.shown.prompts()?;
     options.clock = crate::common::clock(&a.now)?;

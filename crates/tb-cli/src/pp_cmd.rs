@@ -123,16 +123,16 @@ pub fn render(r: &TrialRecord) -> String {
                     };
                     match tc.metadata.get("error").and_then(Value::as_str) {
                         Some(e) => {
-                            s.push_str(&format!("[assistant::call error]\n{}: {e}\n", tc.name))
+                            s.push_str(&format!("[assistant::call error]\n{}: {e}\n", tc.name));
                         }
                         None => {
-                            s.push_str(&format!("[assistant::call{end}]\n{}({args})\n", tc.name))
+                            s.push_str(&format!("[assistant::call{end}]\n{}({args})\n", tc.name));
                         }
                     }
                 }
             }
             Message::ToolResponse { name, content, .. } => {
-                s.push_str(&format!("[{name}::result]\n{}\n", content.trim_end()))
+                s.push_str(&format!("[{name}::result]\n{}\n", content.trim_end()));
             }
         }
     }

@@ -42,21 +42,19 @@ pub struct RunTestArgs {
 
 /// Runs `tb run-test`.
 pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
-    let records: Vec<tb_core::TrialRecord> = match a.line {
-        Some(n) => vec![crate::pp_cmd::read_record(&a.file, Some(n))?],
-        None => {
-            let text = std::fs::read_to_string(&a.file)
-                .with_context(|| format!("reading {}", a.file.display()))?;
-            text.lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-                .map(|(i, l)| {
-                    serde_json::from_str(l).with_context(|| {
-                        format!("{}:{}: not a trial record", a.file.display(), i + 1)
-                    })
-                })
-                .collect::<Result<_>>()?
-        }
+    let records: Vec<tb_core::TrialRecord> = if let Some(n) = a.line {
+        vec![crate::pp_cmd::read_record(&a.file, Some(n))?]
+    } else {
+        let text = std::fs::read_to_string(&a.file)
+            .with_context(|| format!("reading {}", a.file.display()))?;
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .with_context(|| format!("{}:{}: not a trial record", a.file.display(), i + 1))
+            })
+            .collect::<Result<_>>()?
     };
     let root = crate::common::data_root(&a.data)?;
     let surface = a.shown.surface(&root)?;
@@ -223,9 +221,9 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
         }
         let after = rec.verdict.as_ref().map(|v| v.passed);
         if after == before {
-            same += 1
+            same += 1;
         } else {
-            changed += 1
+            changed += 1;
         }
         println!(
             "{} {}: {} ({} call(s) replayed){}",

@@ -95,16 +95,17 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
     let mut notes = Vec::new();
     let (agent_name, agent_cfg) = match &a.agent {
         Some(n) => (n.clone(), ds.agent(n)?),
-        None => match ds.agent("base") {
-            Ok(c) => ("base".to_string(), c),
-            Err(_) => {
+        None => {
+            if let Ok(c) = ds.agent("base") {
+                ("base".to_string(), c)
+            } else {
                 let c = ds.agent("think").context(
                     "no agent `base` (nor `think`) under dataset/agent/: give one with -a NAME",
                 )?;
                 notes.push("The dataset has no agent `base`; using `think`.".to_string());
                 ("think".to_string(), c)
             }
-        },
+        }
     };
     let (task, is_task) = match (&a.name, &a.scenario) {
         (Some(n), None) => {

@@ -77,7 +77,7 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
                             t.source.path,
                             t.source.line,
                             cfg.file.display()
-                        ))
+                        ));
                     }
                 }
             }

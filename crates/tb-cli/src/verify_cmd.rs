@@ -93,7 +93,13 @@ pub(crate) fn render(r: &VerifyReport, show: usize) -> String {
         "{} of {} expected keys have exactly one verdict; {} system error(s) resolved by a rerun\n",
         r.complete, r.expected, r.resolved_errors
     );
-    list(&mut s, "missing", &r.missing, show, |k| k.clone());
+    list(
+        &mut s,
+        "missing",
+        &r.missing,
+        show,
+        std::clone::Clone::clone,
+    );
     list(&mut s, "duplicated", &r.duplicated, show, |(k, lines)| {
         format!("{k} (lines {lines:?})")
     });
@@ -114,7 +120,13 @@ pub(crate) fn render(r: &VerifyReport, show: usize) -> String {
     list(&mut s, "unexpected keys", &r.unexpected, show, |(k, l)| {
         format!("line {l}: {k}")
     });
-    list(&mut s, "unreadable", &r.unreadable, show, |x| x.clone());
+    list(
+        &mut s,
+        "unreadable",
+        &r.unreadable,
+        show,
+        std::clone::Clone::clone,
+    );
     for (what, seen) in [
         ("bundle hashes", &r.bundle_hashes),
         ("config hashes", &r.config_hashes),

@@ -61,11 +61,10 @@ fn example() -> PathBuf {
 }
 
 fn shared_data() -> Option<PathBuf> {
-    let p = std::env::var_os("THINKINGBOX_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data")
-        });
+    let p = std::env::var_os("THINKINGBOX_DATA").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data"),
+        PathBuf::from,
+    );
     if p.join("dataset").is_dir() {
         return Some(p);
     }
@@ -126,8 +125,10 @@ impl Chaos {
             return None;
         }
         // The first requests get each fault once, so every kind is exercised.
-        if self.forced.load(Ordering::SeqCst) && (n as usize) < FAULTS.len() {
-            return Some(FAULTS[n as usize]);
+        if self.forced.load(Ordering::SeqCst)
+            && let Some(f) = usize::try_from(n).ok().and_then(|n| FAULTS.get(n))
+        {
+            return Some(*f);
         }
         let r = splitmix(n ^ 0x5eed);
         (r % 1000 < rate).then(|| FAULTS[((r >> 20) % FAULTS.len() as u64) as usize])
@@ -255,7 +256,7 @@ async fn start_chaos(upstream: std::net::SocketAddr) -> (Arc<Chaos>, std::net::S
         latency_ms: AtomicU64::new(0),
         counter: AtomicU64::new(0),
         forced: AtomicBool::new(false),
-        served: Default::default(),
+        served: std::sync::Mutex::default(),
     });
     let c = chaos.clone();
     tokio::spawn(async move {
@@ -302,9 +303,9 @@ impl ModelCampaign {
             self.path(out).to_str().unwrap(),
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
-        v.extend(extra.iter().map(|s| s.to_string()));
+        v.extend(extra.iter().map(std::string::ToString::to_string));
         v
     }
 
@@ -318,7 +319,7 @@ impl ModelCampaign {
             "5",
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect()
     }
 }
@@ -552,9 +553,7 @@ async fn a_sigkill_mid_run_then_resume_leaves_every_key_exactly_once() {
     // Wait (bounded) until some records have landed, then kill -9.
     let mut landed = 0;
     for _ in 0..1200 {
-        landed = std::fs::read_to_string(&out)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
+        landed = std::fs::read_to_string(&out).map_or(0, |t| t.lines().count());
         if landed >= 8 {
             break;
         }
@@ -623,7 +622,7 @@ fn offline(out: &Path, extra: &[&str]) -> (i32, String) {
     .into_iter()
     .map(str::to_string)
     .collect::<Vec<_>>();
-    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(extra.iter().map(std::string::ToString::to_string));
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     tb(&a)
 }

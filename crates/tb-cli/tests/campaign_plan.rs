@@ -114,11 +114,10 @@ fn kubernetes_manifests_validate_against_the_job_schema() {
         merge.contains("\"campaign\", \"merge\", \"/campaign\""),
         "{merge}"
     );
-    let python = std::env::var_os("TB_K8S_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-k8s/bin/python")
-        });
+    let python = std::env::var_os("TB_K8S_PYTHON").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-k8s/bin/python"),
+        PathBuf::from,
+    );
     let has = Command::new(&python)
         .args(["-c", "import kubernetes_validate"])
         .output()

@@ -59,7 +59,7 @@ fn golden_agent_passes_every_example_task() {
     let recs = records(&out);
     assert_eq!(recs.len(), 24);
     let mut keys: Vec<&str> = recs.iter().map(|r| r["key"].as_str().unwrap()).collect();
-    keys.sort();
+    keys.sort_unstable();
     keys.dedup();
     assert_eq!(keys.len(), 24, "one record per (task, repetition)");
     for r in &recs {

@@ -22,9 +22,7 @@ fn in_ci() -> bool {
 }
 
 fn skip(msg: &str) {
-    if in_ci() {
-        panic!("{msg}");
-    }
+    assert!(!in_ci(), "{msg}");
     eprintln!("SKIPPED: {msg}");
 }
 
@@ -41,8 +39,7 @@ fn find_python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
         let ok = Command::new(&py)
             .args(["-c", probe])
             .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
+            .is_ok_and(|o| o.status.success());
         if ok {
             return Some(py);
         }
@@ -499,7 +496,7 @@ async fn a_scripted_model_drives_our_server_through_the_episode_loop() {
         out.to_str().unwrap(),
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     let (code, text) = tokio::task::spawn_blocking(move || {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -27,9 +27,7 @@ fn workspace() -> PathBuf {
 }
 
 fn shared() -> PathBuf {
-    std::env::var_os("TB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("../shared"))
+    std::env::var_os("TB_SHARED").map_or_else(|| workspace().join("../shared"), PathBuf::from)
 }
 
 fn missing(what: String) -> Option<Reference> {
@@ -47,8 +45,7 @@ struct Reference {
 impl Reference {
     fn find() -> Option<Reference> {
         let data = std::env::var_os("THINKINGBOX_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| shared().join("thinkingbox-data"));
+            .map_or_else(|| shared().join("thinkingbox-data"), PathBuf::from);
         if !data.join("dataset").is_dir() {
             return missing(format!("thinkingbox-data not found at {}", data.display()));
         }
@@ -59,9 +56,10 @@ impl Reference {
                 framework.display()
             ));
         }
-        let python = std::env::var_os("TB_REFERENCE_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace().join("target/py-reference/bin/python"));
+        let python = std::env::var_os("TB_REFERENCE_PYTHON").map_or_else(
+            || workspace().join("target/py-reference/bin/python"),
+            PathBuf::from,
+        );
         let r = Reference {
             python,
             framework,
@@ -290,9 +288,9 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
             out.to_str().unwrap(),
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
-        v.extend(extra.iter().map(|s| s.to_string()));
+        v.extend(extra.iter().map(std::string::ToString::to_string));
         v
     };
 
@@ -464,7 +462,7 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
             .filter(|l| {
                 let v: Value = serde_json::from_str(l).unwrap();
                 let g = 1 + index[v["uid"].as_str().unwrap()] % 3;
-                let rep = v["repetition"].as_u64().unwrap() as usize;
+                let rep = usize::try_from(v["repetition"].as_u64().unwrap()).unwrap();
                 if golden { rep < g } else { rep < 5 - g }
             })
             .map(|l| format!("{l}\n"))

@@ -30,12 +30,12 @@ const RUNS: [(&str, &str, &str, &str); 6] = [
 const ASK: &str = "Could you confirm your email?";
 
 fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("TB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let p = std::env::var_os("TB_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    );
     let data = std::env::var_os("THINKINGBOX_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| p.join("thinkingbox-data"));
+        .map_or_else(|| p.join("thinkingbox-data"), PathBuf::from);
     let ok = p.join("tb-bench-v1/requests/all-requests.tar.xz").is_file()
         && p.join("thinkingbox/thinkingbox/common/judge.py").is_file()
         && data.join("dataset").is_dir();
@@ -56,8 +56,7 @@ fn shared() -> Option<PathBuf> {
 
 fn data_root(shared: &Path) -> PathBuf {
     std::env::var_os("THINKINGBOX_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| shared.join("thinkingbox-data"))
+        .map_or_else(|| shared.join("thinkingbox-data"), PathBuf::from)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -383,9 +382,9 @@ impl Setup {
             out.to_str().unwrap(),
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
-        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(extra.iter().map(std::string::ToString::to_string));
         let o = tokio::task::spawn_blocking(move || {
             Command::new(env!("CARGO_BIN_EXE_tb"))
                 .args(&args)
@@ -422,13 +421,15 @@ impl Setup {
         {
             assert_eq!(p["surface"]["surface"], want_surface, "{name}: {p}");
             assert_eq!(
-                p["surface"]["tools_sha256"].as_object().map(|m| m.len()),
+                p["surface"]["tools_sha256"]
+                    .as_object()
+                    .map(serde_json::Map::len),
                 Some(5),
                 "{name}"
             );
             assert_eq!(p["prompts"]["origin"], "framework", "{name}");
             assert_eq!(
-                p["prompts"]["sha256"].as_object().map(|m| m.len()),
+                p["prompts"]["sha256"].as_object().map(serde_json::Map::len),
                 Some(6),
                 "{name}"
             );
@@ -448,7 +449,7 @@ fn reference_bodies(root: &Path, run: &str) -> BTreeMap<String, Vec<Vec<u8>>> {
     let dir = root.join(format!("dump-{run}"));
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        if !name.ends_with(".json") || name.ends_with(".meta.json") {
+        if e.path().extension().is_none_or(|x| x != "json") || name.ends_with(".meta.json") {
             continue;
         }
         let model = name

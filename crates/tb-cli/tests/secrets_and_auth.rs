@@ -157,7 +157,7 @@ fn mcp_start_generates_a_token_and_needs_it() {
     });
     let (mut token, mut url) = (None, None);
     while token.is_none() || url.is_none() {
-        let Ok(l) = rx.recv_timeout(Duration::from_secs(120)) else {
+        let Ok(l) = rx.recv_timeout(Duration::from_mins(2)) else {
             break;
         };
         if let Some(t) = l

@@ -86,18 +86,15 @@ impl Cluster {
             "squeue",
             "sinfo",
         ] {
-            match find(b) {
-                Some(p) => {
-                    bins.insert(b, p);
-                }
-                None => {
-                    let msg = format!(
-                        "`{b}` not found: install slurm-wlm and munge (apt-get install slurm-wlm munge)"
-                    );
-                    assert!(std::env::var_os("CI").is_none(), "{msg}");
-                    eprintln!("SKIPPED: {msg}");
-                    return None;
-                }
+            if let Some(p) = find(b) {
+                bins.insert(b, p);
+            } else {
+                let msg = format!(
+                    "`{b}` not found: install slurm-wlm and munge (apt-get install slurm-wlm munge)"
+                );
+                assert!(std::env::var_os("CI").is_none(), "{msg}");
+                eprintln!("SKIPPED: {msg}");
+                return None;
             }
         }
         let dir = tempfile::tempdir().unwrap();
@@ -107,7 +104,10 @@ impl Cluster {
             std::fs::create_dir_all(d.join(sub)).unwrap();
         }
         let key: Vec<u8> = (0..1024u32)
-            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 ^ (std::process::id() as u8))
+            .map(|i| {
+                (i.wrapping_mul(2_654_435_761) >> 13).to_le_bytes()[0]
+                    ^ std::process::id().to_le_bytes()[0]
+            })
             .collect();
         std::fs::write(d.join("munge.key"), key).unwrap();
         #[cfg(unix)]
@@ -190,7 +190,7 @@ impl Cluster {
         let mut slurmd = c.cmd("slurmd");
         slurmd.args(["-D", "-f", &p("slurm.conf"), "-N", "tbnode"]);
         c.daemons.push(quiet(slurmd));
-        wait_for(Duration::from_secs(60), || {
+        wait_for(Duration::from_mins(1), || {
             let (ok, out) = c.run("sinfo", &["-h", "-o", "%t"]);
             ok && out.trim() == "idle"
         })
@@ -402,7 +402,7 @@ async fn a_slurm_array_with_a_killed_and_requeued_task_gives_every_key_once() {
     let victim = (0..SHARDS as usize)
         .max_by_key(|&i| st["shards"][i]["keys"].as_u64().unwrap())
         .unwrap();
-    let victim_keys = st["shards"][victim]["keys"].as_u64().unwrap() as usize;
+    let victim_keys = usize::try_from(st["shards"][victim]["keys"].as_u64().unwrap()).unwrap();
 
     // submit
     let mut sbatch = cluster.cmd("sbatch");
@@ -422,7 +422,7 @@ async fn a_slurm_array_with_a_killed_and_requeued_task_gives_every_key_once() {
     let t = tokio::task::spawn_blocking({
         let victim_out = victim_out.clone();
         move || {
-            wait_for(Duration::from_secs(120), || {
+            wait_for(Duration::from_mins(2), || {
                 let n = lines(&victim_out).len();
                 n >= 1 && n < victim_keys
             })
@@ -486,7 +486,7 @@ async fn a_slurm_array_with_a_killed_and_requeued_task_gives_every_key_once() {
         let conf = cluster.conf.clone();
         let squeue = cluster.bins["squeue"].clone();
         move || {
-            wait_for(Duration::from_secs(180), || {
+            wait_for(Duration::from_mins(3), || {
                 let out = Command::new(&squeue)
                     .env("SLURM_CONF", &conf)
                     .args(["-h", "-j", &job])

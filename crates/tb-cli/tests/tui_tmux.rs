@@ -14,14 +14,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const UID: &str = "sandbox_external_retail_group1.py:test_case_ST002_001";
-const DEADLINE: Duration = Duration::from_secs(60);
+const DEADLINE: Duration = Duration::from_mins(1);
 
 fn shared_data() -> Option<PathBuf> {
-    let p = std::env::var_os("THINKINGBOX_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data")
-        });
+    let p = std::env::var_os("THINKINGBOX_DATA").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data"),
+        PathBuf::from,
+    );
     if p.join("dataset").is_dir() {
         return Some(p);
     }
@@ -119,9 +118,10 @@ impl Tmux {
             if pred(&s) {
                 return s;
             }
-            if t0.elapsed() > DEADLINE {
-                panic!("timed out waiting for {what}; the screen:\n{s}");
-            }
+            assert!(
+                t0.elapsed() <= DEADLINE,
+                "timed out waiting for {what}; the screen:\n{s}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
