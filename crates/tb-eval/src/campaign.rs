@@ -73,7 +73,7 @@ pub enum CampaignError {
     #[error(
         "{path}: key {key} has {} verdict records (lines {}); a resumed run would count one of them arbitrarily: remove the extra lines (or `tb verify` the file) and resume again",
         .lines.len(),
-        .lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
+        .lines.iter().map(std::string::ToString::to_string).collect::<Vec<_>>().join(", ")
     )]
     Duplicate {
         /// The output.
@@ -219,9 +219,7 @@ impl CampaignFiles {
         let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", stem.display()));
         CampaignFiles {
             output: output.to_path_buf(),
-            errors: errors
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| side("_errors.jsonl")),
+            errors: errors.map_or_else(|| side("_errors.jsonl"), Path::to_path_buf),
             manifest: side("_run_metadata.json"),
         }
     }
@@ -275,7 +273,7 @@ pub fn open(
             .open(p)
             .map_err(io(p))
     };
-    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
     if mode == Mode::Fresh && size(&files.output) + size(&files.errors) > 0 {
         let records =
             Scan::read(&files.output)?.records.len() + Scan::read(&files.errors)?.records.len();

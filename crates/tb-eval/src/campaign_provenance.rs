@@ -21,7 +21,7 @@ pub fn bundle_files(ds: &tb_dataset::Dataset) -> Vec<PathBuf> {
     let mut files = ds.loaded_files();
     let toolslib = tb_domains::toolslib(ds.root());
     if let Ok(domains) = tb_domains::all() {
-        for d in domains.iter() {
+        for d in domains {
             for t in d.layout().tables() {
                 let (dir, stem) = t.file.rsplit_once('/').unwrap_or(("", &t.file));
                 let p = toolslib

@@ -558,7 +558,7 @@ mod tests {
     }
 
     fn expected(keys: &[&str]) -> BTreeSet<String> {
-        keys.iter().map(|s| s.to_string()).collect()
+        keys.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

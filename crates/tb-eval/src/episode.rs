@@ -37,7 +37,7 @@ pub trait Agent: Send {
     /// user messages, tool responses, direct responses), in order.
     fn observe(&mut self, msgs: &[Message]);
     /// The agent's next reply.
-    fn reply<'a>(&'a mut self) -> BoxFuture<'a, Result<AgentReply, LlmError>>;
+    fn reply(&mut self) -> BoxFuture<'_, Result<AgentReply, LlmError>>;
     /// The provider-native conversation, if the agent keeps one (for `--dump raw`).
     fn raw(&self) -> Option<Value> {
         None
@@ -74,7 +74,7 @@ impl Agent for ModelAgent {
         self.session.add(msgs);
     }
 
-    fn reply<'a>(&'a mut self) -> BoxFuture<'a, Result<AgentReply, LlmError>> {
+    fn reply(&mut self) -> BoxFuture<'_, Result<AgentReply, LlmError>> {
         Box::pin(async move {
             let c = self.session.complete().await?;
             Ok(AgentReply {
@@ -166,22 +166,21 @@ impl AgentTools {
                 .cloned()
                 .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
             if let Some(d) = &o.override_description {
-                description = d.clone();
+                description.clone_from(d);
             }
             if let Some(args) = &o.override_arg_description {
                 for (param, desc) in args {
-                    match parameters
+                    if let Some(p) = parameters
                         .get_mut("properties")
                         .and_then(|p| p.get_mut(param))
                         .and_then(Value::as_object_mut)
                     {
-                        Some(p) => {
-                            p.insert("description".into(), desc.clone());
-                        }
-                        None => tracing::warn!(
+                        p.insert("description".into(), desc.clone());
+                    } else {
+                        tracing::warn!(
                             "tool {}: override_arg_description names `{param}`, which is not a parameter; ignored",
                             o.name
-                        ),
+                        );
                     }
                 }
             }
@@ -239,7 +238,10 @@ impl PreparedTools {
         if tools.specs.is_empty() {
             return Ok(None);
         }
-        let mut enc = self.encoded.lock().unwrap_or_else(|p| p.into_inner());
+        let mut enc = self
+            .encoded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((_, e)) = enc.iter().find(|(p, _)| *p == provider) {
             return Ok(Some(e.clone()));
         }
@@ -570,7 +572,7 @@ fn emit(st: &mut EpisodeState, msg: Message, max_agent: u64) -> bool {
     let counts = match &msg {
         Message::ParallelToolCall { .. } => true,
         Message::Text { metadata, role, .. } => role == "assistant" && tag(metadata) != "think",
-        _ => false,
+        Message::ToolResponse { .. } => false,
     };
     st.messages.push(msg);
     if st.agent_turns >= max_agent {

@@ -119,30 +119,27 @@ impl OfflineAgent {
 impl crate::episode::Agent for OfflinePlayer {
     fn observe(&mut self, _msgs: &[Message]) {}
 
-    fn reply<'a>(
-        &'a mut self,
-    ) -> crate::episode::BoxFuture<'a, Result<crate::episode::AgentReply, tb_llm::LlmError>> {
-        let msg = match self.calls.get(self.next) {
-            Some((tool, params)) => {
-                self.next += 1;
-                Message::ParallelToolCall {
+    fn reply(
+        &mut self,
+    ) -> crate::episode::BoxFuture<'_, Result<crate::episode::AgentReply, tb_llm::LlmError>> {
+        let msg = if let Some((tool, params)) = self.calls.get(self.next) {
+            self.next += 1;
+            Message::ParallelToolCall {
+                metadata: Map::new(),
+                tool_calls: vec![ToolCall {
                     metadata: Map::new(),
-                    tool_calls: vec![ToolCall {
-                        metadata: Map::new(),
-                        name: tool.clone(),
-                        arguments: params.clone(),
-                        id: format!("call_golden_{}", self.next),
-                    }],
-                }
+                    name: tool.clone(),
+                    arguments: params.clone(),
+                    id: format!("call_golden_{}", self.next),
+                }],
             }
-            None => {
-                let mut meta = Map::new();
-                meta.insert("tag".into(), json!("text"));
-                Message::Text {
-                    metadata: meta,
-                    role: "assistant".into(),
-                    content: "<DONE>".into(),
-                }
+        } else {
+            let mut meta = Map::new();
+            meta.insert("tag".into(), json!("text"));
+            Message::Text {
+                metadata: meta,
+                role: "assistant".into(),
+                content: "<DONE>".into(),
             }
         };
         Box::pin(async move {

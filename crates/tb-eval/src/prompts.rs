@@ -231,8 +231,7 @@ pub fn git_head(root: &Path) -> String {
         // a worktree's refs live in the common dir
         let common = std::fs::read_to_string(gitdir.join("commondir"))
             .ok()
-            .map(|c| gitdir.join(c.trim()))
-            .unwrap_or_else(|| gitdir.to_path_buf());
+            .map_or_else(|| gitdir.to_path_buf(), |c| gitdir.join(c.trim()));
         for dir in [gitdir, common.as_path()] {
             if let Ok(s) = std::fs::read_to_string(dir.join(r)) {
                 let s = s.trim();
@@ -330,7 +329,10 @@ impl ConstFile {
     fn template(&self, name: &str, fields: &[&str]) -> Result<String, PromptError> {
         let (s, line) = self.string(name)?;
         let got = placeholders(&s).map_err(|m| self.err(line, format!("`{name}`: {m}")))?;
-        let want: BTreeSet<String> = fields.iter().map(|f| f.to_string()).collect();
+        let want: BTreeSet<String> = fields
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         if got != want {
             return Err(self.err(
                 line,
@@ -469,18 +471,24 @@ mod tests {
         assert!(placeholders("oops {").is_err());
         assert_eq!(
             placeholders("{a}{b}{a}{{c}}").unwrap(),
-            ["a", "b"].iter().map(|s| s.to_string()).collect()
+            ["a", "b"]
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect()
         );
     }
 
     #[test]
     fn own_prompts_have_the_fields_our_code_fills() {
         let p = Prompts::own();
-        let want: BTreeSet<String> = USER_TEMPLATE_FIELDS.iter().map(|s| s.to_string()).collect();
+        let want: BTreeSet<String> = USER_TEMPLATE_FIELDS
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         assert_eq!(placeholders(&p.user_template).unwrap(), want);
         let want: BTreeSet<String> = JUDGE_TEMPLATE_FIELDS
             .iter()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         assert_eq!(placeholders(&p.judge_template).unwrap(), want);
         assert_eq!(p.sanitize("x <DONE>"), "x (DONE - escaped)");

@@ -205,7 +205,10 @@ impl Sandbox {
                 && e.own.len() == session.own.len()
                 && e.own.iter().zip(&session.own).all(|(n, s)| n == s.server())
         };
-        let mut cache = self.agent_tools.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self
+            .agent_tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(e) = cache.iter().find(|e| hit(e)) {
             return e.tools.clone();
         }

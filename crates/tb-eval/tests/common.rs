@@ -10,18 +10,18 @@ use tb_sandbox::Clock;
 /// `../shared` beside the workspace, or `$TB_SHARED`. None (with a loud message) when missing
 /// outside CI; a panic in CI.
 pub fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("TB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let p = std::env::var_os("TB_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    );
     if p.join("tb-bench-v1/traces").is_dir() && p.join("thinkingbox-data/servers").is_dir() {
         return Some(p);
     }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "benchmark data not found at {} (set TB_SHARED); CI needs it",
-            p.display()
-        );
-    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "benchmark data not found at {} (set TB_SHARED); CI needs it",
+        p.display()
+    );
     eprintln!(
         "SKIPPED: benchmark data not found at {}; set TB_SHARED to run the parity tests",
         p.display()

@@ -28,11 +28,10 @@ struct Fixture {
 }
 
 fn data_root() -> Option<PathBuf> {
-    let p = std::env::var_os("THINKINGBOX_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data")
-        });
+    let p = std::env::var_os("THINKINGBOX_DATA").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thinkingbox-data"),
+        PathBuf::from,
+    );
     if p.join("dataset").is_dir() {
         return Some(p);
     }
@@ -158,13 +157,13 @@ fn env(f: &Fixture, server: &MockServer, api: Api, task: &Task) -> RunEnv {
         },
         user_can_end: false,
         message_timeout: Some(Duration::from_secs(10)),
-        attempt_timeout: Some(Duration::from_secs(60)),
+        attempt_timeout: Some(Duration::from_mins(1)),
         dump: Dump {
             tools: true,
             userllm: true,
             raw: true,
         },
-        provenance: Default::default(),
+        provenance: serde_json::Map::new(),
     }
 }
 

@@ -21,7 +21,7 @@ fn zendesk_calls(server: &str) -> usize {
     let mut n = 0;
     for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        if !(name.starts_with(server) && name.ends_with(".jsonl")) {
+        if !(name.starts_with(server) && e.path().extension().is_some_and(|x| x == "jsonl")) {
             continue;
         }
         for line in std::fs::read_to_string(e.path())
