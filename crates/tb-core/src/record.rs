@@ -249,6 +249,19 @@ pub struct Verdict {
     pub rubrics: Vec<RubricVerdict>,
 }
 
+impl Verdict {
+    /// The pass rule, written once: an attempt passes when every server's state check held
+    /// and every rubric was answered yes (no rubrics: the state alone decides).
+    pub fn new(state: Vec<StateVerdict>, rubrics: Vec<RubricVerdict>) -> Self {
+        let passed = state.iter().all(|s| s.passed) && rubrics.iter().all(|r| r.passed);
+        Self {
+            passed,
+            state,
+            rubrics,
+        }
+    }
+}
+
 /// One attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {

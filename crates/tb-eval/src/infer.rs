@@ -67,15 +67,10 @@ pub fn attempt_offline(
         if !rubrics_unjudged.is_empty() {
             metadata.insert("rubrics_not_judged".into(), json!(rubrics_unjudged.len()));
         }
-        let passed = state.iter().all(|s| s.passed);
         Ok((
             episode.messages,
             episode.finish_reason,
-            Verdict {
-                passed,
-                state,
-                rubrics: Vec::new(),
-            },
+            Verdict::new(state, Vec::new()),
         ))
     })();
     let record = |messages: Vec<Message>,
@@ -395,11 +390,7 @@ pub async fn grade_with(
         }
     };
     let rubrics = task_rubrics(task);
-    let mut verdict = Verdict {
-        passed: state.iter().all(|s| s.passed),
-        state,
-        rubrics: Vec::new(),
-    };
+    let mut verdict = Verdict::new(state, Vec::new());
     let mut test_error = None;
     if !rubrics.is_empty() {
         match &env.models.judge {
@@ -419,8 +410,7 @@ pub async fn grade_with(
                 {
                     Ok((rv, usage)) => {
                         rec.usage_by_role.judge.add(&usage);
-                        verdict.passed = verdict.passed && rv.iter().all(|r| r.passed);
-                        verdict.rubrics = rv;
+                        verdict = Verdict::new(verdict.state, rv);
                     }
                     Err(e) => test_error = Some(e),
                 }

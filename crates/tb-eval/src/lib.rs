@@ -13,6 +13,7 @@ pub mod judge;
 pub mod offline;
 pub mod prompts;
 pub mod pybody;
+pub mod regrade;
 pub mod replay;
 pub mod rubric;
 pub mod sandbox;
