@@ -676,6 +676,7 @@ fn mcp_bench(a: &BenchArgs, l: &Loaded, root: &std::path::Path) -> Result<Value>
 }
 
 /// A model client for a role of the mock server (Chat Completions, no retries to wait on).
+#[cfg(feature = "mock")]
 fn mock_client(server: &tb_llm::mock::MockServer, role: &str) -> Result<tb_llm::LlmClient> {
     let mut c = tb_llm::LlmConfig::chat(&server.url(role, tb_llm::mock::Api::Chat), "mock");
     c.timeout = 30.0;
@@ -694,6 +695,7 @@ fn mock_client(server: &tb_llm::mock::MockServer, role: &str) -> Result<tb_llm::
 /// [`ContextUser`]: tb_llm::mock::ContextUser
 /// [`MockOptions::lean`]: tb_llm::mock::MockOptions::lean
 /// [`AgentChoice::Model`]: tb_eval::infer::AgentChoice::Model
+#[cfg(feature = "mock")]
 fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<Value> {
     use std::sync::Arc;
     use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv, attempt};
@@ -823,6 +825,13 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
         "setup_s": setup,
         "seconds": timed,
     }))
+}
+
+/// Without the `mock` feature the shipped `tb` has no mock model server: the figure is
+/// skipped (build with `--features mock` to measure it).
+#[cfg(not(feature = "mock"))]
+fn campaign_llm(_: &Loaded, _: &tb_dataset::Dataset, _: &BenchArgs) -> Result<Value> {
+    Ok(Value::Null)
 }
 
 /// `tb audit` of every task on every core (or `--threads`): seconds and what it judged.
@@ -1031,7 +1040,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
     // 7. The offline campaign through the episode loop and the mock model server.
     let camp_llm = if a.campaign_repeat > 0 {
         progress("offline campaign through the episode loop (mock model server)");
-        Some(campaign_llm(&l, &ds, a)?)
+        Some(campaign_llm(&l, &ds, a)?).filter(|v| !v.is_null())
     } else {
         None
     };
@@ -1160,7 +1169,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             unit: "s",
             reference: None,
             target: Some(target::OFFLINE_CAMPAIGN_S),
-            note: camp_llm.as_ref().map_or("skipped (--campaign-repeat 0)".into(), |c| format!(
+            note: camp_llm.as_ref().map_or(if cfg!(feature = "mock") { "skipped (--campaign-repeat 0)" } else { "skipped: this tb was built without the `mock` feature (cargo build --release -p tb-cli --features mock)" }.into(), |c| format!(
                 "{} attempts ({n_tasks} x {}) through the episode loop (tb_eval::infer::attempt, model agent) with the in-process mock model server playing the golden calls, mocked user and judge, {} in flight on {} threads: {} passed, {} system errors, {} agent model requests (mock setup {:.2} s, not counted)",
                 c["attempts"], a.campaign_repeat, c["concurrency"], c["threads"], c["passed"],
                 c["system_errors"], c["agent_requests"], c["setup_s"].as_f64().unwrap_or(0.0)
