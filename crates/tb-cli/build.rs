@@ -1,5 +1,10 @@
 //! Records the git commit `tb` is built from (`TB_GIT_COMMIT`, with `-dirty` when the work
-//! tree has changes) for run provenance; `unknown` outside a checkout or without git.
+//! tree had changes when this script last ran) for run provenance; `unknown` outside a
+//! checkout or without git.
+//!
+//! Reruns only when the commit can have changed: `HEAD`, the branch ref it points to and
+//! `packed-refs` (in the common git dir, so worktrees work too). Not on `.git/index`, which
+//! every `git status` rewrites and which would relink `tb` on the next build.
 
 use std::process::Command;
 
@@ -21,11 +26,16 @@ fn main() {
     };
     println!("cargo:rustc-env=TB_GIT_COMMIT={commit}");
     if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
-        for f in ["HEAD", "index", "packed-refs"] {
-            println!("cargo:rerun-if-changed={dir}/{f}");
-        }
+        let common = git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
+            .unwrap_or_else(|| dir.clone());
+        let mut watch = vec![format!("{dir}/HEAD"), format!("{common}/packed-refs")];
         if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            println!("cargo:rerun-if-changed={dir}/{r}");
+            watch.push(format!("{common}/{r}"));
+        }
+        // A watched file that does not exist makes cargo rerun this script on every build;
+        // a ref that moves between loose and packed changes one that does exist.
+        for f in watch.iter().filter(|f| std::path::Path::new(f).exists()) {
+            println!("cargo:rerun-if-changed={f}");
         }
     }
     println!("cargo:rerun-if-changed=build.rs");

@@ -8,7 +8,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -321,75 +321,33 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
 
     // Provenance: what the result depends on.
     let ids: Vec<&str> = tasks.iter().map(|t| t.uid.as_str()).collect();
-    let bundle = prov::bundle_files(&ds);
-    let bundle_hash = prov::bundle_hash(ds.root(), &bundle)
-        .with_context(|| format!("hashing the dataset files under {}", root.display()))?;
-    let setup_config = cfg.as_ref().map_or(Value::Null, |c| c.redacted().clone());
-    let config_hash = prov::json_hash(&json!({
-        "setup_config": setup_config,
-        "agent": a.agent,
-        "clock": clock.now_iso(),
-        "message_timeout": message_timeout.map(|d| d.as_secs_f64()),
-        "attempt_timeout": attempt_timeout.map(|d| d.as_secs_f64()),
-        // what the model is shown: a resume or merge never mixes surfaces or prompts
-        "shown": {
-            "surface": surface.kind.name(),
-            "tools_sha256": surface.server_hashes(),
-            "prompts_sha256": prompts.provenance()["sha256"],
+    let tools_backend = match (&a.tools, &a.servers.servers) {
+        (Some(addr), _) => prov::ToolsBackend::Mcp(addr.clone()),
+        (None, Some(file)) => prov::ToolsBackend::External {
+            servers: file.clone(),
+            prefer: a.servers.prefer.clone(),
         },
-    }));
-    let mut provenance = Map::new();
-    provenance.insert("tb_version".into(), json!(env!("CARGO_PKG_VERSION")));
-    provenance.insert("tb_commit".into(), json!(env!("TB_GIT_COMMIT")));
-    provenance.insert("data_root".into(), json!(root.display().to_string()));
-    provenance.insert(
-        "data_git".into(),
-        prov::git_state(&root).unwrap_or(Value::Null),
-    );
-    provenance.insert("agent".into(), json!(a.agent));
-    provenance.insert("clock".into(), json!(clock.now_iso()));
-    provenance.insert("bundle_hash".into(), json!(bundle_hash));
-    provenance.insert("bundle_files".into(), json!(bundle.len()));
-    provenance.insert("config_hash".into(), json!(config_hash));
-    provenance.insert(
-        "test_list".into(),
-        json!({
-            "source": a.test_list.as_ref().map(|p| p.display().to_string()),
-            "tasks": ids.len(),
-            "hash": prov::test_list_hash(&ids),
-        }),
-    );
-    let mut names = Map::new();
-    if let Some(cfg) = &cfg {
-        for (role, key, c) in [
-            ("agent", "agent_model", &cfg.agent_model),
-            ("user", "user_model", &cfg.user_model),
-            ("judge", "judge_model", &cfg.judge_model),
-        ] {
-            if let Some(c) = c {
-                names.insert(role.into(), json!(c.deployment));
-                provenance.insert(key.into(), c.provenance());
-            }
-        }
-    }
-    provenance.insert("models".into(), Value::Object(names));
-    if let Some(c) = &a.campaign {
-        provenance.insert("campaign".into(), c.clone());
-    }
-    // What the model was shown: the tool surface (with the sha256 of each server's tool
-    // list) and the prompts (with the sha256 of each)
-    provenance.insert("surface".into(), surface.provenance());
-    provenance.insert("prompts".into(), prompts.provenance());
-    // Where the tools ran: in this process, or in a `tb mcp-start` server (not in the config
-    // hash: both run the same engine, so the verdicts are meant to be the same).
-    provenance.insert(
-        "tools".into(),
-        match (&a.tools, &a.servers.servers) {
-            (Some(addr), _) => json!({"backend": "mcp", "server": addr}),
-            (None, Some(file)) => json!({"backend": "external", "servers": file.display().to_string(), "prefer": a.servers.prefer}),
-            (None, None) => json!({"backend": "in-process"}),
-        },
-    );
+        (None, None) => prov::ToolsBackend::InProcess,
+    };
+    let run_prov = prov::run_provenance(&prov::RunInputs {
+        tb_version: env!("CARGO_PKG_VERSION"),
+        tb_commit: env!("TB_GIT_COMMIT"),
+        data_root: &root,
+        ds: &ds,
+        ids: &ids,
+        test_list: a.test_list.as_deref(),
+        config: cfg.as_ref(),
+        agent: &a.agent,
+        clock: &clock,
+        message_timeout,
+        attempt_timeout,
+        surface: &surface,
+        prompts: &prompts,
+        campaign: a.campaign.as_ref(),
+        tools: &tools_backend,
+    })
+    .with_context(|| format!("hashing the dataset files under {}", root.display()))?;
+    let provenance = run_prov.provenance.clone();
     if a.tools.is_some() && a.servers.servers.is_some() {
         bail!("--tools and --servers exclude each other: the --tools server runs the sessions");
     }
@@ -459,7 +417,13 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     let shared: Vec<Arc<tb_core::Task>> = tasks.iter().cloned().map(Arc::new).collect();
     let planned = campaign::plan(&shared, a.repeat, shard);
     let keys = planned.len();
-    let mut opened = campaign::open(files.clone(), planned, mode, &bundle_hash, &config_hash)?;
+    let mut opened = campaign::open(
+        files.clone(),
+        planned,
+        mode,
+        &run_prov.bundle_hash,
+        &run_prov.config_hash,
+    )?;
     for n in &opened.notes {
         eprintln!("note: {}", tb_llm::redact::redact(n));
     }
@@ -489,26 +453,16 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         "skipped": skipped,
         "to_run": todo,
     }));
-    let manifest = |sessions: &[Value], complete: Option<bool>| {
-        json!({
-            "setup_config": setup_config,
-            "agent": a.agent,
-            "agent_config": env.agent.as_ref().map(|c| json!({"system_instructions": c.system_instructions, "builtin_tools": c.builtin_tools})),
-            "user_config": {"system_prompt": if env.user_can_end { &env.models.prompts.user_system_with_end } else { &env.models.prompts.user_system }},
-            "judge_config": {"system_prompt": env.models.prompts.judge_system},
-            "provenance": env.provenance,
-            "test_list": ids,
-            "repeat": a.repeat,
-            "shard": shard.map(|s| s.to_string()),
-            "keys": keys,
-            "output": files.output.display().to_string(),
-            "errors_output": files.errors.display().to_string(),
-            "bundle": bundle.iter().map(|p| prov::bundle_name(ds.root(), p)).collect::<Vec<_>>(),
-            "run_start_dt": sessions.first().and_then(|s| s.get("started")).cloned().unwrap_or(Value::Null),
-            "complete": complete,
-            "sessions": sessions,
-        })
+    let run_manifest = prov::RunManifest {
+        run: &run_prov,
+        env: &env,
+        ids: &ids,
+        repeat: a.repeat,
+        shard,
+        keys,
+        files: &files,
     };
+    let manifest = |sessions: &[Value], complete| run_manifest.to_json(sessions, complete);
     tb_eval::campaign_store::write_json_atomic(&files.manifest, &manifest(&sessions, None))?;
 
     let concurrency = a.concurrency.unwrap_or(match offline {

@@ -127,24 +127,56 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", tb_llm::redact::redact(&error_text(&e)));
+            eprint!("{}", tb_llm::redact::redact(&error_report(&e)));
             ExitCode::from(2)
         }
     }
 }
 
-/// The error and its causes, each cause once: library errors often quote their source in
-/// their own message already.
+/// The error as `tb` prints it: the top message, then one `caused by:` line per cause
+/// (each error's text names only itself; its cause comes from `source()`).
+pub(crate) fn error_report(e: &anyhow::Error) -> String {
+    let mut out = format!("error: {e}\n");
+    for cause in e.chain().skip(1) {
+        out.push_str(&format!("  caused by: {cause}\n"));
+    }
+    out
+}
+
+/// The error and its causes on one line (`top: cause: cause`), for lists of problems.
 pub(crate) fn error_text(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
+        if !out.is_empty() {
+            out.push_str(": ");
         }
+        out.push_str(&cause.to_string());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dataset file that cannot be read, under a command's context: three lines, each
+    /// cause once.
+    #[test]
+    fn error_chain_snapshot() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let e = anyhow::Error::new(tb_dataset::DatasetError::Io {
+            path: "data/dataset/agents/think.yaml".into(),
+            source: io,
+        })
+        .context("opening the data root data");
+        insta::assert_snapshot!(error_report(&e), @r"
+        error: opening the data root data
+          caused by: data/dataset/agents/think.yaml: cannot read
+          caused by: No such file or directory
+        ");
+        assert_eq!(
+            error_text(&e),
+            "opening the data root data: data/dataset/agents/think.yaml: cannot read: No such file or directory"
+        );
+    }
 }

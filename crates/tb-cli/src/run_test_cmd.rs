@@ -1,16 +1,15 @@
-//! `tb run-test FILE`: re-grades saved records without calling the agent: each record's tool
-//! calls are replayed in a fresh session to rebuild the state, the state is judged, and the
-//! rubric answers are taken from the record (or asked again when `-c` gives a judge model).
+//! `tb run-test FILE`: re-grades saved records without calling the agent
+//! ([`tb_eval::regrade`]: the record's tool calls replayed in a fresh session, the state
+//! judged, the rubric answers taken from the record or asked again when `-c` gives a judge
+//! model). This file reads the records and prints one line per record.
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tb_core::Message;
 use tb_eval::infer::{Dump, Models, RunEnv};
 
 /// `tb run-test` arguments.
@@ -111,137 +110,31 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     let (mut same, mut changed) = (0, 0);
+    let remote = external
+        .as_deref()
+        .map(|x| x as &dyn tb_eval::tools::RemoteTools);
     for (mut rec, task) in records.into_iter().zip(tasks) {
-        let before = rec.verdict.as_ref().map(|v| v.passed);
-        // the task's external servers (--servers), else the in-process session
-        let mut ext = match &external {
-            Some(x) if x.is_external(&task) => Some(
-                rt.block_on(x.open_session(&task))
-                    .with_context(|| format!("{}: opening its servers", rec.key))?,
-            ),
-            _ => None,
-        };
-        let mut session = match ext {
-            Some(_) => None,
-            None => Some(env.sandbox.session(&task, env.clock)?),
-        };
-        let tool_list = match (&ext, &session) {
-            (Some(x), _) => tb_eval::tools::ToolBackend::tool_list(x),
-            (None, Some(s)) => s.tool_list(),
-            (None, None) => Vec::new(),
-        };
-        let mut failed = None;
-        let scenario_tools = env
-            .scenarios
-            .get(&task.scenario)
-            .map(|s| s.tools.clone())
-            .unwrap_or_default();
-        let builtins = env
-            .agent
-            .as_ref()
-            .map(|a| a.builtin_tools.clone())
-            .unwrap_or_default();
-        let tools = tb_eval::episode::AgentTools::build(&builtins, &scenario_tools, &tool_list)
-            .map_err(anyhow::Error::msg)?;
-        let mut replayed = 0;
-        for m in &rec.messages {
-            let Message::ParallelToolCall {
-                metadata,
-                tool_calls,
-            } = m
-            else {
-                continue;
-            };
-            if metadata.get("is_end_turn_tool").is_some() {
-                continue;
-            }
-            for tc in tool_calls {
-                let errored = tc
-                    .metadata
-                    .get("error")
-                    .and_then(Value::as_str)
-                    .is_some_and(|e| !e.is_empty());
-                if !errored && tools.names.contains(&tc.name) && !tools.end_turn.contains(&tc.name)
-                {
-                    match (&mut ext, &mut session) {
-                        (Some(x), _) => {
-                            if failed.is_none()
-                                && let Err(e) = rt.block_on(x.call_tool(&tc.name, &tc.arguments))
-                            {
-                                failed = Some(e.to_string());
-                            }
-                        }
-                        (None, Some(s)) => {
-                            s.call_text(&tc.name, &tc.arguments);
-                        }
-                        (None, None) => {}
-                    }
-                    replayed += 1;
-                }
-            }
-        }
-        let old_rubrics = rec
-            .verdict
-            .as_ref()
-            .map(|v| v.rubrics.clone())
-            .unwrap_or_default();
-        let response = tb_eval::episode::final_response(&rec.messages);
-        rec.metadata.remove("rubrics_not_judged");
-        // The tags as the reference hydrates them (records of older versions had the
-        // scenario in `test_tags.domain`, which the reference's model rejects).
-        rec.test_tags = Some(task.test_tags.clone());
-        match (ext.take(), &session) {
-            (Some(mut x), _) => {
-                let t0 = std::time::Instant::now();
-                let state = match failed {
-                    Some(e) => Err((tb_eval::episode::TOOL_BACKEND_ERROR, e)),
-                    None => rt
-                        .block_on(x.state_verdicts())
-                        .map_err(|e| (tb_eval::episode::TOOL_BACKEND_ERROR, e.to_string())),
-                };
-                rec.is_system_error = false;
-                rt.block_on(tb_eval::infer::grade_with(
-                    &env, &task, state, t0, &response, &mut rec,
-                ));
-                rt.block_on(x.close_all());
-            }
-            (None, Some(session)) => rt.block_on(tb_eval::infer::grade(
-                &env, &task, session, &response, &mut rec,
-            )),
-            (None, None) => {}
-        }
-        if env.models.judge.is_none()
-            && !old_rubrics.is_empty()
-            && let Some(v) = rec.verdict.as_mut()
-        {
-            rec.metadata.remove("rubrics_not_judged");
-            v.passed = v.state.iter().all(|s| s.passed) && old_rubrics.iter().all(|r| r.passed);
-            v.rubrics = old_rubrics;
-            rec.test_result = Some(tb_eval::infer::test_result_of(v));
-        }
-        let after = rec.verdict.as_ref().map(|v| v.passed);
-        if after == before {
-            same += 1;
+        let r = rt.block_on(tb_eval::regrade::regrade(&env, remote, &task, &mut rec))?;
+        if r.after == r.before {
+            same += 1
         } else {
             changed += 1;
         }
         println!(
             "{} {}: {} ({} call(s) replayed){}",
-            match after {
+            match r.after {
                 Some(true) => "PASS",
                 Some(false) => "FAIL",
                 None => "ERROR",
             },
             rec.key,
-            if after == before {
+            if r.after == r.before {
                 "as recorded"
             } else {
                 "CHANGED"
             },
-            replayed,
-            if !tb_eval::infer::task_rubrics(&task).is_empty()
-                && rec.verdict.as_ref().is_some_and(|v| v.rubrics.is_empty())
-            {
+            r.replayed,
+            if r.rubrics_not_judged {
                 "; rubrics not judged (no answers in the record, no -c judge)"
             } else {
                 ""

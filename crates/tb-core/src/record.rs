@@ -249,6 +249,19 @@ pub struct Verdict {
     pub rubrics: Vec<RubricVerdict>,
 }
 
+impl Verdict {
+    /// The pass rule, written once: an attempt passes when every server's state check held
+    /// and every rubric was answered yes (no rubrics: the state alone decides).
+    pub fn new(state: Vec<StateVerdict>, rubrics: Vec<RubricVerdict>) -> Self {
+        let passed = state.iter().all(|s| s.passed) && rubrics.iter().all(|r| r.passed);
+        Self {
+            passed,
+            state,
+            rubrics,
+        }
+    }
+}
+
 /// One attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
@@ -298,6 +311,29 @@ pub fn attempt_key(uid: &str, repetition: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pass_rule_needs_every_state_check_and_every_rubric() {
+        let state = |passed| StateVerdict {
+            server: "s".into(),
+            result_hash: "a".into(),
+            golden_hash: if passed { "a" } else { "b" }.into(),
+            passed,
+            diff: Vec::new(),
+        };
+        let rubric = |passed| RubricVerdict {
+            rubric: "r".into(),
+            passed,
+            answer: String::new(),
+        };
+        assert!(Verdict::new(vec![state(true), state(true)], Vec::new()).passed);
+        assert!(!Verdict::new(vec![state(true), state(false)], Vec::new()).passed);
+        assert!(Verdict::new(vec![state(true)], vec![rubric(true), rubric(true)]).passed);
+        assert!(!Verdict::new(vec![state(true)], vec![rubric(true), rubric(false)]).passed);
+        assert!(!Verdict::new(vec![state(false)], vec![rubric(true)]).passed);
+        let v = Verdict::new(vec![state(true)], vec![rubric(false)]);
+        assert_eq!((v.state.len(), v.rubrics.len()), (1, 1));
+    }
 
     #[test]
     fn messages_serialize_like_the_reference() {

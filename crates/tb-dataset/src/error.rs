@@ -21,7 +21,7 @@ pub enum DatasetError {
         path: PathBuf,
     },
     /// A file could not be read.
-    #[error("{}: cannot read: {source}", .path.display())]
+    #[error("{}: cannot read", .path.display())]
     Io {
         /// The file.
         path: PathBuf,

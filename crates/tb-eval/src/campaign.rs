@@ -29,7 +29,7 @@ pub enum CampaignError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A file operation failed.
-    #[error("{path}: {source}")]
+    #[error("{}", .path.display())]
     Io {
         /// The file.
         path: PathBuf,

@@ -190,3 +190,208 @@ mod tests {
         assert_eq!(test_list_hash(&["a", "b"]), test_list_hash(&["a", "b"]));
     }
 }
+
+/// Where a run's tools run (recorded in the provenance, not in the config hash: every
+/// backend runs the same engine, so the verdicts are meant to be the same).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolsBackend {
+    /// In this process.
+    InProcess,
+    /// A `tb mcp-start` server at this address.
+    Mcp(String),
+    /// External servers from this file, with the `--prefer` rule.
+    External {
+        /// The servers file.
+        servers: PathBuf,
+        /// `--prefer`.
+        prefer: String,
+    },
+}
+
+impl ToolsBackend {
+    fn to_json(&self) -> Value {
+        match self {
+            ToolsBackend::InProcess => serde_json::json!({"backend": "in-process"}),
+            ToolsBackend::Mcp(addr) => serde_json::json!({"backend": "mcp", "server": addr}),
+            ToolsBackend::External { servers, prefer } => serde_json::json!({
+                "backend": "external",
+                "servers": servers.display().to_string(),
+                "prefer": prefer,
+            }),
+        }
+    }
+}
+
+/// What a `tb infer` run's results depend on, as the caller knows it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunInputs<'a> {
+    /// `tb`'s version.
+    pub tb_version: &'a str,
+    /// The commit `tb` was built from.
+    pub tb_commit: &'a str,
+    /// The data root as given.
+    pub data_root: &'a Path,
+    /// The dataset (every file read so far).
+    pub ds: &'a tb_dataset::Dataset,
+    /// The task ids in run order.
+    pub ids: &'a [&'a str],
+    /// Where the test list came from (`None`: the default list).
+    pub test_list: Option<&'a Path>,
+    /// The run config.
+    pub config: Option<&'a tb_llm::ConfigFile>,
+    /// The agent's name.
+    pub agent: &'a str,
+    /// The tools' clock.
+    pub clock: &'a tb_sandbox::Clock,
+    /// Budget of one model call.
+    pub message_timeout: Option<std::time::Duration>,
+    /// Budget of one attempt.
+    pub attempt_timeout: Option<std::time::Duration>,
+    /// The tool surface the model is shown.
+    pub surface: &'a crate::surface::Surface,
+    /// The prompts.
+    pub prompts: &'a crate::prompts::Prompts,
+    /// The campaign a shard belongs to (`tb campaign run`).
+    pub campaign: Option<&'a Value>,
+    /// Where the tools run.
+    pub tools: &'a ToolsBackend,
+}
+
+/// A run's provenance (what each record carries) and the hashes a resume or merge checks.
+#[derive(Debug, Clone)]
+pub struct RunProvenance {
+    /// The record's `provenance` object.
+    pub provenance: Map<String, Value>,
+    /// The bundle's files (see [`bundle_files`]).
+    pub bundle: Vec<PathBuf>,
+    /// The dataset's root (the bundle's names are relative to it).
+    pub bundle_root: PathBuf,
+    /// [`bundle_hash`] of them.
+    pub bundle_hash: String,
+    /// The config hash.
+    pub config_hash: String,
+    /// The run config with secrets removed (`null` without one).
+    pub setup_config: Value,
+}
+
+/// Builds the provenance of a run (hashing the bundle's files).
+pub fn run_provenance(i: &RunInputs<'_>) -> std::io::Result<RunProvenance> {
+    use serde_json::json;
+    let root = i.ds.root();
+    let bundle = bundle_files(i.ds);
+    let bundle_hash = bundle_hash(root, &bundle)?;
+    let setup_config = i
+        .config
+        .map(|c| c.redacted().clone())
+        .unwrap_or(Value::Null);
+    let config_hash = json_hash(&json!({
+        "setup_config": setup_config,
+        "agent": i.agent,
+        "clock": i.clock.now_iso(),
+        "message_timeout": i.message_timeout.map(|d| d.as_secs_f64()),
+        "attempt_timeout": i.attempt_timeout.map(|d| d.as_secs_f64()),
+        // what the model is shown: a resume or merge never mixes surfaces or prompts
+        "shown": {
+            "surface": i.surface.kind.name(),
+            "tools_sha256": i.surface.server_hashes(),
+            "prompts_sha256": i.prompts.provenance()["sha256"],
+        },
+    }));
+    let mut p = Map::new();
+    p.insert("tb_version".into(), json!(i.tb_version));
+    p.insert("tb_commit".into(), json!(i.tb_commit));
+    p.insert("data_root".into(), json!(i.data_root.display().to_string()));
+    p.insert(
+        "data_git".into(),
+        git_state(i.data_root).unwrap_or(Value::Null),
+    );
+    p.insert("agent".into(), json!(i.agent));
+    p.insert("clock".into(), json!(i.clock.now_iso()));
+    p.insert("bundle_hash".into(), json!(bundle_hash));
+    p.insert("bundle_files".into(), json!(bundle.len()));
+    p.insert("config_hash".into(), json!(config_hash));
+    p.insert(
+        "test_list".into(),
+        json!({
+            "source": i.test_list.map(|p| p.display().to_string()),
+            "tasks": i.ids.len(),
+            "hash": test_list_hash(i.ids),
+        }),
+    );
+    let mut names = Map::new();
+    if let Some(cfg) = i.config {
+        for (role, key, c) in [
+            ("agent", "agent_model", &cfg.agent_model),
+            ("user", "user_model", &cfg.user_model),
+            ("judge", "judge_model", &cfg.judge_model),
+        ] {
+            if let Some(c) = c {
+                names.insert(role.into(), json!(c.deployment));
+                p.insert(key.into(), c.provenance());
+            }
+        }
+    }
+    p.insert("models".into(), Value::Object(names));
+    if let Some(c) = i.campaign {
+        p.insert("campaign".into(), c.clone());
+    }
+    // What the model was shown: the tool surface (with the sha256 of each server's tool
+    // list) and the prompts (with the sha256 of each).
+    p.insert("surface".into(), i.surface.provenance());
+    p.insert("prompts".into(), i.prompts.provenance());
+    p.insert("tools".into(), i.tools.to_json());
+    Ok(RunProvenance {
+        provenance: p,
+        bundle,
+        bundle_root: root.to_path_buf(),
+        bundle_hash,
+        config_hash,
+        setup_config,
+    })
+}
+
+/// The run manifest of `tb infer` (written at the start and again at the end): the
+/// provenance, the agent's, user's and judge's configuration, the test list and one entry
+/// per session (the first run and each resume).
+#[derive(Debug, Clone, Copy)]
+pub struct RunManifest<'a> {
+    /// The run's provenance.
+    pub run: &'a RunProvenance,
+    /// The run's environment (agent, prompts, provenance).
+    pub env: &'a crate::infer::RunEnv,
+    /// The task ids in run order.
+    pub ids: &'a [&'a str],
+    /// Attempts per task.
+    pub repeat: u32,
+    /// The shard (`i/n`).
+    pub shard: Option<crate::campaign::Shard>,
+    /// Planned attempt keys.
+    pub keys: usize,
+    /// The output files.
+    pub files: &'a crate::campaign::CampaignFiles,
+}
+
+impl RunManifest<'_> {
+    /// The manifest with these sessions; `complete` is `None` while the run is going.
+    pub fn to_json(&self, sessions: &[Value], complete: Option<bool>) -> Value {
+        let env = self.env;
+        serde_json::json!({
+            "setup_config": self.run.setup_config,
+            "agent": env.agent_name,
+            "agent_config": env.agent.as_ref().map(|c| serde_json::json!({"system_instructions": c.system_instructions, "builtin_tools": c.builtin_tools})),
+            "user_config": {"system_prompt": if env.user_can_end { &env.models.prompts.user_system_with_end } else { &env.models.prompts.user_system }},
+            "judge_config": {"system_prompt": env.models.prompts.judge_system},
+            "provenance": env.provenance,
+            "test_list": self.ids,
+            "repeat": self.repeat,
+            "shard": self.shard.map(|s| s.to_string()),
+            "keys": self.keys,
+            "output": self.files.output.display().to_string(),
+            "errors_output": self.files.errors.display().to_string(),
+            "bundle": self.run.bundle.iter().map(|p| bundle_name(&self.run.bundle_root, p)).collect::<Vec<_>>(),
+            "run_start_dt": sessions.first().and_then(|s| s.get("started")).cloned().unwrap_or(Value::Null),
+            "complete": complete,
+            "sessions": sessions,
+        })
+    }
+}

@@ -12,7 +12,7 @@ use tb_core::attempt_key;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("{}", .path.display())]
     Io {
         /// The file.
         path: PathBuf,

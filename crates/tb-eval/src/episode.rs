@@ -272,8 +272,69 @@ pub struct EpisodeSpec<'a> {
     pub prompts: &'a crate::prompts::Prompts,
 }
 
-/// The [`EpisodeError::kind`] of a tool backend's operational failure.
-pub const TOOL_BACKEND_ERROR: &str = "ToolBackendError";
+/// The [`EpisodeError::kind`] of a tool backend's operational failure, as text.
+pub const TOOL_BACKEND_ERROR: &str = ErrorKind::ToolBackendError.as_str();
+
+/// The class of an operational failure, recorded as `metadata.error.type` (the variant's
+/// name, so records and sidecars keep their strings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ErrorKind {
+    /// The model's configuration was rejected.
+    ModelConfigError,
+    /// The request could not be encoded.
+    ModelEncodeError,
+    /// HTTP 429.
+    RateLimited,
+    /// Another HTTP failure.
+    HttpError,
+    /// A budget ran out (a model call's or the attempt's).
+    Timeout,
+    /// No connection.
+    ConnectError,
+    /// The connection failed mid-request.
+    TransportError,
+    /// The model's reply could not be read.
+    MalformedReply,
+    /// The tool backend failed (not a tool's own error).
+    ToolBackendError,
+}
+
+impl ErrorKind {
+    /// The kind's name (what records carry).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ModelConfigError => "ModelConfigError",
+            ErrorKind::ModelEncodeError => "ModelEncodeError",
+            ErrorKind::RateLimited => "RateLimited",
+            ErrorKind::HttpError => "HttpError",
+            ErrorKind::Timeout => "Timeout",
+            ErrorKind::ConnectError => "ConnectError",
+            ErrorKind::TransportError => "TransportError",
+            ErrorKind::MalformedReply => "MalformedReply",
+            ErrorKind::ToolBackendError => "ToolBackendError",
+        }
+    }
+
+    /// The kind of a model client's failure.
+    pub fn of_llm(e: &LlmError) -> Self {
+        match e {
+            LlmError::Config(_) => ErrorKind::ModelConfigError,
+            LlmError::Encode(_) => ErrorKind::ModelEncodeError,
+            LlmError::Http { status: 429, .. } => ErrorKind::RateLimited,
+            LlmError::Http { .. } => ErrorKind::HttpError,
+            LlmError::Timeout { .. } => ErrorKind::Timeout,
+            LlmError::Connect { .. } => ErrorKind::ConnectError,
+            LlmError::Transport { .. } => ErrorKind::TransportError,
+            LlmError::Malformed { .. } => ErrorKind::MalformedReply,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// An operational failure during an episode: it makes the attempt a system error.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -282,7 +343,7 @@ pub struct EpisodeError {
     /// `agent` or `user` (a model), `tools` (the tool backend), or `attempt` (its budget).
     pub role: &'static str,
     /// Class (`Timeout`, `HttpError`, ...).
-    pub kind: String,
+    pub kind: ErrorKind,
     /// Message.
     pub message: String,
 }
@@ -298,7 +359,7 @@ impl EpisodeError {
     fn llm(role: &'static str, e: LlmError) -> Self {
         EpisodeError {
             role,
-            kind: e.kind().to_string(),
+            kind: ErrorKind::of_llm(&e),
             message: e.to_string(),
         }
     }
@@ -448,7 +509,7 @@ pub async fn dispatch(
         .await
         .map_err(|message| EpisodeError {
             role: "tools",
-            kind: TOOL_BACKEND_ERROR.into(),
+            kind: ErrorKind::ToolBackendError,
             message: format!("tool `{}`: {message}", tc.name),
         })?;
     Ok(match tools.direct.get(&tc.name) {
@@ -470,7 +531,7 @@ async fn timed<T>(
             Ok(r) => r.map_err(|e| EpisodeError::llm(role, e)),
             Err(_) => Err(EpisodeError {
                 role,
-                kind: "Timeout".into(),
+                kind: ErrorKind::Timeout,
                 message: format!(
                     "no reply within the message budget of {:.3}s",
                     d.as_secs_f64()

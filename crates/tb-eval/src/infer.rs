@@ -67,15 +67,10 @@ pub fn attempt_offline(
         if !rubrics_unjudged.is_empty() {
             metadata.insert("rubrics_not_judged".into(), json!(rubrics_unjudged.len()));
         }
-        let passed = state.iter().all(|s| s.passed);
         Ok((
             episode.messages,
             episode.finish_reason,
-            Verdict {
-                passed,
-                state,
-                rubrics: Vec::new(),
-            },
+            Verdict::new(state, Vec::new()),
         ))
     })();
     let record = |messages: Vec<Message>,
@@ -122,7 +117,7 @@ pub fn attempt_offline(
         Err(e) => {
             metadata.insert(
                 "error".into(),
-                json!({"type": "SessionError", "message": e.to_string()}),
+                json!({"type": "SessionError", "message": tb_core::error_text(&e)}),
             );
             metadata.insert(
                 "execution_time".into(),
@@ -380,7 +375,7 @@ pub async fn grade(
     let state = env
         .judge
         .judge(&env.sandbox, task, env.clock, session)
-        .map_err(|e| ("SessionError", e.to_string()));
+        .map_err(|e| ("SessionError", tb_core::error_text(&e)));
     grade_with(env, task, state, t0, response, rec).await;
 }
 
@@ -469,11 +464,7 @@ pub async fn grade_with(
         }
     };
     let rubrics = task_rubrics(task);
-    let mut verdict = Verdict {
-        passed: state.iter().all(|s| s.passed),
-        state,
-        rubrics: Vec::new(),
-    };
+    let mut verdict = Verdict::new(state, Vec::new());
     let mut test_error = None;
     if !rubrics.is_empty() {
         match &env.models.judge {
@@ -493,8 +484,7 @@ pub async fn grade_with(
                 {
                     Ok((rv, usage)) => {
                         rec.usage_by_role.judge.add(&usage);
-                        verdict.passed = verdict.passed && rv.iter().all(|r| r.passed);
-                        verdict.rubrics = rv;
+                        verdict = Verdict::new(verdict.state, rv);
                     }
                     Err(e) => test_error = Some(e),
                 }
@@ -584,7 +574,7 @@ pub async fn attempt_with(
             .sandbox
             .session(task, env.clock)
             .map(Backend::Local)
-            .map_err(|e| e.to_string()),
+            .map_err(|e| tb_core::error_text(&e)),
         Err(e) => Err(e),
     };
     let mut backend = match opened {
@@ -692,7 +682,7 @@ async fn attempt_in(
             Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
                 Err(crate::episode::EpisodeError {
                     role: "attempt",
-                    kind: "Timeout".into(),
+                    kind: crate::episode::ErrorKind::Timeout,
                     message: format!("the attempt budget of {:.3}s ran out", d.as_secs_f64()),
                 })
             }),
@@ -757,7 +747,7 @@ async fn attempt_in(
             // A system error keeps the reference's default finish reason; the error's `type`
             // (`Timeout`, ...) says why the attempt stopped.
             rec.finish_reason = FinishReason::Done;
-            fail(rec, &e.kind, e.to_string());
+            fail(rec, e.kind.as_str(), e.to_string());
             if let Some(Value::Object(err)) = rec.metadata.get_mut("error") {
                 err.insert("role".into(), json!(e.role));
             }

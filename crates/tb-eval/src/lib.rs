@@ -22,6 +22,7 @@ pub mod offline;
 pub mod own_servers;
 pub mod prompts;
 pub mod pybody;
+pub mod regrade;
 pub mod replay;
 pub mod rubric;
 pub mod sandbox;

@@ -33,7 +33,7 @@ pub enum SandboxError {
         message: String,
     },
     /// The task's data patch did not apply.
-    #[error("task {task}: {source}")]
+    #[error("task {task}: its data patch did not apply")]
     Init {
         /// Task uid.
         task: String,

@@ -15,11 +15,13 @@ pub fn agent_view(
     task: &Task,
     provider: Provider,
 ) -> Result<Value, String> {
-    let agent_cfg = ds.agent(agent).map_err(|e| e.to_string())?;
-    let scenario = ds.scenario(&task.scenario).map_err(|e| e.to_string())?;
+    let agent_cfg = ds.agent(agent).map_err(|e| tb_core::error_text(&e))?;
+    let scenario = ds
+        .scenario(&task.scenario)
+        .map_err(|e| tb_core::error_text(&e))?;
     let session = sandbox
         .session(task, tb_sandbox::Clock::default())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| tb_core::error_text(&e))?;
     let tools = crate::episode::AgentTools::build(
         &agent_cfg.builtin_tools,
         &scenario.tools,

@@ -630,13 +630,21 @@ impl ToolBackend for ExternalSession {
         tool: &'a str,
         args: &'a Value,
     ) -> BoxFut<'a, Result<String, String>> {
-        Box::pin(async move { self.call_tool(tool, args).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            self.call_tool(tool, args)
+                .await
+                .map_err(|e| tb_core::error_text(&e))
+        })
     }
 }
 
 impl RemoteSession for ExternalSession {
     fn verdicts(&mut self) -> BoxFut<'_, Result<Vec<StateVerdict>, String>> {
-        Box::pin(async move { self.state_verdicts().await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            self.state_verdicts()
+                .await
+                .map_err(|e| tb_core::error_text(&e))
+        })
     }
 
     fn close(mut self: Box<Self>) -> BoxFut<'static, ()> {
@@ -665,7 +673,7 @@ impl RemoteTools for ExternalTools {
             self.open_session(task)
                 .await
                 .map(|s| Some(Box::new(s) as Box<dyn RemoteSession>))
-                .map_err(|e| e.to_string())
+                .map_err(|e| tb_core::error_text(&e))
         })
     }
 

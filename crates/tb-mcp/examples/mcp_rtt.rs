@@ -1,17 +1,17 @@
-//! MCP `tools/call` round trips on loopback, for profiling the server and client paths alone
-//! (`tb bench` reports the same figures beside everything else).
+//! MCP `tools/call` round trips on loopback with the official SDK's client (rmcp, through
+//! `tb_mcp::McpTools`), for profiling the server and client paths alone (`tb bench` reports
+//! the same figures beside everything else).
 //!
 //! ```sh
 //! cargo build --release -p tb-mcp --example mcp_rtt
-//! THINKINGBOX_DATA=/work/shared/thinkingbox-data target/release/examples/mcp_rtt [CALLS] [rmcp|raw|both]
-//! perf record -g target/release/examples/mcp_rtt 20000 rmcp
+//! THINKINGBOX_DATA=/work/shared/thinkingbox-data target/release/examples/mcp_rtt [CALLS]
+//! perf record -g target/release/examples/mcp_rtt 20000
 //! ```
 //!
 //! The call is `get_customer_profile` (the first golden call of that name) of the benchmark's
 //! `sandbox_external_retail_group1.py:test_case_ST002_003`, as in `tb bench`; without the
 //! benchmark data, the bundled example's first task and its first golden call.
 
-use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,63 +29,9 @@ fn percentile(v: &mut [f64], q: f64) -> f64 {
     v[i]
 }
 
-/// The lean client: one reqwest client, JSON-RPC written by hand.
-struct Raw {
-    http: reqwest::Client,
-    url: String,
-    session: Option<String>,
-    id: u64,
-}
-
-impl Raw {
-    async fn post(&self, body: String) -> reqwest::Response {
-        let mut req = self
-            .http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-06-18");
-        if let Some(s) = &self.session {
-            req = req.header("mcp-session-id", s);
-        }
-        req.body(body).send().await.unwrap()
-    }
-
-    async fn connect(url: &str) -> Raw {
-        let http = reqwest::Client::builder().no_proxy().build().unwrap();
-        let mut me = Raw {
-            http,
-            url: url.to_string(),
-            session: None,
-            id: 1,
-        };
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "mcp_rtt", "version": "0"}}});
-        let resp = me.post(init.to_string()).await;
-        me.session = resp
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let _ = resp.text().await.unwrap();
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let _ = me.post(note.to_string()).await.text().await;
-        me
-    }
-
-    async fn call(&mut self, tool: &str, args: &Value) -> String {
-        self.id += 1;
-        let req = json!({"jsonrpc": "2.0", "id": self.id, "method": "tools/call",
-                         "params": {"name": tool, "arguments": args}});
-        self.post(req.to_string()).await.text().await.unwrap()
-    }
-}
-
 fn main() {
     let mut argv = std::env::args().skip(1);
     let n: usize = argv.next().map_or(2000, |s| s.parse().unwrap());
-    let mode = argv.next().unwrap_or_else(|| "both".into());
     let shared = std::env::var_os("THINKINGBOX_DATA").map(PathBuf::from);
     let (root, task_id, tool_name) = match shared {
         Some(root) => (
@@ -125,39 +71,20 @@ fn main() {
         let first = tools.call(&tool, &args).await.unwrap();
         assert!(first.outcome.is_ok(), "{}", first.text);
         let warmup = (n / 10).clamp(10, 500);
-        if mode != "raw" {
-            for _ in 0..warmup {
-                std::hint::black_box(tools.call(&tool, &args).await.unwrap());
-            }
-            let mut us = Vec::with_capacity(n);
-            for _ in 0..n {
-                let t0 = Instant::now();
-                std::hint::black_box(tools.call(&tool, &args).await.unwrap());
-                us.push(t0.elapsed().as_secs_f64() * 1e6);
-            }
-            println!(
-                "rmcp: p50 {:.1} us, p99 {:.1} us ({n} calls of {tool})",
-                percentile(&mut us, 0.5),
-                percentile(&mut us, 0.99)
-            );
+        for _ in 0..warmup {
+            std::hint::black_box(tools.call(&tool, &args).await.unwrap());
         }
-        if mode != "rmcp" {
-            let mut raw = Raw::connect(tools.mcp_url()).await;
-            for _ in 0..warmup {
-                std::hint::black_box(raw.call(&tool, &args).await);
-            }
-            let mut us = Vec::with_capacity(n);
-            for _ in 0..n {
-                let t0 = Instant::now();
-                std::hint::black_box(raw.call(&tool, &args).await);
-                us.push(t0.elapsed().as_secs_f64() * 1e6);
-            }
-            println!(
-                "raw:  p50 {:.1} us, p99 {:.1} us",
-                percentile(&mut us, 0.5),
-                percentile(&mut us, 0.99)
-            );
+        let mut us = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t0 = Instant::now();
+            std::hint::black_box(tools.call(&tool, &args).await.unwrap());
+            us.push(t0.elapsed().as_secs_f64() * 1e6);
         }
+        println!(
+            "rmcp: p50 {:.1} us, p99 {:.1} us ({n} calls of {tool})",
+            percentile(&mut us, 0.5),
+            percentile(&mut us, 0.99)
+        );
         tools.close().await.unwrap();
         server.shutdown().await.unwrap();
     });

@@ -33,7 +33,7 @@ pub enum ClientError {
     #[error("invalid MCP server address `{0}` (want mcp://HOST:PORT or http://HOST:PORT)")]
     BadAddress(String),
     /// The admin request did not reach the server or its reply was unreadable.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Http {
         /// Which request.
         what: String,
@@ -395,14 +395,18 @@ impl tb_eval::tools::ToolBackend for McpTools {
             McpTools::call(self, tool, args)
                 .await
                 .map(|r| r.text)
-                .map_err(|e| e.to_string())
+                .map_err(|e| tb_core::error_text(&e))
         })
     }
 }
 
 impl tb_eval::tools::RemoteSession for McpTools {
     fn verdicts(&mut self) -> tb_eval::tools::BoxFut<'_, Result<Vec<StateVerdict>, String>> {
-        Box::pin(async move { McpTools::verdicts(self).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            McpTools::verdicts(self)
+                .await
+                .map_err(|e| tb_core::error_text(&e))
+        })
     }
 
     fn close(self: Box<Self>) -> tb_eval::tools::BoxFut<'static, ()> {
@@ -424,7 +428,7 @@ impl tb_eval::tools::RemoteTools for McpServer {
             McpServer::open(self, task_uid)
                 .await
                 .map(|t| Box::new(t) as Box<dyn tb_eval::tools::RemoteSession>)
-                .map_err(|e| e.to_string())
+                .map_err(|e| tb_core::error_text(&e))
         })
     }
 

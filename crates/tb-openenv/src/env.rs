@@ -207,24 +207,28 @@ impl Shared {
 
     fn try_load(&self) -> Result<Data, String> {
         let o = &self.options;
-        let ds = Dataset::open(&o.data_root).map_err(|e| e.to_string())?;
-        let list = if let Some(p) = &o.test_list {
-            ds.resolve_test_list(p)
-        } else {
-            let own = ds.root().join("testlist.yaml");
-            if own.is_file() {
-                own
-            } else {
-                ds.root().join(CANONICAL_TEST_LIST)
+        let ds = Dataset::open(&o.data_root).map_err(|e| tb_core::error_text(&e))?;
+        let list = match &o.test_list {
+            Some(p) => ds.resolve_test_list(p),
+            None => {
+                let own = ds.root().join("testlist.yaml");
+                if own.is_file() {
+                    own
+                } else {
+                    ds.root().join(CANONICAL_TEST_LIST)
+                }
             }
         };
         let manifest = std::fs::read(&list).map_err(|e| format!("{}: {e}", list.display()))?;
-        let tasks = ds.load_test_list(&list).map_err(|e| e.to_string())?;
+        let tasks = ds
+            .load_test_list(&list)
+            .map_err(|e| tb_core::error_text(&e))?;
         let uids: Vec<&str> = tasks.iter().map(|t| t.uid.as_str()).collect();
-        let uids_json = serde_json::to_string(&uids).map_err(|e| e.to_string())?;
-        let surface =
-            tb_eval::surface::Surface::resolve(o.surface, ds.root()).map_err(|e| e.to_string())?;
-        let sandbox = Sandbox::load_with(ds.root(), &surface).map_err(|e| e.to_string())?;
+        let uids_json = serde_json::to_string(&uids).map_err(|e| tb_core::error_text(&e))?;
+        let surface = tb_eval::surface::Surface::resolve(o.surface, ds.root())
+            .map_err(|e| tb_core::error_text(&e))?;
+        let sandbox =
+            Sandbox::load_with(ds.root(), &surface).map_err(|e| tb_core::error_text(&e))?;
         let mut map = HashMap::new();
         for t in tasks {
             map.insert(t.uid.clone(), Arc::new(t));

@@ -1,0 +1,1173 @@
+//! `tb bench` (this crate; the `tb` binary parses its arguments and calls [`run`]):
+//! whole-process performance figures, each beside the reference's figure and the
+//! design target (DESIGN.md section 8, reference/timing.md).
+//!
+//! Figures:
+//! - `load_s`: one-time loading (dataset, 507 tasks, every domain's initial data).
+//! - `replay_all_s`: the reference's timed segment for all 507 tasks, one thread: fresh
+//!   session + data patch, initial stable state and hash, the golden calls, golden stable
+//!   state and hash, deep diff initial vs golden. Median of `--passes` passes.
+//! - `session_create_us`: one fresh task session (base state + data patch), median.
+//! - `tool_call_us`: one in-process tool call (validation, tool, result text), median over
+//!   every golden call of the benchmark; also split into reads and writes.
+//! - `idle_sessions_10k_mib`: VmRSS growth of a fresh process holding 10,000 live sessions
+//!   of mixed tasks.
+//! - `offline_campaign_s`: 507 x 20 attempts through the episode loop (`infer::attempt`, a
+//!   model agent) against the in-process mock model server playing the golden calls, the
+//!   simulated user and the judge mocked too, 64 attempts in flight.
+//! - `offline_campaign_direct_s`: the same attempts of the offline golden agent straight
+//!   through `attempt_offline` (session, episode, judge, trial record), on every core.
+//! - `audit_all_s`: `tb audit` of every task (golden, noop, two more replays, every mutant of
+//!   the golden calls, the wall-clock replay), on every core.
+//! - `mcp_call_p50_us`, `mcp_call_p99_us`: one `tools/call` of a read tool over MCP Streamable
+//!   HTTP on loopback (tb-mcp server in process on its own runtime, the official SDK's client:
+//!   rmcp through [`tb_mcp::McpTools`], the one MCP client here).
+//!
+//! No figure here is asserted anywhere: this is a report, not a test.
+
+pub mod error;
+
+pub use error::BenchError;
+use error::{Context, Result, bail};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tb_core::Task;
+use tb_eval::infer::{AttemptEnv, attempt_offline};
+use tb_eval::judge::StateJudge;
+use tb_eval::offline::OfflineAgent;
+use tb_eval::sandbox::Sandbox;
+use tb_sandbox::Clock;
+use tb_sandbox::diff::deep_diff;
+use tb_sandbox::state::hash_stable;
+
+/// The benchmark's test list, relative to the data root.
+const TEST_LIST: &str = "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml";
+
+/// Reference figures (reference/timing.md and DESIGN.md section 8).
+mod reference {
+    /// Wall time for all 507 tasks, best of two runs (22.4 s and 23.4 s).
+    pub const REPLAY_ALL_S: f64 = 22.4;
+    /// Median per task, best of two runs (36.6 ms and 39.2 ms).
+    pub const PER_TASK_MEDIAN_MS: f64 = 36.6;
+    /// Importing the five server modules (11.4 s in the timed run; 7.9 to 24 s seen).
+    pub const LOAD_S: f64 = 11.4;
+    /// Peak RSS of the whole process (130.8 MB) in MiB.
+    pub const PEAK_RSS_MIB: f64 = 130.8e6 / 1048576.0;
+    /// Creating one proxy session (a process spawn), about 6 s.
+    pub const SESSION_CREATE_US: f64 = 6.0e6;
+}
+
+/// Design targets on the 2-core machine (DESIGN.md section 8 and issue 13).
+mod target {
+    pub const REPLAY_ALL_S: f64 = 0.2;
+    pub const SESSION_CREATE_US: f64 = 50.0;
+    pub const MCP_CALL_P50_US: f64 = 200.0;
+    pub const IDLE_SESSIONS_10K_MIB: f64 = 1024.0;
+    pub const OFFLINE_CAMPAIGN_S: f64 = 60.0;
+}
+
+/// `tb bench` options (the `tb` binary's `bench` arguments; see `tb bench --help`).
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Data root (the folder holding `dataset/` and `servers/`).
+    pub data: PathBuf,
+    /// Print one JSON object instead of the table.
+    pub json: bool,
+    /// Test list (default: the v1 release list of 507 tasks).
+    pub test_list: Option<PathBuf>,
+    /// The time tools see. The recorded traces were taken at 2026-11-30T12:00:00Z, so golden
+    /// hashes can be checked against them.
+    pub now: String,
+    /// Recorded traces (`tb-bench-v1/traces`) to check the golden hashes against; default:
+    /// `<data>/../tb-bench-v1/traces` when it exists.
+    pub traces: Option<PathBuf>,
+    /// Passes over all tasks for `replay_all_s` (the median pass is reported).
+    pub passes: usize,
+    /// Live sessions for the idle-memory figure (measured in a child process).
+    pub idle_sessions: usize,
+    /// Attempts per task in the offline campaign (0 skips it).
+    pub campaign_repeat: u32,
+    /// Worker threads for the offline campaigns (default: available cores).
+    pub threads: Option<usize>,
+    /// Attempts in flight in the campaign through the episode loop and the mock model server.
+    pub concurrency: usize,
+    /// Timed MCP tool calls per client (0 skips the MCP figures).
+    pub mcp_calls: usize,
+    /// Internal: be the idle-memory child process and hold this many sessions.
+    pub idle_child: Option<usize>,
+    /// Only measure memory returned after sessions close: open this many MCP registry
+    /// sessions at once (round robin over the list), replay each task's golden calls and grade
+    /// it, close them all, and print VmRSS before, at the peak, after closing without and
+    /// with the collection `tb mcp-start` requests (one JSON object).
+    pub sessions_memory: Option<usize>,
+}
+
+/// The golden calls of one server: (server, [(tool, arguments)]).
+type ServerCalls = (String, Vec<(String, Value)>);
+
+/// A golden hash: (task uid, server, hash).
+type GoldenHash = (String, String, String);
+
+struct Loaded {
+    tasks: Vec<Task>,
+    sandbox: std::sync::Arc<Sandbox>,
+    /// Per task, per server of its world_state: the golden calls.
+    calls: Vec<Vec<ServerCalls>>,
+}
+
+fn load(a: &BenchOptions) -> Result<(Loaded, tb_dataset::Dataset, PathBuf)> {
+    let root = a.data.clone();
+    let ds = tb_dataset::Dataset::open(&root)?;
+    let sandbox = Sandbox::load(ds.root()).with_context(|| {
+        format!(
+            "loading the tools' initial data under {}",
+            ds.root().display()
+        )
+    })?;
+    let list = a
+        .test_list
+        .clone()
+        .unwrap_or_else(|| ds.root().join(TEST_LIST));
+    let tasks = ds
+        .load_test_list(&ds.resolve_test_list(&list))
+        .with_context(|| format!("loading the test list {}", list.display()))?;
+    if tasks.is_empty() {
+        bail!("the test list {} has no tasks", list.display());
+    }
+    let calls = tasks
+        .iter()
+        .map(|t| {
+            t.servers()
+                .into_iter()
+                .map(|s| {
+                    let c = t.golden_calls(&s);
+                    (s, c)
+                })
+                .collect()
+        })
+        .collect();
+    Ok((
+        Loaded {
+            tasks,
+            sandbox: std::sync::Arc::new(sandbox),
+            calls,
+        },
+        ds,
+        root,
+    ))
+}
+
+/// VmRSS and VmHWM of this process in KiB, from /proc/self/status.
+fn rss_kib() -> (Option<u64>, Option<u64>) {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return (None, None);
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    percentile(v, 0.5)
+}
+
+/// Nearest-rank percentile of `v` (sorted in place).
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// A fresh session of every server of a task, built without the shared patched state (the
+/// tables are copied and patched now, as the reference builds a fresh system per task).
+fn cold_session(l: &Loaded, task: &Task, clock: Clock) -> Result<Vec<tb_sandbox::Session>> {
+    task.world_state
+        .iter()
+        .map(|(server, config)| {
+            let loaded = l
+                .sandbox
+                .domain(server)
+                .with_context(|| format!("task {}: unknown server {server}", task.uid))?;
+            loaded
+                .session_uncached(config, clock)
+                .with_context(|| format!("task {}", task.uid))
+        })
+        .collect()
+}
+
+/// One pass of the reference's timed segment over every task. Returns per-task times (s) and
+/// the golden hashes (task uid, server, hash). `materialize`: build both stable states as
+/// JSON values and diff them whole (as the judge does), instead of hashing and diffing
+/// straight from the tables.
+fn replay_pass(l: &Loaded, clock: Clock, materialize: bool) -> Result<(Vec<f64>, Vec<GoldenHash>)> {
+    let mut times = Vec::with_capacity(l.tasks.len());
+    let mut hashes = Vec::new();
+    for (task, calls) in l.tasks.iter().zip(&l.calls) {
+        let t0 = Instant::now();
+        let mut servers = cold_session(l, task, clock)?;
+        let mut out = Vec::with_capacity(calls.len());
+        for (s, (server, calls)) in servers.iter_mut().zip(calls) {
+            let golden_hash = if materialize {
+                let initial = s.state.stable_state();
+                let initial_hash = hash_stable(&initial);
+                for (tool, params) in calls {
+                    std::hint::black_box(s.call(tool, params));
+                }
+                let golden = s.state.stable_state();
+                let golden_hash = hash_stable(&golden);
+                let diff = deep_diff(&initial, &golden);
+                std::hint::black_box((&initial_hash, &diff));
+                golden_hash
+            } else {
+                // The initial state is kept as the state itself (its tables shared, copied on
+                // write); the hashes stream from the tables; the diff builds and compares only
+                // the tables the calls changed. The outputs are the full computation's
+                // (tb-sandbox's stable_parity test checks it on every trace).
+                let initial = s.state.clone();
+                let initial_hash = initial.hash();
+                for (tool, params) in calls {
+                    std::hint::black_box(s.call(tool, params));
+                }
+                let golden_hash = s.state.hash();
+                let diff = initial.stable_diff(&s.state);
+                std::hint::black_box((&initial_hash, &diff));
+                golden_hash
+            };
+            out.push((server, golden_hash));
+        }
+        times.push(t0.elapsed().as_secs_f64());
+        for (server, h) in out {
+            hashes.push((task.uid.clone(), server.clone(), h));
+        }
+    }
+    Ok((times, hashes))
+}
+
+/// Golden hashes recorded in the trace files under `dir`: (task id, server) -> hash.
+fn trace_hashes(dir: &std::path::Path) -> Result<HashMap<(String, String), String>> {
+    let mut out = HashMap::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    for f in files {
+        for t in tb_eval::replay::read_traces(&f).map_err(|e| BenchError::Msg(e.to_string()))? {
+            out.insert((t.id, t.domain), t.golden_hash);
+        }
+    }
+    Ok(out)
+}
+
+/// The idle-memory child: load, then hold `n` fresh sessions of mixed tasks; print JSON.
+fn idle_child(a: &BenchOptions, n: usize) -> Result<ExitCode> {
+    let (l, _, _) = load(a)?;
+    let clock = Clock::parse(&a.now).map_err(|e| BenchError::Msg(e.to_string()))?;
+    let (before, _) = rss_kib();
+    let t0 = Instant::now();
+    let mut sessions = Vec::with_capacity(n);
+    for i in 0..n {
+        sessions.push(l.sandbox.session(&l.tasks[i % l.tasks.len()], clock)?);
+    }
+    let created = t0.elapsed();
+    let (after, _) = rss_kib();
+    std::hint::black_box(&sessions);
+    println!(
+        "{}",
+        json!({"sessions": n, "rss_before_kib": before, "rss_after_kib": after,
+               "create_all_s": created.as_secs_f64()})
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--sessions-memory N`: see [`BenchOptions::sessions_memory`].
+fn sessions_memory(a: &BenchOptions, n: usize) -> Result<ExitCode> {
+    let root = a.data.clone();
+    let list = a.test_list.clone().unwrap_or_else(|| {
+        root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml")
+    });
+    let clock = Clock::parse(&a.now).map_err(|e| BenchError::Msg(e.to_string()))?;
+    let limits = tb_mcp::Limits {
+        max_sessions: n.max(1),
+        idle_timeout: None,
+        ..tb_mcp::Limits::default()
+    };
+    let registry = std::sync::Arc::new(tb_mcp::Registry::open(&root, clock, limits)?);
+    let ds = tb_dataset::Dataset::open(&root)?;
+    let ids: Vec<String> = ds
+        .read_test_list(&list)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    if ids.is_empty() {
+        bail!("{}: no tasks", list.display());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let kib = || rss_kib().0.unwrap_or(0);
+    // Warm: every task loaded once (its tool set, its golden state), then closed.
+    for id in &ids {
+        let s = registry.create_for_task(id)?;
+        registry.remove(s.id())?;
+    }
+    let warm = kib();
+    let t0 = Instant::now();
+    let calls = rt.block_on(async {
+        let mut slots = Vec::with_capacity(n);
+        for i in 0..n {
+            slots.push(registry.create_for_task(&ids[i % ids.len()])?);
+        }
+        let mut jobs = tokio::task::JoinSet::new();
+        for slot in slots {
+            let reg = registry.clone();
+            jobs.spawn(async move {
+                let task = match slot.origin() {
+                    tb_mcp::registry::Origin::Task(t) => t.clone(),
+                    _ => return Ok::<usize, BenchError>(0),
+                };
+                let mut calls = 0;
+                for server in task.servers() {
+                    for (tool, args) in task.golden_calls(&server) {
+                        reg.call(&slot, &tool, args).await?;
+                        calls += 1;
+                    }
+                }
+                reg.effects(&slot, true).await?;
+                Ok(calls)
+            });
+        }
+        let mut calls = 0;
+        while let Some(r) = jobs.join_next().await {
+            calls += r??;
+        }
+        Ok::<usize, BenchError>(calls)
+    })?;
+    let peak = kib();
+    let ran = t0.elapsed();
+    registry.remove_all();
+    // Without a collection: what an idle server kept before.
+    rt.block_on(async { tokio::time::sleep(Duration::from_secs(3)).await });
+    let closed = kib();
+    println!(
+        "{}",
+        json!({"sessions": n, "golden_calls": calls, "run_s": ran.as_secs_f64(),
+               "rss_warm_mib": warm as f64 / 1024.0, "rss_peak_mib": peak as f64 / 1024.0,
+               "rss_closed_mib": closed as f64 / 1024.0})
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn idle_memory(a: &BenchOptions) -> Result<Value> {
+    let exe = std::env::current_exe().context("locating the tb binary")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("bench")
+        .arg("--idle-child")
+        .arg(a.idle_sessions.to_string())
+        .arg("--now")
+        .arg(&a.now);
+    cmd.arg("--data").arg(&a.data);
+    if let Some(t) = &a.test_list {
+        cmd.arg("--test-list").arg(t);
+    }
+    let out = cmd.output().context("running the idle-memory child")?;
+    if !out.status.success() {
+        bail!(
+            "idle-memory child failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).context("idle-memory child output")?;
+    Ok(v)
+}
+
+fn campaign(
+    l: &Loaded,
+    ds: &tb_dataset::Dataset,
+    root: &std::path::Path,
+    a: &BenchOptions,
+) -> Result<Value> {
+    // As `tb infer` runs it: default clock, the `think` agent's instructions, scenario bot
+    // instructions, a golden-state cache shared by all attempts; each record is serialized
+    // to JSON (counted, not written to disk).
+    let clock = Clock::default();
+    let mut bot = HashMap::new();
+    for t in &l.tasks {
+        if !bot.contains_key(&t.scenario) {
+            let s = ds.scenario(&t.scenario)?;
+            bot.insert(
+                t.scenario.clone(),
+                s.bot_instructions.clone().unwrap_or_default(),
+            );
+        }
+    }
+    let agent_cfg = ds.agent("think").ok();
+    let mut provenance = Map::new();
+    provenance.insert("tb_version".into(), json!(env!("CARGO_PKG_VERSION")));
+    provenance.insert("data_root".into(), json!(root.display().to_string()));
+    provenance.insert("agent".into(), json!("golden"));
+    let judge = StateJudge::new();
+    let env = AttemptEnv {
+        sandbox: &l.sandbox,
+        judge: &judge,
+        clock,
+        agent_instructions: agent_cfg.as_ref().map(|c| c.system_instructions.as_str()),
+        bot_instructions: &bot,
+        provenance: &provenance,
+    };
+    let repeat = a.campaign_repeat as usize;
+    let total = l.tasks.len() * repeat;
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let passed = AtomicUsize::new(0);
+    let bytes = AtomicUsize::new(0);
+    let t0 = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= total {
+                        break;
+                    }
+                    // Repetition-major, as `tb infer` orders attempts.
+                    let (rep, t) = (i / l.tasks.len(), i % l.tasks.len());
+                    let rec = attempt_offline(&env, OfflineAgent::Golden, &l.tasks[t], rep as u32);
+                    if rec.verdict.as_ref().is_some_and(|v| v.passed) {
+                        passed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let line = serde_json::to_vec(&rec).unwrap_or_default();
+                    bytes.fetch_add(line.len() + 1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let secs = t0.elapsed().as_secs_f64();
+    Ok(json!({
+        "attempts": total,
+        "passed": passed.load(Ordering::Relaxed),
+        "threads": threads,
+        "record_bytes": bytes.load(Ordering::Relaxed),
+        "seconds": secs,
+    }))
+}
+
+/// A read tool call of a retail task: (task uid, tool, arguments). The first golden call of
+/// the first retail task that succeeds without writing.
+fn retail_read_call(l: &Loaded, clock: Clock) -> Result<(String, String, Value)> {
+    for (task, calls) in l.tasks.iter().zip(&l.calls) {
+        if !task.scenario.contains("retail") {
+            continue;
+        }
+        let mut servers = l.sandbox.session(task, clock)?.servers;
+        for (s, (_, calls)) in servers.iter_mut().zip(calls) {
+            for (tool, params) in calls {
+                let w0 = s.state.writes();
+                let ok = s.call(tool, params).is_ok();
+                if ok && s.state.writes() == w0 && params.is_object() {
+                    return Ok((task.uid.clone(), tool.clone(), params.clone()));
+                }
+            }
+        }
+    }
+    bail!("no retail task with a read-only golden call")
+}
+
+/// Tool calls over MCP Streamable HTTP on loopback: the tb-mcp server in this process on
+/// 127.0.0.1:0 (on its own multi-threaded runtime), a session opened through the admin API,
+/// `n` timed `tools/call` round trips of a read tool from the rmcp client
+/// ([`tb_mcp::McpTools`], on a single-threaded runtime).
+fn mcp_bench(a: &BenchOptions, l: &Loaded, root: &std::path::Path) -> Result<Value> {
+    let (task, tool, args) = retail_read_call(l, Clock::default())?;
+    let n = a.mcp_calls;
+    let warmup = (n / 10).clamp(10, 500);
+    // The server on a runtime of its own, as `tb mcp-start` runs it; the client, one caller
+    // making one call at a time, on a single-threaded runtime of its own.
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(a.threads.unwrap_or(2).max(1))
+        .enable_all()
+        .build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let registry = std::sync::Arc::new(
+        tb_mcp::Registry::open(root, Clock::default(), tb_mcp::Limits::default())
+            .map_err(|e| BenchError::Msg(e.to_string()))?,
+    );
+    let server = server_rt.block_on(tb_mcp::http::spawn(
+        "127.0.0.1:0".parse()?,
+        registry,
+        tb_mcp::HttpOptions::default(),
+    ))?;
+    rt.block_on(async move {
+        // 1. The rmcp client (what `McpTools` users get).
+        let tools = tb_mcp::McpTools::connect(&server.url(), &task).await?;
+        let first = tools.call(&tool, &args).await?;
+        if !first.outcome.is_ok() {
+            bail!("{tool} failed over MCP: {}", first.text);
+        }
+        for _ in 0..warmup {
+            std::hint::black_box(tools.call(&tool, &args).await?);
+        }
+        let mut rmcp_us = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t0 = Instant::now();
+            let r = tools.call(&tool, &args).await?;
+            rmcp_us.push(us(t0.elapsed()));
+            std::hint::black_box(r);
+        }
+        tools.close().await?;
+        server.shutdown().await?;
+        Ok(json!({
+            "task": task, "tool": tool, "calls": n, "warmup": warmup,
+            "server_threads": a.threads.unwrap_or(2).max(1), "client_runtime": "current_thread",
+            "rmcp_p50_us": percentile(&mut rmcp_us, 0.5),
+            "rmcp_p99_us": percentile(&mut rmcp_us, 0.99),
+            // kept for earlier readers: the hand-written client is gone (one MCP client)
+            "raw_p50_us": null,
+            "raw_p99_us": null,
+            "result_bytes": first.text.len(),
+        }))
+    })
+}
+
+/// A model client for a role of the mock server (Chat Completions, no retries to wait on).
+#[cfg(feature = "mock")]
+fn mock_client(server: &tb_llm::mock::MockServer, role: &str) -> Result<tb_llm::LlmClient> {
+    let mut c = tb_llm::LlmConfig::chat(&server.url(role, tb_llm::mock::Api::Chat), "mock");
+    c.timeout = 30.0;
+    Ok(tb_llm::LlmClient::new(&c)?)
+}
+
+/// The offline campaign through the episode loop: `repeat` x every task, each attempt
+/// [`tb_eval::infer::attempt`] with [`AgentChoice::Model`], whose agent endpoint is the
+/// in-process mock model server playing the task's golden calls ([`ToolPlayer`], one role per
+/// task), the simulated user ([`ContextUser`]) and the rubric judge ("Yes.") mocked too;
+/// `concurrency` attempts in flight on a tokio runtime. One mock server serves every
+/// repetition: it keeps request counts, not requests, and reads tool names, not schemas
+/// ([`MockOptions::lean`]); it and the clients are set up once, outside the timed part.
+///
+/// [`ToolPlayer`]: tb_llm::mock::ToolPlayer
+/// [`ContextUser`]: tb_llm::mock::ContextUser
+/// [`MockOptions::lean`]: tb_llm::mock::MockOptions::lean
+/// [`AgentChoice::Model`]: tb_eval::infer::AgentChoice::Model
+#[cfg(feature = "mock")]
+fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchOptions) -> Result<Value> {
+    use std::sync::Arc;
+    use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv, attempt};
+    use tb_llm::mock::{ContextUser, MockOptions, MockServer, Reply, ToolPlayer};
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()?;
+    let mut scenarios = HashMap::new();
+    for t in &l.tasks {
+        if !scenarios.contains_key(&t.scenario) {
+            scenarios.insert(t.scenario.clone(), ds.scenario(&t.scenario)?);
+        }
+    }
+    let tasks: Arc<Vec<Task>> = Arc::new(l.tasks.clone());
+    let golden: Vec<Vec<(String, Value)>> = l
+        .calls
+        .iter()
+        .map(|servers| {
+            servers
+                .iter()
+                .flat_map(|(_, c)| c.iter().cloned())
+                .collect()
+        })
+        .collect();
+    let judge = Arc::new(StateJudge::new());
+    let agent = ds.agent("think").ok();
+    let repeat = a.campaign_repeat;
+    let concurrency = a.concurrency.max(1);
+    let (mut timed, mut setup) = (0.0f64, 0.0f64);
+    let (mut passed, mut errors, mut attempts, mut requests) = (0usize, 0usize, 0usize, 0usize);
+    let mut first_error = Value::Null;
+    rt.block_on(async {
+        let t_setup = Instant::now();
+        let server = MockServer::start_with(MockOptions::lean()).await?;
+        server.set_script("user", ContextUser);
+        server.set_script("judge", |_: &tb_llm::mock::MockRequest| {
+            Reply::Text("Yes.".into())
+        });
+        let user = mock_client(&server, "user")?;
+        let judge_client = mock_client(&server, "judge")?;
+        let mut envs = Vec::with_capacity(tasks.len());
+        for (i, calls) in golden.iter().enumerate() {
+            let role = format!("t{i}");
+            server.set_script(
+                &role,
+                ToolPlayer {
+                    calls: calls.clone(),
+                    closing: "Everything you asked for is done. <DONE>".into(),
+                },
+            );
+            envs.push(Arc::new(RunEnv {
+                sandbox: l.sandbox.clone(),
+                judge: judge.clone(),
+                clock: Clock::default(),
+                agent_name: "golden-mock".into(),
+                agent: agent.clone(),
+                scenarios: scenarios.clone(),
+                models: Models {
+                    agent: Some(mock_client(&server, &role)?),
+                    user: Some(user.clone()),
+                    judge: Some(judge_client.clone()),
+                    ..Default::default()
+                },
+                user_can_end: false,
+                message_timeout: Some(Duration::from_secs(60)),
+                attempt_timeout: None,
+                dump: Dump::default(),
+                provenance: Map::new(),
+            }));
+        }
+        let envs = Arc::new(envs);
+        setup += t_setup.elapsed().as_secs_f64();
+        for rep in 0..repeat {
+            let t0 = Instant::now();
+            let next = Arc::new(AtomicUsize::new(0));
+            let mut workers = tokio::task::JoinSet::new();
+            for _ in 0..concurrency {
+                let (next, envs, tasks) = (next.clone(), envs.clone(), tasks.clone());
+                workers.spawn(async move {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= tasks.len() {
+                            break;
+                        }
+                        let rec = attempt(&envs[i], AgentChoice::Model, &tasks[i], rep).await;
+                        let bytes = serde_json::to_vec(&rec).map_or(0, |v| v.len() + 1);
+                        out.push((rec, bytes));
+                    }
+                    out
+                });
+            }
+            while let Some(done) = workers.join_next().await {
+                for (rec, _) in done? {
+                    attempts += 1;
+                    // One agent request per usage entry (the mock reports usage).
+                    requests += rec.usage.len();
+                    if rec.is_system_error {
+                        errors += 1;
+                        if first_error.is_null() {
+                            first_error = json!({"uid": rec.uid,
+                                "error": rec.metadata.get("error").cloned()});
+                        }
+                    }
+                    if rec.verdict.as_ref().is_some_and(|v| v.passed) {
+                        passed += 1;
+                    }
+                }
+            }
+            timed += t0.elapsed().as_secs_f64();
+        }
+        Ok::<(), BenchError>(())
+    })?;
+    Ok(json!({
+        "attempts": attempts,
+        "passed": passed,
+        "system_errors": errors,
+        "first_error": first_error,
+        "concurrency": concurrency,
+        "threads": threads,
+        "agent_requests": requests,
+        "setup_s": setup,
+        "seconds": timed,
+    }))
+}
+
+/// Without the `mock` feature the shipped `tb` has no mock model server: the figure is
+/// skipped (build with `--features mock` to measure it).
+#[cfg(not(feature = "mock"))]
+fn campaign_llm(_: &Loaded, _: &tb_dataset::Dataset, _: &BenchOptions) -> Result<Value> {
+    Ok(Value::Null)
+}
+
+/// `tb audit` of every task on every core (or `--threads`): seconds and what it judged.
+fn audit_all(l: &Loaded, clock: Clock, a: &BenchOptions) -> Value {
+    let opts = tb_audit::AuditOptions {
+        clock,
+        threads: a
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        ..tb_audit::AuditOptions::default()
+    };
+    let t0 = Instant::now();
+    let r = tb_audit::audit(&l.sandbox, &l.tasks, &opts);
+    let seconds = t0.elapsed().as_secs_f64();
+    json!({
+        "seconds": seconds,
+        "threads": opts.threads,
+        "tasks": r.summary.tasks,
+        "golden_pass": r.summary.golden_pass,
+        "mutants": r.summary.mutants,
+        "equivalent_mutants": r.summary.equivalent_mutants,
+        "blind_spots": r.summary.blind_spots,
+    })
+}
+
+/// One reported figure.
+struct Figure {
+    key: &'static str,
+    value: Option<f64>,
+    unit: &'static str,
+    reference: Option<f64>,
+    target: Option<f64>,
+    note: String,
+}
+
+impl Figure {
+    /// Reference / ours: how many times faster (or smaller) we are.
+    fn vs_reference(&self) -> Option<f64> {
+        match (self.value, self.reference) {
+            (Some(v), Some(r)) if v > 0.0 => Some(r / v),
+            _ => None,
+        }
+    }
+    /// Ours / target: at most 1 meets the target.
+    fn of_target(&self) -> Option<f64> {
+        match (self.value, self.target) {
+            (Some(v), Some(t)) if t > 0.0 => Some(v / t),
+            _ => None,
+        }
+    }
+}
+
+fn round(x: f64, digits: i32) -> f64 {
+    let p = 10f64.powi(digits);
+    (x * p).round() / p
+}
+
+/// Significant-figure rounding for JSON output.
+fn sig(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let mag = x.abs().log10().floor() as i32;
+    round(x, (3 - mag).max(0))
+}
+
+/// Runs `tb bench`.
+pub fn run(a: &BenchOptions) -> Result<ExitCode> {
+    if let Some(n) = a.sessions_memory {
+        return sessions_memory(a, n);
+    }
+    if let Some(n) = a.idle_child {
+        return idle_child(a, n);
+    }
+    let clock = Clock::parse(&a.now).map_err(|e| BenchError::Msg(e.to_string()))?;
+    let (rss0, _) = rss_kib();
+    let t_load = Instant::now();
+    let (l, ds, root) = load(a)?;
+    let load_s = t_load.elapsed().as_secs_f64();
+    let n_tasks = l.tasks.len();
+    let progress = |what: &str| {
+        if !a.json {
+            eprintln!("bench: {what}");
+        }
+    };
+
+    // 1. All tasks replayed and hashed, one thread.
+    progress("replaying all tasks");
+    let mut pass_times = Vec::new();
+    let mut per_task_all = Vec::new();
+    let mut hashes = Vec::new();
+    for _ in 0..a.passes.max(1) {
+        let t0 = Instant::now();
+        let (times, h) = replay_pass(&l, clock, false)?;
+        pass_times.push(t0.elapsed().as_secs_f64());
+        per_task_all.extend(times);
+        hashes = h;
+    }
+    // One more pass the long way (stable states as values, whole deep diff), for comparison.
+    let t0 = Instant::now();
+    let (_, full_hashes) = replay_pass(&l, clock, true)?;
+    let replay_materialized_s = t0.elapsed().as_secs_f64();
+    if full_hashes != hashes {
+        bail!("the materialized replay gave other golden hashes than the streamed one");
+    }
+    let replay_all_s = median(&mut pass_times.clone());
+    let per_task_ms_median = median(&mut per_task_all.clone()) * 1e3;
+    let per_task_ms_p95 = percentile(&mut per_task_all.clone(), 0.95) * 1e3;
+    let per_task_ms_max = percentile(&mut per_task_all, 1.0) * 1e3;
+    let (_, hwm) = rss_kib();
+    let traces_dir = a.traces.clone().or_else(|| {
+        let d = root.join("../tb-bench-v1/traces");
+        d.is_dir().then_some(d)
+    });
+    let hash_check = match &traces_dir {
+        Some(d) => {
+            let want = trace_hashes(d)?;
+            let matched = hashes
+                .iter()
+                .filter(|(t, s, h)| want.get(&(t.clone(), s.clone())) == Some(h))
+                .count();
+            json!({"traces": d.display().to_string(), "matched": matched, "of": hashes.len()})
+        }
+        None => Value::Null,
+    };
+
+    // 2. Fresh sessions, every task several times.
+    progress("fresh sessions");
+    let (mut cold_us, mut warm_us) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        for task in &l.tasks {
+            let t0 = Instant::now();
+            let s = cold_session(&l, task, clock)?;
+            cold_us.push(us(t0.elapsed()));
+            drop(std::hint::black_box(s));
+            let t0 = Instant::now();
+            let s = l.sandbox.session(task, clock)?;
+            warm_us.push(us(t0.elapsed()));
+            drop(std::hint::black_box(s));
+        }
+    }
+    let session_create_us = median(&mut cold_us);
+    let session_cold_p99_us = percentile(&mut cold_us, 0.99);
+    let session_warm_us = median(&mut warm_us);
+
+    // 3. In-process tool calls: every golden call, timed alone (validation, tool, result text).
+    progress("tool calls");
+    let (mut reads, mut writes) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        for (task, calls) in l.tasks.iter().zip(&l.calls) {
+            let mut servers = l.sandbox.session(task, clock)?.servers;
+            for (s, (_, calls)) in servers.iter_mut().zip(calls) {
+                for (tool, params) in calls {
+                    let w0 = s.state.writes();
+                    let t0 = Instant::now();
+                    let text = s.call(tool, params).to_text(tool);
+                    let dt = us(t0.elapsed());
+                    std::hint::black_box(text);
+                    if s.state.writes() == w0 {
+                        reads.push(dt);
+                    } else {
+                        writes.push(dt);
+                    }
+                }
+            }
+        }
+    }
+    let n_calls = (reads.len() + writes.len()) / 5;
+    let mut all_calls: Vec<f64> = reads.iter().chain(&writes).copied().collect();
+    let tool_call_us = median(&mut all_calls);
+    let tool_call_p99_us = percentile(&mut all_calls, 0.99);
+    let read_us = median(&mut reads);
+    let write_us = median(&mut writes);
+
+    // 4. Idle sessions, in a fresh process.
+    progress("idle sessions (child process)");
+    let idle = if a.idle_sessions > 0 {
+        Some(idle_memory(a)?)
+    } else {
+        None
+    };
+    let idle_mib = idle.as_ref().and_then(|v| {
+        let b = v["rss_before_kib"].as_f64()?;
+        let e = v["rss_after_kib"].as_f64()?;
+        Some((e - b) / 1024.0 * 10_000.0 / a.idle_sessions as f64)
+    });
+
+    // 5. Offline campaign.
+    let camp = if a.campaign_repeat > 0 {
+        progress("offline campaign");
+        Some(campaign(&l, &ds, &root, a)?)
+    } else {
+        None
+    };
+    let campaign_direct_s = camp.as_ref().and_then(|c| c["seconds"].as_f64());
+
+    // 6. Tool calls over MCP Streamable HTTP on loopback.
+    let mcp = if a.mcp_calls > 0 {
+        progress("MCP tool calls");
+        Some(mcp_bench(a, &l, &root)?)
+    } else {
+        None
+    };
+    let mcp_fig = |k: &str| mcp.as_ref().and_then(|m| m[k].as_f64());
+
+    // 7. The offline campaign through the episode loop and the mock model server.
+    let camp_llm = if a.campaign_repeat > 0 {
+        progress("offline campaign through the episode loop (mock model server)");
+        Some(campaign_llm(&l, &ds, a)?).filter(|v| !v.is_null())
+    } else {
+        None
+    };
+    let campaign_s = camp_llm.as_ref().and_then(|c| c["seconds"].as_f64());
+
+    // 8. The audit of the whole list.
+    progress("audit of every task");
+    let audit = audit_all(&l, clock, a);
+
+    // Every reported figure, in table order. A new figure: measure it in a function of its
+    // own (as `mcp_bench` or `campaign_llm`) and push its `Figure` (and any detail object
+    // into the JSON below) here.
+    let figures = vec![
+        Figure {
+            key: "load_s",
+            value: Some(load_s),
+            unit: "s",
+            reference: Some(reference::LOAD_S),
+            target: None,
+            note: format!(
+                "one-time: dataset, {n_tasks} tasks, every domain's initial data (reference: importing the five server modules)"
+            ),
+        },
+        Figure {
+            key: "replay_all_s",
+            value: Some(replay_all_s),
+            unit: "s",
+            reference: Some(reference::REPLAY_ALL_S),
+            target: Some(target::REPLAY_ALL_S),
+            note: format!(
+                "{n_tasks} tasks, one thread: fresh session + patch + golden calls + 2 stable states + 2 hashes + deep diff; median of {} passes",
+                pass_times.len()
+            ),
+        },
+        Figure {
+            key: "replay_all_materialized_s",
+            value: Some(replay_materialized_s),
+            unit: "s",
+            reference: Some(reference::REPLAY_ALL_S),
+            target: None,
+            note: "the same segment with both stable states built as JSON values and diffed whole (what the first version did; tb-eval's judge builds a stable state only on a hash mismatch); one pass".into(),
+        },
+        Figure {
+            key: "per_task_ms_median",
+            value: Some(per_task_ms_median),
+            unit: "ms",
+            reference: Some(reference::PER_TASK_MEDIAN_MS),
+            target: None,
+            note: format!(
+                "p95 {per_task_ms_p95:.3} ms (reference 78.0), max {per_task_ms_max:.3} ms"
+            ),
+        },
+        Figure {
+            key: "session_create_us",
+            value: Some(session_create_us),
+            unit: "us",
+            reference: Some(reference::SESSION_CREATE_US),
+            target: Some(target::SESSION_CREATE_US),
+            note: format!(
+                "median over every task x 20, cold: base state + copy and patch of the tables the patch touches (p99 {session_cold_p99_us:.1} us); a later session of the same task shares the patched state: {session_warm_us:.2} us (reference: one proxy session, a process spawn)"
+            ),
+        },
+        Figure {
+            key: "tool_call_us",
+            value: Some(tool_call_us),
+            unit: "us",
+            reference: None,
+            target: None,
+            note: format!(
+                "median of {n_calls} golden calls x 5, in process (validation + tool + result text): reads {read_us:.2} us, writes {write_us:.2} us, p99 {tool_call_p99_us:.1} us; the reference does not time calls alone"
+            ),
+        },
+        Figure {
+            key: "audit_all_s",
+            value: audit["seconds"].as_f64(),
+            unit: "s",
+            reference: None,
+            target: None,
+            note: format!(
+                "tb audit of {} tasks on {} threads: golden, noop, 2 more golden replays, the wall-clock replay and {} mutants judged ({} equivalent); the reference has no such check",
+                audit["tasks"], audit["threads"], audit["mutants"], audit["equivalent_mutants"]
+            ),
+        },
+        Figure {
+            key: "mcp_call_p50_us",
+            value: mcp_fig("rmcp_p50_us"),
+            unit: "us",
+            reference: None,
+            target: Some(target::MCP_CALL_P50_US),
+            note: mcp.as_ref().map_or("skipped (--mcp-calls 0)".into(), |m| format!(
+                "{} x tools/call {} ({} bytes of result) over MCP Streamable HTTP on loopback, tb-mcp server in process on its own {}-thread runtime, rmcp client (McpTools) on a single-threaded runtime, one at a time after {} warm-up calls",
+                m["calls"], m["tool"].as_str().unwrap_or(""), m["result_bytes"], m["server_threads"], m["warmup"],
+            )),
+        },
+        Figure {
+            key: "mcp_call_p99_us",
+            value: mcp_fig("rmcp_p99_us"),
+            unit: "us",
+            reference: None,
+            target: None,
+            note: "same calls, 99th percentile".into(),
+        },
+        Figure {
+            key: "idle_sessions_10k_mib",
+            value: idle_mib,
+            unit: "MiB",
+            reference: Some(reference::PEAK_RSS_MIB),
+            target: Some(target::IDLE_SESSIONS_10K_MIB),
+            note: format!(
+                "VmRSS growth of a fresh process holding {} sessions of mixed tasks (round robin over the list; sessions of one task share its patched tables copy-on-write; scaled to 10,000); reference column: ONE reference process's peak RSS",
+                a.idle_sessions
+            ),
+        },
+        Figure {
+            key: "replay_peak_rss_mib",
+            value: hwm.map(|k| k as f64 / 1024.0),
+            unit: "MiB",
+            reference: Some(reference::PEAK_RSS_MIB),
+            target: None,
+            note: format!(
+                "VmHWM of this process after loading and replaying (RSS before loading {:.1} MiB)",
+                rss0.unwrap_or(0) as f64 / 1024.0
+            ),
+        },
+        Figure {
+            key: "offline_campaign_s",
+            value: campaign_s,
+            unit: "s",
+            reference: None,
+            target: Some(target::OFFLINE_CAMPAIGN_S),
+            note: camp_llm.as_ref().map_or(if cfg!(feature = "mock") { "skipped (--campaign-repeat 0)" } else { "skipped: this tb was built without the `mock` feature (cargo build --release -p tb-cli --features mock)" }.into(), |c| format!(
+                "{} attempts ({n_tasks} x {}) through the episode loop (tb_eval::infer::attempt, model agent) with the in-process mock model server playing the golden calls, mocked user and judge, {} in flight on {} threads: {} passed, {} system errors, {} agent model requests (mock setup {:.2} s, not counted)",
+                c["attempts"], a.campaign_repeat, c["concurrency"], c["threads"], c["passed"],
+                c["system_errors"], c["agent_requests"], c["setup_s"].as_f64().unwrap_or(0.0)
+            )),
+        },
+        Figure {
+            key: "offline_campaign_direct_s",
+            value: campaign_direct_s,
+            unit: "s",
+            reference: None,
+            target: None,
+            note: format!(
+                "{n_tasks} x {} attempts of the golden agent straight through attempt_offline (no model loop) on {} threads",
+                a.campaign_repeat,
+                camp.as_ref()
+                    .map_or(0, |c| c["threads"].as_u64().unwrap_or(0))
+            ),
+        },
+    ];
+
+    if a.json {
+        let mut out = Map::new();
+        for f in &figures {
+            out.insert(
+                f.key.into(),
+                f.value.map(sig).map_or(Value::Null, |v| json!(v)),
+            );
+        }
+        let mut refs = Map::new();
+        let mut ratios = Map::new();
+        let mut targets = Map::new();
+        let mut notes = Map::new();
+        for f in &figures {
+            refs.insert(
+                f.key.into(),
+                f.reference.map(sig).map_or(Value::Null, |v| json!(v)),
+            );
+            ratios.insert(
+                f.key.into(),
+                f.vs_reference().map(sig).map_or(Value::Null, |v| json!(v)),
+            );
+            if let Some(t) = f.target {
+                targets.insert(
+                    f.key.into(),
+                    json!({"target": t, "of_target": f.of_target().map(sig)}),
+                );
+            }
+            notes.insert(f.key.into(), json!(f.note));
+        }
+        out.insert("session_create_warm_us".into(), json!(sig(session_warm_us)));
+        out.insert(
+            "session_create_p99_us".into(),
+            json!(sig(session_cold_p99_us)),
+        );
+        out.insert("tool_call_read_us".into(), json!(sig(read_us)));
+        out.insert("tool_call_write_us".into(), json!(sig(write_us)));
+        out.insert("tool_call_p99_us".into(), json!(sig(tool_call_p99_us)));
+        out.insert("per_task_ms_p95".into(), json!(sig(per_task_ms_p95)));
+        out.insert("per_task_ms_max".into(), json!(sig(per_task_ms_max)));
+        out.insert("tasks".into(), json!(n_tasks));
+        out.insert("golden_hashes_vs_traces".into(), hash_check);
+        out.insert("idle".into(), idle.unwrap_or(Value::Null));
+        out.insert("campaign_direct".into(), camp.unwrap_or(Value::Null));
+        out.insert("campaign".into(), camp_llm.clone().unwrap_or(Value::Null));
+        out.insert("mcp".into(), mcp.clone().unwrap_or(Value::Null));
+        out.insert("audit".into(), audit.clone());
+        out.insert("reference".into(), Value::Object(refs));
+        out.insert("speedup_vs_reference".into(), Value::Object(ratios));
+        out.insert("targets".into(), Value::Object(targets));
+        out.insert("notes".into(), Value::Object(notes));
+        out.insert(
+            "machine".into(),
+            json!({"cores": std::thread::available_parallelism().map_or(1, |n| n.get())}),
+        );
+        println!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
+    } else {
+        println!(
+            "{:<24} {:>12} {:>14} {:>12} {:>10} {:>8}",
+            "figure", "ours", "reference", "vs ref", "target", "of tgt"
+        );
+        let num = |v: Option<f64>, unit: &str| {
+            v.map_or("-".to_string(), |v| format!("{} {unit}", sig(v)))
+        };
+        for f in &figures {
+            println!(
+                "{:<24} {:>12} {:>14} {:>12} {:>10} {:>8}",
+                f.key,
+                f.value
+                    .map_or("pending".to_string(), |v| format!("{} {}", sig(v), f.unit)),
+                num(f.reference, f.unit),
+                f.vs_reference()
+                    .map_or("-".into(), |r| format!("{}x", sig(r))),
+                num(f.target, f.unit),
+                f.of_target().map_or("-".into(), |r| format!("{:.2}", r)),
+            );
+            println!("    {}", f.note);
+        }
+        match &hash_check {
+            Value::Null => println!("golden hashes: no traces to check against (--traces DIR)"),
+            v => println!(
+                "golden hashes equal to the recorded traces: {}/{}",
+                v["matched"], v["of"]
+            ),
+        }
+        if let Some(c) = &camp {
+            println!(
+                "direct campaign: {}/{} attempts passed, {} bytes of records",
+                c["passed"], c["attempts"], c["record_bytes"]
+            );
+        }
+        if let Some(c) = &camp_llm {
+            println!(
+                "campaign through the episode loop: {}/{} attempts passed, {} system errors",
+                c["passed"], c["attempts"], c["system_errors"]
+            );
+        }
+        println!(
+            "\"vs ref\" is reference / ours (times faster or smaller); \"of tgt\" is ours / target (at most 1 meets it)."
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
