@@ -105,6 +105,21 @@ pub struct BenchArgs {
     /// Timed MCP tool calls per client (0 skips the MCP figures).
     #[arg(long, default_value_t = 2_000)]
     pub mcp_calls: usize,
+    /// Attempts per task in the slow-model campaign `latency_campaign` (0 skips it).
+    #[arg(long, default_value_t = 20)]
+    pub latency_repeat: u32,
+    /// The slow mock model's delay before every answer, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub latency_delay_ms: u64,
+    /// Attempts in flight in the slow-model campaign.
+    #[arg(long, default_value_t = 2000)]
+    pub latency_concurrency: usize,
+    /// Measure only `latency_campaign` and print its JSON object.
+    #[arg(long)]
+    pub latency_only: bool,
+    /// Bound on HTTP connections per model endpoint (all model clients share one pool).
+    #[arg(long, default_value_t = tb_llm::DEFAULT_CONNECTIONS_PER_ENDPOINT)]
+    pub connections_per_endpoint: usize,
     /// Internal: be the idle-memory child process and hold this many sessions.
     #[arg(long, hide = true)]
     pub idle_child: Option<usize>,
@@ -132,6 +147,8 @@ struct Loaded {
 fn load(a: &BenchArgs) -> Result<(Loaded, tb_dataset::Dataset, PathBuf)> {
     let root = crate::common::data_root(&a.data)?;
     let (ds, sandbox) = crate::common::open(&root)?;
+    // Domains load on first use; `load_s` counts loading them all.
+    sandbox.preload()?;
     let list = a
         .test_list
         .clone()
@@ -825,6 +842,37 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchArgs) -> Result<V
     }))
 }
 
+/// `latency_campaign` (crate::latency_campaign), unless `--latency-repeat 0`.
+fn latency_figure(a: &BenchArgs, l: &Loaded, ds: &tb_dataset::Dataset) -> Result<Option<Value>> {
+    Ok(if a.latency_repeat > 0 {
+        if !a.json {
+            eprintln!("bench: campaign against a slow mock model");
+        }
+        Some(crate::latency_campaign::run(
+            crate::latency_campaign::Inputs {
+                tasks: &l.tasks,
+                golden: l
+                    .calls
+                    .iter()
+                    .map(|s| s.iter().flat_map(|(_, c)| c.iter().cloned()).collect())
+                    .collect(),
+                sandbox: l.sandbox.clone(),
+                ds: &ds,
+            },
+            &crate::latency_campaign::Options {
+                repeat: a.latency_repeat,
+                delay: Duration::from_millis(a.latency_delay_ms),
+                concurrency: a.latency_concurrency,
+                threads: a
+                    .threads
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            },
+        )?)
+    } else {
+        None
+    })
+}
+
 /// `tb audit` of every task on every core (or `--threads`): seconds and what it judged.
 fn audit_all(l: &Loaded, clock: Clock, a: &BenchArgs) -> Value {
     let opts = tb_audit::AuditOptions {
@@ -898,11 +946,17 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         return idle_child(a, n);
     }
     let clock = Clock::parse(&a.now).map_err(anyhow::Error::msg)?;
+    tb_llm::set_connections_per_endpoint(a.connections_per_endpoint);
     let (rss0, _) = rss_kib();
     let t_load = Instant::now();
     let (l, ds, root) = load(a)?;
     let load_s = t_load.elapsed().as_secs_f64();
     let n_tasks = l.tasks.len();
+    if a.latency_only {
+        let v = latency_figure(a, &l, &ds)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let progress = |what: &str| {
         if !a.json {
             eprintln!("bench: {what}");
@@ -1037,7 +1091,10 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
     };
     let campaign_s = camp_llm.as_ref().and_then(|c| c["seconds"].as_f64());
 
-    // 8. The audit of the whole list.
+    // 8. The campaign against a slow model (crate::latency_campaign).
+    let latency = latency_figure(a, &l, &ds)?;
+
+    // 9. The audit of the whole list.
     progress("audit of every task");
     let audit = audit_all(&l, clock, a);
 
@@ -1167,6 +1224,23 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             )),
         },
         Figure {
+            key: "latency_campaign_s",
+            value: latency.as_ref().and_then(|c| c["seconds"].as_f64()),
+            unit: "s",
+            reference: None,
+            target: latency.as_ref().and_then(|c| c["ideal_s"].as_f64()).map(|i| i * 1.03),
+            note: latency.as_ref().map_or("skipped (--latency-repeat 0)".into(), |c| format!(
+                "{} attempts ({n_tasks} x {}) against a mock model answering after {} s, {} in flight: ideal (model turns x delay / in flight) {:.2} s for {} turns, {:+.2}% over it; harness CPU {:.2} ms per attempt (mock {:.1} s in all); peak RSS {:.0} MiB, peak {} sockets; {} passed, {} system errors; target: ideal + 3%",
+                c["attempts"], a.latency_repeat, c["delay_s"], c["concurrency"],
+                c["ideal_s"].as_f64().unwrap_or(0.0), c["model_turns"],
+                c["over_ideal"].as_f64().unwrap_or(0.0) * 100.0,
+                c["harness_cpu_ms_per_attempt"].as_f64().unwrap_or(0.0),
+                c["mock_cpu_s"].as_f64().unwrap_or(0.0),
+                c["peak_rss_mib"].as_f64().unwrap_or(0.0), c["peak_sockets"],
+                c["passed"], c["system_errors"]
+            )),
+        },
+        Figure {
             key: "offline_campaign_direct_s",
             value: campaign_direct_s,
             unit: "s",
@@ -1226,6 +1300,10 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         out.insert("campaign_direct".into(), camp.unwrap_or(Value::Null));
         out.insert("campaign".into(), camp_llm.clone().unwrap_or(Value::Null));
         out.insert("mcp".into(), mcp.clone().unwrap_or(Value::Null));
+        out.insert(
+            "latency_campaign".into(),
+            latency.clone().unwrap_or(Value::Null),
+        );
         out.insert("audit".into(), audit.clone());
         out.insert("reference".into(), Value::Object(refs));
         out.insert("speedup_vs_reference".into(), Value::Object(ratios));

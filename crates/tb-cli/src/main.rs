@@ -6,6 +6,7 @@ mod bench_cmd;
 mod campaign_cmd;
 mod common;
 mod infer_cmd;
+mod latency_campaign;
 mod mcp_cmd;
 mod merge_cmd;
 mod metrics_cmds;

@@ -10,9 +10,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
-use tokio::sync::Semaphore;
 use std::time::{Duration, Instant};
 use tb_core::{Message, Usage};
+use tokio::sync::Semaphore;
 
 /// Errors of a model call. [`LlmError::kind`] names the class for records.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -273,8 +273,8 @@ impl LlmClient {
                 reqwest::header::HeaderValue::from_static("2023-06-01"),
             );
         }
-        let connect_timeout = Duration::try_from_secs_f64(cfg.timeout.min(30.0))
-            .unwrap_or(Duration::from_secs(30));
+        let connect_timeout =
+            Duration::try_from_secs_f64(cfg.timeout.min(30.0)).unwrap_or(Duration::from_secs(30));
         let http = shared_http(connect_timeout).map_err(|e| {
             LlmError::Config(format!("{}: cannot build the HTTP client: {e}", cfg.source))
         })?;
