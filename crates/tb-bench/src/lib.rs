@@ -26,6 +26,8 @@
 //! No figure here is asserted anywhere: this is a report, not a test.
 
 pub mod error;
+#[cfg(feature = "mock")]
+mod latency_campaign;
 
 pub use error::BenchError;
 use error::{Context, Result, bail};
@@ -104,6 +106,16 @@ pub struct BenchOptions {
     /// it, close them all, and print VmRSS before, at the peak, after closing without and
     /// with the collection `tb mcp-start` requests (one JSON object).
     pub sessions_memory: Option<usize>,
+    /// Attempts per task in the slow-model campaign `latency_campaign` (0 skips it).
+    pub latency_repeat: u32,
+    /// The slow mock model's delay before every answer, in milliseconds.
+    pub latency_delay_ms: u64,
+    /// Attempts in flight in the slow-model campaign.
+    pub latency_concurrency: usize,
+    /// Measure only `latency_campaign` and print its JSON object.
+    pub latency_only: bool,
+    /// Bound on HTTP connections per model endpoint (all model clients share one pool).
+    pub connections_per_endpoint: usize,
 }
 
 /// The golden calls of one server: (server, [(tool, arguments)]).
@@ -128,6 +140,8 @@ fn load(a: &BenchOptions) -> Result<(Loaded, tb_dataset::Dataset, PathBuf)> {
             ds.root().display()
         )
     })?;
+    // Domains load on first use; `load_s` counts loading them all.
+    sandbox.preload()?;
     let list = a
         .test_list
         .clone()
@@ -711,6 +725,45 @@ fn campaign_llm(_: &Loaded, _: &tb_dataset::Dataset, _: &BenchOptions) -> Result
     Ok(Value::Null)
 }
 
+/// `latency_campaign` (crate::latency_campaign), unless `--latency-repeat 0`.
+#[cfg(feature = "mock")]
+fn latency_figure(a: &BenchOptions, l: &Loaded, ds: &tb_dataset::Dataset) -> Result<Option<Value>> {
+    Ok(if a.latency_repeat > 0 {
+        if !a.json {
+            eprintln!("bench: campaign against a slow mock model");
+        }
+        Some(latency_campaign::run(
+            latency_campaign::Inputs {
+                tasks: &l.tasks,
+                golden: l
+                    .calls
+                    .iter()
+                    .map(|s| s.iter().flat_map(|(_, c)| c.iter().cloned()).collect())
+                    .collect(),
+                sandbox: l.sandbox.clone(),
+                ds,
+            },
+            &latency_campaign::Options {
+                repeat: a.latency_repeat,
+                delay: Duration::from_millis(a.latency_delay_ms),
+                concurrency: a.latency_concurrency,
+                threads: a
+                    .threads
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get)),
+            },
+        )?)
+    } else {
+        None
+    })
+}
+
+/// Without the `mock` feature there is no mock model to wait on.
+#[cfg(not(feature = "mock"))]
+#[allow(clippy::unnecessary_wraps)]
+fn latency_figure(_: &BenchOptions, _: &Loaded, _: &tb_dataset::Dataset) -> Result<Option<Value>> {
+    Ok(None)
+}
+
 /// `tb audit` of every task on every core (or `--threads`): seconds and what it judged.
 fn audit_all(l: &Loaded, clock: Clock, a: &BenchOptions) -> Value {
     let opts = tb_audit::AuditOptions {
@@ -784,11 +837,17 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
         return idle_child(a, n);
     }
     let clock = Clock::parse(&a.now).map_err(|e| BenchError::Msg(e.to_string()))?;
+    tb_llm::set_connections_per_endpoint(a.connections_per_endpoint);
     let (rss0, _) = rss_kib();
     let t_load = Instant::now();
     let (l, ds, root) = load(a)?;
     let load_s = t_load.elapsed().as_secs_f64();
     let n_tasks = l.tasks.len();
+    if a.latency_only {
+        let v = latency_figure(a, &l, &ds)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let progress = |what: &str| {
         if !a.json {
             eprintln!("bench: {what}");
@@ -923,7 +982,10 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
     };
     let campaign_s = camp_llm.as_ref().and_then(|c| c["seconds"].as_f64());
 
-    // 8. The audit of the whole list.
+    // 8. The campaign against a slow model (latency_campaign).
+    let latency = latency_figure(a, &l, &ds)?;
+
+    // 9. The audit of the whole list.
     progress("audit of every task");
     let audit = audit_all(&l, clock, a);
 
@@ -1055,6 +1117,23 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
             )),
         },
         Figure {
+            key: "latency_campaign_s",
+            value: latency.as_ref().and_then(|c| c["seconds"].as_f64()),
+            unit: "s",
+            reference: None,
+            target: latency.as_ref().and_then(|c| c["ideal_s"].as_f64()).map(|i| i * 1.03),
+            note: latency.as_ref().map_or("skipped (--latency-repeat 0, or built without the `mock` feature)".into(), |c| format!(
+                "{} attempts ({n_tasks} x {}) against a mock model answering after {} s, {} in flight: ideal (model turns x delay / in flight) {:.2} s for {} turns, {:+.2}% over it; harness CPU {:.2} ms per attempt (mock {:.1} s in all); peak RSS {:.0} MiB, peak {} sockets; {} passed, {} system errors; target: ideal + 3%",
+                c["attempts"], a.latency_repeat, c["delay_s"], c["concurrency"],
+                c["ideal_s"].as_f64().unwrap_or(0.0), c["model_turns"],
+                c["over_ideal"].as_f64().unwrap_or(0.0) * 100.0,
+                c["harness_cpu_ms_per_attempt"].as_f64().unwrap_or(0.0),
+                c["mock_cpu_s"].as_f64().unwrap_or(0.0),
+                c["peak_rss_mib"].as_f64().unwrap_or(0.0), c["peak_sockets"],
+                c["passed"], c["system_errors"]
+            )),
+        },
+        Figure {
             key: "offline_campaign_direct_s",
             value: campaign_direct_s,
             unit: "s",
@@ -1114,6 +1193,10 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
         out.insert("campaign_direct".into(), camp.unwrap_or(Value::Null));
         out.insert("campaign".into(), camp_llm.clone().unwrap_or(Value::Null));
         out.insert("mcp".into(), mcp.clone().unwrap_or(Value::Null));
+        out.insert(
+            "latency_campaign".into(),
+            latency.clone().unwrap_or(Value::Null),
+        );
         out.insert("audit".into(), audit.clone());
         out.insert("reference".into(), Value::Object(refs));
         out.insert("speedup_vs_reference".into(), Value::Object(ratios));

@@ -43,6 +43,21 @@ pub struct BenchArgs {
     /// Timed MCP tool calls per client (0 skips the MCP figures).
     #[arg(long, default_value_t = 2_000)]
     pub mcp_calls: usize,
+    /// Attempts per task in the slow-model campaign `latency_campaign` (0 skips it).
+    #[arg(long, default_value_t = 20)]
+    pub latency_repeat: u32,
+    /// The slow mock model's delay before every answer, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub latency_delay_ms: u64,
+    /// Attempts in flight in the slow-model campaign.
+    #[arg(long, default_value_t = 2000)]
+    pub latency_concurrency: usize,
+    /// Measure only `latency_campaign` and print its JSON object.
+    #[arg(long)]
+    pub latency_only: bool,
+    /// Bound on HTTP connections per model endpoint (all model clients share one pool).
+    #[arg(long, default_value_t = tb_llm::DEFAULT_CONNECTIONS_PER_ENDPOINT)]
+    pub connections_per_endpoint: usize,
     /// Internal: be the idle-memory child process and hold this many sessions.
     #[arg(long, hide = true)]
     pub idle_child: Option<usize>,
@@ -70,6 +85,11 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         mcp_calls: a.mcp_calls,
         idle_child: a.idle_child,
         sessions_memory: a.sessions_memory,
+        latency_repeat: a.latency_repeat,
+        latency_delay_ms: a.latency_delay_ms,
+        latency_concurrency: a.latency_concurrency,
+        latency_only: a.latency_only,
+        connections_per_endpoint: a.connections_per_endpoint,
     };
     Ok(tb_bench::run(&opts)?)
 }

@@ -1,10 +1,10 @@
-//! The sandbox of a data root: every domain with its initial data loaded once, and fresh
+//! The sandbox of a data root: every domain, its initial data loaded once on first use, and fresh
 //! per-task sessions (one per server the task's scenario initialises).
 
 use crate::episode::PreparedTools;
 use serde_json::Value;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use tb_core::Task;
 use tb_sandbox::{CallOutcome, Clock, DomainError, Loaded, Session, StateError};
 
@@ -32,6 +32,14 @@ pub enum SandboxError {
         /// What failed.
         message: String,
     },
+    /// A domain's initial data could not be loaded (on first use).
+    #[error("domain {domain}: loading its initial data: {message}")]
+    Load {
+        /// Domain.
+        domain: String,
+        /// What failed.
+        message: String,
+    },
     /// The task's data patch did not apply.
     #[error("task {task}: its data patch did not apply")]
     Init {
@@ -42,10 +50,32 @@ pub enum SandboxError {
     },
 }
 
-/// Loaded domains of one data root.
+/// A domain whose initial data is loaded on first use (start-up of a command that needs one
+/// task, or none, does not pay for every domain). Clones share the loaded data.
+#[derive(Debug, Clone)]
+struct LazyDomain {
+    domain: Arc<tb_sandbox::Domain>,
+    toolslib: Arc<PathBuf>,
+    loaded: Arc<OnceLock<Result<Loaded, String>>>,
+}
+
+impl LazyDomain {
+    fn get(&self) -> Result<&Loaded, SandboxError> {
+        self.loaded
+            .get_or_init(|| self.domain.load(&self.toolslib).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|message| SandboxError::Load {
+                domain: self.domain.name.clone(),
+                message: message.clone(),
+            })
+    }
+}
+
+/// The domains of one data root; each domain's initial data is loaded when a session first
+/// needs it ([`Sandbox::preload`] loads them all).
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    domains: Vec<Loaded>,
+    domains: Vec<LazyDomain>,
     /// Servers that are not table domains (the airline), their base states loaded on first use.
     own: Arc<crate::own_servers::OwnServers>,
     /// Test files read so far (path -> source), for the test-body evaluator.
@@ -77,7 +107,8 @@ fn same<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
 }
 
 impl Sandbox {
-    /// Loads every domain's initial data from `<data_root>/servers/...`.
+    /// Every domain of `<data_root>/servers/...`; each domain's initial data is loaded on
+    /// first use ([`Sandbox::preload`] to load all now).
     pub fn load(data_root: &Path) -> Result<Self, SandboxError> {
         Self::load_domains(data_root, tb_domains::all()?)
     }
@@ -100,11 +131,15 @@ impl Sandbox {
         data_root: &Path,
         domains: &[Arc<tb_sandbox::Domain>],
     ) -> Result<Self, SandboxError> {
-        let toolslib = tb_domains::toolslib(data_root);
+        let toolslib = Arc::new(tb_domains::toolslib(data_root));
         let domains = domains
             .iter()
-            .map(|d| d.load(&toolslib))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|d| LazyDomain {
+                domain: d.clone(),
+                toolslib: toolslib.clone(),
+                loaded: Arc::default(),
+            })
+            .collect();
         Ok(Sandbox {
             domains,
             own: Arc::new(crate::own_servers::OwnServers::new(data_root)),
@@ -116,7 +151,35 @@ impl Sandbox {
 
     /// A loaded domain by server name.
     pub fn domain(&self, server: &str) -> Option<&Loaded> {
-        self.domains.iter().find(|d| d.domain.name == server)
+        match self.try_domain(server) {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::error!("{e}");
+                None
+            }
+        }
+    }
+
+    /// [`Sandbox::domain`], with the error of a domain whose data does not load.
+    pub fn try_domain(&self, server: &str) -> Result<Option<&Loaded>, SandboxError> {
+        self.domains
+            .iter()
+            .find(|d| d.domain.name == server)
+            .map(LazyDomain::get)
+            .transpose()
+    }
+
+    /// Whether a domain of this name exists (without loading its data).
+    pub fn has_domain(&self, server: &str) -> bool {
+        self.domains.iter().any(|d| d.domain.name == server)
+    }
+
+    /// Loads every domain's initial data now (what [`Sandbox::load`] defers).
+    pub fn preload(&self) -> Result<(), SandboxError> {
+        for d in &self.domains {
+            d.get()?;
+        }
+        Ok(())
     }
 
     /// A fresh session for a task: each server of its `world_state`, patched.
@@ -136,7 +199,7 @@ impl Sandbox {
                 continue;
             }
             let loaded = self
-                .domain(server)
+                .try_domain(server)?
                 .ok_or_else(|| SandboxError::UnknownServer {
                     task: task.uid.clone(),
                     server: server.clone(),

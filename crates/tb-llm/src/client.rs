@@ -7,9 +7,12 @@ use crate::config::{LlmConfig, Provider};
 use crate::retry::{self, Budget, Failure};
 use crate::wire::{self, Decoded, ToolSet, ToolSpec};
 use serde_json::Value;
-use std::sync::{Arc, Once, OnceLock};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 use tb_core::{Message, Usage};
+use tokio::sync::Semaphore;
 
 /// Errors of a model call. [`LlmError::kind`] names the class for records.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -136,6 +139,76 @@ fn tls_config() -> Result<rustls::ClientConfig, String> {
     .clone()
 }
 
+/// Default bound on connections (requests in flight) per endpoint, see
+/// [`set_connections_per_endpoint`].
+pub const DEFAULT_CONNECTIONS_PER_ENDPOINT: usize = 4096;
+
+static CONNECTIONS_PER_ENDPOINT: AtomicUsize = AtomicUsize::new(DEFAULT_CONNECTIONS_PER_ENDPOINT);
+
+/// Bounds the connections this process opens to one endpoint (scheme, host and port): every
+/// model client of the process shares one HTTP connection pool, and a request holds one of
+/// its endpoint's permits while it is in flight, so an HTTP/1.1 endpoint never sees more
+/// connections than this. Takes effect for endpoints not yet used; call it before building
+/// clients. 0 is taken as 1.
+pub fn set_connections_per_endpoint(n: usize) {
+    CONNECTIONS_PER_ENDPOINT.store(n.clamp(1, Semaphore::MAX_PERMITS), Ordering::Relaxed);
+}
+
+/// The bound of [`set_connections_per_endpoint`].
+pub fn connections_per_endpoint() -> usize {
+    CONNECTIONS_PER_ENDPOINT.load(Ordering::Relaxed)
+}
+
+/// The process-wide gate of one endpoint (`scheme://host:port`).
+fn endpoint_gate(origin: &str) -> Arc<Semaphore> {
+    static GATES: OnceLock<Mutex<HashMap<String, Arc<Semaphore>>>> = OnceLock::new();
+    let mut g = GATES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    g.entry(origin.to_string())
+        .or_insert_with(|| Arc::new(Semaphore::new(connections_per_endpoint())))
+        .clone()
+}
+
+/// The process-wide HTTP client (one connection pool) for a connect timeout and the tokio
+/// runtime the client is built on: every model client with that timeout shares it, so
+/// connections are reused across attempts, roles and clients of one endpoint. Idle
+/// connections per host are kept up to the per-endpoint bound. Keyed by runtime too, because
+/// a pooled connection is served by a task of the runtime that opened it and dies with it
+/// (tests and `tb bench` run several runtimes in one process).
+fn shared_http(connect_timeout: Duration) -> Result<reqwest::Client, String> {
+    type Key = (u128, Option<tokio::runtime::Id>);
+    static POOLS: OnceLock<Mutex<HashMap<Key, reqwest::Client>>> = OnceLock::new();
+    let key = (
+        connect_timeout.as_millis(),
+        tokio::runtime::Handle::try_current().ok().map(|h| h.id()),
+    );
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(c) = pools.get(&key) {
+        return Ok(c.clone());
+    }
+    // A process that builds clients on many runtimes (a test binary) keeps only the latest
+    // few pools; a dropped pool's clients keep their own handle to it.
+    if pools.len() >= 16 {
+        pools.clear();
+    }
+    let tls = tls_config()?;
+    let http = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .pool_max_idle_per_host(connections_per_endpoint())
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_nodelay(true)
+        .tls_backend_preconfigured(tls)
+        .build()
+        .map_err(|e| e.to_string())?;
+    pools.insert(key, http.clone());
+    Ok(http)
+}
+
 /// A model client: config, HTTP client, URL.
 #[derive(Debug, Clone)]
 pub struct LlmClient {
@@ -145,6 +218,8 @@ pub struct LlmClient {
     endpoint: String,
     headers: reqwest::header::HeaderMap,
     gate: Option<Arc<tokio::sync::Semaphore>>,
+    /// The endpoint's process-wide connection bound.
+    conns: Arc<Semaphore>,
 }
 
 impl LlmClient {
@@ -198,16 +273,17 @@ impl LlmClient {
                 reqwest::header::HeaderValue::from_static("2023-06-01"),
             );
         }
-        let tls = tls_config().map_err(|e| {
+        let connect_timeout =
+            Duration::try_from_secs_f64(cfg.timeout.min(30.0)).unwrap_or(Duration::from_secs(30));
+        let http = shared_http(connect_timeout).map_err(|e| {
             LlmError::Config(format!("{}: cannot build the HTTP client: {e}", cfg.source))
         })?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs_f64(cfg.timeout.min(30.0)))
-            .tls_backend_preconfigured(tls)
-            .build()
-            .map_err(|e| {
-                LlmError::Config(format!("{}: cannot build the HTTP client: {e}", cfg.source))
-            })?;
+        let origin = format!(
+            "{}://{}:{}",
+            parsed.scheme(),
+            parsed.host_str().unwrap_or(""),
+            parsed.port_or_known_default().unwrap_or(0)
+        );
         Ok(LlmClient {
             cfg: Arc::new(cfg.clone()),
             http,
@@ -215,6 +291,7 @@ impl LlmClient {
             endpoint,
             headers,
             gate: None,
+            conns: endpoint_gate(&origin),
         })
     }
 
@@ -282,6 +359,8 @@ impl LlmClient {
                 Some(g) => g.acquire().await.ok(),
                 None => None,
             };
+            // After the role's gate, so a role waiting on its own limit holds no connection.
+            let conn = self.conns.acquire().await.ok();
             let req = match template
                 .as_ref()
                 .and_then(reqwest::RequestBuilder::try_clone)
@@ -357,6 +436,7 @@ impl LlmClient {
                     }
                     Err(e) => self.transport_failure(e, attempts)?,
                 };
+            drop(conn);
             drop(permit);
             let Some(n) = budget.take(r, failure) else {
                 return Err(err);

@@ -21,7 +21,8 @@ pub mod retry;
 pub mod wire;
 
 pub use client::{
-    ChatSession, Completion, EncodedTools, LlmClient, LlmError, install_crypto_provider,
+    ChatSession, Completion, DEFAULT_CONNECTIONS_PER_ENDPOINT, EncodedTools, LlmClient, LlmError,
+    connections_per_endpoint, install_crypto_provider, set_connections_per_endpoint,
 };
 pub use config::{ConfigError, ConfigFile, LlmConfig, Provider, RetryConfig, Secret};
 pub use wire::{ToolSet, ToolSpec};

@@ -240,6 +240,9 @@ pub struct MockOptions {
     /// ([`MockRequest::tools`]), the body has no `tools` key, and `tools`, when present,
     /// must be a list of objects. The schemas are most of an agent request's bytes.
     pub tool_schemas: bool,
+    /// Wait this long before every answer (a slow model; zero: answer at once). The wait
+    /// is a timer, not a busy thread: thousands of requests can wait at once.
+    pub reply_delay: Duration,
 }
 
 impl Default for MockOptions {
@@ -247,6 +250,7 @@ impl Default for MockOptions {
         MockOptions {
             keep_requests: true,
             tool_schemas: true,
+            reply_delay: Duration::ZERO,
         }
     }
 }
@@ -257,7 +261,14 @@ impl MockOptions {
         MockOptions {
             keep_requests: false,
             tool_schemas: false,
+            reply_delay: Duration::ZERO,
         }
+    }
+
+    /// These options with a delay before every answer ([`MockOptions::reply_delay`]).
+    pub fn with_reply_delay(mut self, d: Duration) -> Self {
+        self.reply_delay = d;
+        self
     }
 }
 
@@ -319,7 +330,12 @@ impl MockServer {
             .route("/{role}/v1/responses", post(responses))
             .route("/{role}/v1/messages", post(messages))
             .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        // A deep accept queue: thousands of clients may connect at once (tokio's `bind`
+        // listens with a backlog of 1024; a full queue drops SYNs, which clients resend only
+        // after a second). The kernel caps it at net.core.somaxconn.
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        let listener = socket.listen(8192)?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -470,6 +486,9 @@ async fn handle(
         }
         Some(Fault::Delay(d)) => tokio::time::sleep(d).await,
         None => {}
+    }
+    if !s.options.reply_delay.is_zero() {
+        tokio::time::sleep(s.options.reply_delay).await;
     }
     let Some(script) = script else {
         return (
