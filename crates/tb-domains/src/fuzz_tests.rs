@@ -297,9 +297,7 @@ fn check_answer(tool: &str, out: &CallOutcome) -> Result<(), TestCaseError> {
 }
 
 fn fuzz_domain(server: &str) {
-    let Some(base) = testdata::session(server, json!({}), Clock::default()) else {
-        return;
-    };
+    let base = testdata::session(server, json!({}), Clock::default());
     let names: Vec<String> = base
         .domain
         .tools()
@@ -340,26 +338,31 @@ fn fuzz_domain(server: &str) {
     }
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn fuzz_retail_tools() {
     fuzz_domain("sandbox_external_retail");
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn fuzz_booking_tools() {
     fuzz_domain("external_booking_v1");
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn fuzz_auto_insurance_tools() {
     fuzz_domain("sandbox_auto_insurance");
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn fuzz_neobank_tools() {
     fuzz_domain("sandbox_neobank_support_v1");
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn fuzz_consulting_tools() {
     fuzz_domain("sandbox_consulting");

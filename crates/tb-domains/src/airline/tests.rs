@@ -4,15 +4,16 @@
 use super::*;
 use serde_json::json;
 
-fn base() -> Option<Base> {
-    let shared = crate::testdata::shared("thinkingbox-data/support/tau_bench/airline_data")?;
-    let root = shared.join("thinkingbox-data");
+/// The airline base on the published data (panics without it: call it from
+/// `#[tb_test_support::data_test]`s only).
+fn base() -> Base {
+    let root = tb_test_support::data();
     let config = json!({
         "flights": "$THINKINGBOX_DATA/support/tau_bench/airline_data/flights.json",
         "reservations": "$THINKINGBOX_DATA/support/tau_bench/airline_data/reservations.json",
         "users": "$THINKINGBOX_DATA/support/tau_bench/airline_data/users.json",
     });
-    Some(Base::load(&config, &root).expect("airline data loads"))
+    Base::load(&config, &root).expect("airline data loads")
 }
 
 /// `json.dumps(v, sort_keys=True)` with the default separators.
@@ -47,18 +48,20 @@ fn tools_pair_with_declarations() {
     assert!(a.decls().any(|d| d.name == "transfer_to_human_agents"));
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn initial_effects_hash_like_the_reference() {
-    let Some(base) = base() else { return };
+    let base = base();
     let s = base.session("x", default_clock());
     let text = pyjson::dumps(&sorted(&s.effects()), pyjson::Layout::Default);
     let h = sha256_hex(&text);
     assert!(h.starts_with("80dec928") && h.ends_with("e551"), "{h}");
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn errors_have_the_server_shapes() {
-    let Some(base) = base() else { return };
+    let base = base();
     let mut s = base.session("x", default_clock());
     let r = s.call("get_user_details", &json!({"user_id": "nobody"}));
     assert_eq!(r, ToolReply::ok("Error!\nUser nobody not found".into()));
@@ -86,9 +89,10 @@ fn errors_have_the_server_shapes() {
     assert_eq!(r.text, r#"{"status": "recorded", "thought": "\u00e9"}"#);
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn a_cancelled_reservation_cannot_be_cancelled_again() {
-    let Some(base) = base() else { return };
+    let base = base();
     let mut s = base.session("x", default_clock());
     let first = s.call("cancel_reservation", &json!({"reservation_id": "4WQ150"}));
     assert!(
@@ -105,9 +109,10 @@ fn a_cancelled_reservation_cannot_be_cancelled_again() {
     assert_eq!(r["cancelled_at"], FIXED_NOW);
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn the_refund_rule_reads_the_session_clock() {
-    let Some(base) = base() else { return };
+    let base = base();
     // 4WQ150 (business, no insurance) was booked 2024-05-02T03:10:19 (naive = UTC).
     let within = Clock::parse("2024-05-02T10:00:00Z").unwrap();
     let mut s = base.session("x", within);

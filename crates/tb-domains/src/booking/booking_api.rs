@@ -452,11 +452,10 @@ mod tests {
     use super::super::testing::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn error_paths() {
-        let Some(mut s) = session(json!({})) else {
-            return;
-        };
+        let mut s = session(json!({}));
         assert_eq!(
             err(&mut s, "booking_api_get_booking", json!({})),
             "Tool execution failed: Either booking_reference or customer_id must be provided"
@@ -533,15 +532,14 @@ mod tests {
         );
     }
 
+    #[tb_test_support::data_test]
     #[test]
     fn modify_refuses_a_cancelled_booking() {
         let row = json!({"id": "BKG-T1", "booking_reference": "BKG-T1", "customer_id": "CUS-T1", "hotel_id": "HTL-T1",
             "check_in_date": "2025-10-01T15:00:00Z", "check_out_date": "2025-10-02T11:00:00Z", "booking_value": 450,
             "room_type": "suite", "board_type": "half_board", "adults_count": 2, "booking_status": "cancelled",
             "created_at": "2025-09-15T10:00:00Z", "updated_at": "2025-09-15T10:00:00Z"});
-        let Some(mut s) = session(json!({"booking_api_bookings": [row]})) else {
-            return;
-        };
+        let mut s = session(json!({"booking_api_bookings": [row]}));
         assert_eq!(
             err(
                 &mut s,
@@ -552,15 +550,14 @@ mod tests {
         );
     }
 
+    #[tb_test_support::data_test]
     #[test]
     fn modify_without_inventory_keeps_the_value() {
         let row = json!({"id": "BKG-T2", "booking_reference": "BKG-T2", "customer_id": "CUS-T2", "hotel_id": "HTL-NONE",
             "check_in_date": "2025-10-01T15:00:00Z", "check_out_date": "2025-10-02T11:00:00Z", "booking_value": 450,
             "room_type": "suite", "board_type": "half_board", "adults_count": 2,
             "created_at": "2025-09-15T10:00:00Z", "updated_at": "2025-09-15T10:00:00Z"});
-        let Some(mut s) = session(json!({"booking_api_bookings": [row]})) else {
-            return;
-        };
+        let mut s = session(json!({"booking_api_bookings": [row]}));
         let out = call(
             &mut s,
             "booking_api_modify_booking",

@@ -168,11 +168,10 @@ mod tests {
     use super::super::testing::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn error_paths() {
-        let Some(mut s) = session(json!({})) else {
-            return;
-        };
+        let mut s = session(json!({}));
         assert_eq!(
             err(&mut s, "lookup_lookup_corporate_account_id", json!({})),
             "Tool execution failed: Invalid parameters: provide company_name or customer_email."

@@ -88,74 +88,10 @@ pub(crate) mod testing {
     pub use crate::testdata::{call, err};
     use tb_sandbox::{Clock, Session};
 
-    /// A fresh session of this domain with `patch` at the replay clock, or None (loudly) when
-    /// the data is absent outside CI.
-    pub fn session(patch: serde_json::Value) -> Option<Session> {
-        let clock = Clock::parse("2026-11-30T12:00:00Z").expect("clock");
+    /// A fresh session of this domain with `patch` at the replay clock (panics without the
+    /// data: call it from `#[tb_test_support::data_test]`s only).
+    pub fn session(patch: serde_json::Value) -> Session {
+        let clock = Clock::parse(tb_test_support::REPLAY_CLOCK).expect("clock");
         crate::testdata::session(super::SERVER, patch, clock)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::Value;
-
-    #[test]
-    fn tool_list_matches_the_reference_parameters() {
-        let d = domain().unwrap();
-        let ours: Vec<String> = d
-            .tools()
-            .iter()
-            .map(|t| t.decl.name.clone())
-            .filter(|n| !n.starts_with("zendesk_"))
-            .collect();
-        assert_eq!(ours.len(), 31);
-        let Some(s) = testing::session(serde_json::json!({})) else {
-            return;
-        };
-        drop(s);
-        let path = std::path::PathBuf::from(
-            std::env::var_os("TB_SHARED").unwrap_or_else(|| "../../../shared".into()),
-        )
-        .join("tb-bench-v1/tools/external_booking_v1.json");
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            return;
-        };
-        let reference: Value = serde_json::from_str(&text).unwrap();
-        let list = d.tool_list();
-        let mut names = Vec::new();
-        for t in reference["tools"].as_array().unwrap() {
-            let name = t["name"].as_str().unwrap();
-            if name.starts_with("zendesk_") {
-                continue;
-            }
-            names.push(name.to_string());
-            let ours = list
-                .iter()
-                .find(|x| x["name"] == name)
-                .unwrap_or_else(|| panic!("{name} missing"));
-            let (rs, os) = (&t["input_schema"], &ours["inputSchema"]);
-            assert_eq!(rs["required"], os["required"], "{name} required");
-            assert_eq!(
-                rs.get("additionalProperties"),
-                os.get("additionalProperties"),
-                "{name} extra"
-            );
-            let rp = rs["properties"].as_object().unwrap();
-            let op = os["properties"].as_object().unwrap();
-            assert_eq!(
-                rp.keys().collect::<Vec<_>>(),
-                op.keys().collect::<Vec<_>>(),
-                "{name} parameters"
-            );
-            for (k, v) in rp {
-                let o = &op[k];
-                assert_eq!(v.get("default"), o.get("default"), "{name}.{k} default");
-                assert_eq!(v.get("enum"), o.get("enum"), "{name}.{k} enum");
-                assert_eq!(v.get("type"), o.get("type"), "{name}.{k} type");
-            }
-        }
-        assert_eq!(names, ours, "tool order");
     }
 }

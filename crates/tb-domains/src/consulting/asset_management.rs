@@ -123,14 +123,13 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn reserve_assign_retire() {
         let dev = |id: &str, status: &str| json!({"id": id, "device_type": "headset", "model": "H1", "age_months": 3, "inventory_status": status, "location": "Austin"});
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "asset_management_devices": [dev("ZZ-9", "available"), dev("ZZ-10", "available"), dev("ZZ-11", "assigned")]
-        })) else {
-            return;
-        };
+        }));
         let before = call(
             &mut s,
             "asset_management_api",

@@ -56,11 +56,10 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn initiate_upserts() {
-        let Some(mut s) = session(json!({})) else {
-            return;
-        };
+        let mut s = session(json!({}));
         let status = |s: &mut tb_sandbox::Session| {
             call(
                 s,

@@ -44,13 +44,12 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn folders() {
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "box_folders": [{"id": "FLD-T", "folder_name": "T", "confidentiality_level": "internal", "owner_email": "o@msg.com"}]
-        })) else {
-            return;
-        };
+        }));
         assert_eq!(
             call(
                 &mut s,

@@ -127,11 +127,10 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn vpn_lifecycle_and_prerequisites() {
-        let Some(mut s) = session(json!({})) else {
-            return;
-        };
+        let mut s = session(json!({}));
         let grant = |s: &mut tb_sandbox::Session, client: serde_json::Value| {
             call(
                 s,

@@ -68,14 +68,13 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn override_updates_the_report() {
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "concur_expense_reports": [{"id": "EXP-T", "employee_email": "t@msg.com", "amount": 120, "category": "meals",
                 "expense_date": "2025-09-01T00:00:00", "receipt_status": "missing", "rejection_reason": "No receipt"}]
-        })) else {
-            return;
-        };
+        }));
         assert_eq!(
             err(
                 &mut s,

@@ -132,14 +132,13 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn seats_enrollment_and_history() {
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "degreed_training_courses": [{"id": "CRS-T", "title": "Test Driving", "cost": 10, "training_category": "conference", "max_seats": 1}],
             "degreed_certifications": [{"id": "CERT-T", "employee_email": "t@msg.com", "certification_name": "HIPAA", "issued_date": "2024-01-01T00:00:00Z"}]
-        })) else {
-            return;
-        };
+        }));
         let seats = |s: &mut tb_sandbox::Session| {
             call(
                 s,

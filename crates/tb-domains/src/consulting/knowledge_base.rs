@@ -6,11 +6,10 @@ mod tests {
     use crate::consulting::testutil::{err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn declared_like_the_reference() {
-        let Some(mut s) = session(json!({})) else {
-            return;
-        };
+        let mut s = session(json!({}));
         assert_eq!(
             err(
                 &mut s,

@@ -77,16 +77,15 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn pools_and_allocations() {
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "license_management_license_pool_record": [
                 {"catalog_id": "CAT-T", "pool_type": "standard", "total_licenses": 2},
                 {"catalog_id": "CAT-T", "pool_type": "enterprise"}
             ]
-        })) else {
-            return;
-        };
+        }));
         let check = |s: &mut tb_sandbox::Session, pool: &str| {
             call(
                 s,

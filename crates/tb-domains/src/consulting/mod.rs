@@ -155,9 +155,9 @@ pub(crate) mod testutil {
     use serde_json::Value;
     use tb_sandbox::{Clock, Session};
 
-    /// A session on the real initial data with `patch` applied, or None (loudly) when the data
-    /// is missing outside CI.
-    pub fn session(patch: Value) -> Option<Session> {
+    /// A session on the real initial data with `patch` applied (panics without the data: call
+    /// it from `#[tb_test_support::data_test]`s only).
+    pub fn session(patch: Value) -> Session {
         crate::testdata::session(super::SERVER, patch, Clock::default())
     }
 }
@@ -197,16 +197,15 @@ mod tests {
         );
     }
 
+    #[tb_test_support::data_test]
     #[test]
     fn probed_ids_fill_the_first_gap() {
-        let Some(mut s) = testutil::session(json!({
+        let mut s = testutil::session(json!({
             "approval_approval_requests": [
                 {"id": "APR-2-000000", "request_type": "travel", "requester_email": "a", "approver_email": "b"},
                 {"id": "APR-2-000002", "request_type": "travel", "requester_email": "a", "approver_email": "b"}
             ]
-        })) else {
-            return;
-        };
+        }));
         assert_eq!(
             probe_id(&s, tables::APPROVAL_APPROVAL_REQUESTS, "APR-2").unwrap(),
             "APR-2-000001"

@@ -27,13 +27,12 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn grants_get_probed_ids() {
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "okta_application_access_logs": [{"id": "AAL-2-000000", "employee_email": "x@msg.com", "app_name": "Box"}]
-        })) else {
-            return;
-        };
+        }));
         assert_eq!(
             call(
                 &mut s,

@@ -49,14 +49,13 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn engagement_and_assignment() {
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "mavenlink_employee_assignments": [{"id": "T-1", "employee_email": "t@msg.com", "engagement_code": "ENG-T",
                 "assignment_status": "booked", "start_date": "2025-01-02T00:00:00Z", "senior_manager_email": "m@msg.com"}]
-        })) else {
-            return;
-        };
+        }));
         assert_eq!(
             call(
                 &mut s,

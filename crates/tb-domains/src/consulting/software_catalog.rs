@@ -47,13 +47,12 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn lookups_and_their_errors() {
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "software_catalog_software_catalog": [{"id": "CAT-T", "name": "Tableau Desktop", "annual_cost": 840, "pool_type": "standard"}]
-        })) else {
-            return;
-        };
+        }));
         let found = call(
             &mut s,
             "software_catalog_search",

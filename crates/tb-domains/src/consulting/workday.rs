@@ -36,14 +36,13 @@ mod tests {
     use crate::consulting::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn employee_lookup() {
-        let Some(mut s) = session(json!({
+        let mut s = session(json!({
             "workday_employees": [{"email": "t@msg.com", "name": "T", "level": "Analyst", "office_location": "Austin",
                 "start_date": "2024-05-01T00:00:00"}]
-        })) else {
-            return;
-        };
+        }));
         assert_eq!(
             call(
                 &mut s,

@@ -233,11 +233,10 @@ mod tests {
     use super::super::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn inventory_assign_retire() {
-        let Some(mut s) = session(json!({})) else {
-            return;
-        };
+        let mut s = session(json!({}));
         let inv = call(
             &mut s,
             "asset_management_api_check_inventory",
@@ -359,14 +358,13 @@ mod tests {
         );
     }
 
+    #[tb_test_support::data_test]
     #[test]
     fn device_age_and_bad_purchase_dates() {
-        let Some(mut s) = session(json!({tables::ASSETS: [
+        let mut s = session(json!({tables::ASSETS: [
             {"id": "HW-X", "device_type": "mouse", "device_model": "M", "purchase_date": "2025-11-17", "warehouse_location": "sf"},
             {"id": "HW-Y", "device_type": "mouse", "device_model": "M", "purchase_date": "last year", "warehouse_location": "sf"}
-        ]})) else {
-            return;
-        };
+        ]}));
         let d = call(
             &mut s,
             "asset_management_api_get_device_details",

@@ -59,14 +59,13 @@ mod tests {
         json!({"recipient_email": to, "notification_type": "ticket_update", "subject": "S", "body": "B"})
     }
 
+    #[tb_test_support::data_test]
     #[test]
     fn send_and_refuse() {
-        let Some(mut s) = session(json!({tables::EMPLOYEES: [
+        let mut s = session(json!({tables::EMPLOYEES: [
             {"id": "WD-T", "email": "gone@x", "full_name": "Gone", "level": 5, "department": "sales", "role": "r",
              "office_location": "sf", "start_date": "2020", "employment_status": "departing"}
-        ]})) else {
-            return;
-        };
+        ]}));
         let n = s.state.count(tables::NOTIFICATIONS).unwrap();
         let mut m = mail("sarah.jones@vdb.com");
         m["cc_emails"] = json!("a@x, b@x");

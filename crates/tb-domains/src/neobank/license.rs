@@ -100,13 +100,12 @@ mod tests {
     use super::super::testutil::{call, err, session};
     use serde_json::json;
 
+    #[tb_test_support::data_test]
     #[test]
     fn types_and_availability() {
-        let Some(mut s) = session(json!({tables::LICENSES: [
+        let mut s = session(json!({tables::LICENSES: [
             {"id": "LIC-T", "software_name": "TinyTool", "license_type": "standard", "total_licenses": 1, "annual_cost_per_license": 10}
-        ]})) else {
-            return;
-        };
+        ]}));
         let r = call(
             &mut s,
             "license_management_api_check_license_type",

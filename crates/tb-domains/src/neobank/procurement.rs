@@ -48,11 +48,10 @@ mod tests {
                "ship_to_location": "1 Elm St", "requester_email": "marcus.thompson@vdb.com"})
     }
 
+    #[tb_test_support::data_test]
     #[test]
     fn orders() {
-        let Some(mut s) = session(json!({})) else {
-            return;
-        };
+        let mut s = session(json!({}));
         let n = s.state.count(tables::ORDERS).unwrap();
         let r = call(
             &mut s,

@@ -68,15 +68,14 @@ mod tests {
                "status": "open", "is_active": active, "reported_at": reported, "reported_by": "x", "resolved_at": resolved})
     }
 
+    #[tb_test_support::data_test]
     #[test]
     fn active_and_recently_closed_newest_first() {
-        let Some(mut s) = session(json!({tables::INCIDENTS: [
+        let mut s = session(json!({tables::INCIDENTS: [
             incident("SEC-A", false, "2025-12-16T00:00:00Z", Some("2025-12-17T10:00:00Z")),
             incident("SEC-B", false, "2025-12-16T00:00:00Z", Some("2025-12-17T09:59:59Z")),
             incident("SEC-C", true, "2025-12-18T01:00:00+02:00", None),
-        ]})) else {
-            return;
-        };
+        ]}));
         let r = call(&mut s, "security_api_verify_incident", json!({}));
         let list = r["incidents"].as_array().unwrap();
         assert_eq!(list[0]["incident_id"], "SEC-C");
@@ -95,13 +94,12 @@ mod tests {
         );
     }
 
+    #[tb_test_support::data_test]
     #[test]
     fn naive_resolution_time_fails_like_python() {
-        let Some(mut s) = session(
+        let mut s = session(
             json!({tables::INCIDENTS: [incident("SEC-N", false, "2025-12-16T00:00:00Z", Some("2025-12-17T10:00:00"))]}),
-        ) else {
-            return;
-        };
+        );
         assert_eq!(
             err(&mut s, "security_api_verify_incident", json!({})),
             "Tool execution failed: Failed to retrieve security incidents: can't compare offset-naive and offset-aware datetimes"

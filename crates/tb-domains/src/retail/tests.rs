@@ -1,6 +1,6 @@
 //! Error paths and edge cases of the retail tools, as the reference behaves (learned from its
-//! code and tests). Most tests use hand-made rows; the schema test reads the published tool
-//! list and skips loudly when the shared data is missing (fails in CI).
+//! code and tests), on hand-made rows. (The declarations against the published tool list are
+//! checked for every domain at once, in `tests/it/schema.rs`.)
 
 use super::tables::*;
 use crate::testdata::call;
@@ -24,7 +24,7 @@ fn empty() -> Session {
     loaded
         .session(
             &json!({}),
-            Clock::parse("2026-11-30T12:00:00Z").expect("clock"),
+            Clock::parse(tb_test_support::REPLAY_CLOCK).expect("clock"),
         )
         .expect("session")
 }
@@ -707,7 +707,7 @@ fn search_policy_goes_to_the_shared_entry_point() {
     let mut s = loaded
         .session(
             &config,
-            Clock::parse("2026-11-30T12:00:00Z").expect("clock"),
+            Clock::parse(tb_test_support::REPLAY_CLOCK).expect("clock"),
         )
         .expect("session");
     let v = call(
@@ -729,54 +729,4 @@ fn search_policy_goes_to_the_shared_entry_point() {
         err(&mut s, "search_policy", json!({"max_results": 2})),
         "Tool execution failed: Input validation failed: query: Field required"
     );
-}
-
-// --- declarations against the published tool list ------------------------------------------------
-
-/// The schema without the prose (descriptions, titles, examples), which is ours.
-fn bare(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "description" | "title" | "examples"))
-                .map(|(k, v)| (k.clone(), bare(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(bare).collect()),
-        other => other.clone(),
-    }
-}
-
-#[test]
-fn declarations_equal_the_reference_input_schemas() {
-    let Some(shared) = crate::testdata::shared("tb-bench-v1/tools") else {
-        return;
-    };
-    let text =
-        std::fs::read_to_string(shared.join("tb-bench-v1/tools/sandbox_external_retail.json"))
-            .expect("tools json");
-    let reference: Value = serde_json::from_str(&text).expect("json");
-    let ours = domain().tool_list();
-    let theirs: Vec<&Value> = reference["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .filter(|t| !t["name"].as_str().unwrap_or("").starts_with("zendesk_"))
-        .collect();
-    let mine: Vec<&Value> = ours
-        .iter()
-        .filter(|t| !t["name"].as_str().unwrap_or("").starts_with("zendesk_"))
-        .collect();
-    let names = |v: &[&Value]| v.iter().map(|t| t["name"].clone()).collect::<Vec<_>>();
-    assert_eq!(names(&mine), names(&theirs), "same tools in the same order");
-    for (m, t) in mine.iter().zip(&theirs) {
-        let (a, b) = (bare(&m["inputSchema"]), bare(&t["input_schema"]));
-        assert_eq!(a, b, "{}", t["name"]);
-        let keys = |v: &Value| {
-            v["properties"]
-                .as_object()
-                .map(|p| p.keys().cloned().collect::<Vec<_>>())
-        };
-        assert_eq!(keys(&a), keys(&b), "parameter order of {}", t["name"]);
-    }
 }

@@ -4,7 +4,7 @@ use crate::testdata::call;
 use serde_json::{Value, json};
 use tb_sandbox::{Clock, Session};
 
-fn session(server: &str) -> Option<Session> {
+fn session(server: &str) -> Session {
     crate::testdata::session(server, json!({}), Clock::default())
 }
 
@@ -36,11 +36,10 @@ fn every_variant_declares_the_seven_tools_in_order() {
     }
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn unsupported_and_unknown() {
-    let Some(mut s) = session("sandbox_external_retail") else {
-        return;
-    };
+    let mut s = session("sandbox_external_retail");
     let r = call(&mut s, "zendesk_get_items", json!({"table": "views"}));
     assert_eq!(
         err(&r),
@@ -104,11 +103,10 @@ fn unsupported_and_unknown() {
     );
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn input_validation_of_the_item_union() {
-    let Some(mut s) = session("sandbox_external_retail") else {
-        return;
-    };
+    let mut s = session("sandbox_external_retail");
     let r = call(
         &mut s,
         "zendesk_create_item",
@@ -130,11 +128,10 @@ fn input_validation_of_the_item_union() {
     assert!(r["item"].get("color").is_none());
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn create_ids_timestamps_and_null_handling() {
-    let Some(mut s) = session("sandbox_external_retail") else {
-        return;
-    };
+    let mut s = session("sandbox_external_retail");
     let n = s.state.count("zendesk_tickets").unwrap();
     let r = call(
         &mut s,
@@ -177,11 +174,10 @@ fn create_ids_timestamps_and_null_handling() {
     );
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn duplicate_create_after_delete() {
-    let Some(mut s) = session("sandbox_external_retail") else {
-        return;
-    };
+    let mut s = session("sandbox_external_retail");
     let n = s.state.count("zendesk_users").unwrap();
     assert!(n >= 2);
     let first = s.state.rows("zendesk_users").unwrap()[0]["id"]
@@ -209,11 +205,10 @@ fn duplicate_create_after_delete() {
     }
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn update_merges_sent_fields() {
-    let Some(mut s) = session("sandbox_external_retail") else {
-        return;
-    };
+    let mut s = session("sandbox_external_retail");
     let id = s.state.rows("zendesk_tickets").unwrap()[0]["id"]
         .as_str()
         .unwrap()
@@ -247,11 +242,10 @@ fn update_merges_sent_fields() {
     assert_eq!(r["item"]["tags"], json!(["b"]), "{r}");
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn status_violation_rows() {
-    let Some(mut s) = session("sandbox_auto_insurance") else {
-        return;
-    };
+    let mut s = session("sandbox_auto_insurance");
     let before = s.state.count("zendesk_ticket_status_violations").unwrap();
     let r = call(
         &mut s,
@@ -276,9 +270,7 @@ fn status_violation_rows() {
     assert_eq!(v["created_status"], "new");
     assert_eq!(v["created_at"], "2025-10-01T13:00:05Z");
     // Generic has no violation table rule.
-    let Some(mut g) = session("sandbox_external_retail") else {
-        return;
-    };
+    let mut g = session("sandbox_external_retail");
     let r = call(
         &mut g,
         "zendesk_create_item",
@@ -287,9 +279,11 @@ fn status_violation_rows() {
     assert!(r.get("item").is_some());
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn neobank_and_booking_tags() {
-    if let Some(mut s) = session("sandbox_neobank_support_v1") {
+    {
+        let mut s = session("sandbox_neobank_support_v1");
         let r = call(
             &mut s,
             "zendesk_create_item",
@@ -297,7 +291,8 @@ fn neobank_and_booking_tags() {
         );
         assert_eq!(r["item"]["tags"], json!(["access", "b", "vpn"]), "{r}");
     }
-    if let Some(mut s) = session("external_booking_v1") {
+    {
+        let mut s = session("external_booking_v1");
         let r = call(
             &mut s,
             "zendesk_create_item",
@@ -318,11 +313,10 @@ fn neobank_and_booking_tags() {
     }
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn get_items_query_options() {
-    let Some(mut s) = session("sandbox_external_retail") else {
-        return;
-    };
+    let mut s = session("sandbox_external_retail");
     let all = call(&mut s, "zendesk_get_items", json!({"table": "users"}));
     let n = all["items"].as_array().unwrap().len();
     let r = call(
@@ -377,11 +371,10 @@ fn get_items_query_options() {
     assert_eq!(names, sorted);
 }
 
+#[tb_test_support::data_test]
 #[test]
 fn get_tables_lists_eighteen() {
-    let Some(mut s) = session("sandbox_consulting") else {
-        return;
-    };
+    let mut s = session("sandbox_consulting");
     let r = call(&mut s, "zendesk_get_tables", json!({}));
     assert_eq!(r["value"].as_array().unwrap().len(), 18);
     assert_eq!(

@@ -8,24 +8,8 @@ mod unsupported;
 
 use std::path::PathBuf;
 
-/// `../shared` beside the workspace, or `$TB_SHARED`. None (with a loud message) when missing
-/// outside CI; a panic in CI.
-pub fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("TB_SHARED").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-        PathBuf::from,
-    );
-    if p.join("tb-bench-v1/airline").is_dir() && p.join("thinkingbox-data/dataset").is_dir() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "benchmark data not found at {} (set TB_SHARED); CI needs it",
-        p.display()
-    );
-    eprintln!(
-        "SKIPPED: benchmark data not found at {}; set TB_SHARED",
-        p.display()
-    );
-    None
+/// The shared folder (`$TB_SHARED`, else `shared` beside the workspace); panics when missing,
+/// so call it from `#[tb_test_support::shared_test]`s only.
+pub fn shared() -> PathBuf {
+    tb_test_support::shared()
 }

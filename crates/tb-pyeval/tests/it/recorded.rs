@@ -132,11 +132,10 @@ fn check_record(file: &TestFile, record: &Value, ctx: &Value, tally: &mut Tally)
     }
 }
 
+#[tb_test_support::shared_test]
 #[test]
 fn airline_recorded_verdicts_are_reproduced() {
-    let Some(shared) = crate::shared() else {
-        return;
-    };
+    let shared = crate::shared();
     let data = shared.join("thinkingbox-data/dataset/test_case/airline_tau_bench.py");
     let file = TestFile::read(&data).unwrap();
     file.check().unwrap();
@@ -168,11 +167,10 @@ fn airline_recorded_verdicts_are_reproduced() {
     );
 }
 
+#[tb_test_support::shared_test]
 #[test]
 fn setup_check_recorded_verdicts_are_reproduced() {
-    let Some(shared) = crate::shared() else {
-        return;
-    };
+    let shared = crate::shared();
     let mut tally = Tally {
         records: 0,
         verdicts: 0,

@@ -1,0 +1,15 @@
+//! tb-cli's integration tests, one harness (one binary to build and link) with a module per
+//! area.
+
+mod audit;
+mod campaign;
+mod campaign_plan;
+mod example;
+mod external_servers;
+mod reference_records;
+mod reference_requests;
+mod secrets_and_auth;
+mod slurm;
+mod tui_tmux;
+mod usage;
+mod validate_hostile;

@@ -1,0 +1,299 @@
+//! `tb tui` in a real terminal: tmux runs it in a detached 200x50 session on its own server
+//! socket, `send-keys` types, `capture-pane -p` reads the screen. On a retail task of the
+//! benchmark, played as the agent: the task's golden calls typed as `/tool` commands, then
+//! `/test` shows a line starting with PASS and the effects pane has nothing left to fix; the
+//! session saved with `/save` reads back in `tb show` and `tb run-test` with the same
+//! verdict; the same task without its last golden call shows FAIL and the failing field.
+//!
+//! Every wait polls the screen against a deadline; the tmux server is killed at the end, also
+//! when the test fails. Without tmux the test fails in CI (`CI=true`) and skips loudly
+//! otherwise; likewise without the benchmark data.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const UID: &str = "sandbox_external_retail_group1.py:test_case_ST002_001";
+const DEADLINE: Duration = Duration::from_mins(1);
+
+/// The benchmark data (panics when missing: call from `#[tb_test_support::data_test]`s only).
+fn shared_data() -> PathBuf {
+    tb_test_support::data()
+}
+
+fn have_tmux() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is needed for the tb tui terminal test (.ci/run installs it)"
+        );
+        eprintln!("SKIPPED: tmux not found; the tb tui terminal test did not run");
+    }
+    ok
+}
+
+/// A tmux server of our own (its socket in a temporary folder), killed on drop.
+struct Tmux {
+    dir: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn new() -> Tmux {
+        Tmux {
+            dir: tempfile::tempdir().expect("a temporary folder for the tmux socket"),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(self.dir.path().join("tmux.sock"))
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// Starts `shell` in a detached 200x50 session.
+    fn start(&self, shell: &str) {
+        let out = self.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "tui",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            shell,
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn type_text(&self, text: &str) {
+        let out = self.cmd(&["send-keys", "-t", "tui", "-l", text]);
+        assert!(out.status.success(), "send-keys");
+    }
+
+    fn key(&self, key: &str) {
+        let out = self.cmd(&["send-keys", "-t", "tui", key]);
+        assert!(out.status.success(), "send-keys {key}");
+    }
+
+    /// Types a line and presses Enter.
+    fn line(&self, text: &str) {
+        self.type_text(text);
+        self.key("Enter");
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "tui"]).stdout).into_owned()
+    }
+
+    /// Polls the screen until `pred` holds; panics with the last screen at the deadline.
+    fn wait(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.capture();
+            if pred(&s) {
+                return s;
+            }
+            assert!(
+                t0.elapsed() <= DEADLINE,
+                "timed out waiting for {what}; the screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The shell line that runs `tb tui`, then reports its exit status and whether the terminal
+/// is back in canonical mode (`TTYicanon`; raw mode left behind shows `TTY-icanon`).
+fn tui_shell(root: &Path) -> String {
+    format!(
+        "env -u NO_COLOR TB_LOG=error {} tui --data {} -n {} --play agent; echo TUI-EXITED $?; echo TTY$(stty -a | grep -o -- '-\\?icanon' | head -n 1); sleep 600",
+        sh_quote(env!("CARGO_BIN_EXE_tb")),
+        sh_quote(&root.display().to_string()),
+        sh_quote(UID)
+    )
+}
+
+fn golden_calls(root: &Path) -> Vec<String> {
+    let ds = tb_dataset::Dataset::open(root).unwrap();
+    let t = ds.load_task(UID).unwrap();
+    let calls: Vec<String> = t
+        .servers()
+        .iter()
+        .flat_map(|s| t.golden_calls(s))
+        .map(|(tool, params)| format!("/tool {tool} {params}"))
+        .collect();
+    assert!(calls.len() >= 2, "the task has golden calls");
+    calls
+}
+
+/// Whether a line of the conversation pane starts with `word` (inside the pane's border).
+fn pane_line_starts(screen: &str, word: &str) -> bool {
+    screen
+        .lines()
+        .any(|l| l.trim_start_matches('│').starts_with(word))
+}
+
+fn tb(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
+        .args(args)
+        .env("TB_LOG", "error")
+        .output()
+        .expect("tb runs");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[tb_test_support::data_test]
+#[test]
+fn golden_calls_typed_in_tmux_pass_and_the_saved_record_reads_back() {
+    let root = shared_data();
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("session.jsonl");
+    let tmux = Tmux::new();
+    tmux.start(&tui_shell(&root));
+    tmux.wait("the app", |s| {
+        s.contains("play: agent") && s.contains("effects")
+    });
+    for call in golden_calls(&root) {
+        tmux.line(&call);
+    }
+    tmux.line("/test");
+    let screen = tmux.wait("the verdict", |s| {
+        pane_line_starts(s, "PASS ") || pane_line_starts(s, "FAIL ")
+    });
+    assert!(
+        pane_line_starts(&screen, &format!("PASS {UID}")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("to fix: nothing, the state matches the golden state"),
+        "{screen}"
+    );
+    assert!(screen.contains("matches the golden state"), "{screen}");
+    tmux.line(&format!("/save {}", saved.display()));
+    tmux.wait("the save", |s| s.contains("Saved the session"));
+    // A resize is taken (the pane redraws at the new size).
+    let _ = tmux.cmd(&["resize-window", "-t", "tui", "-x", "150", "-y", "40"]);
+    tmux.wait("the redraw at 150 columns", |s| {
+        s.lines()
+            .any(|l| l.chars().count() == 150 && l.starts_with("└"))
+    });
+    tmux.key("C-c");
+    let screen = tmux.wait("the exit", |s| s.contains("TUI-EXITED"));
+    assert!(screen.contains("TUI-EXITED 0"), "{screen}");
+    let screen = tmux.wait("the terminal mode", |s| s.contains("TTY"));
+    assert!(
+        screen.contains("TTYicanon"),
+        "the terminal is restored:\n{screen}"
+    );
+    assert!(
+        !screen.contains("play: agent"),
+        "the main screen is back after quitting:\n{screen}"
+    );
+
+    let file = saved.display().to_string();
+    let root_s = root.display().to_string();
+    let (code, show) = tb(&["show", &file, "--uid", UID]);
+    assert_eq!(code, 0, "{show}");
+    assert!(show.contains("outcome: PASSED"), "{show}");
+    let (code, rt) = tb(&["run-test", &file, "--data", &root_s]);
+    assert_eq!(code, 0, "{rt}");
+    assert!(
+        rt.contains(&format!("PASS {UID}::repeat::0: as recorded")),
+        "{rt}"
+    );
+    let (code, agg) = tb(&["agg", &file]);
+    assert_eq!(code, 0, "{agg}");
+}
+
+#[tb_test_support::data_test]
+#[test]
+fn without_the_last_golden_call_tmux_shows_fail_and_the_field() {
+    let root = shared_data();
+    if !have_tmux() {
+        return;
+    }
+    let mut calls = golden_calls(&root);
+    calls.pop();
+    let tmux = Tmux::new();
+    tmux.start(&tui_shell(&root));
+    tmux.wait("the app", |s| {
+        s.contains("play: agent") && s.contains("effects")
+    });
+    for call in &calls {
+        tmux.line(call);
+    }
+    tmux.line("/test");
+    let screen = tmux.wait("the verdict", |s| {
+        pane_line_starts(s, "PASS ") || pane_line_starts(s, "FAIL ")
+    });
+    assert!(
+        pane_line_starts(&screen, &format!("FAIL {UID}")),
+        "{screen}"
+    );
+    // The golden state has the ticket solved; here it is still open.
+    assert!(
+        screen.contains(r#"status: is "open", should be "solved""#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("to fix: ") && !screen.contains("to fix: nothing"),
+        "{screen}"
+    );
+    tmux.key("C-c");
+    let screen = tmux.wait("the exit", |s| s.contains("TUI-EXITED"));
+    assert!(screen.contains("TUI-EXITED 0"), "{screen}");
+}
+
+#[tb_test_support::data_test]
+#[test]
+fn a_panic_restores_the_terminal() {
+    let root = shared_data();
+    if !have_tmux() {
+        return;
+    }
+    let tmux = Tmux::new();
+    tmux.start(&format!("TB_TUI_TEST_PANIC=1 {}", tui_shell(&root)));
+    let screen = tmux.wait("the exit", |s| s.contains("TTY"));
+    assert!(screen.contains("TUI-EXITED 101"), "{screen}");
+    assert!(
+        screen.contains("TB_TUI_TEST_PANIC=1"),
+        "the panic message is shown: {screen}"
+    );
+    assert!(
+        screen.contains("TTYicanon"),
+        "the terminal is restored:\n{screen}"
+    );
+}

@@ -1,0 +1,88 @@
+//! `tb validate` on bad files: a scenario `tools:` entry naming a tool no server provides is
+//! a problem with its file and line (and a "did you mean"); unknown keys are warned with
+//! their file and line.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn validate(root: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
+        .args(["validate", "--data"])
+        .arg(root)
+        .arg("--test-list")
+        .arg(root.join("testlist.yaml"))
+        .env_remove("THINKINGBOX_DATA")
+        .output()
+        .expect("tb runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn unknown_scenario_tools_and_keys_are_reported_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("brightside");
+    copy_dir(&example(), &root);
+    let scenario = root.join("dataset/scenario/sandbox_external_retail.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let line = lines
+        .iter()
+        .position(|l| l.trim() == "- name: zendesk_get_items")
+        .expect("the example lists zendesk_get_items")
+        + 1;
+    let text = text
+        .replace("- name: zendesk_get_items\n", "- name: zendesk_get_itmes\n")
+        .replace("bot_instructions: |", "bot_instruction: |");
+    std::fs::write(&scenario, text).unwrap();
+
+    let (ok, out) = validate(&root);
+    assert!(!ok, "{out}");
+    // The whole report: the problem with its file and line (the misspelt tool on line
+    // `line`, with a "did you mean"), the warning for the unknown key, nothing else.
+    assert!(
+        out.contains(&format!("sandbox_external_retail.yaml:{line}: ")),
+        "{out}"
+    );
+    let tmp = tb_test_support::regex_literal(dir.path().to_str().unwrap());
+    // The log line repeats the warning; its colours and time are redacted.
+    let filters = vec![
+        (tmp.as_str(), "[TMP]"),
+        ("\x1b\\[[0-9;]*m", ""),
+        ("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z", "[TIME]"),
+    ];
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!(out);
+    });
+}
+
+#[test]
+fn the_bundled_example_has_no_problems_or_warnings() {
+    let (ok, out) = validate(&example());
+    assert!(ok, "{out}");
+    let ex = tb_test_support::regex_literal(example().to_str().unwrap());
+    insta::with_settings!({filters => vec![(ex.as_str(), "[EXAMPLE]")]}, {
+        insta::assert_snapshot!(out);
+    });
+}

@@ -1,0 +1,8 @@
+//! tb-dataset's integration tests, one harness (one binary to build and link) with a module per
+//! area.
+
+mod bench_v1;
+mod errors;
+mod props;
+mod py_structure;
+mod pyyaml_corpus;

@@ -1,0 +1,3 @@
+//! tb-domains' integration tests, one harness with a module per area.
+
+mod schema;

@@ -1,0 +1,4 @@
+//! tb-llm's integration tests, one harness (one binary to build and link) with a module per
+//! area.
+
+mod client_mock;

@@ -1,0 +1,108 @@
+//! Shared by the tb-mcp integration tests: data roots, a server on 127.0.0.1:0, and the
+//! in-process reference (same task, same calls, no MCP) to compare against.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tb_core::{StateVerdict, Task};
+use tb_dataset::Dataset;
+use tb_eval::judge::StateJudge;
+use tb_eval::sandbox::Sandbox;
+use tb_mcp::{HttpOptions, Limits, Registry, RunningServer};
+use tb_sandbox::Clock;
+
+/// The bundled example (retail tools, 8 tasks); always present.
+pub fn example_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
+}
+
+/// The example's task ids.
+pub fn example_tasks() -> Vec<String> {
+    let ds = Dataset::open(&example_root()).unwrap();
+    ds.read_test_list(&example_root().join("testlist.yaml"))
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The benchmark data root (`THINKINGBOX_DATA`, else `thinkingbox-data` in the shared
+/// folder); panics when missing, so call it from `#[tb_test_support::data_test]`s only.
+pub fn shared_data() -> PathBuf {
+    tb_test_support::data()
+}
+
+/// The benchmark's test list under a data root.
+pub fn bench_test_list(root: &std::path::Path) -> PathBuf {
+    root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml")
+}
+
+/// A registry over a data root.
+pub fn registry(root: &std::path::Path, limits: Limits) -> Arc<Registry> {
+    Arc::new(Registry::open(root, Clock::default(), limits).unwrap())
+}
+
+/// A server on 127.0.0.1:0.
+pub async fn server(registry: Arc<Registry>, options: HttpOptions) -> RunningServer {
+    tb_mcp::http::spawn("127.0.0.1:0".parse().unwrap(), registry, options)
+        .await
+        .unwrap()
+}
+
+/// The in-process reference for a data root: dataset, sandbox, judge.
+pub struct InProcess {
+    pub ds: Dataset,
+    pub sandbox: Sandbox,
+    pub judge: StateJudge,
+}
+
+/// What the in-process run of a call list gave.
+pub struct Run {
+    pub tools: Vec<Value>,
+    pub texts: Vec<String>,
+    pub verdicts: Vec<StateVerdict>,
+    pub hashes: Vec<String>,
+}
+
+impl InProcess {
+    pub fn open(root: &std::path::Path) -> Self {
+        let ds = Dataset::open(root).unwrap();
+        let sandbox = Sandbox::load(ds.root()).unwrap();
+        InProcess {
+            ds,
+            sandbox,
+            judge: StateJudge::new(),
+        }
+    }
+
+    pub fn task(&self, id: &str) -> Task {
+        self.ds.load_task(id).unwrap()
+    }
+
+    /// Fresh session, the calls in order, then the judge.
+    pub fn run(&self, task: &Task, calls: &[(String, Value)]) -> Run {
+        let mut s = self.sandbox.session(task, Clock::default()).unwrap();
+        let tools = s.tool_list();
+        let texts = calls.iter().map(|(t, a)| s.call(t, a).to_text(t)).collect();
+        let verdicts = self
+            .judge
+            .judge(&self.sandbox, task, Clock::default(), &s)
+            .unwrap();
+        let hashes = s.servers.iter().map(|x| x.state.hash()).collect();
+        Run {
+            tools,
+            texts,
+            verdicts,
+            hashes,
+        }
+    }
+}
+
+/// Every golden call of a task, over its servers in order.
+pub fn golden_calls(task: &Task) -> Vec<(String, Value)> {
+    task.servers()
+        .iter()
+        .flat_map(|s| task.golden_calls(s))
+        .collect()
+}

@@ -1,0 +1,12 @@
+//! tb-mcp's integration tests, one harness (one binary to build and link) with a module per
+//! area.
+
+mod boundary;
+mod client_parity;
+mod common;
+mod concurrency;
+mod direct_calls;
+mod hostile;
+mod infer_remote;
+mod python_sdk;
+mod session_proxy;

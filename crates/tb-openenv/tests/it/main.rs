@@ -1,0 +1,6 @@
+//! tb-openenv's integration tests, one harness (one binary to build and link) with a module per
+//! area.
+
+mod common;
+mod python_client;
+mod ws_protocol;

@@ -1,0 +1,175 @@
+//! The PyPI OpenEnv client (`openenv` >= 0.4.1, its `GenericEnvClient` over `/ws`) plays
+//! episodes against our server: a retail task with its golden calls replayed and a closing
+//! message gets reward 1.0; the same task with one state-changing call skipped gets 0.0.
+//! The script (tests/py/openenv_episode.py) also scans every raw frame it received, including
+//! an error frame, for hidden fields.
+//!
+//! Python is found in `$TB_OPENENV_PYTHON`, then `target/py-openenv/bin/python` (made by
+//! scripts/ci-python-deps.sh), then `target/py-venv/bin/python`, then `python3`; the first
+//! with `openenv` >= 0.4.1 importable is used. None: the test FAILS when `CI=true`, and is
+//! skipped loudly otherwise. The user and judge models are the in-process mock model server.
+
+use crate::common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tb_dataset::Dataset;
+use tb_eval::sandbox::Sandbox;
+
+fn version_at_least(v: &str, min: (u64, u64, u64)) -> bool {
+    let mut parts = v.split('.').map(|p| {
+        p.chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse::<u64>()
+            .unwrap_or(0)
+    });
+    let got = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    got >= min
+}
+
+/// A Python interpreter with `openenv` >= 0.4.1, or None (after failing under CI).
+fn python() -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut candidates: Vec<PathBuf> = std::env::var_os("TB_OPENENV_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    candidates.push(root.join("target/py-openenv/bin/python"));
+    candidates.push(root.join("target/py-venv/bin/python"));
+    candidates.push(PathBuf::from("python3"));
+    let mut tried = Vec::new();
+    for c in candidates {
+        let out = std::process::Command::new(&c)
+            .args([
+                "-c",
+                "import importlib.metadata as m, openenv.core; print(m.version('openenv'))",
+            ])
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {
+                let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                if version_at_least(&v, (0, 4, 1)) {
+                    return Some(c);
+                }
+                tried.push(format!("{} (openenv {v} < 0.4.1)", c.display()));
+            }
+            _ => tried.push(format!("{} (no openenv)", c.display())),
+        }
+    }
+    let msg = format!(
+        "python with the PyPI `openenv` package (>= 0.4.1) not found (tried {}); run scripts/ci-python-deps.sh or set TB_OPENENV_PYTHON",
+        tried.join(", ")
+    );
+    assert!(
+        !std::env::var("CI").is_ok_and(|v| v == "true"),
+        "{msg}; CI needs it"
+    );
+    eprintln!("SKIPPED: {msg}");
+    None
+}
+
+/// Starts a server on `data` restricted to `test_list`, writes the spec for these tasks, runs
+/// the Python client, and checks its verdicts.
+async fn play(py: &Path, data: &Path, test_list: &Path, uids: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock().await;
+    let config = write_config(dir.path(), &mock);
+    let mut options = tb_openenv::Options::new(data, Some(config.clone()));
+    options.test_list = Some(test_list.to_path_buf());
+    let server = tb_openenv::spawn("127.0.0.1:0".parse().unwrap(), options)
+        .await
+        .unwrap();
+    server.shared.wait_loaded().await;
+    assert!(
+        server.shared.readiness().0,
+        "{}",
+        server.shared.readiness().1
+    );
+
+    let ds = Dataset::open(data).unwrap();
+    let sandbox = Sandbox::load(ds.root()).unwrap();
+    let tasks: Vec<tb_core::Task> = uids.iter().map(|u| ds.load_task(u).unwrap()).collect();
+    let mut episodes = Vec::new();
+    for t in &tasks {
+        let calls = golden_calls(t);
+        assert!(!calls.is_empty(), "{}: no golden calls", t.uid);
+        episodes.push(episode_spec(&t.uid, &calls, 1.0));
+        let skip = essential_call(&sandbox, t);
+        let mut fewer = calls.clone();
+        fewer.remove(skip);
+        episodes.push(episode_spec(&t.uid, &fewer, 0.0));
+    }
+    let spec = json!({
+        "base_url": server.url(),
+        "episodes": episodes,
+        "forbidden_keys": FORBIDDEN_KEYS,
+        "forbidden_strings": forbidden_strings(
+            &tasks.iter().collect::<Vec<_>>(),
+            &[data, config.as_path(), dir.path()],
+            &mock,
+        ),
+    });
+    let spec_path = dir.path().join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/openenv_episode.py");
+    let child = tokio::process::Command::new(py)
+        .arg(&script)
+        .arg(&spec_path)
+        .kill_on_drop(true)
+        .output();
+    // A guard against a hung interpreter, not a timing check.
+    let out = tokio::time::timeout(Duration::from_mins(15), child)
+        .await
+        .expect("the Python client did not finish")
+        .expect("running python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the OpenEnv client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    let last: Value = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no result line:\n{stdout}\n{stderr}"));
+    assert_eq!(last["ok"], true, "{last}");
+    let want: Vec<f64> = uids.iter().flat_map(|_| [1.0, 0.0]).collect();
+    assert_eq!(last["rewards"], json!(want), "{last}");
+    eprintln!("openenv client: {last}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pypi_openenv_client_plays_the_bundled_retail_example() {
+    let Some(py) = python() else { return };
+    let data = example();
+    play(
+        &py,
+        &data,
+        &data.join("testlist.yaml"),
+        &["brightside_retail.py:test_bs001_cancel_unshipped_order"],
+    )
+    .await;
+}
+
+#[tb_test_support::data_test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pypi_openenv_client_plays_a_benchmark_retail_task() {
+    let data = benchmark_data();
+    let Some(py) = python() else { return };
+    play(
+        &py,
+        &data,
+        &data.join(tb_openenv::env::CANONICAL_TEST_LIST),
+        &["sandbox_external_retail_group1.py:test_case_ST002_001"],
+    )
+    .await;
+}

@@ -1,0 +1,7 @@
+//! tb-sandbox's integration tests, one harness (one binary to build and link) with a module per
+//! area.
+
+mod deep_json;
+mod order_independence;
+mod pydantic_coercion;
+mod stable_parity;

@@ -1,0 +1,53 @@
+//! The data-gated test attributes, used through `tb-test-support` (see there). Dev-only.
+//!
+//! `#[data_test]` and `#[shared_test]` add `#[ignore = "..."]` to the test they mark when this
+//! crate's build script found no data (outside CI only); otherwise they return it unchanged.
+//! No dependencies: the item is not parsed, only its leading attributes are walked.
+
+use proc_macro::{Delimiter, TokenStream, TokenTree};
+
+const NO_DATA: &str = "benchmark data not found when the tests were built; set THINKINGBOX_DATA or TB_SHARED and rebuild (CI fails instead)";
+const NO_SHARED: &str = "the shared folder (thinkingbox-data, tb-bench-v1, thinkingbox) was not found when the tests were built; set TB_SHARED and rebuild (CI fails instead)";
+
+/// Marks a test that needs a thinkingbox-data checkout (`tb_test_support::data()`).
+#[proc_macro_attribute]
+pub fn data_test(attr: TokenStream, item: TokenStream) -> TokenStream {
+    mark(attr, item, cfg!(tb_no_data), NO_DATA)
+}
+
+/// Marks a test that needs the whole shared folder (`tb_test_support::shared()`).
+#[proc_macro_attribute]
+pub fn shared_test(attr: TokenStream, item: TokenStream) -> TokenStream {
+    mark(attr, item, cfg!(tb_no_shared), NO_SHARED)
+}
+
+fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> TokenStream {
+    if !attr.is_empty() {
+        return r#"compile_error!("the data-gated test attributes take no arguments");"#
+            .parse()
+            .unwrap_or_default();
+    }
+    if !ignore {
+        return item;
+    }
+    // After the item's own attributes (`#[test]`, `#[tokio::test]`, docs), so that attribute
+    // macros such as `tokio::test` see and keep it.
+    let tokens: Vec<TokenTree> = item.into_iter().collect();
+    let mut i = 0;
+    while let (Some(TokenTree::Punct(p)), Some(TokenTree::Group(g))) =
+        (tokens.get(i), tokens.get(i + 1))
+    {
+        if p.as_char() != '#' || g.delimiter() != Delimiter::Bracket {
+            break;
+        }
+        i += 2;
+    }
+    let ignore_attr: TokenStream = format!("#[ignore = {reason:?}]")
+        .parse()
+        .unwrap_or_default();
+    let mut out = TokenStream::new();
+    out.extend(tokens.iter().take(i).cloned());
+    out.extend(ignore_attr);
+    out.extend(tokens.iter().skip(i).cloned());
+    out
+}

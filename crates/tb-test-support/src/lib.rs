@@ -1,0 +1,60 @@
+//! Dev-only helpers for the workspace's tests (a dev-dependency only; never shipped).
+//!
+//! - Where the benchmark data is: [`shared`] (`$TB_SHARED`, else `shared` beside the
+//!   workspace) and [`data`] (`$THINKINGBOX_DATA`, else `thinkingbox-data` in it).
+//! - Data-gated tests: mark them `#[tb_test_support::data_test]` (needs thinkingbox-data) or
+//!   `#[tb_test_support::shared_test]` (needs the whole shared folder: data, `tb-bench-v1`,
+//!   `thinkingbox`), beside their `#[test]`. When the data was not found at build time and `CI`
+//!   is unset, the marked tests are compiled `#[ignore]`d, so libtest reports them as ignored,
+//!   never as passed. In CI (`CI=true`) they are never ignored and a missing dataset fails
+//!   them. The decision is made by the build script of `tb-test-macros` (libtest has no skip at
+//!   run time); it reruns when `TB_SHARED`, `THINKINGBOX_DATA` or `CI` change.
+//! - [`REPLAY_CLOCK`]: the time the reference traces were recorded at.
+
+#[path = "lookup.rs"]
+mod lookup;
+
+pub use lookup::{data_present, in_ci, shared_present, workspace_root};
+use std::path::PathBuf;
+pub use tb_test_macros::{data_test, shared_test};
+
+/// The instant the recorded reference traces (`tb-bench-v1/traces`) were taken at; replays and
+/// golden hashes need tools to see this time.
+pub const REPLAY_CLOCK: &str = "2026-11-30T12:00:00Z";
+
+/// The shared folder (`$TB_SHARED`, else `shared` beside the workspace), holding
+/// `thinkingbox-data`, `tb-bench-v1` and `thinkingbox`. Panics, naming the path and the
+/// variable, when it is not there: call it from `#[shared_test]`s only.
+pub fn shared() -> PathBuf {
+    let p = lookup::shared_dir();
+    assert!(
+        shared_present(&p),
+        "the shared folder (thinkingbox-data, tb-bench-v1, thinkingbox) is not at {}; set TB_SHARED",
+        p.display()
+    );
+    p
+}
+
+/// The thinkingbox-data checkout (`$THINKINGBOX_DATA`, else `thinkingbox-data` in the shared
+/// folder). Panics, naming the path and the variables, when it is not there: call it from
+/// `#[data_test]`s (or `#[shared_test]`s) only.
+pub fn data() -> PathBuf {
+    let p = lookup::data_root();
+    assert!(
+        data_present(&p),
+        "benchmark data (a thinkingbox-data checkout) not found at {}; set THINKINGBOX_DATA or TB_SHARED",
+        p.display()
+    );
+    p
+}
+
+/// `text` as a regular expression matching exactly itself, for insta filters that redact a
+/// path (a temporary directory, the checkout) from a snapshot.
+pub fn regex_literal(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$".contains(c);
+            special.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}
