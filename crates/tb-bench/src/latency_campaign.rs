@@ -206,7 +206,7 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
                     ..Default::default()
                 },
                 user_can_end: false,
-                message_timeout: Some(Duration::from_secs(600)),
+                message_timeout: Some(Duration::from_mins(10)),
                 attempt_timeout: None,
                 dump: Dump::default(),
                 provenance: Map::new(),

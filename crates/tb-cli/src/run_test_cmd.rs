@@ -116,7 +116,7 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
     for (mut rec, task) in records.into_iter().zip(tasks) {
         let r = rt.block_on(tb_eval::regrade::regrade(&env, remote, &task, &mut rec))?;
         if r.after == r.before {
-            same += 1
+            same += 1;
         } else {
             changed += 1;
         }

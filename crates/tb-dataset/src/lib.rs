@@ -238,7 +238,7 @@ pub struct Dataset {
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Dataset {
@@ -252,8 +252,7 @@ impl Dataset {
             let root = path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| path.to_path_buf());
+                .map_or_else(|| path.to_path_buf(), Path::to_path_buf);
             (root, path.to_path_buf())
         } else {
             return Err(DatasetError::NotADataset {
@@ -296,7 +295,7 @@ impl Dataset {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             DatasetError::Invalid {
                 path: path.to_path_buf(),
-                line: valid.iter().filter(|&&b| b == b'\n').count() + 1,
+                line: valid.split(|&b| b == b'\n').count(),
                 message: "not valid UTF-8".into(),
             }
         })

@@ -80,7 +80,7 @@ fn perr(line: usize, message: impl Into<String>) -> PyError {
     }
 }
 
-impl<'a> Lexer<'a> {
+impl Lexer<'_> {
     fn peek(&self, k: usize) -> u8 {
         self.s.get(self.i + k).copied().unwrap_or(0)
     }
@@ -674,10 +674,7 @@ pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
         let inline = &l.toks[colon + 1..];
         let mut body: Vec<&[Tok]> = Vec::new();
         let mut end_line = l.toks.last().map_or(first.line, |t| t.end_line);
-        if !inline.is_empty() {
-            body.extend(split_statements(inline));
-            i += 1;
-        } else {
+        if inline.is_empty() {
             i += 1;
             let mut first_body = true;
             while i < lines.len() && lines[i].indent > 0 {
@@ -696,6 +693,9 @@ pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
                     format!("expected an indented block after 'def {name}'"),
                 ));
             }
+        } else {
+            body.extend(split_statements(inline));
+            i += 1;
         }
         let docstring = body.first().and_then(|s| {
             let line = s.first().map_or(first.line, |t| t.line);
@@ -752,7 +752,7 @@ mod tests {
             .into_iter()
             .filter_map(|i| match i {
                 PyItem::Function(f) => Some(f),
-                _ => None,
+                PyItem::Str { .. } => None,
             })
             .collect()
     }

@@ -34,25 +34,28 @@ pub struct ScenarioSummary {
 pub fn summarize(ds: &Dataset, tasks: &[Task]) -> Result<Vec<ScenarioSummary>, DatasetError> {
     let mut out: Vec<ScenarioSummary> = Vec::new();
     for t in tasks {
-        let idx = match out.iter().position(|s| s.scenario == t.scenario) {
-            Some(i) => i,
-            None => {
-                let sc = ds.scenario(&t.scenario)?;
-                out.push(ScenarioSummary {
-                    scenario: t.scenario.clone(),
-                    servers: sc.servers().iter().map(|s| s.to_string()).collect(),
-                    tasks: 0,
-                    golden_calls: 0,
-                    golden_calls_min: usize::MAX,
-                    golden_calls_max: 0,
-                    tools: sc.tools.len(),
-                    validate_database: 0,
-                    validate_rubrics_yesno: 0,
-                    no_checks: 0,
-                    rubrics_yesno: 0,
-                });
-                out.len() - 1
-            }
+        let idx = if let Some(i) = out.iter().position(|s| s.scenario == t.scenario) {
+            i
+        } else {
+            let sc = ds.scenario(&t.scenario)?;
+            out.push(ScenarioSummary {
+                scenario: t.scenario.clone(),
+                servers: sc
+                    .servers()
+                    .iter()
+                    .map(std::string::ToString::to_string)
+                    .collect(),
+                tasks: 0,
+                golden_calls: 0,
+                golden_calls_min: usize::MAX,
+                golden_calls_max: 0,
+                tools: sc.tools.len(),
+                validate_database: 0,
+                validate_rubrics_yesno: 0,
+                no_checks: 0,
+                rubrics_yesno: 0,
+            });
+            out.len() - 1
         };
         let s = &mut out[idx];
         let servers = t.servers();

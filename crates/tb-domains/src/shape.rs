@@ -32,7 +32,7 @@ fn models_of(kind: &Kind, out: &mut HashMap<String, Arc<Model>>) {
             }
         }
         Kind::List(k) | Kind::Dict(k) | Kind::Optional(k) | Kind::Constrained(k, _) => {
-            models_of(k, out)
+            models_of(k, out);
         }
         Kind::Union(alts) => alts.iter().for_each(|k| models_of(k, out)),
         _ => {}

@@ -280,10 +280,7 @@ pub fn run_provenance(i: &RunInputs<'_>) -> std::io::Result<RunProvenance> {
     let root = i.ds.root();
     let bundle = bundle_files(i.ds);
     let bundle_hash = bundle_hash(root, &bundle)?;
-    let setup_config = i
-        .config
-        .map(|c| c.redacted().clone())
-        .unwrap_or(Value::Null);
+    let setup_config = i.config.map_or(Value::Null, |c| c.redacted().clone());
     let config_hash = json_hash(&json!({
         "setup_config": setup_config,
         "agent": i.agent,

@@ -37,7 +37,7 @@ impl OwnServer for airline::AirlineSession {
 
     fn tool_list(&self) -> Vec<Value> {
         airline::Airline::get()
-            .map(|a| a.tool_list())
+            .map(tb_domains::airline::Airline::tool_list)
             .unwrap_or_default()
     }
 
@@ -89,17 +89,22 @@ impl OwnServers {
             airline::SERVER => {
                 let key = serde_json::to_string(config).unwrap_or_default();
                 let base = {
-                    let cache = self.airline.lock().unwrap_or_else(|p| p.into_inner());
+                    let cache = self
+                        .airline
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     cache.get(&key).cloned()
                 };
-                let base = match base {
-                    Some(b) => b,
-                    None => {
-                        let b = airline::Base::load(config, &self.data_root)
-                            .map_err(|e| e.to_string())?;
-                        let mut cache = self.airline.lock().unwrap_or_else(|p| p.into_inner());
-                        cache.entry(key).or_insert(b).clone()
-                    }
+                let base = if let Some(b) = base {
+                    b
+                } else {
+                    let b =
+                        airline::Base::load(config, &self.data_root).map_err(|e| e.to_string())?;
+                    let mut cache = self
+                        .airline
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    cache.entry(key).or_insert(b).clone()
                 };
                 Ok(Box::new(base.session(task_uid, clock)))
             }
@@ -110,7 +115,10 @@ impl OwnServers {
                 config, task_uid, clock,
             )?)),
             crate::setup_check::MS_STORE => {
-                let mut m = self.ms_store.lock().unwrap_or_else(|p| p.into_inner());
+                let mut m = self
+                    .ms_store
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 if m.is_none() {
                     *m = Some(crate::setup_check::MsStore::load(&self.data_root)?);
                 }

@@ -235,7 +235,10 @@ impl Sandbox {
     /// A task's test file source (read once per sandbox).
     pub fn test_source(&self, task: &Task) -> Result<(std::path::PathBuf, Arc<str>), String> {
         let path = crate::pybody::test_file_path(&self.data_root, task);
-        let mut cache = self.test_sources.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self
+            .test_sources
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(s) = cache.get(&path) {
             return Ok((path, s.clone()));
         }

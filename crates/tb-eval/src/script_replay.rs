@@ -89,7 +89,7 @@ struct ScriptAgent {
 impl Agent for ScriptAgent {
     fn observe(&mut self, _msgs: &[Message]) {}
 
-    fn reply<'a>(&'a mut self) -> BoxFuture<'a, Result<AgentReply, tb_llm::LlmError>> {
+    fn reply(&mut self) -> BoxFuture<'_, Result<AgentReply, tb_llm::LlmError>> {
         let step = match self.steps.front() {
             Some(s) if s.get("user").is_none() => self.steps.pop_front(),
             _ => None,

@@ -73,7 +73,7 @@ fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Ve
     for (name, kind) in params {
         let v = m.get(*name);
         match (kind, v) {
-            (P::OptDateTime, None) | (P::OptDateTime, Some(Value::Null)) => {
+            (P::OptDateTime, None | Some(Value::Null)) => {
                 out.insert((*name).into(), Value::Null);
             }
             (_, None) => errors.push(ArgError {

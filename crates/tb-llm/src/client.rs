@@ -165,7 +165,7 @@ fn endpoint_gate(origin: &str) -> Arc<Semaphore> {
     let mut g = GATES
         .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|p| p.into_inner());
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     g.entry(origin.to_string())
         .or_insert_with(|| Arc::new(Semaphore::new(connections_per_endpoint())))
         .clone()
@@ -187,7 +187,7 @@ fn shared_http(connect_timeout: Duration) -> Result<reqwest::Client, String> {
     let mut pools = POOLS
         .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|p| p.into_inner());
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(c) = pools.get(&key) {
         return Ok(c.clone());
     }

@@ -266,6 +266,7 @@ impl MockOptions {
     }
 
     /// These options with a delay before every answer ([`MockOptions::reply_delay`]).
+    #[must_use]
     pub fn with_reply_delay(mut self, d: Duration) -> Self {
         self.reply_delay = d;
         self
@@ -320,6 +321,7 @@ impl MockServer {
     }
 
     /// Starts a server on `127.0.0.1:0` with these options.
+    #[allow(clippy::unused_async)] // async like `start`, so callers need not care which
     pub async fn start_with(options: MockOptions) -> std::io::Result<MockServer> {
         let shared = Arc::new(Shared {
             options,

@@ -208,15 +208,14 @@ impl Shared {
     fn try_load(&self) -> Result<Data, String> {
         let o = &self.options;
         let ds = Dataset::open(&o.data_root).map_err(|e| tb_core::error_text(&e))?;
-        let list = match &o.test_list {
-            Some(p) => ds.resolve_test_list(p),
-            None => {
-                let own = ds.root().join("testlist.yaml");
-                if own.is_file() {
-                    own
-                } else {
-                    ds.root().join(CANONICAL_TEST_LIST)
-                }
+        let list = if let Some(p) = &o.test_list {
+            ds.resolve_test_list(p)
+        } else {
+            let own = ds.root().join("testlist.yaml");
+            if own.is_file() {
+                own
+            } else {
+                ds.root().join(CANONICAL_TEST_LIST)
             }
         };
         let manifest = std::fs::read(&list).map_err(|e| format!("{}: {e}", list.display()))?;

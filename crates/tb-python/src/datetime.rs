@@ -423,7 +423,7 @@ fn parse_hms(b: &[u8], end: Option<u8>) -> Option<(u32, u32, u32, u32, bool)> {
         if p >= b.len() {
             return Some((vals[0], vals[1], vals[2], 0, c != 0));
         } else if colons && c == b':' {
-            continue;
+            // the next pair follows its colon
         } else if c == b'.' || c == b',' {
             break;
         } else if !colons {

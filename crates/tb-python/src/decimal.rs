@@ -459,13 +459,12 @@ impl Dec {
         if sa != sb {
             return sa.cmp(&sb);
         }
-        let mag = match Self::aligned(self, other) {
-            Ok((x, y, _)) => x.cmp(&y),
+        let mag = if let Ok((x, y, _)) = Self::aligned(self, other) {
+            x.cmp(&y)
+        } else {
             // Too far apart to align: the one with the larger adjusted exponent is larger.
-            Err(_) => {
-                let adj = |d: &Dec| d.exp + Self::digits_len(d.coef) as i64;
-                adj(self).cmp(&adj(other))
-            }
+            let adj = |d: &Dec| d.exp + Self::digits_len(d.coef) as i64;
+            adj(self).cmp(&adj(other))
         };
         if sa < 0 { mag.reverse() } else { mag }
     }

@@ -253,7 +253,7 @@ fn write_str<S: Sink>(out: &mut S, s: &str) {
     let bytes = s.as_bytes();
     // Most strings need no escape: one branch-free pass, then one copy.
     if bytes.iter().fold(true, |ok, &b| {
-        ok & ((0x20..0x7f).contains(&b) & (b != b'"') & (b != b'\\'))
+        ok & ((0x20..0x7f).contains(&b) && (b != b'"') && (b != b'\\'))
     }) {
         out.push_str(s);
         out.push_byte(b'"');

@@ -24,9 +24,10 @@ struct Fixture {
 }
 
 fn shared() -> Option<PathBuf> {
-    let p = std::env::var_os("TB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let p = std::env::var_os("TB_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    );
     (p.join("tb-bench-v1/traces").is_dir() && p.join("thinkingbox-data/servers").is_dir())
         .then_some(p)
 }
@@ -63,7 +64,7 @@ fn fixture() -> Option<Fixture> {
                 .iter()
                 .map(|c| {
                     let p = match &c["parameters"] {
-                        Value::Null => Value::Object(Default::default()),
+                        Value::Null => Value::Object(serde_json::Map::default()),
                         p => p.clone(),
                     };
                     (c["tool"].as_str().unwrap_or("").to_string(), p)
@@ -121,17 +122,17 @@ fn engine(c: &mut Criterion) {
     let (config, calls) = &f.tasks[0];
 
     c.bench_function("session/cold (copy + patch)", |b| {
-        b.iter(|| black_box(f.loaded.session_uncached(black_box(config), f.clock)))
+        b.iter(|| black_box(f.loaded.session_uncached(black_box(config), f.clock)));
     });
     c.bench_function("session/warm (shared patched state)", |b| {
-        b.iter(|| black_box(f.loaded.session(black_box(config), f.clock)))
+        b.iter(|| black_box(f.loaded.session(black_box(config), f.clock)));
     });
 
     let (read, write) = read_and_write(&f);
     if let Some((s, tool, params)) = read {
         let mut s = s;
         c.bench_function(&format!("call/read {tool}"), |b| {
-            b.iter(|| black_box(s.call(&tool, black_box(&params)).to_text(&tool)))
+            b.iter(|| black_box(s.call(&tool, black_box(&params)).to_text(&tool)));
         });
     }
     if let Some((s, tool, params)) = write {
@@ -140,7 +141,7 @@ fn engine(c: &mut Criterion) {
                 || s.clone(),
                 |mut s| black_box(s.call(&tool, &params).to_text(&tool)),
                 BatchSize::SmallInput,
-            )
+            );
         });
     }
 
@@ -153,13 +154,13 @@ fn engine(c: &mut Criterion) {
     }
     let golden = s.state.stable_state();
     c.bench_function("state/stable_state", |b| {
-        b.iter(|| black_box(s.state.stable_state()))
+        b.iter(|| black_box(s.state.stable_state()));
     });
     c.bench_function("state/hash_stable", |b| {
-        b.iter(|| black_box(hash_stable(black_box(&golden))))
+        b.iter(|| black_box(hash_stable(black_box(&golden))));
     });
     c.bench_function("state/deep_diff initial vs golden", |b| {
-        b.iter(|| black_box(deep_diff(black_box(&initial), black_box(&golden))))
+        b.iter(|| black_box(deep_diff(black_box(&initial), black_box(&golden))));
     });
     c.bench_function(
         "task/timed segment (session, calls, 2 states, 2 hashes, diff)",
@@ -174,7 +175,7 @@ fn engine(c: &mut Criterion) {
                 let golden = s.state.stable_state();
                 let h1 = hash_stable(&golden);
                 Some(black_box((h0, h1, deep_diff(&initial, &golden))))
-            })
+            });
         },
     );
 }

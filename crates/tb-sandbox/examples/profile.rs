@@ -52,13 +52,12 @@ fn load(shared: &std::path::Path) -> (Vec<Loaded>, Vec<Task>) {
         let inits = lines(&shared.join("tb-bench-v1/tasks").join(name.as_ref()));
         for t in lines(&file) {
             let server = t["domain"].as_str().unwrap_or_default().to_string();
-            let loaded = match domains.iter().position(|d| d.domain.name == server) {
-                Some(i) => i,
-                None => {
-                    let d = tb_domains::by_name(&server).ok().flatten().expect("domain");
-                    domains.push(d.load(&toolslib).expect("initial data"));
-                    domains.len() - 1
-                }
+            let loaded = if let Some(i) = domains.iter().position(|d| d.domain.name == server) {
+                i
+            } else {
+                let d = tb_domains::by_name(&server).ok().flatten().expect("domain");
+                domains.push(d.load(&toolslib).expect("initial data"));
+                domains.len() - 1
             };
             let Some(init) = inits.iter().find(|i| i["id"] == t["id"]) else {
                 continue;
@@ -69,7 +68,7 @@ fn load(shared: &std::path::Path) -> (Vec<Loaded>, Vec<Task>) {
                     a.iter()
                         .map(|c| {
                             let p = match &c["parameters"] {
-                                Value::Null => Value::Object(Default::default()),
+                                Value::Null => Value::Object(serde_json::Map::default()),
                                 p => p.clone(),
                             };
                             (c["tool"].as_str().unwrap_or_default().to_string(), p)
@@ -122,14 +121,16 @@ fn work_replay(domains: &[Loaded], tasks: &[Task], clock: Clock, full: bool) {
 }
 
 fn main() {
-    let shared = std::env::var_os("TB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let shared = std::env::var_os("TB_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    );
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "replay".into());
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     let (domains, tasks) = load(&shared);
     let clock = Clock::parse("2026-11-30T12:00:00Z").expect("clock");
+    #[allow(clippy::disallowed_methods)] // a profiling driver measures wall time
     let t0 = std::time::Instant::now();
     for _ in 0..n {
         match mode.as_str() {

@@ -91,7 +91,7 @@ pub fn validate_model(
             },
             None => match &field.default {
                 Default::Required => {
-                    errors.push(ValidationError::new("Field required").at(&field.name))
+                    errors.push(ValidationError::new("Field required").at(&field.name));
                 }
                 Default::Value(v) => {
                     out.insert(field.name.clone(), v.clone());
@@ -531,16 +531,17 @@ fn input_as_datetime(v: &Value) -> Result<speedate::DateTime, TemporalError> {
     let cfg = speedate_config();
     let r = match v {
         Value::String(s) => speedate::DateTime::parse_bytes_with_config(s.as_bytes(), &cfg),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => speedate::DateTime::from_timestamp_with_config(i, 0, &cfg),
-            None => {
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                speedate::DateTime::from_timestamp_with_config(i, 0, &cfg)
+            } else {
                 let f = n.as_f64().unwrap_or(f64::NAN);
                 if f.is_nan() {
                     return Err(TemporalError::Parsing("NaN values not permitted"));
                 }
                 speedate::DateTime::from_float_with_config(f, &cfg)
             }
-        },
+        }
         _ => return Err(TemporalError::Type),
     };
     r.map_err(|e| TemporalError::Parsing(speedate_doc(&e)))

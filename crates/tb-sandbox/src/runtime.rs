@@ -34,7 +34,7 @@ impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tool")
             .field("name", &self.decl.name)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -152,7 +152,9 @@ fn fingerprint(v: &Value, h: &mut u64) {
         }
         Value::Array(a) => {
             mix(h, 6 + ((a.len() as u64) << 8));
-            a.iter().for_each(|x| fingerprint(x, h));
+            for x in a {
+                fingerprint(x, h);
+            }
         }
         Value::Object(m) => {
             mix(h, 7 + ((m.len() as u64) << 8));
@@ -553,7 +555,10 @@ impl Session {
         let validated = match coerce::validate_model(&tool.decl.input, args, self.ctx()) {
             Ok(a) => a,
             Err(errors) => {
-                let details: Vec<String> = errors.iter().map(|e| e.display()).collect();
+                let details: Vec<String> = errors
+                    .iter()
+                    .map(super::coerce::ValidationError::display)
+                    .collect();
                 return CallOutcome::ToolFailed(format!(
                     "Tool execution failed: {}",
                     ToolError::with_details("Input validation failed", &details)

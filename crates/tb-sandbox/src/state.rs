@@ -425,7 +425,7 @@ impl State {
         let mut found = false;
         for r in rows.iter_mut() {
             if def.id_matches(r, &id) {
-                *r = row.clone();
+                r.clone_from(&row);
                 found = true;
             }
         }

@@ -72,10 +72,11 @@ impl ToolError {
 
     /// The reference's prefix rule: an unexpected failure becomes `<prefix>: <error>`; the
     /// tool's own messages stay as they are.
+    #[must_use]
     pub fn prefixed(self, prefix: &str) -> Self {
         match self {
             ToolError::Other(m) => ToolError::Exec(format!("{prefix}: {m}")),
-            e => e,
+            e @ ToolError::Exec(_) => e,
         }
     }
 }

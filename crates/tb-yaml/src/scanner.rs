@@ -225,7 +225,7 @@ impl Scanner {
     }
 
     fn stale_possible_simple_keys(&mut self) -> R<()> {
-        for slot in self.possible_simple_keys.iter_mut() {
+        for slot in &mut self.possible_simple_keys {
             if let Some(key) = slot
                 && (key.line != self.mark.line || self.mark.index - key.index > 1024)
             {
@@ -305,7 +305,7 @@ impl Scanner {
         self.unwind_indent(-1);
         self.remove_possible_simple_key()?;
         self.allow_simple_key = false;
-        for s in self.possible_simple_keys.iter_mut() {
+        for s in &mut self.possible_simple_keys {
             *s = None;
         }
         self.push(Tok::StreamEnd, self.mark);
@@ -627,12 +627,10 @@ impl Scanner {
                     self.forward(1);
                 }
             }
-            if !self.scan_line_break().is_empty() {
-                if self.flow_level == 0 {
-                    self.allow_simple_key = true;
-                }
-            } else {
+            if self.scan_line_break().is_empty() {
                 break;
+            } else if self.flow_level == 0 {
+                self.allow_simple_key = true;
             }
         }
     }
@@ -998,13 +996,13 @@ impl Scanner {
         let mut chunks = Vec::new();
         let mut max_indent = 0;
         while self.ch() == ' ' || is_break(self.ch()) {
-            if self.ch() != ' ' {
-                chunks.push(self.scan_line_break());
-            } else {
+            if self.ch() == ' ' {
                 self.forward(1);
                 if self.mark.column > max_indent {
                     max_indent = self.mark.column;
                 }
+            } else {
+                chunks.push(self.scan_line_break());
             }
         }
         (chunks, max_indent)

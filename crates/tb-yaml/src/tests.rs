@@ -247,7 +247,9 @@ fn fuzz_yaml_soup_and_deep_shapes() {
             let counts = std::sync::Mutex::new([0usize; 3]);
             let result = runner.run(&input, |text| {
                 let got = load(&text);
-                let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
+                let mut c = counts
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 c[0] += 1;
                 c[if got.is_ok() { 1 } else { 2 }] += 1;
                 drop(c);

@@ -51,9 +51,10 @@ impl Reference {
             "the reference framework checkout not found at {}",
             framework.display()
         );
-        let python = std::env::var_os("TB_REFERENCE_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace().join("target/py-reference/bin/python"));
+        let python = std::env::var_os("TB_REFERENCE_PYTHON").map_or_else(
+            || workspace().join("target/py-reference/bin/python"),
+            PathBuf::from,
+        );
         let r = Reference {
             python,
             framework,

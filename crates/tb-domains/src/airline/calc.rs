@@ -65,15 +65,15 @@ fn float_floor_div(a: f64, b: f64) -> f64 {
     if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
         div -= 1.0;
     }
-    if div != 0.0 {
+    if div == 0.0 {
+        0.0f64.copysign(a / b)
+    } else {
         let floor = div.floor();
         if div - floor > 0.5 {
             floor + 1.0
         } else {
             floor
         }
-    } else {
-        0.0f64.copysign(a / b)
     }
 }
 
@@ -136,15 +136,14 @@ fn power(a: Num, b: Num) -> R {
             } else if x == -1 {
                 acc = Some(if y % 2 == 0 { 1 } else { -1 });
             }
-            match acc {
-                Some(v) => Ok(Int(v)),
-                None => {
-                    let f = (x as f64).powf(y as f64);
-                    if f.is_infinite() {
-                        Err(CalcError)
-                    } else {
-                        Ok(Float(f))
-                    }
+            if let Some(v) = acc {
+                Ok(Int(v))
+            } else {
+                let f = (x as f64).powf(y as f64);
+                if f.is_infinite() {
+                    Err(CalcError)
+                } else {
+                    Ok(Float(f))
                 }
             }
         }

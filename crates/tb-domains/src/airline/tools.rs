@@ -484,7 +484,7 @@ pub fn update_reservation_passengers(s: &mut AirlineSession, a: &Args) -> Out {
     }
     check_passengers(&passengers).map_err(|_| Fail::Other)?;
     validate_pax(&passengers)?;
-    r.passengers = passengers.clone();
+    r.passengers.clone_from(&passengers);
     r.last_modified = Some(now);
     Ok(ok(vec![
         ("reservation_id", json!(id)),
@@ -524,7 +524,7 @@ pub fn update_reservation_flights(s: &mut AirlineSession, a: &Args) -> Out {
     let now = s.fixed_now();
     let res = reservation(s, id)?;
     res.cabin = cabin.to_string();
-    res.flights = segments.clone();
+    res.flights.clone_from(&segments);
     res.total_price = Some(new_price);
     res.last_modified = Some(now);
     Ok(ok(vec![
@@ -764,7 +764,7 @@ pub fn check_refund_amount(s: &mut AirlineSession, a: &Args) -> Out {
     } else {
         "Full refund available"
     };
-    let total_value = if total != 0.0 { float(total) } else { json!(0) };
+    let total_value = if total == 0.0 { json!(0) } else { float(total) };
     Ok(ok(vec![
         ("reservation_id", json!(id)),
         ("total_price", total_value),

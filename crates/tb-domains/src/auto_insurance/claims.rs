@@ -2,9 +2,9 @@
 
 use super::hash_id;
 use super::tables::{CLAIMS, POLICIES};
-use tb_python::datetime as pytime;
 use chrono::NaiveDate;
 use serde_json::{Map, Value, json};
+use tb_python::datetime as pytime;
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
 pub(super) fn register(t: &mut Tools) {

@@ -127,7 +127,7 @@ pub(crate) mod testutil {
     /// The result of a successful call.
     pub fn ok(s: &mut Session, tool: &str, args: Value) -> Value {
         let out = s.call(tool, &args);
-        assert!(out.is_ok(), "{tool} failed: {:?}", out);
+        assert!(out.is_ok(), "{tool} failed: {out:?}");
         out.to_json(tool)
     }
 }

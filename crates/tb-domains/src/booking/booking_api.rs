@@ -1,9 +1,9 @@
 //! booking_api: bookings, group bookings and hotel inventory.
 
-use tb_python::decimal::Dec;
 use super::tables::{BOOKINGS, GROUPS, HOTELS, INVENTORY};
 use super::{Ymd, first_where, iso_date_z, write_in_place};
 use serde_json::{Value, json};
+use tb_python::decimal::Dec;
 use tb_sandbox::state::Row;
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 

@@ -1,9 +1,9 @@
 //! payment_api: transactions (charges, refunds, disputes), invoices and payment methods.
 
-use tb_python::decimal::{quantize_text, signum_text};
 use super::first_where;
 use super::tables::{BOOKINGS, TRANSACTIONS};
 use serde_json::{Value, json};
+use tb_python::decimal::{quantize_text, signum_text};
 use tb_sandbox::state::Row;
 use tb_sandbox::tool::exclude_none;
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};

@@ -2,8 +2,8 @@
 
 use super::tables::{ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, ASSET_MANAGEMENT_DEVICES};
 use super::{out, probe_id};
-use tb_python::datetime::isoformat_field;
 use serde_json::{Map, Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `asset_management_api`: `get_employee_devices`, `get_device_details`, `check_inventory`,

@@ -6,8 +6,8 @@ use super::tables::{
     CLIENT_ACCESS_VPN_ACCESS, DEGREED_TRAINING_ENROLLMENTS, SALESFORCE_CRM_CLIENTS,
 };
 use super::{out, probe_id};
-use tb_python::datetime::isoformat_field;
 use serde_json::{Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// When `revoke_vpn` stamps a grant: 2025-10-01T00:00:00Z, fixed.

@@ -2,8 +2,8 @@
 
 use super::out;
 use super::tables::{CONCUR_EXPENSE_REPORTS, CONCUR_TRAVEL_REQUESTS};
-use tb_python::datetime::isoformat_field;
 use serde_json::{Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `concur_api`: `get_expense_report`, `override_expense_rejection`, `get_travel_booking`.

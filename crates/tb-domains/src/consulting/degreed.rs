@@ -5,8 +5,8 @@ use super::tables::{
     SALESFORCE_CRM_CLIENTS,
 };
 use super::{out, probe_id};
-use tb_python::datetime::isoformat_field;
 use serde_json::{Map, Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// A course as the tool shows it.

@@ -2,8 +2,8 @@
 
 use super::out;
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, MAVENLINK_MV_ENGAGEMENTS};
-use tb_python::datetime::isoformat_field;
 use serde_json::{Value, json};
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `mavenlink_api`: `get_engagement`, `get_employee_assignments`, `validate_engagement_code`.

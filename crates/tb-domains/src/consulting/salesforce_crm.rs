@@ -2,8 +2,8 @@
 //! (the latter reads the resource-management assignments, as the reference does).
 
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, SALESFORCE_CRM_SF_ENGAGEMENTS};
-use tb_python::datetime::isoformat_field;
 use serde_json::json;
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `salesforce_crm_check_employee_assignment`: the first assignment of that employee on that

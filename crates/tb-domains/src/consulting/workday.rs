@@ -1,8 +1,8 @@
 //! Workday HR: employee profiles.
 
 use super::tables::WORKDAY_EMPLOYEES;
-use tb_python::datetime::isoformat_field;
 use serde_json::json;
+use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `workday_api`: `get_employee`.

@@ -1,9 +1,9 @@
 //! Approval workflow: create a request, check its status.
 
 use super::{next_id, out, tables};
-use tb_python::datetime::strftime_z;
 use serde_json::{Value, json};
 use tb_python::datetime::parse_datetime;
+use tb_python::datetime::strftime_z;
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
 /// `approval_api_create_request`: a pending request `APR-{n:08d}` from requester to approver.

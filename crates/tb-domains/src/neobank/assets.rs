@@ -2,8 +2,8 @@
 //! retirement of hardware.
 
 use super::{DEC_17, employee_by_email, next_id, out, py_repr, tables};
-use tb_python::datetime::{days_between, fromisoformat_z, strftime_z};
 use serde_json::{Value, json};
+use tb_python::datetime::{days_between, fromisoformat_z, strftime_z};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 const DEVICE_TYPES: [&str; 7] = [

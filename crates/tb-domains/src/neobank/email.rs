@@ -25,7 +25,7 @@ pub fn send_notification(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
         .cloned()
         .unwrap_or_else(|| json!("normal"));
     let cc = match a.opt_str("cc_emails").filter(|c| !c.is_empty()) {
-        Some(c) => json!(c.split(',').map(|e| e.trim()).collect::<Vec<_>>()),
+        Some(c) => json!(c.split(',').map(str::trim).collect::<Vec<_>>()),
         None => Value::Null,
     };
     s.insert(

@@ -2,8 +2,8 @@
 //! operations with their audit log.
 
 use super::{DEC_18, employee_by_email, next_id, out, tables};
-use tb_python::datetime::{add_hours, fromisoformat_z};
 use serde_json::{Value, json};
+use tb_python::datetime::{add_hours, fromisoformat_z};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 /// The employee with this email, or the error `{prefix}{email}`.

@@ -1,8 +1,8 @@
 //! Hardware procurement: purchase orders.
 
 use super::{employee_by_email, next_id, tables};
-use tb_python::datetime::date_fromisoformat;
 use serde_json::{Value, json};
+use tb_python::datetime::date_fromisoformat;
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
 /// `hardware_procurement_api_create_order`: a pending order `HW-ORDER-{n:07d}`; the delivery

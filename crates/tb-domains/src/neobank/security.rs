@@ -1,9 +1,9 @@
 //! Security incidents: the active and recently closed ones.
 
 use super::{DEC_18, out, tables};
-use tb_python::datetime::{add_hours, isoformat_field, micros};
 use serde_json::{Value, json};
 use tb_python::datetime::parse_datetime;
+use tb_python::datetime::{add_hours, isoformat_field, micros};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
 fn failed(m: &str) -> ToolError {

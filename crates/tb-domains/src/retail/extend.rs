@@ -1,7 +1,9 @@
 //! `extend`: warranty contracts and claims.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{
+    FIXED_NOW, create, first, first_where, instant, isoformat_stored, out, probe_id,
+};
+use super::tables::{CLAIMS, CONTRACTS};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 

@@ -1,7 +1,7 @@
 //! `jobber`: installation jobs.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{first, isoformat_field, isoformat_stored, out, save};
+use super::tables::JOBS;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 

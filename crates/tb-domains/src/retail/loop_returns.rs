@@ -1,7 +1,7 @@
 //! `loop_returns`: return merchandise authorizations.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{FIXED_NOW, create, first, isoformat_stored, out, probe_id};
+use super::tables::RMAS;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 

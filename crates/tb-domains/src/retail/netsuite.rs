@@ -1,7 +1,7 @@
 //! `netsuite`: inventory.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{first, isoformat_field, out};
+use super::tables::INVENTORY;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 

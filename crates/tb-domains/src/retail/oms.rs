@@ -1,7 +1,9 @@
 //! `oms`: orders, line items, shipments and carrier tracking.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{
+    FIXED_NOW, create, first, isoformat_field, isoformat_stored, out, probe_id, save,
+};
+use super::tables::{INVENTORY, LINE_ITEMS, ORDERS, PRODUCTS, SHIPMENTS, TRACKING};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 

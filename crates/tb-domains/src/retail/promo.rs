@@ -1,7 +1,7 @@
 //! `promo`: discount applications and promotions.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{first, instant, isoformat_stored, out};
+use super::tables::{DISCOUNTS, PROMOTIONS};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 

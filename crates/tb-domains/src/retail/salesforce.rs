@@ -1,7 +1,7 @@
 //! `salesforce`: customer profiles and memberships.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{create, first, first_where, isoformat_stored, out, probe_id, save};
+use super::tables::{MEMBERSHIPS, PROFILES};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 

@@ -1,7 +1,7 @@
 //! `shopify_pim`: the product catalogue.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{first, out};
+use super::tables::PRODUCTS;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 

@@ -1,7 +1,7 @@
 //! `stripe`: payment transactions and refunds.
 
-use super::common::*;
-use super::tables::*;
+use super::common::{FIXED_NOW, create, first, isoformat_stored, out};
+use super::tables::{REFUNDS, TRANSACTIONS};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 

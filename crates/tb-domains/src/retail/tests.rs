@@ -38,8 +38,7 @@ fn err(s: &mut Session, tool: &str, args: Value) -> String {
     assert_eq!(v["tool"], json!(tool), "{v}");
     v["error"]
         .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| panic!("expected an error, got {v}"))
+        .map_or_else(|| panic!("expected an error, got {v}"), str::to_string)
 }
 
 fn order(id: &str, status: &str) -> Value {

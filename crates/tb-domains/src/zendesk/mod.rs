@@ -769,9 +769,9 @@ fn parse_query(query: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
                     let content: String = chars[open + 1..close].iter().collect();
                     let content = content.trim().to_lowercase();
                     if neg {
-                        negatives.push(content)
+                        negatives.push(content);
                     } else {
-                        phrases.push(content)
+                        phrases.push(content);
                     }
                     i = close + 1;
                     continue;

@@ -631,20 +631,17 @@ fn tokenize(text: &str) -> (Vec<Token>, Option<FilterError>) {
                 let c = chars[i];
                 "(),/:=".contains(c).then_some((Tk::Punct(c), i + 1))
             });
-        match found {
-            Some((kind, end)) => {
-                toks.push(Token { kind, index: start });
-                i = end;
-            }
-            None => {
-                let rest: String = chars[i..].iter().collect();
-                let err = format!(
-                    "Token(type='ERROR', value={}, lineno=1, index={})",
-                    str_repr(&rest),
-                    i
-                );
-                return (toks, Some(FilterError::Tokenize(err)));
-            }
+        if let Some((kind, end)) = found {
+            toks.push(Token { kind, index: start });
+            i = end;
+        } else {
+            let rest: String = chars[i..].iter().collect();
+            let err = format!(
+                "Token(type='ERROR', value={}, lineno=1, index={})",
+                str_repr(&rest),
+                i
+            );
+            return (toks, Some(FilterError::Tokenize(err)));
         }
     }
     (toks, None)
@@ -898,9 +895,10 @@ impl Parser {
 
     fn fail<T>(&self) -> PResult<T> {
         let t = self.peek()?;
-        Err(FilterError::Parse(
-            t.map_or_else(|| "None".to_string(), |t| t.to_string()),
-        ))
+        Err(FilterError::Parse(t.map_or_else(
+            || "None".to_string(),
+            std::string::ToString::to_string,
+        )))
     }
 
     fn is_punct(&self, c: char) -> PResult<bool> {
@@ -950,25 +948,22 @@ impl Parser {
                 break;
             }
             self.pos += 1;
-            left = match op {
-                Op::In => {
-                    let list = self.list_expr()?;
-                    Node::Compare(Cmp::In, Box::new(left), Box::new(list))
-                }
-                _ => {
-                    let right = self.expr(prec + 1)?;
-                    let (l, r) = (Box::new(left), Box::new(right));
-                    match op {
-                        Op::Or => Node::BoolOp(false, l, r),
-                        Op::And => Node::BoolOp(true, l, r),
-                        Op::Eq => Node::Compare(Cmp::Eq, l, r),
-                        Op::Ne => Node::Compare(Cmp::Ne, l, r),
-                        Op::Lt => Node::Compare(Cmp::Lt, l, r),
-                        Op::Le => Node::Compare(Cmp::Le, l, r),
-                        Op::Gt => Node::Compare(Cmp::Gt, l, r),
-                        Op::Ge => Node::Compare(Cmp::Ge, l, r),
-                        other => Node::BinOp(other.class(), l, r),
-                    }
+            left = if op == Op::In {
+                let list = self.list_expr()?;
+                Node::Compare(Cmp::In, Box::new(left), Box::new(list))
+            } else {
+                let right = self.expr(prec + 1)?;
+                let (l, r) = (Box::new(left), Box::new(right));
+                match op {
+                    Op::Or => Node::BoolOp(false, l, r),
+                    Op::And => Node::BoolOp(true, l, r),
+                    Op::Eq => Node::Compare(Cmp::Eq, l, r),
+                    Op::Ne => Node::Compare(Cmp::Ne, l, r),
+                    Op::Lt => Node::Compare(Cmp::Lt, l, r),
+                    Op::Le => Node::Compare(Cmp::Le, l, r),
+                    Op::Gt => Node::Compare(Cmp::Gt, l, r),
+                    Op::Ge => Node::Compare(Cmp::Ge, l, r),
+                    other => Node::BinOp(other.class(), l, r),
                 }
             };
         }
@@ -1384,7 +1379,7 @@ mod tests {
     }
 
     fn ids(v: &[&str]) -> Result<Vec<String>, String> {
-        Ok(v.iter().map(|s| s.to_string()).collect())
+        Ok(v.iter().map(std::string::ToString::to_string).collect())
     }
 
     #[test]
@@ -1763,7 +1758,9 @@ mod tests {
             let counts = std::sync::Mutex::new([0usize; 4]);
             let result = runner.run(&input, |f| {
                 let got = run(&f, false);
-                let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
+                let mut c = counts
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 c[0] += 1;
                 match &got {
                     Ok(_) => c[1] += 1,

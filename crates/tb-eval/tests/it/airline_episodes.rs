@@ -110,9 +110,9 @@ async fn noop_attempts_give_the_reference_noop_verdicts() {
             },
             user_can_end: false,
             message_timeout: Some(Duration::from_secs(10)),
-            attempt_timeout: Some(Duration::from_secs(60)),
-            dump: Default::default(),
-            provenance: Default::default(),
+            attempt_timeout: Some(Duration::from_mins(1)),
+            dump: tb_eval::infer::Dump::default(),
+            provenance: serde_json::Map::default(),
         };
         let mut passes = 0;
         let mut judged = 0;

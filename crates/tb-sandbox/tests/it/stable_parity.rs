@@ -78,7 +78,7 @@ fn fast_hash_and_diff_equal_the_full_ones_on_every_trace() {
             assert_eq!(check_hash(&initial, what), t["initial_hash"], "{what}");
             for c in t["calls"].as_array().unwrap() {
                 let p = match &c["parameters"] {
-                    Value::Null => Value::Object(Default::default()),
+                    Value::Null => Value::Object(serde_json::Map::default()),
                     p => p.clone(),
                 };
                 let _ = s.call(c["tool"].as_str().unwrap(), &p);
