@@ -848,7 +848,7 @@ impl Registry {
                                 Value::Null
                             },
                             golden_state: match (with_states, g) {
-                                (true, Some(g)) => g.state.clone(),
+                                (true, Some(g)) => g.stable_state(),
                                 _ => Value::Null,
                             },
                             rubrics: config

@@ -226,7 +226,7 @@ impl TableDef {
     pub fn id_matches(&self, row: &Row, id: &Value) -> bool {
         match &self.id {
             None => false,
-            Some(IdSpec::Field(f)) => py_eq(row.get(f).unwrap_or(&Value::Null), id),
+            Some(IdSpec::Field(f)) => py_eq(first_or_get(row, f).unwrap_or(&Value::Null), id),
             Some(IdSpec::Template(t)) => {
                 // The id is a str; only a str equals it.
                 let Value::String(want) = id else {
@@ -665,7 +665,7 @@ impl State {
                 (a.len(), b.len()),
                 &mut path,
                 &mut out,
-                |r| a[r].1 == b[r].1,
+                |r| rows_equal(a[r].1, b[r].1),
                 |r| {
                     (
                         Value::Object(stable_row(def, a[r].1)),
@@ -707,12 +707,54 @@ fn stable_row(def: &TableDef, r: &Row) -> Row {
     m
 }
 
+/// `a == b` for two rows (JSON equality, key order ignored), without hashing a key when
+/// both hold the same keys in the same order (rows of one model always do).
+fn rows_equal(a: &Row, b: &Row) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    for ((ka, va), (kb, vb)) in a.iter().zip(b) {
+        if ka != kb {
+            return a == b;
+        }
+        if !values_equal(va, vb) {
+            return false;
+        }
+    }
+    true
+}
+
+/// `a == b` for JSON values, objects compared as [`rows_equal`] does.
+fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => rows_equal(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| values_equal(p, q))
+        }
+        _ => a == b,
+    }
+}
+
+/// A row's `id` field.
+fn id_field(r: &Row) -> Option<&Value> {
+    first_or_get(r, "id")
+}
+
+/// `row.get(field)`, looking first at the row's first field (where most models keep their id)
+/// before hashing the key.
+fn first_or_get<'a>(r: &'a Row, field: &str) -> Option<&'a Value> {
+    match r.iter().next() {
+        Some((k, v)) if k == field => Some(v),
+        _ => r.get(field),
+    }
+}
+
 /// Rows in stable-state order: stably sorted by `str(row["id"])` (`""` without an id).
 fn stable_order(rows: &[Row]) -> Vec<(std::borrow::Cow<'_, str>, &Row)> {
     let mut order: Vec<(std::borrow::Cow<'_, str>, &Row)> = rows
         .iter()
         .map(|r| {
-            let key = match r.get("id") {
+            let key = match id_field(r) {
                 None => std::borrow::Cow::Borrowed(""),
                 Some(Value::String(s)) => std::borrow::Cow::Borrowed(s.as_str()),
                 Some(v) => std::borrow::Cow::Owned(py_str(v)),

@@ -82,12 +82,11 @@ impl Effects {
                 let initial_state = initial.server(&name).map(|i| i.state.stable_state());
                 let mut sources: Vec<&Value> = vec![&live_state];
                 sources.extend(initial_state.as_ref());
-                if let Some(g) = goldens
+                let golden_state = goldens
                     .as_ref()
                     .and_then(|g| g.iter().find(|g| g.server == name))
-                {
-                    sources.push(&g.state);
-                }
+                    .map(tb_eval::judge::Golden::stable_state);
+                sources.extend(golden_state.as_ref());
                 for (table, i) in wanted {
                     if ids.iter().any(|(k, _)| k == &(table.clone(), i)) {
                         continue;
