@@ -313,6 +313,9 @@ impl TaskSession {
     /// Calls a tool. When several servers export the name, the later one wins (as the
     /// reference's scenario tool merge).
     pub fn call(&mut self, tool: &str, args: &Value) -> CallOutcome {
+        if let Some(s) = self.own.iter_mut().rev().find(|s| s.has_tool(tool)) {
+            return CallOutcome::Reply(s.call_tool(tool, args));
+        }
         match self
             .servers
             .iter_mut()
@@ -327,9 +330,6 @@ impl TaskSession {
     /// Calls a tool and gives the text the agent receives: an own server's exact text, or a
     /// table domain's result as [`CallOutcome::to_text`] shapes it.
     pub fn call_text(&mut self, tool: &str, args: &Value) -> String {
-        if let Some(s) = self.own.iter_mut().rev().find(|s| s.has_tool(tool)) {
-            return s.call_tool(tool, args).text;
-        }
         self.call(tool, args).to_text(tool)
     }
 

@@ -375,6 +375,8 @@ pub(crate) fn outcome_meta(outcome: &CallOutcome) -> rmcp::model::MetaObject {
         CallOutcome::Ok(_) => "ok",
         CallOutcome::ToolFailed(_) => "tool_failed",
         CallOutcome::UnknownTool(_) => "unknown_tool",
+        CallOutcome::Reply(r) if r.is_error => "reply_error",
+        CallOutcome::Reply(_) => "reply",
     };
     let mut m = serde_json::Map::new();
     m.insert(OUTCOME_META.into(), json!(kind));

@@ -111,6 +111,21 @@ pub fn call_result(tool: &str, outcome: CallOutcome) -> CallToolResult {
         CallOutcome::UnknownTool(name) => {
             CallToolResult::error(vec![ContentBlock::text(format!("Unknown tool: '{name}'"))])
         }
+        CallOutcome::Reply(reply) => {
+            // An own server's text as it sent it; structured when it is a JSON object, as the
+            // proxy synthesizes it for any server.
+            let structured = serde_json::from_str::<Value>(&reply.text)
+                .ok()
+                .filter(Value::is_object);
+            let content = vec![ContentBlock::text(reply.text)];
+            let mut r = if reply.is_error {
+                CallToolResult::error(content)
+            } else {
+                CallToolResult::success(content)
+            };
+            r.structured_content = structured;
+            r
+        }
         outcome => {
             let text = outcome.to_text(tool);
             let structured = match outcome {

@@ -927,7 +927,15 @@ fn run_call(
             .find(|s| s.domain.name == server)
         {
             Some(s) => s.call(tool, &args),
-            None => CallOutcome::UnknownTool(tool.to_string()),
+            None => match live
+                .session
+                .own
+                .iter_mut()
+                .find(|s| s.server() == server && s.has_tool(tool))
+            {
+                Some(s) => CallOutcome::Reply(s.call_tool(tool, &args)),
+                None => CallOutcome::UnknownTool(tool.to_string()),
+            },
         },
         None => live.session.call(tool, &args),
     };

@@ -457,6 +457,9 @@ pub enum CallOutcome {
     ToolFailed(String),
     /// No such tool in this session.
     UnknownTool(String),
+    /// A server that answers with its own texts (the airline and setup-check servers): its
+    /// reply as it sent it, errors included (`Error!\n...`, validation texts).
+    Reply(ToolReply),
 }
 
 impl CallOutcome {
@@ -469,17 +472,25 @@ impl CallOutcome {
             CallOutcome::UnknownTool(name) => {
                 json!({"error": format!("Unknown tool: {name}"), "tool": tool})
             }
+            CallOutcome::Reply(r) => Value::String(r.text.clone()),
         }
     }
 
     /// The MCP text content: Python `json.dumps` of [`CallOutcome::to_json`].
     pub fn to_text(&self, tool: &str) -> String {
+        if let CallOutcome::Reply(r) = self {
+            return r.text.clone();
+        }
         pyjson::dumps(&self.to_json(tool), pyjson::Layout::Default)
     }
 
     /// Whether the tool ran without error.
     pub fn is_ok(&self) -> bool {
-        matches!(self, CallOutcome::Ok(_))
+        match self {
+            CallOutcome::Ok(_) => true,
+            CallOutcome::Reply(r) => !r.is_error,
+            CallOutcome::ToolFailed(_) | CallOutcome::UnknownTool(_) => false,
+        }
     }
 }
 

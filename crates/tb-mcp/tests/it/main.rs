@@ -8,5 +8,6 @@ mod concurrency;
 mod direct_calls;
 mod hostile;
 mod infer_remote;
+mod own_servers;
 mod python_sdk;
 mod session_proxy;

@@ -732,3 +732,57 @@ async fn an_oversized_message_gets_a_close_frame_with_its_reason() {
     assert!(f.reason.contains("8388608 bytes"), "{}", f.reason);
     server.shutdown().await.unwrap();
 }
+
+/// The Airline Tau-Bench release over OpenEnv: the recorded solution of its first task, played
+/// by the client as the agent, gets the reference's exact tool texts, and with the judge
+/// answering "Yes" the reward of the recorded verdict.
+#[tb_test_support::shared_test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn airline_release_episode_gets_the_recorded_texts_and_verdict() {
+    let shared = tb_test_support::shared();
+    let data = benchmark_data();
+    let text = std::fs::read_to_string(shared.join("tb-bench-v1/airline/traces.jsonl")).unwrap();
+    let rec: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["kind"] == "solution")
+        .unwrap();
+    let s = setup().await;
+    s.mock
+        .set_script("judge", |_r: &tb_llm::mock::MockRequest| {
+            tb_llm::mock::Reply::Text("Yes".into())
+        });
+    let mut o = tb_openenv::Options::new(&data, Some(s.config.clone()));
+    o.test_list = Some(
+        data.join("releases/dataset_2604_airline_tau_bench/testlist_2604_airline_tau_bench.yaml"),
+    );
+    o.clock = tb_sandbox::Clock::parse(rec["clock"]["now_utc"].as_str().unwrap()).unwrap();
+    let server = start(o).await;
+    let mut c = Client::connect(&server.url()).await;
+    let f = c
+        .ask(json!({"type": "reset", "data": {"test_uid": rec["id"]}}))
+        .await;
+    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    let mut calls = 0;
+    for call in rec["calls"].as_array().unwrap() {
+        if call["executed"] != true {
+            continue;
+        }
+        let o = c
+            .step(json!({"type": "call_tool", "tool_name": call["tool"], "arguments": call["parameters"]}))
+            .await;
+        assert_eq!(o["observation"]["tool_result"], call["result"], "{o}");
+        calls += 1;
+    }
+    assert!(calls > 0);
+    let o = c
+        .step(json!({"type": "submit_message", "content": rec["response"].as_str().unwrap_or("Done.")}))
+        .await;
+    let want = if rec["verdict_judge_yes"]["passed"] == true {
+        1.0
+    } else {
+        0.0
+    };
+    assert_eq!(o["reward"], want, "{o}");
+    server.shutdown().await.unwrap();
+}
