@@ -18,17 +18,14 @@
 //! Self-contained: it takes what `tb bench` loaded and returns one JSON object.
 
 use crate::error::Result;
-use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tb_core::Task;
-use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv, attempt};
-use tb_eval::judge::StateJudge;
+use tb_eval::infer::{AgentChoice, attempt};
 use tb_eval::sandbox::Sandbox;
-use tb_llm::mock::{Api, ContextUser, MockOptions, MockServer, Reply, ToolPlayer};
-use tb_sandbox::Clock;
+use tb_llm::mock::{MockOptions, MockServer};
 
 /// What the figure runs.
 #[derive(Debug, Clone)]
@@ -134,12 +131,6 @@ fn cpu_process() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn mock_client(server: &MockServer, role: &str) -> Result<tb_llm::LlmClient> {
-    let mut c = tb_llm::LlmConfig::chat(&server.url(role, Api::Chat), "mock");
-    c.timeout = 120.0;
-    Ok(tb_llm::LlmClient::new(&c)?)
-}
-
 /// Runs the figure.
 pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
     let mock_rt = tokio::runtime::Builder::new_multi_thread()
@@ -155,18 +146,6 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
     let server = mock_rt.block_on(MockServer::start_with(
         MockOptions::lean().with_reply_delay(o.delay),
     ))?;
-    server.set_script("user", ContextUser);
-    server.set_script("judge", |_: &tb_llm::mock::MockRequest| {
-        Reply::Text("Yes.".into())
-    });
-    let mut scenarios = HashMap::new();
-    for t in inp.tasks {
-        if !scenarios.contains_key(&t.scenario) {
-            scenarios.insert(t.scenario.clone(), inp.ds.scenario(&t.scenario)?);
-        }
-    }
-    let judge = Arc::new(StateJudge::new());
-    let agent = inp.ds.agent("think").ok();
     let tasks: Arc<Vec<Task>> = Arc::new(inp.tasks.to_vec());
     // Longest first: attempts ordered by golden calls, descending; repetitions interleaved.
     let mut order: Vec<(usize, u32)> = (0..o.repeat)
@@ -180,38 +159,17 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
     let before = sample();
     let out = rt.block_on(async {
         // Clients are built on the harness runtime, so they share its connection pool.
-        let user = mock_client(&server, "user")?;
-        let judge_client = mock_client(&server, "judge")?;
-        let mut envs = Vec::with_capacity(tasks.len());
-        for (i, calls) in inp.golden.iter().enumerate() {
-            let role = format!("t{i}");
-            server.set_script(
-                &role,
-                ToolPlayer {
-                    calls: calls.clone(),
-                    closing: "Everything you asked for is done. <DONE>".into(),
-                },
-            );
-            envs.push(Arc::new(RunEnv {
-                sandbox: inp.sandbox.clone(),
-                judge: judge.clone(),
-                clock: Clock::default(),
-                agent_name: "golden-mock".into(),
-                agent: agent.clone(),
-                scenarios: scenarios.clone(),
-                models: Models {
-                    agent: Some(mock_client(&server, &role)?),
-                    user: Some(user.clone()),
-                    judge: Some(judge_client.clone()),
-                    ..Default::default()
-                },
-                user_can_end: false,
-                message_timeout: Some(Duration::from_mins(10)),
-                attempt_timeout: None,
-                dump: Dump::default(),
-                provenance: Map::new(),
-            }));
-        }
+        let envs = crate::golden_mock_envs(
+            &server,
+            &crate::GoldenInputs {
+                tasks: inp.tasks,
+                golden: &inp.golden,
+                sandbox: &inp.sandbox,
+                ds: inp.ds,
+            },
+            120.0,
+            Duration::from_mins(10),
+        )?;
         let envs = Arc::new(envs);
         let cpu0 = cpu_by_thread(&["tb-harness", "tb-mock"]);
         let pcpu0 = cpu_process();

@@ -576,10 +576,86 @@ fn mcp_bench(a: &BenchOptions, l: &Loaded, root: &std::path::Path) -> Result<Val
 
 /// A model client for a role of the mock server (Chat Completions, no retries to wait on).
 #[cfg(feature = "mock")]
-fn mock_client(server: &tb_llm::mock::MockServer, role: &str) -> Result<tb_llm::LlmClient> {
+fn mock_client(
+    server: &tb_llm::mock::MockServer,
+    role: &str,
+    timeout_s: f64,
+) -> Result<tb_llm::LlmClient> {
     let mut c = tb_llm::LlmConfig::chat(&server.url(role, tb_llm::mock::Api::Chat), "mock");
-    c.timeout = 30.0;
+    c.timeout = timeout_s;
     Ok(tb_llm::LlmClient::new(&c)?)
+}
+
+/// The run environments of a golden campaign against the mock model server, one per task: the
+/// task's own agent role (`t<i>`) plays its golden calls ([`tb_llm::mock::ToolPlayer`]), the
+/// server's `user` role is the simulated user and its `judge` role answers "Yes.". Shared by
+/// the offline campaign and `latency_campaign`, which differ only in their timeouts. Build it
+/// on the runtime that runs the attempts, so the clients share its connection pool.
+#[cfg(feature = "mock")]
+fn golden_mock_envs(
+    server: &tb_llm::mock::MockServer,
+    inp: &GoldenInputs<'_>,
+    client_timeout_s: f64,
+    message_timeout: Duration,
+) -> Result<Vec<std::sync::Arc<tb_eval::infer::RunEnv>>> {
+    use std::sync::Arc;
+    use tb_eval::infer::{Dump, Models, RunEnv};
+    use tb_llm::mock::{ContextUser, Reply, ToolPlayer};
+    server.set_script("user", ContextUser);
+    server.set_script("judge", |_: &tb_llm::mock::MockRequest| {
+        Reply::Text("Yes.".into())
+    });
+    let mut scenarios = HashMap::new();
+    for t in inp.tasks {
+        if !scenarios.contains_key(&t.scenario) {
+            scenarios.insert(t.scenario.clone(), inp.ds.scenario(&t.scenario)?);
+        }
+    }
+    let judge = Arc::new(StateJudge::new());
+    let agent = inp.ds.agent("think").ok();
+    let user = mock_client(server, "user", client_timeout_s)?;
+    let judge_client = mock_client(server, "judge", client_timeout_s)?;
+    let mut envs = Vec::with_capacity(inp.golden.len());
+    for (i, calls) in inp.golden.iter().enumerate() {
+        let role = format!("t{i}");
+        server.set_script(
+            &role,
+            ToolPlayer {
+                calls: calls.clone(),
+                closing: "Everything you asked for is done. <DONE>".into(),
+            },
+        );
+        envs.push(Arc::new(RunEnv {
+            sandbox: inp.sandbox.clone(),
+            judge: judge.clone(),
+            clock: Clock::default(),
+            agent_name: "golden-mock".into(),
+            agent: agent.clone(),
+            scenarios: scenarios.clone(),
+            models: Models {
+                agent: Some(mock_client(server, &role, client_timeout_s)?),
+                user: Some(user.clone()),
+                judge: Some(judge_client.clone()),
+                ..Default::default()
+            },
+            user_can_end: false,
+            message_timeout: Some(message_timeout),
+            attempt_timeout: None,
+            dump: Dump::default(),
+            provenance: Map::new(),
+        }));
+    }
+    Ok(envs)
+}
+
+/// What [`golden_mock_envs`] reads.
+#[cfg(feature = "mock")]
+struct GoldenInputs<'a> {
+    tasks: &'a [Task],
+    /// Per task, its golden calls in order (every server's).
+    golden: &'a [Vec<(String, Value)>],
+    sandbox: &'a std::sync::Arc<Sandbox>,
+    ds: &'a tb_dataset::Dataset,
 }
 
 /// The offline campaign through the episode loop: `repeat` x every task, each attempt
@@ -597,8 +673,8 @@ fn mock_client(server: &tb_llm::mock::MockServer, role: &str) -> Result<tb_llm::
 #[cfg(feature = "mock")]
 fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchOptions) -> Result<Value> {
     use std::sync::Arc;
-    use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv, attempt};
-    use tb_llm::mock::{ContextUser, MockOptions, MockServer, Reply, ToolPlayer};
+    use tb_eval::infer::{AgentChoice, attempt};
+    use tb_llm::mock::{MockOptions, MockServer};
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
@@ -607,12 +683,6 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchOptions) -> Resul
         .worker_threads(threads)
         .enable_all()
         .build()?;
-    let mut scenarios = HashMap::new();
-    for t in &l.tasks {
-        if !scenarios.contains_key(&t.scenario) {
-            scenarios.insert(t.scenario.clone(), ds.scenario(&t.scenario)?);
-        }
-    }
     let tasks: Arc<Vec<Task>> = Arc::new(l.tasks.clone());
     let golden: Vec<Vec<(String, Value)>> = l
         .calls
@@ -624,8 +694,6 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchOptions) -> Resul
                 .collect()
         })
         .collect();
-    let judge = Arc::new(StateJudge::new());
-    let agent = ds.agent("think").ok();
     let repeat = a.campaign_repeat;
     let concurrency = a.concurrency.max(1);
     let (mut timed, mut setup) = (0.0f64, 0.0f64);
@@ -634,42 +702,17 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchOptions) -> Resul
     rt.block_on(async {
         let t_setup = Instant::now();
         let server = MockServer::start_with(MockOptions::lean()).await?;
-        server.set_script("user", ContextUser);
-        server.set_script("judge", |_: &tb_llm::mock::MockRequest| {
-            Reply::Text("Yes.".into())
-        });
-        let user = mock_client(&server, "user")?;
-        let judge_client = mock_client(&server, "judge")?;
-        let mut envs = Vec::with_capacity(tasks.len());
-        for (i, calls) in golden.iter().enumerate() {
-            let role = format!("t{i}");
-            server.set_script(
-                &role,
-                ToolPlayer {
-                    calls: calls.clone(),
-                    closing: "Everything you asked for is done. <DONE>".into(),
-                },
-            );
-            envs.push(Arc::new(RunEnv {
-                sandbox: l.sandbox.clone(),
-                judge: judge.clone(),
-                clock: Clock::default(),
-                agent_name: "golden-mock".into(),
-                agent: agent.clone(),
-                scenarios: scenarios.clone(),
-                models: Models {
-                    agent: Some(mock_client(&server, &role)?),
-                    user: Some(user.clone()),
-                    judge: Some(judge_client.clone()),
-                    ..Default::default()
-                },
-                user_can_end: false,
-                message_timeout: Some(Duration::from_mins(1)),
-                attempt_timeout: None,
-                dump: Dump::default(),
-                provenance: Map::new(),
-            }));
-        }
+        let envs = golden_mock_envs(
+            &server,
+            &GoldenInputs {
+                tasks: &l.tasks,
+                golden: &golden,
+                sandbox: &l.sandbox,
+                ds,
+            },
+            30.0,
+            Duration::from_mins(1),
+        )?;
         let envs = Arc::new(envs);
         setup += t_setup.elapsed().as_secs_f64();
         for rep in 0..repeat {
