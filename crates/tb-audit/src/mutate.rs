@@ -276,9 +276,9 @@ fn other_id(state: &State, key: &str, v: &Value, table_hint: Option<usize>) -> O
     let def = &state.layout().tables()[ti];
     let rows = state.rows(&def.name).ok()?;
     let same = |r: &tb_sandbox::Row| def.id_matches(r, v);
-    rows[pos + 1..]
+    rows.slice(pos + 1..)
         .iter()
-        .chain(rows[..pos].iter().rev())
+        .chain(rows.slice(..pos).iter().rev())
         .find(|r| !same(r))
         .and_then(|r| def.row_id(r))
         .map(|id| match (v, id) {

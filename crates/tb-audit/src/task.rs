@@ -381,9 +381,9 @@ fn unchecked_paths(state: &State, golden: &State) -> Vec<String> {
         let (Ok(a), Ok(b)) = (state.rows(&def.name), golden.rows(&def.name)) else {
             continue;
         };
-        let same = (a.len() == b.len() && std::ptr::eq(a.as_ptr(), b.as_ptr())) || a == b;
+        let same = a.ptr_eq(&b) || a == b;
         if !same {
-            let rows = |r: &[tb_sandbox::Row]| {
+            let rows = |r: tb_sandbox::state::Rows<'_>| {
                 Value::Array(r.iter().map(|x| Value::Object(x.clone())).collect())
             };
             ours.insert(def.name.clone(), rows(a));

@@ -120,6 +120,42 @@ fn work_replay(domains: &[Loaded], tasks: &[Task], clock: Clock, full: bool) {
     }
 }
 
+fn text(s: &tb_sandbox::State) -> String {
+    let mut t = String::new();
+    s.write_stable(&mut t);
+    t
+}
+
+fn common(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
+fn stats(domains: &[Loaded], tasks: &[Task], clock: Clock) {
+    let bases: Vec<String> = domains.iter().map(|d| text(&d.base)).collect();
+    let (mut n0, mut n1, mut p0, mut p1, mut prev) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let mut prev_text = String::new();
+    for t in tasks {
+        let Ok(mut s) = domains[t.loaded].session_uncached(&t.config, clock) else {
+            continue;
+        };
+        let a = text(&s.state);
+        for (tool, p) in &t.calls {
+            black_box(s.call(tool, p));
+        }
+        let b = text(&s.state);
+        n0 += a.len();
+        n1 += b.len();
+        p0 += common(&a, &bases[t.loaded]);
+        prev += common(&a, &prev_text);
+        p1 += common(&b, &a);
+        prev_text = a;
+    }
+    eprintln!(
+        "initial bytes {n0} shared-with-base prefix {p0} shared-with-prev-task {prev}; golden bytes {n1} shared-with-initial prefix {p1}; must hash {}",
+        n0 - p0 + n1 - p1
+    );
+}
+
 fn main() {
     let shared = std::env::var_os("TB_SHARED").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
@@ -137,6 +173,7 @@ fn main() {
             "session" => work_sessions(&domains, &tasks, clock),
             "replay" => work_replay(&domains, &tasks, clock, false),
             "replay-full" => work_replay(&domains, &tasks, clock, true),
+            "stats" => stats(&domains, &tasks, clock),
             other => panic!("unknown mode {other} (session, replay, replay-full)"),
         }
     }

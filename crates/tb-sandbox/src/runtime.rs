@@ -291,6 +291,9 @@ impl Domain {
         let clock = Clock::default();
         let now = clock.now_naive_iso();
         let base = State::load_initial(self.layout.clone(), toolslib, Ctx { now: &now })?;
+        // Every session starts from these rows: hash them once, so a session's first hash
+        // resumes after the base rows before the first row its data patch wrote.
+        base.hash();
         Ok(Loaded {
             domain: self.clone(),
             base,
@@ -478,10 +481,12 @@ impl CallOutcome {
 
     /// The MCP text content: Python `json.dumps` of [`CallOutcome::to_json`].
     pub fn to_text(&self, tool: &str) -> String {
-        if let CallOutcome::Reply(r) = self {
-            return r.text.clone();
+        match self {
+            CallOutcome::Reply(r) => r.text.clone(),
+            // The result written as it is (not copied first).
+            CallOutcome::Ok(v) => pyjson::dumps(v, pyjson::Layout::Default),
+            _ => pyjson::dumps(&self.to_json(tool), pyjson::Layout::Default),
         }
-        pyjson::dumps(&self.to_json(tool), pyjson::Layout::Default)
     }
 
     /// Whether the tool ran without error.

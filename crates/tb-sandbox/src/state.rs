@@ -2,9 +2,12 @@
 //! them, with its lookup, create, update and delete rules, and the stable state and hash that
 //! grade an attempt.
 //!
-//! A row is the JSON-mode dump of a validated model (field order = model order). Tables are
-//! shared copy-on-write: cloning a [`State`] copies one pointer per table, and the first write
-//! to a table copies that table's rows only.
+//! A row is the JSON-mode dump of a validated model (field order = model order). Tables and
+//! rows are shared copy-on-write: cloning a [`State`] copies one pointer per table, the first
+//! write to a table copies its list of row pointers, and a write to a row copies that row
+//! only. Each row remembers its canonical stable text and each table its stable row order, so
+//! hashing and diffing a state that shares rows with one seen before touches only the rows
+//! that changed.
 
 use crate::coerce::{self, Ctx, ValidationError};
 use crate::pyjson;
@@ -14,6 +17,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tb_python::{py_eq, py_str};
+
+mod hash;
+mod table;
+
+use table::{Cell, Table};
+pub use table::{Rows, RowsIter};
 
 /// One row: field name to JSON-mode value, in model field order.
 pub type Row = Map<String, Value>;
@@ -62,76 +71,10 @@ pub struct Layout {
     /// Table positions in the order the stable state's canonical text has them (names by
     /// code point; of two tables with one name, the later one, as a map insert keeps it).
     sorted: Arc<Vec<usize>>,
-    /// sha256 midstates of recently hashed stable states (see [`State::hash`]).
-    hashes: Arc<std::sync::Mutex<HashCache>>,
-}
-
-/// What [`State::hash`] remembers between calls, per layout.
-///
-/// - `chains`: the sha256 midstates after each table of recently hashed states, in canonical
-///   order. The canonical text of a stable state is its tables' texts in a fixed order, so two
-///   states that hold the very same first `k` tables (by pointer) share the hash state after
-///   them: hashing resumes there.
-/// - `texts`: the canonical text (`"name":[rows]`) of recently written tables, by table
-///   pointer. A session shares the tables it has not written with the state it came from, so
-///   the hash after a few calls writes only the tables those calls changed.
-///
-/// Tables are held weakly: a live weak pointer keeps its address from being reused, so pointer
-/// equality means the same table; the rows themselves are not kept.
-#[derive(Debug, Default)]
-struct HashCache {
-    chains: Vec<HashChain>,
-    texts: HashMap<usize, TableText>,
-    text_bytes: usize,
-}
-
-#[derive(Debug)]
-struct HashChain {
-    tables: Vec<std::sync::Weak<Vec<Row>>>,
-    marks: Vec<pyjson::HashWriter>,
-}
-
-#[derive(Debug)]
-struct TableText {
-    table: std::sync::Weak<Vec<Row>>,
-    text: Arc<str>,
-}
-
-impl HashCache {
-    const MAX_CHAINS: usize = 32;
-    /// Bytes of table text kept; past it, texts of dropped tables go, then all of them.
-    const MAX_TEXT_BYTES: usize = 4 << 20;
-
-    /// The cached text of this very table, if any.
-    fn text(&self, table: &Arc<Vec<Row>>) -> Option<Arc<str>> {
-        let t = self.texts.get(&(Arc::as_ptr(table) as usize))?;
-        std::ptr::eq(t.table.as_ptr(), Arc::as_ptr(table)).then(|| t.text.clone())
-    }
-
-    fn keep_text(&mut self, table: &Arc<Vec<Row>>, text: Arc<str>) {
-        self.text_bytes += text.len();
-        let old = self.texts.insert(
-            Arc::as_ptr(table) as usize,
-            TableText {
-                table: Arc::downgrade(table),
-                text,
-            },
-        );
-        if let Some(old) = old {
-            self.text_bytes -= old.text.len();
-        }
-        if self.text_bytes > Self::MAX_TEXT_BYTES {
-            self.texts.retain(|_, t| t.table.strong_count() > 0);
-            if self.texts.values().map(|t| t.text.len()).sum::<usize>() > Self::MAX_TEXT_BYTES / 2 {
-                self.texts.clear();
-            }
-            self.text_bytes = self.texts.values().map(|t| t.text.len()).sum();
-        }
-    }
-}
-
-fn lock_cache(c: &std::sync::Mutex<HashCache>) -> std::sync::MutexGuard<'_, HashCache> {
-    c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// `"name":[` of each table in `sorted` order.
+    openings: Arc<Vec<String>>,
+    /// sha256 states of recently hashed stable states (see [`State::hash`]).
+    hashes: Arc<std::sync::Mutex<hash::HashCache>>,
 }
 
 impl std::fmt::Debug for pyjson::HashWriter {
@@ -164,10 +107,20 @@ impl Layout {
                 _ => keep.push(i),
             }
         }
+        let openings = keep
+            .iter()
+            .map(|&i| {
+                let mut s = String::new();
+                pyjson::write_json_str(&mut s, &doc.tables[i].name);
+                s.push_str(":[");
+                s
+            })
+            .collect();
         Layout {
             doc: Arc::new(doc),
             index: Arc::new(index),
             sorted: Arc::new(keep),
+            openings: Arc::new(openings),
             hashes: Arc::default(),
         }
     }
@@ -197,7 +150,7 @@ impl Layout {
 #[derive(Debug, Clone)]
 pub struct State {
     layout: Layout,
-    tables: Vec<Arc<Vec<Row>>>,
+    tables: Vec<Arc<Table>>,
     writes: u64,
 }
 
@@ -263,7 +216,7 @@ impl State {
         let tables = layout
             .tables()
             .iter()
-            .map(|_| Arc::new(Vec::new()))
+            .map(|_| Arc::new(Table::default()))
             .collect();
         State {
             layout,
@@ -308,13 +261,13 @@ impl State {
                 })?;
                 rows.push(row);
             }
-            state.tables[i] = Arc::new(rows);
+            state.tables[i] = Arc::new(Table::from_rows(rows));
         }
         Ok(state)
     }
 
     /// How many times a table was opened for writing (insert, replace, delete, patch, or
-    /// [`State::rows_mut`]). A tool call that leaves it unchanged did not write.
+    /// [`State::set_row`]). A tool call that leaves it unchanged did not write.
     pub fn writes(&self) -> u64 {
         self.writes
     }
@@ -341,22 +294,42 @@ impl State {
             .ok_or_else(|| StateError::UnknownTable(table.to_string()))
     }
 
+    /// The table at position `i` for writing: its row list copied first if another state
+    /// shares it (the rows themselves stay shared).
+    fn table_mut(&mut self, i: usize) -> &mut Table {
+        self.writes += 1;
+        Arc::make_mut(&mut self.tables[i])
+    }
+
     /// A table's definition.
     pub fn def(&self, table: &str) -> Result<&TableDef, StateError> {
         Ok(&self.layout.tables()[self.pos(table)?])
     }
 
     /// All rows of a table, in store order.
-    pub fn rows(&self, table: &str) -> Result<&[Row], StateError> {
-        Ok(&self.tables[self.pos(table)?])
+    pub fn rows(&self, table: &str) -> Result<Rows<'_>, StateError> {
+        Ok(Rows::new(self.tables[self.pos(table)?].cells()))
     }
 
-    /// Mutable rows of a table (copies the table on first write). Rows written here are not
-    /// revalidated: prefer [`State::insert`] and [`State::replace`].
-    pub fn rows_mut(&mut self, table: &str) -> Result<&mut Vec<Row>, StateError> {
+    /// Puts `row` at position `pos` of a table without revalidation (the reference mutating a
+    /// live object without `db.update`); a position past the end changes nothing. Counts as a
+    /// write either way. Prefer [`State::insert`] and [`State::replace`].
+    pub fn set_row(&mut self, table: &str, pos: usize, row: Row) -> Result<(), StateError> {
         let i = self.pos(table)?;
-        self.writes += 1;
-        Ok(Arc::make_mut(&mut self.tables[i]))
+        let in_range = pos < self.tables[i].cells().len();
+        let t = self.table_mut(i);
+        if in_range {
+            t.cells_mut()[pos] = Arc::new(Cell::new(row));
+        }
+        Ok(())
+    }
+
+    /// The row at `pos` of a table for writing in place, without revalidation (copied first
+    /// if another state shares it). Counts as a write. Prefer [`State::insert`] and
+    /// [`State::replace`].
+    pub fn row_mut(&mut self, table: &str, pos: usize) -> Result<Option<&mut Row>, StateError> {
+        let i = self.pos(table)?;
+        Ok(self.table_mut(i).cell_mut(pos))
     }
 
     /// Number of rows.
@@ -368,7 +341,11 @@ impl State {
     pub fn get(&self, table: &str, id: &Value) -> Result<Option<&Row>, StateError> {
         let i = self.pos(table)?;
         let def = &self.layout.tables()[i];
-        Ok(self.tables[i].iter().find(|r| def.id_matches(r, id)))
+        Ok(self.tables[i]
+            .cells()
+            .iter()
+            .map(|c| &c.row)
+            .find(|r| def.id_matches(r, id)))
     }
 
     /// The first row whose `field` equals `value` (Python equality).
@@ -404,12 +381,16 @@ impl State {
         let i = self.pos(table)?;
         let def = &self.layout.tables()[i];
         if let Some(id) = def.row_id(&row)
-            && self.tables[i].iter().any(|r| def.id_matches(r, &id))
+            && self.tables[i]
+                .cells()
+                .iter()
+                .any(|c| def.id_matches(&c.row, &id))
         {
             return Err(StateError::Duplicate(py_str(&id)));
         }
-        self.writes += 1;
-        Arc::make_mut(&mut self.tables[i]).push(row.clone());
+        self.table_mut(i)
+            .cells_mut()
+            .push(Arc::new(Cell::new(row.clone())));
         Ok(row)
     }
 
@@ -420,16 +401,15 @@ impl State {
         let layout = self.layout.clone();
         let def = &layout.tables()[i];
         let id = def.row_id(&row).ok_or(StateError::NoId)?;
-        self.writes += 1;
-        let rows = Arc::make_mut(&mut self.tables[i]);
-        let mut found = false;
-        for r in rows.iter_mut() {
-            if def.id_matches(r, &id) {
-                r.clone_from(&row);
-                found = true;
+        let mut stored: Option<Arc<Cell>> = None;
+        for c in self.table_mut(i).cells_mut() {
+            if def.id_matches(&c.row, &id) {
+                *c = stored
+                    .get_or_insert_with(|| Arc::new(Cell::new(row.clone())))
+                    .clone();
             }
         }
-        if found {
+        if stored.is_some() {
             Ok(row)
         } else {
             Err(StateError::Missing(py_str(&id)))
@@ -444,10 +424,9 @@ impl State {
         if def.id.is_none() {
             return Err(StateError::NoId);
         }
-        let before = self.tables[i].len();
-        self.writes += 1;
-        let rows = Arc::make_mut(&mut self.tables[i]);
-        rows.retain(|r| !def.id_matches(r, id));
+        let before = self.tables[i].cells().len();
+        let rows = self.table_mut(i).cells_mut();
+        rows.retain(|c| !def.id_matches(&c.row, id));
         if rows.len() == before {
             Err(StateError::Missing(py_str(id)))
         } else {
@@ -487,15 +466,15 @@ impl State {
                         break;
                     }
                 };
-                self.writes += 1;
-                let target = Arc::make_mut(&mut self.tables[i]);
                 let id = def.row_id(&row);
+                let target = self.table_mut(i).cells_mut();
                 let existing = id
                     .as_ref()
-                    .and_then(|id| target.iter().position(|r| def.id_matches(r, id)));
+                    .and_then(|id| target.iter().position(|c| def.id_matches(&c.row, id)));
+                let cell = Arc::new(Cell::new(row));
                 match existing {
-                    Some(p) => target[p] = row,
-                    None => target.push(row),
+                    Some(p) => target[p] = cell,
+                    None => target.push(cell),
                 }
             }
         }
@@ -509,10 +488,15 @@ impl State {
     /// The full state, unstable fields included: `{table: [rows]}` in store order.
     pub fn full_state(&self) -> Value {
         let mut out = Map::new();
-        for (def, rows) in self.layout.tables().iter().zip(&self.tables) {
+        for (def, t) in self.layout.tables().iter().zip(&self.tables) {
             out.insert(
                 def.name.clone(),
-                Value::Array(rows.iter().map(|r| Value::Object(r.clone())).collect()),
+                Value::Array(
+                    t.cells()
+                        .iter()
+                        .map(|c| Value::Object(c.row.clone()))
+                        .collect(),
+                ),
             );
         }
         Value::Object(out)
@@ -522,10 +506,14 @@ impl State {
     /// rows sorted by `str(row["id"])` (stable, so tables without an `id` keep store order).
     pub fn stable_state(&self) -> Value {
         let mut out = Map::with_capacity(self.tables.len());
-        for (def, rows) in self.layout.tables().iter().zip(&self.tables) {
+        for (def, t) in self.layout.tables().iter().zip(&self.tables) {
             out.insert(
                 def.name.clone(),
-                Value::Array(stable_rows(def, rows).map(Value::Object).collect()),
+                Value::Array(
+                    t.stable_cells()
+                        .map(|c| Value::Object(stable_row(def, &c.row)))
+                        .collect(),
+                ),
             );
         }
         Value::Object(out)
@@ -533,75 +521,15 @@ impl State {
 
     /// sha256 of the canonical JSON of the stable state: equal to
     /// `hash_stable(&self.stable_state())`, computed straight from the tables (nothing is
-    /// copied).
+    /// copied). Each row's text is written once and kept with the row; the sha256 resumes from
+    /// the last point where this state's text and a recently hashed state's text of the same
+    /// layout still agree (the same rows of the same tables), so only the text after the first
+    /// row that differs is hashed.
     pub fn hash(&self) -> String {
-        use pyjson::Sink;
         let order = &self.layout.sorted;
-        let table = |n: usize| &self.tables[order[n]];
-        // The longest run of leading tables some recent state shared, the hash state after it,
-        // and the texts known for the tables after it.
-        let (start, mut w, mut marks, known) = {
-            let cache = lock_cache(&self.layout.hashes);
-            let best = cache
-                .chains
-                .iter()
-                .map(|c| {
-                    let k = c
-                        .tables
-                        .iter()
-                        .enumerate()
-                        .take_while(|(n, t)| std::ptr::eq(t.as_ptr(), Arc::as_ptr(table(*n))))
-                        .count();
-                    (k, c)
-                })
-                .max_by_key(|(k, _)| *k);
-            let (start, w, marks) = match best {
-                Some((k, c)) if k > 0 => (k, c.marks[k - 1].clone(), c.marks[..k].to_vec()),
-                _ => (
-                    0,
-                    pyjson::HashWriter::new(),
-                    Vec::with_capacity(order.len()),
-                ),
-            };
-            let known: Vec<Option<Arc<str>>> =
-                (start..order.len()).map(|n| cache.text(table(n))).collect();
-            (start, w, marks, known)
-        };
-        if start == 0 {
-            w.push_byte(b'{');
-        }
-        let mut written: Vec<(usize, Arc<str>)> = Vec::new();
-        for (n, text) in (start..order.len()).zip(known) {
-            if n > 0 {
-                w.push_byte(b',');
-            }
-            let text = text.unwrap_or_else(|| {
-                let mut s = String::new();
-                self.write_stable_table(&mut s, order[n]);
-                let s: Arc<str> = s.into();
-                written.push((n, s.clone()));
-                s
-            });
-            w.push_str(&text);
-            w.flush();
-            marks.push(w.clone());
-        }
-        let chain = HashChain {
-            tables: (0..order.len()).map(|n| Arc::downgrade(table(n))).collect(),
-            marks,
-        };
-        {
-            let mut cache = lock_cache(&self.layout.hashes);
-            if cache.chains.len() >= HashCache::MAX_CHAINS {
-                cache.chains.remove(0);
-            }
-            cache.chains.push(chain);
-            for (n, text) in written {
-                cache.keep_text(table(n), text);
-            }
-        }
-        w.push_byte(b'}');
-        w.hex()
+        let defs: Vec<&TableDef> = order.iter().map(|&i| &self.layout.tables()[i]).collect();
+        let tables: Vec<&Arc<Table>> = order.iter().map(|&i| &self.tables[i]).collect();
+        hash::hash(&self.layout.hashes, &defs, &self.layout.openings, &tables)
     }
 
     /// Writes the canonical JSON of the stable state (the text [`State::hash`] hashes) straight
@@ -613,35 +541,24 @@ impl State {
             if n > 0 {
                 out.push_byte(b',');
             }
-            self.write_stable_table(out, i);
+            out.push_str(&self.layout.openings[n]);
+            let def = &self.layout.tables()[i];
+            for (r, c) in self.tables[i].stable_cells().enumerate() {
+                if r > 0 {
+                    out.push_byte(b',');
+                }
+                out.push_str(c.text(def));
+            }
+            out.push_byte(b']');
         }
         out.push_byte(b'}');
     }
 
-    /// `"name":[rows]` of the table at position `i`, as the stable state's canonical text has it.
-    fn write_stable_table<S: pyjson::Sink>(&self, out: &mut S, i: usize) {
-        let def = &self.layout.tables()[i];
-        pyjson::write_json_str(out, &def.name);
-        out.push_byte(b':');
-        out.push_byte(b'[');
-        for (r, (_, row)) in stable_order(&self.tables[i]).into_iter().enumerate() {
-            if r > 0 {
-                out.push_byte(b',');
-            }
-            let unstable = &def.unstable;
-            pyjson::write_object_stable(
-                out,
-                row.iter()
-                    .filter(|(k, _)| !unstable.iter().any(|u| u == *k)),
-            );
-        }
-        out.push_byte(b']');
-    }
-
     /// The deep diff of the two stable states, `deep_diff(&self.stable_state(),
     /// &golden.stable_state())`, entry for entry: tables both states share (the same table, by
-    /// pointer) are equal and skipped; only the others are built and compared, in the order the
-    /// full diff visits them.
+    /// pointer) are equal and skipped; in the others, rows both share or that are equal as
+    /// stored have no entries, and only the remaining rows are built and compared, in the
+    /// order the full diff visits them.
     pub fn stable_diff(&self, golden: &State) -> Vec<Value> {
         if !Arc::ptr_eq(&self.layout.doc, &golden.layout.doc)
             || self.tables.len() != golden.tables.len()
@@ -651,25 +568,29 @@ impl State {
         let mut out = Vec::new();
         let mut path = String::new();
         for &i in self.layout.sorted.iter() {
-            if Arc::ptr_eq(&self.tables[i], &golden.tables[i]) {
+            let (ta, tb) = (&self.tables[i], &golden.tables[i]);
+            if Arc::ptr_eq(ta, tb) {
                 continue;
             }
             let def = &self.layout.tables()[i];
             // Rows equal as stored (strictly: 1 and 1.0 differ) have no entries; only the
             // others are built as the stable state has them and compared deeply.
-            let a = stable_order(&self.tables[i]);
-            let b = stable_order(&golden.tables[i]);
+            let (oa, ob) = (ta.order(), tb.order());
+            let (ca, cb) = (ta.cells(), tb.cells());
             path.clear();
             path.push_str(&def.name);
             crate::diff::diff_lists_lazy(
-                (a.len(), b.len()),
+                (oa.len(), ob.len()),
                 &mut path,
                 &mut out,
-                |r| rows_equal(a[r].1, b[r].1),
+                |r| {
+                    let (x, y) = (&ca[oa[r]], &cb[ob[r]]);
+                    Arc::ptr_eq(x, y) || rows_equal(&x.row, &y.row)
+                },
                 |r| {
                     (
-                        Value::Object(stable_row(def, a[r].1)),
-                        Value::Object(stable_row(def, b[r].1)),
+                        Value::Object(stable_row(def, &ca[oa[r]].row)),
+                        Value::Object(stable_row(def, &cb[ob[r]].row)),
                     )
                 },
             );
@@ -683,14 +604,6 @@ pub fn hash_stable(stable: &Value) -> String {
     let mut w = pyjson::HashWriter::new();
     pyjson::write_canonical(&mut w, stable);
     w.hex()
-}
-
-/// A table's rows as the stable state holds them: unstable fields dropped (model order kept),
-/// scalar lists sorted, rows stably sorted by `str(row["id"])`.
-fn stable_rows<'a>(def: &'a TableDef, rows: &'a [Row]) -> impl Iterator<Item = Row> + 'a {
-    stable_order(rows)
-        .into_iter()
-        .map(move |(_, r)| stable_row(def, r))
 }
 
 /// One row as the stable state holds it: unstable fields dropped, scalar lists sorted.
@@ -747,23 +660,6 @@ fn first_or_get<'a>(r: &'a Row, field: &str) -> Option<&'a Value> {
         Some((k, v)) if k == field => Some(v),
         _ => r.get(field),
     }
-}
-
-/// Rows in stable-state order: stably sorted by `str(row["id"])` (`""` without an id).
-fn stable_order(rows: &[Row]) -> Vec<(std::borrow::Cow<'_, str>, &Row)> {
-    let mut order: Vec<(std::borrow::Cow<'_, str>, &Row)> = rows
-        .iter()
-        .map(|r| {
-            let key = match id_field(r) {
-                None => std::borrow::Cow::Borrowed(""),
-                Some(Value::String(s)) => std::borrow::Cow::Borrowed(s.as_str()),
-                Some(v) => std::borrow::Cow::Owned(py_str(v)),
-            };
-            (key, r)
-        })
-        .collect();
-    order.sort_by(|a, b| a.0.cmp(&b.0));
-    order
 }
 
 /// Sorts, at any depth, every non-empty list whose items are all str/int/float/bool.
@@ -904,5 +800,88 @@ mod tests {
             );
             proptest::prop_assert_eq!(s0.hash(), hash_stable(&s0.stable_state()));
         }
+
+        /// Copy on write per row: whatever one session writes (through the checked operations
+        /// or the unchecked row access), the base and a sibling session keep their rows, their
+        /// stable text and their hash; the writer's cached texts and orders follow its writes.
+        #[test]
+        fn a_write_through_a_shared_row_changes_no_other_state(
+            base in proptest::collection::btree_map("[a-e]", (0i64..4, proptest::collection::vec("[p-s]", 0..3)), 1..6),
+            edits in proptest::collection::vec((0u8..5, "[a-f]", 0i64..4, 0usize..7), 1..10),
+        ) {
+            let mut s0 = State::empty(layout());
+            for (id, (n, tags)) in &base {
+                s0.insert("a", &json!({"id": id, "n": n, "tags": tags}), CTX).unwrap();
+            }
+            // Texts and orders cached on the shared rows before anyone writes.
+            let text = |s: &State| {
+                let mut t = String::new();
+                s.write_stable(&mut t);
+                t
+            };
+            let base_full = s0.full_state();
+            let base_text = text(&s0);
+            let base_hash = s0.hash();
+            let mut s1 = s0.clone();
+            let s2 = s0.clone();
+            for (op, id, n, pos) in &edits {
+                let row = json!({"id": id, "n": n, "tags": ["q"]});
+                let _ = match op {
+                    0 => s1.insert("a", &row, CTX).map(drop),
+                    1 => s1.replace("a", &row, CTX).map(drop),
+                    2 => s1.delete("a", &json!(id)),
+                    3 => {
+                        let Value::Object(r) = row else { unreachable!() };
+                        s1.set_row("a", *pos, r)
+                    }
+                    _ => s1.row_mut("a", *pos).map(|r| {
+                        if let Some(r) = r {
+                            r.insert("n".into(), json!(f64::from(u8::try_from(*n).unwrap_or(0)) + 0.5));
+                        }
+                    }),
+                };
+                // The writer's text (cached texts and orders reset by its writes) equals the
+                // full computation. (Not hashed here: the hash cache would then share its
+                // tables, and later writes would copy instead of writing in place.)
+                let mut want = String::new();
+                pyjson::write_canonical(&mut want, &s1.stable_state());
+                proptest::prop_assert_eq!(text(&s1), want);
+            }
+            proptest::prop_assert_eq!(s1.hash(), hash_stable(&s1.stable_state()));
+            for other in [&s0, &s2] {
+                proptest::prop_assert_eq!(other.full_state(), base_full.clone());
+                proptest::prop_assert_eq!(text(other), base_text.clone());
+                proptest::prop_assert_eq!(other.hash(), base_hash.clone());
+            }
+            proptest::prop_assert_eq!(
+                s1.stable_diff(&s2),
+                crate::diff::deep_diff(&s1.stable_state(), &s2.stable_state())
+            );
+        }
+    }
+
+    #[test]
+    fn a_row_written_in_place_forgets_its_text() {
+        // The only holder of its table and row: the write happens in place.
+        let mut s = State::empty(layout());
+        s.insert("a", &json!({"id": "1", "n": 1}), CTX).unwrap();
+        s.insert("a", &json!({"id": "0", "n": 2}), CTX).unwrap();
+        let mut t = String::new();
+        s.write_stable(&mut t);
+        assert!(
+            t.starts_with(r#"{"a":[{"id":"0","n":2.0,"tags":[]},{"id":"1""#),
+            "{t}"
+        );
+        if let Some(r) = s.row_mut("a", 1).unwrap() {
+            r.insert("id".into(), json!("2"));
+        }
+        let mut t = String::new();
+        s.write_stable(&mut t);
+        assert!(
+            t.starts_with(r#"{"a":[{"id":"1","n":1.0,"tags":[]},{"id":"2""#),
+            "{t}"
+        );
+        assert_eq!(s.hash(), hash_stable(&s.stable_state()));
+        assert_eq!(s.writes(), 3);
     }
 }

@@ -67,9 +67,7 @@ pub(crate) fn write_in_place(
     pos: usize,
     row: Row,
 ) -> Result<(), ToolError> {
-    if let Some(slot) = s.state.rows_mut(table)?.get_mut(pos) {
-        *slot = row;
-    }
+    s.state.set_row(table, pos, row)?;
     Ok(())
 }
 

@@ -1,0 +1,217 @@
+//! The stable state's sha256, resumed from what earlier hashes of the same layout left behind.
+//!
+//! The canonical text of a stable state is `{` + its tables' texts (`"name":[row,row]`) in a
+//! fixed order, joined by `,`, + `}`; each row's text is fixed by the row alone (and written once,
+//! see [`super::table::Cell`]). So two states whose texts begin with the same rows of the same
+//! tables share the sha256 state after them, and a hash resumes where its state first differs
+//! from a state hashed before: a session's first hash resumes after the base rows before the
+//! first row its data patch wrote, and its hash after some calls after the last row both
+//! states share. Only the text after that point is fed to sha256.
+//!
+//! Per hashed state the cache keeps a [`Chain`]: per table, the table itself (shared, so
+//! pointer equality means the very same rows) and the sha256 states after the table's opening,
+//! after each of its rows in stable order and after its closing bracket. Chains share the
+//! segments of the tables they share.
+
+use super::table::Table;
+use crate::schema::TableDef;
+use sha2::{Digest, Sha256};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// The sha256 states around one table of a hashed state.
+#[derive(Debug)]
+struct Seg {
+    /// The table (held, so its rows keep their addresses while compared by pointer).
+    table: Arc<Table>,
+    /// After the table's opening (`{` or `,`, its name, `:[`).
+    head: Sha256,
+    /// After each row in stable order (the `,` before it included).
+    marks: Vec<Sha256>,
+    /// After the closing `]`.
+    end: Sha256,
+}
+
+/// One hashed state: a segment per table in canonical order, and the digest.
+#[derive(Debug)]
+struct Chain {
+    segs: Vec<Arc<Seg>>,
+    hex: String,
+    /// When it was last made or resumed from (for eviction).
+    used: u64,
+}
+
+/// What [`State::hash`](super::State::hash) remembers between calls, per layout.
+#[derive(Debug, Default)]
+pub(crate) struct HashCache {
+    chains: Vec<Chain>,
+    tick: u64,
+}
+
+impl HashCache {
+    /// Chains kept; past it the least recently used one goes.
+    const MAX_CHAINS: usize = 32;
+}
+
+fn lock(c: &Mutex<HashCache>) -> MutexGuard<'_, HashCache> {
+    c.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Leading rows of `a` and `b` in stable order that are the very same rows.
+fn common_rows(a: &Table, b: &Table) -> usize {
+    a.stable_cells()
+        .zip(b.stable_cells())
+        .take_while(|(x, y)| Arc::ptr_eq(x, y))
+        .count()
+}
+
+/// Where a state's text first differs from a chain's: after `tables` whole tables and `rows`
+/// rows of the next; `None` when the whole text is the same.
+fn divergence(chain: &Chain, tables: &[&Arc<Table>]) -> Option<(usize, usize)> {
+    for (k, (seg, t)) in chain.segs.iter().zip(tables).enumerate() {
+        if Arc::ptr_eq(&seg.table, t) {
+            continue;
+        }
+        let j = common_rows(&seg.table, t);
+        if j == seg.table.cells().len() && j == t.cells().len() {
+            continue;
+        }
+        return Some((k, j));
+    }
+    None
+}
+
+/// Where hashing of a table starts.
+enum Start {
+    /// Before its opening, in this state.
+    Before(Sha256),
+    /// After its opening and its first `marks.len()` rows.
+    Within { head: Sha256, marks: Vec<Sha256> },
+}
+
+fn hash_table(def: &TableDef, opening: &str, first: bool, t: &Arc<Table>, start: Start) -> Seg {
+    let (head, mut marks) = match start {
+        Start::Before(mut h) => {
+            h.update(if first { b"{" } else { b"," });
+            h.update(opening.as_bytes());
+            (h, Vec::with_capacity(t.cells().len()))
+        }
+        Start::Within { head, mut marks } => {
+            marks.reserve(t.cells().len().saturating_sub(marks.len()));
+            (head, marks)
+        }
+    };
+    let mut h = marks.last().unwrap_or(&head).clone();
+    for (r, cell) in t.stable_cells().enumerate().skip(marks.len()) {
+        if r > 0 {
+            h.update(b",");
+        }
+        h.update(cell.text(def).as_bytes());
+        marks.push(h.clone());
+    }
+    h.update(b"]");
+    Seg {
+        table: t.clone(),
+        head,
+        marks,
+        end: h,
+    }
+}
+
+fn hex(h: Sha256) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = h.finalize();
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// sha256 hex of the canonical text of the stable state whose tables, in canonical order, are
+/// `tables` (definitions `defs`, openings `"name":[` in `openings`).
+pub(crate) fn hash(
+    cache: &Mutex<HashCache>,
+    defs: &[&TableDef],
+    openings: &[String],
+    tables: &[&Arc<Table>],
+) -> String {
+    if tables.is_empty() {
+        return hex(Sha256::new_with_prefix(b"{}"));
+    }
+    // Row orders are found outside the lock (nothing to do for tables seen before).
+    for t in tables {
+        t.order();
+    }
+    let (mut segs, start, k) = {
+        let mut c = lock(cache);
+        c.tick += 1;
+        let tick = c.tick;
+        let mut best: Option<(usize, (usize, usize))> = None;
+        let mut full = None;
+        for (i, chain) in c.chains.iter().enumerate() {
+            if chain.segs.len() != tables.len() {
+                continue;
+            }
+            let Some(at) = divergence(chain, tables) else {
+                full = Some(i);
+                break;
+            };
+            let better = best
+                .is_none_or(|(b, bat)| at > bat || (at == bat && chain.used > c.chains[b].used));
+            if better {
+                best = Some((i, at));
+            }
+        }
+        if let Some(i) = full {
+            c.chains[i].used = tick;
+            return c.chains[i].hex.clone();
+        }
+        match best {
+            Some((i, (k, j))) if k > 0 || j > 0 => {
+                c.chains[i].used = tick;
+                let chain = &c.chains[i];
+                let seg = &chain.segs[k];
+                let segs: Vec<Arc<Seg>> = chain.segs[..k].to_vec();
+                let start = Start::Within {
+                    head: seg.head.clone(),
+                    marks: seg.marks[..j].to_vec(),
+                };
+                (segs, start, k)
+            }
+            _ => (Vec::new(), Start::Before(Sha256::new()), 0),
+        }
+    };
+    segs.reserve(tables.len() - k);
+    let mut start = Some(start);
+    for n in k..tables.len() {
+        let s = match start.take() {
+            Some(s) => s,
+            None => Start::Before(segs[n - 1].end.clone()),
+        };
+        segs.push(Arc::new(hash_table(
+            defs[n],
+            &openings[n],
+            n == 0,
+            tables[n],
+            s,
+        )));
+    }
+    let mut h = segs[segs.len() - 1].end.clone();
+    h.update(b"}");
+    let hex = hex(h);
+    let mut c = lock(cache);
+    c.tick += 1;
+    let used = c.tick;
+    if c.chains.len() >= HashCache::MAX_CHAINS
+        && let Some(old) = (0..c.chains.len()).min_by_key(|&i| c.chains[i].used)
+    {
+        c.chains.swap_remove(old);
+    }
+    c.chains.push(Chain {
+        segs,
+        hex: hex.clone(),
+        used,
+    });
+    hex
+}
