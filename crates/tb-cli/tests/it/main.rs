@@ -2,6 +2,7 @@
 //! area.
 
 mod audit;
+mod broken_pipe;
 mod campaign;
 mod campaign_plan;
 mod example;
