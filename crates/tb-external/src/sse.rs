@@ -269,7 +269,6 @@ impl Default for SseOptions {
 
 /// A connected legacy-SSE transport: the event stream read by a task of its own, messages
 /// POSTed to the endpoint. Dropping or closing it ends the stream.
-#[derive(Debug)]
 pub struct SseTransport {
     http: reqwest::Client,
     post_url: reqwest::Url,
@@ -380,6 +379,16 @@ impl SseTransport {
     /// Why the transport closed, shared (empty while open).
     pub fn close_reason(&self) -> CloseReason {
         self.reason.clone()
+    }
+}
+
+// by hand: the client's default headers (the servers file's, maybe secrets) stay out of it
+impl std::fmt::Debug for SseTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseTransport")
+            .field("post_url", &self.post_url.as_str())
+            .field("closed", &self.reason.get())
+            .finish_non_exhaustive()
     }
 }
 
