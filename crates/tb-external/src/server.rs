@@ -1,6 +1,6 @@
 //! One started tool server: an MCP client (rmcp) on a child process's stdio, on a
-//! streamable-http endpoint or on a legacy SSE endpoint ([`crate::sse`]); its tool list; calls with timeouts; shutdown that reaps the
-//! process.
+//! streamable-http endpoint or on a legacy SSE endpoint ([`crate::sse`]); its tool list; calls
+//! with timeouts; shutdown that reaps the process.
 
 use crate::config::{ServerKind, ServerSpec, substitute};
 use crate::error::ExternalError;
