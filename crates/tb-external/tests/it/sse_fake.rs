@@ -451,3 +451,21 @@ async fn an_oversized_event_closes_the_transport() {
         Some("an event is larger than 4096 bytes")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_header_value_is_named_but_not_shown() {
+    let cfg = ServersConfig::parse(
+        Path::new("servers.yaml"),
+        "servers:\n  fake:\n    type: sse\n    url: http://127.0.0.1:9/sse\n    headers: {X-Api-Key: \"half-a-secret\\nother-half\"}\n",
+    )
+    .unwrap();
+    let e = ServerConn::start(&cfg.servers[0], &StartOptions::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("server `fake`: headers: header `X-Api-Key`: "),
+        "{e}"
+    );
+    assert!(!e.contains("secret") && !e.contains("half"), "{e}");
+}
