@@ -118,16 +118,21 @@ fn free_bags(membership: &str, cabin: &str) -> i64 {
     }
 }
 
+/// A length as a JSON integer (a length never exceeds `isize::MAX`, so it always fits).
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 fn insurance_cost(insurance: &str, passengers: usize) -> i64 {
     if insurance == "yes" {
-        INSURANCE_FEE * passengers as i64
+        INSURANCE_FEE * count(passengers)
     } else {
         0
     }
 }
 
 fn baggage_cost(membership: &str, cabin: &str, total_bags: i64, passengers: usize) -> i64 {
-    let free = free_bags(membership, cabin) * passengers as i64;
+    let free = free_bags(membership, cabin) * count(passengers);
     BAGGAGE_FEE * (total_bags - free).max(0)
 }
 
@@ -155,7 +160,7 @@ fn price_segment(
         .available_seats
         .and_then(|x| x.get(cabin))
         .ok_or(Fail::Other)?;
-    if seats < passengers as i64 {
+    if seats < count(passengers) {
         return Err(Fail::domain(format!(
             "Not enough {cabin} seats on {num} {date}"
         )));
@@ -185,7 +190,7 @@ fn make_segments(
                 .and_then(|d| d.available_seats.as_mut())
                 .and_then(|x| x.get_mut(cabin))
                 .ok_or(Fail::Other)?;
-        *seats -= passengers as i64;
+        *seats -= count(passengers);
         segments.push(Segment {
             flight_number: f.flight_number.clone(),
             date: f.date.clone(),
@@ -453,7 +458,7 @@ pub fn cancel_reservation(s: &mut AirlineSession, a: &Args) -> Out {
                 .and_then(|f| f.dates.get_mut(&seg.date))
                 .ok_or(Fail::Other)?;
         if let Some(seats) = day.available_seats.as_mut() {
-            *seats.get_mut(&r.cabin).ok_or(Fail::Other)? += r.passengers.len() as i64;
+            *seats.get_mut(&r.cabin).ok_or(Fail::Other)? += count(r.passengers.len());
         }
     }
     let now = s.fixed_now();
@@ -609,7 +614,7 @@ pub fn send_certificate(s: &mut AirlineSession, a: &Args) -> Out {
     if !eligible {
         return Err(Fail::domain("User not eligible for compensation"));
     }
-    let n = r.passengers.len() as i64;
+    let n = count(r.passengers.len());
     let amount = match reason {
         "cancelled_flight" => json!(100 * n),
         "delayed_flight" => json!(50 * n),
