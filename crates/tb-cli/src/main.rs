@@ -1,14 +1,5 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
-// TODO(lints): pedantic lints this crate does not pass yet (it was being edited in parallel
-// when the workspace lints came in); fix them and drop this list.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::default_trait_access,
-    clippy::ref_option
-)]
-
 mod audit_cmd;
 mod bench_cmd;
 mod campaign_cmd;
