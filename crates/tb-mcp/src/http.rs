@@ -653,6 +653,7 @@ fn proxy_session_error(e: &SessionError) -> Response {
         SessionError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
         SessionError::Full { .. } => StatusCode::SERVICE_UNAVAILABLE,
         SessionError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        SessionError::Backend(_) => StatusCode::BAD_GATEWAY,
         _ => StatusCode::BAD_REQUEST,
     };
     let msg = match e {

@@ -1343,6 +1343,127 @@ mod tests {
         assert_eq!(reg.len(), 1);
     }
 
+    /// A remote backend whose sessions answer `remote:<tool>`, fail on `cancel_order`, list
+    /// one tool no scenario grants, and count their closes.
+    struct FakeRemote {
+        tools: Vec<Value>,
+        closed: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    struct FakeSession {
+        tools: Vec<Value>,
+        closed: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl tb_eval::tools::ToolBackend for FakeSession {
+        fn tool_list(&self) -> Vec<Value> {
+            self.tools.clone()
+        }
+        fn call<'a>(
+            &'a mut self,
+            tool: &'a str,
+            _args: &'a Value,
+        ) -> tb_eval::tools::BoxFut<'a, Result<String, String>> {
+            Box::pin(async move {
+                if tool == "cancel_order" {
+                    Err("server `fake`: gone".to_string())
+                } else {
+                    Ok(format!("remote:{tool}"))
+                }
+            })
+        }
+    }
+
+    impl RemoteSession for FakeSession {
+        fn verdicts(
+            &mut self,
+        ) -> tb_eval::tools::BoxFut<'_, Result<Vec<tb_core::StateVerdict>, String>> {
+            Box::pin(async {
+                Ok(vec![tb_core::StateVerdict {
+                    server: "fake".into(),
+                    passed: true,
+                    result_hash: "h".into(),
+                    golden_hash: "h".into(),
+                    diff: Vec::new(),
+                }])
+            })
+        }
+        fn close(self: Box<Self>) -> tb_eval::tools::BoxFut<'static, ()> {
+            let closed = self.closed.clone();
+            Box::pin(async move {
+                closed.fetch_add(1, Ordering::SeqCst);
+            })
+        }
+    }
+
+    impl RemoteTools for FakeRemote {
+        fn open<'a>(
+            &'a self,
+            _task_uid: &'a str,
+        ) -> tb_eval::tools::BoxFut<'a, Result<Box<dyn RemoteSession>, String>> {
+            Box::pin(async move {
+                Ok(Box::new(FakeSession {
+                    tools: self.tools.clone(),
+                    closed: self.closed.clone(),
+                }) as Box<dyn RemoteSession>)
+            })
+        }
+    }
+
+    const BS001: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_remote_session_is_granted_called_graded_and_closed_through_the_registry() {
+        let native = Registry::open(&example(), Clock::default(), Limits::default()).unwrap();
+        let task = native.dataset.load_task(BS001).unwrap();
+        let mut tools = native
+            .sandbox
+            .session(&task, Clock::default())
+            .unwrap()
+            .tool_list();
+        tools.push(
+            json!({"name": "not_granted", "description": "", "inputSchema": {"type": "object"}}),
+        );
+        let closed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let reg = Arc::new(
+            Registry::open(&example(), Clock::default(), Limits::default())
+                .unwrap()
+                .with_remote(Arc::new(FakeRemote {
+                    tools,
+                    closed: closed.clone(),
+                })),
+        );
+        let slot = reg.create_for_task_async(BS001).await.unwrap();
+        assert!(slot.is_remote());
+        // the scenario's grant applies to the backend's list
+        assert!(!slot.tools().contains("not_granted"));
+        assert!(slot.tools().contains("get_order"));
+        assert_eq!(
+            reg.call(&slot, "not_granted", json!({})).await.unwrap(),
+            CallOutcome::UnknownTool("not_granted".into())
+        );
+        assert_eq!(
+            reg.call(&slot, "get_order", json!({})).await.unwrap(),
+            CallOutcome::Reply(tb_sandbox::ToolReply::ok("remote:get_order".into()))
+        );
+        let e = reg
+            .call(&slot, "cancel_order", json!({}))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, SessionError::Backend(_)), "{e}");
+        assert_eq!(e.status(), 502);
+        let fx = reg.effects(&slot, true).await.unwrap();
+        assert!(fx.passed());
+        assert_eq!(fx.servers[0].server, "fake");
+        // removal closes it; so does shutdown for the ones still open
+        let other = reg.create_for_task_async(BS001).await.unwrap();
+        reg.remove(slot.id()).unwrap();
+        assert!(reg.get(other.id()).is_ok());
+        reg.shutdown(Duration::from_secs(10)).await;
+        assert_eq!(closed.load(Ordering::SeqCst), 2);
+        assert!(reg.is_empty());
+    }
+
     #[test]
     fn golden_calls_skip_entries_without_a_tool() {
         let config = json!({"golden_test_case": {"tool_interactions": [
