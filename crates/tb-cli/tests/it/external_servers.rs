@@ -52,11 +52,11 @@ fn find_python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
     None
 }
 
-fn sdk_python() -> Option<PathBuf> {
+pub(super) fn sdk_python() -> Option<PathBuf> {
     find_python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
 }
 
-fn fixture() -> PathBuf {
+pub(super) fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tb-external/tests/fixtures/tiny_library")
 }
 
@@ -85,7 +85,7 @@ fn lines(path: &Path) -> Vec<Value> {
 
 /// A servers.yaml for the library server whose command carries `marker` (so this test's
 /// processes can be counted apart from other tests').
-fn servers_file(dir: &Path, marker: &str) -> PathBuf {
+pub(super) fn servers_file(dir: &Path, marker: &str) -> PathBuf {
     let script = fixture().join("server/tiny_library.py");
     let p = dir.join("servers.yaml");
     std::fs::write(
@@ -100,7 +100,7 @@ fn servers_file(dir: &Path, marker: &str) -> PathBuf {
 }
 
 /// Live processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> usize {
+pub(super) fn processes_with(marker: &str) -> usize {
     let mut n = 0;
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if !e
