@@ -811,10 +811,19 @@ fn offline_resume_cuts_a_torn_line_and_refuses_to_mix_runs() {
     // Records land in completion order and their length varies: name the last key and the
     // torn length.
     let names = [
-        (format!("{last_key}\n"), "[the torn line's key]\n".to_string()),
-        (format!("({torn_len} bytes"), "([torn length] bytes".to_string()),
+        (
+            format!("{last_key}\n"),
+            "[the torn line's key]\n".to_string(),
+        ),
+        (
+            format!("({torn_len} bytes"),
+            "([torn length] bytes".to_string(),
+        ),
     ];
-    insta::assert_snapshot!("verify_torn_last_line", redacted_with(&report, d.path(), &names));
+    insta::assert_snapshot!(
+        "verify_torn_last_line",
+        redacted_with(&report, d.path(), &names)
+    );
     // Resuming with another clock would mix results: refused.
     let (code, t) = offline(&out, &["--resume", "--now", "2025-01-01T00:00:00Z"]);
     assert_eq!(code, 2);
@@ -837,8 +846,14 @@ fn offline_resume_cuts_a_torn_line_and_refuses_to_mix_runs() {
     let (code, report) = verify(&out);
     assert_eq!(code, 1);
     let first_key = keys(&lines(&out)).swap_remove(0);
-    let names = [(format!("{first_key} "), "[the first line's key] ".to_string())];
-    insta::assert_snapshot!("verify_duplicated_line", redacted_with(&report, d.path(), &names));
+    let names = [(
+        format!("{first_key} "),
+        "[the first line's key] ".to_string(),
+    )];
+    insta::assert_snapshot!(
+        "verify_duplicated_line",
+        redacted_with(&report, d.path(), &names)
+    );
     // --overwrite starts over.
     let (code, t) = offline(&out, &["--overwrite"]);
     assert_eq!(code, 0, "{t}");

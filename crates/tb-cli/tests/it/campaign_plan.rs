@@ -37,6 +37,7 @@ fn example() -> PathBuf {
 /// `text` with the temporary directory, the example and the checkout shown as `[TMP]`,
 /// `[EXAMPLE]` and `[WS]`, for snapshots that do not depend on the machine.
 ///
+/// `[TB]` is the `tb` binary (its path depends on the target dir).
 /// A campaign's id is random (a new one per plan): each campaign folder `tmp/<name>`'s id is
 /// shown as `[ID:<name>]`; the merged records' hashes (they change with the example's files
 /// and the tools' texts) as `[BUNDLE]` and `[CONFIG]`.
@@ -46,6 +47,7 @@ fn redacted(text: &str, tmp: &Path) -> String {
         &[
             (tmp, "[TMP]"),
             (&example(), "[EXAMPLE]"),
+            (Path::new(env!("CARGO_BIN_EXE_tb")), "[TB]"),
             (&tb_test_support::workspace_root(), "[WS]"),
         ],
     );
@@ -290,7 +292,11 @@ fn slurm_script_shards_status_and_foreign_shards() {
                 .unwrap();
         m["id"].as_str().unwrap().to_string()
     };
-    let (first, second) = if id(&a) < id(&b) { ("a", "b") } else { ("b", "a") };
+    let (first, second) = if id(&a) < id(&b) {
+        ("a", "b")
+    } else {
+        ("b", "a")
+    };
     let shown = redacted(&text, d.path())
         .replace(&format!("[ID:{first}]"), "[ID:first]")
         .replace(&format!("[ID:{second}]"), "[ID:second]")

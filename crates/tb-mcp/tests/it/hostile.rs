@@ -182,7 +182,9 @@ async fn bad_lines_over_stdio_get_json_rpc_errors() {
         .expect("the session ends with its input")
         .unwrap();
     match ended {
-        Err(tb_mcp::stdio::StdioError::Transport(m)) => insta::assert_snapshot!(m, @"connection closed: initialize request"),
+        Err(tb_mcp::stdio::StdioError::Transport(m)) => {
+            insta::assert_snapshot!(m, @"connection closed: initialize request")
+        }
         other => panic!("expected the missing initialize, got {other:?}"),
     }
     assert!(registry.is_empty());
