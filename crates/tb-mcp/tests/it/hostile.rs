@@ -183,7 +183,7 @@ async fn bad_lines_over_stdio_get_json_rpc_errors() {
         .unwrap();
     match ended {
         Err(tb_mcp::stdio::StdioError::Transport(m)) => {
-            insta::assert_snapshot!(m, @"connection closed: initialize request")
+            insta::assert_snapshot!(m, @"connection closed: initialize request");
         }
         other => panic!("expected the missing initialize, got {other:?}"),
     }
