@@ -167,7 +167,8 @@ pub fn shard_of(key: &str, count: u32) -> u32 {
     let d = Sha256::digest(key.as_bytes());
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
-    (u64::from_be_bytes(b) % u64::from(count.max(1))) as u32
+    // The remainder is below `count`, a u32.
+    u32::try_from(u64::from_be_bytes(b) % u64::from(count.max(1))).unwrap_or(0)
 }
 
 /// One planned attempt.
@@ -354,7 +355,7 @@ pub fn open(
             });
         }
     }
-    let mut lines_of: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    let mut lines_of = std::collections::BTreeMap::<&str, Vec<usize>>::new();
     for r in scan.records.iter().filter(|r| r.outcome.is_verdict()) {
         if let Some(k) = &r.key {
             lines_of.entry(k.as_str()).or_default().push(r.line);
