@@ -15,6 +15,14 @@
 //! golden calls, which the harness knows from the task, not from the mock), so the last
 //! wave is made of short attempts and the tail does not dominate.
 //!
+//! Where the time goes is measured, not guessed: the mock server counts the requests it is
+//! holding ([`MockServer::in_flight`]), sampled every 250 ms beside the attempts started and
+//! done, so a harness that does not keep `concurrency` model requests outstanding shows as
+//! `mock_in_flight` below `concurrency` while attempts are still queued; and the scheduler's
+//! run-queue wait of the harness and mock threads (`/proc/self/task/*/schedstat`) says how
+//! much of the wall time the process spent ready to run but waiting for a CPU (other
+//! processes on a shared machine), beside the machine's busy CPU seconds (`/proc/stat`).
+//!
 //! Self-contained: it takes what `tb bench` loaded and returns one JSON object.
 
 use crate::error::Result;
@@ -60,15 +68,73 @@ struct Sample {
     sockets: u64,
 }
 
-fn sample() -> Sample {
-    let rss_kib = std::fs::read_to_string("/proc/self/status")
+/// The scheduler's view of this process's threads, summed by thread-name prefix: seconds on
+/// a CPU and seconds waiting on a run queue (ready, but another thread had the CPU), from
+/// `/proc/self/task/*/schedstat` (nanoseconds). Zeros when the kernel does not expose it.
+fn sched_by_thread(prefixes: &[&str]) -> Vec<(f64, f64)> {
+    let mut out = vec![(0.0, 0.0); prefixes.len()];
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let (Ok(comm), Ok(stat)) = (
+            std::fs::read_to_string(e.path().join("comm")),
+            std::fs::read_to_string(e.path().join("schedstat")),
+        ) else {
+            continue;
+        };
+        let Some(i) = prefixes.iter().position(|p| comm.trim_end().starts_with(p)) else {
+            continue;
+        };
+        let mut f = stat
+            .split_whitespace()
+            .map(|v| v.parse::<f64>().unwrap_or(0.0));
+        let (on, wait) = (f.next().unwrap_or(0.0), f.next().unwrap_or(0.0));
+        out[i].0 += on / 1e9;
+        out[i].1 += wait / 1e9;
+    }
+    out
+}
+
+/// The machine's busy and total CPU seconds so far (all CPUs), from `/proc/stat`.
+fn machine_cpu() -> (f64, f64) {
+    let Ok(stat) = std::fs::read_to_string("/proc/stat") else {
+        return (0.0, 0.0);
+    };
+    let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+        return (0.0, 0.0);
+    };
+    // user nice system idle iowait irq softirq steal ...
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    let total: f64 = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0.0) + v.get(4).copied().unwrap_or(0.0);
+    ((total - idle) / 100.0, total / 100.0)
+}
+
+/// The 1-minute load average.
+fn loadavg() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0);
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// The resident set size, in KiB, from `/proc/self/statm` (one short line).
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4)
+}
+
+/// RSS, open file descriptors and, of those, sockets. Reading every descriptor's link costs
+/// ~6,000 `readlink` calls in this process's CPU time at the campaign's peak, so the sampler
+/// takes this only every [`FD_EVERY`] samples and the RSS alone otherwise.
+fn sample() -> Sample {
     let (mut fds, mut sockets) = (0, 0);
     if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
         for e in dir.flatten() {
@@ -81,11 +147,14 @@ fn sample() -> Sample {
         }
     }
     Sample {
-        rss_kib,
+        rss_kib: rss_kib(),
         fds,
         sockets,
     }
 }
+
+/// Every how many samples (of 250 ms) the descriptors are counted.
+const FD_EVERY: usize = 8;
 
 /// CPU seconds (user + system) of this process's threads, summed by thread-name prefix.
 fn cpu_by_thread(prefixes: &[&str]) -> Vec<f64> {
@@ -143,9 +212,9 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         .thread_name("tb-harness")
         .enable_all()
         .build()?;
-    let server = mock_rt.block_on(MockServer::start_with(
+    let server = Arc::new(mock_rt.block_on(MockServer::start_with(
         MockOptions::lean().with_reply_delay(o.delay),
-    ))?;
+    ))?);
     let tasks: Arc<Vec<Task>> = Arc::new(inp.tasks.to_vec());
     // Longest first: attempts ordered by golden calls, descending; repetitions interleaved.
     let mut order: Vec<(usize, u32)> = (0..o.repeat)
@@ -172,22 +241,44 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         )?;
         let envs = Arc::new(envs);
         let cpu0 = cpu_by_thread(&["tb-harness", "tb-mock"]);
+        let sched0 = sched_by_thread(&["tb-harness", "tb-mock"]);
         let pcpu0 = cpu_process();
+        let machine0 = machine_cpu();
+        let load0 = loadavg();
+        server.reset_peak_in_flight();
         let done = Arc::new(AtomicUsize::new(0));
-        // Sampler: every 250 ms, and at each tenth of the attempts done.
+        let next = Arc::new(AtomicUsize::new(0));
+        // Sampler: every 250 ms: resources, attempts started and done, and the model requests
+        // the mock holds.
         let sampler = {
-            let done = done.clone();
+            let (done, next, server) = (done.clone(), next.clone(), server.clone());
             tokio::spawn(async move {
                 let mut series = Vec::new();
                 let mut peak = Sample::default();
                 let t0 = Instant::now();
-                loop {
-                    let s = sample();
+                let mut last = Sample::default();
+                for i in 0.. {
+                    let s = if i % FD_EVERY == 0 {
+                        last = sample();
+                        last
+                    } else {
+                        Sample {
+                            rss_kib: rss_kib(),
+                            ..last
+                        }
+                    };
                     peak.rss_kib = peak.rss_kib.max(s.rss_kib);
                     peak.fds = peak.fds.max(s.fds);
                     peak.sockets = peak.sockets.max(s.sockets);
                     let d = done.load(Ordering::Relaxed);
-                    series.push((t0.elapsed().as_secs_f64(), d, s));
+                    let started = next.load(Ordering::Relaxed).min(total);
+                    series.push(Point {
+                        t: t0.elapsed().as_secs_f64(),
+                        done: d,
+                        started,
+                        in_flight: server.in_flight(),
+                        res: s,
+                    });
                     if d >= total {
                         break;
                     }
@@ -197,7 +288,6 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
             })
         };
         let t0 = Instant::now();
-        let next = Arc::new(AtomicUsize::new(0));
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..concurrency {
             let (next, envs, tasks, order, done) = (
@@ -241,21 +331,43 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         }
         let wall = t0.elapsed().as_secs_f64();
         let cpu1 = cpu_by_thread(&["tb-harness", "tb-mock"]);
+        let sched1 = sched_by_thread(&["tb-harness", "tb-mock"]);
         let pcpu = cpu_process() - pcpu0;
+        let machine1 = machine_cpu();
         let (series, peak) = sampler.await?;
-        Ok::<_, crate::error::BenchError>((
+        Ok::<_, crate::error::BenchError>(Run {
             wall,
             passed,
             errors,
             first_error,
-            cpu1[0] - cpu0[0],
-            cpu1[1] - cpu0[1],
-            pcpu,
+            harness_cpu: cpu1[0] - cpu0[0],
+            mock_cpu: cpu1[1] - cpu0[1],
+            process_cpu: pcpu,
+            harness_wait: sched1[0].1 - sched0[0].1,
+            mock_wait: sched1[1].1 - sched0[1].1,
+            machine_busy: machine1.0 - machine0.0,
+            machine_total: machine1.1 - machine0.1,
+            load: (load0, loadavg()),
             series,
             peak,
-        ))
+        })
     })?;
-    let (wall, passed, errors, first_error, harness_cpu, mock_cpu, process_cpu, series, peak) = out;
+    let Run {
+        wall,
+        passed,
+        errors,
+        first_error,
+        harness_cpu,
+        mock_cpu,
+        process_cpu,
+        harness_wait,
+        mock_wait,
+        machine_busy,
+        machine_total,
+        load,
+        series,
+        peak,
+    } = out;
     let after = sample();
     let mut turns = server.count("user") + server.count("judge");
     for i in 0..tasks.len() {
@@ -272,12 +384,32 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
     let tenths: Vec<Value> = (1..=10)
         .filter_map(|k| {
             let want = total * k / 10;
-            series.iter().find(|(_, d, _)| *d >= want).map(|(t, d, s)| {
-                json!({"t_s": round(*t, 2), "done": d, "rss_mib": round(s.rss_kib as f64 / 1024.0, 1),
-                       "fds": s.fds, "sockets": s.sockets})
+            series.iter().find(|p| p.done >= want).map(|p| {
+                json!({"t_s": round(p.t, 2), "done": p.done, "in_flight": p.in_flight,
+                       "rss_mib": round(p.res.rss_kib as f64 / 1024.0, 1),
+                       "fds": p.res.fds, "sockets": p.res.sockets})
             })
         })
         .collect();
+    // Model requests the mock held while every attempt slot was taken (attempts still
+    // queued, none of the first second's start-up): `concurrency` for a harness that keeps
+    // every slot waiting on the model.
+    let full: Vec<usize> = series
+        .iter()
+        .filter(|p| p.started < total && p.t >= delay)
+        .map(|p| p.in_flight)
+        .collect();
+    let mean_full = if full.is_empty() {
+        None
+    } else {
+        Some(round(
+            full.iter().sum::<usize>() as f64 / full.len() as f64,
+            1,
+        ))
+    };
+    // The time from the last attempt's start to the end: the drain.
+    let queue_empty_s = series.iter().find(|p| p.started >= total).map(|p| p.t);
+    let peak_in_flight = server.peak_in_flight();
     drop(rt);
     drop(server);
     drop(mock_rt);
@@ -298,6 +430,23 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         "mock_cpu_s": mock_cpu,
         "process_cpu_s": process_cpu,
         "harness_cpu_ms_per_attempt": harness_cpu * 1e3 / total.max(1) as f64,
+        "harness_cpu_us_per_turn": harness_cpu * 1e6 / turns.max(1) as f64,
+        "mock_cpu_us_per_turn": mock_cpu * 1e6 / turns.max(1) as f64,
+        // CPU starvation: seconds the threads were ready to run but waited for a CPU, and
+        // what the whole machine's CPUs did meanwhile (this process included).
+        "harness_runqueue_wait_s": harness_wait,
+        "mock_runqueue_wait_s": mock_wait,
+        "machine_busy_cpu_s": machine_busy,
+        "machine_cpu_s": machine_total,
+        "others_busy_cpu_s": (machine_busy - process_cpu).max(0.0),
+        "loadavg_start_end": [load.0, load.1],
+        "mock_in_flight": {
+            "peak": peak_in_flight,
+            "mean_while_queued": mean_full,
+            "min_while_queued": full.iter().min(),
+            "samples_while_queued": full.len(),
+        },
+        "queue_empty_at_s": queue_empty_s,
         "peak_rss_mib": peak.rss_kib as f64 / 1024.0,
         "peak_fds": peak.fds,
         "peak_sockets": peak.sockets,
@@ -306,6 +455,33 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         "after": {"rss_mib": after.rss_kib as f64 / 1024.0, "fds": after.fds, "sockets": after.sockets},
         "by_tenth": tenths,
     }))
+}
+
+/// One sample of the sampler.
+struct Point {
+    t: f64,
+    done: usize,
+    started: usize,
+    in_flight: usize,
+    res: Sample,
+}
+
+/// What the timed run measured.
+struct Run {
+    wall: f64,
+    passed: usize,
+    errors: usize,
+    first_error: Value,
+    harness_cpu: f64,
+    mock_cpu: f64,
+    process_cpu: f64,
+    harness_wait: f64,
+    mock_wait: f64,
+    machine_busy: f64,
+    machine_total: f64,
+    load: (f64, f64),
+    series: Vec<Point>,
+    peak: Sample,
 }
 
 fn round(x: f64, digits: i32) -> f64 {

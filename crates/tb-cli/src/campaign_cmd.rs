@@ -182,10 +182,17 @@ impl Campaign {
         })
     }
     fn shards(&self) -> u32 {
-        self.m["shards"].as_u64().unwrap_or(0) as u32
+        // A count beyond u32 is a damaged manifest: read as none.
+        self.m["shards"]
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(0)
     }
     fn repeat(&self) -> u32 {
-        self.m["repeat"].as_u64().unwrap_or(1) as u32
+        self.m["repeat"]
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(1)
     }
     fn id(&self) -> &str {
         self.m["id"].as_str().unwrap_or("")
@@ -678,7 +685,7 @@ fn status(s: &StatusArgs) -> Result<ExitCode> {
     let mut rows = Vec::new();
     let mut all_done = true;
     for (i, expected) in keys.iter().enumerate() {
-        let files = CampaignFiles::new(&shard_output(&c.dir, i as u32), None);
+        let files = CampaignFiles::new(&shard_output(&c.dir, u32::try_from(i)?), None);
         let started = files.output.exists();
         let out = Scan::read(&files.output)?;
         let errs = Scan::read(&files.errors)?;

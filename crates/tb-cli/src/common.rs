@@ -6,8 +6,10 @@ use tb_dataset::Dataset;
 use tb_eval::sandbox::Sandbox;
 
 /// `--data DIR`, else `THINKINGBOX_DATA`.
-pub fn data_root(arg: &Option<PathBuf>) -> Result<PathBuf> {
-    arg.clone()
+/// (`arg` takes the clap field as `&args.data` or `Option<&PathBuf>`.)
+pub fn data_root<'a>(arg: impl Into<Option<&'a PathBuf>>) -> Result<PathBuf> {
+    arg.into()
+        .cloned()
         .or_else(tb_dataset::default_data_root)
         .context("no data root: pass --data DIR (a thinkingbox-data checkout, or a folder in its layout) or set THINKINGBOX_DATA")
 }
@@ -25,8 +27,8 @@ pub fn open(root: &Path) -> Result<(Dataset, Sandbox)> {
 }
 
 /// `--now` parsed, else the default pinned clock.
-pub fn clock(now: &Option<String>) -> Result<tb_sandbox::Clock> {
-    match now {
+pub fn clock<'a>(now: impl Into<Option<&'a String>>) -> Result<tb_sandbox::Clock> {
+    match now.into() {
         Some(s) => tb_sandbox::Clock::parse(s).map_err(anyhow::Error::msg),
         None => Ok(tb_sandbox::Clock::default()),
     }

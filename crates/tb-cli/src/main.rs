@@ -1,14 +1,5 @@
 //! `tb`: run, grade and report ThinkingBox benchmarks from one binary.
 
-// TODO(lints): pedantic lints this crate does not pass yet (it was being edited in parallel
-// when the workspace lints came in); fix them and drop this list.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::default_trait_access,
-    clippy::ref_option
-)]
-
 mod audit_cmd;
 mod bench_cmd;
 mod campaign_cmd;
@@ -103,7 +94,27 @@ fn main() -> ExitCode {
         // Every log line leaves the process redacted (registered secrets, URL userinfo).
         .with_writer(tb_llm::redact::RedactingLine::default)
         .init();
-    let result = match &cli.command {
+    install_broken_pipe_hook();
+    let run = std::panic::AssertUnwindSafe(|| dispatch(&cli));
+    let result = match std::panic::catch_unwind(run) {
+        Ok(result) => result,
+        // The reader of stdout went away (`tb replay | head`): not an error of tb. Unwinding
+        // has closed (and flushed) what was open; stop with the shell's status for SIGPIPE.
+        Err(payload) if is_broken_pipe(payload.as_ref()) => return ExitCode::from(141),
+        Err(payload) => std::panic::resume_unwind(payload),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{}", tb_llm::redact::redact(&error_report(&e)));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the command `cli` names.
+fn dispatch(cli: &Cli) -> anyhow::Result<ExitCode> {
+    match &cli.command {
         Command::Validate(a) => validate_cmd::run(a),
         Command::Replay(a) => replay_cmd::run(a),
         Command::Infer(a) => infer_cmd::run(a),
@@ -123,14 +134,29 @@ fn main() -> ExitCode {
         Command::Tui(a) => tui_cmd::run(a),
         Command::Tools(a) => tools_cmd::run(a),
         Command::Audit(a) => audit_cmd::run(a),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprint!("{}", tb_llm::redact::redact(&error_report(&e)));
-            ExitCode::from(2)
-        }
     }
+}
+
+/// `println!` panics when stdout is a pipe whose reader has gone (Rust ignores SIGPIPE). Such a
+/// panic prints nothing; every other panic is reported as usual.
+fn install_broken_pipe_hook() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !is_broken_pipe(info.payload()) {
+            report(info);
+        }
+    }));
+}
+
+/// Whether a panic is `print!`'s on a closed pipe (std's message: "failed printing to stdout:
+/// Broken pipe (os error 32)").
+fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
+    let text = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    text.starts_with("failed printing to std") && text.contains("Broken pipe")
 }
 
 /// The error as `tb` prints it: the top message, then one `caused by:` line per cause

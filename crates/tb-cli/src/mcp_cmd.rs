@@ -25,6 +25,10 @@ pub struct DataArgs {
     /// The tool surface sessions list (`--framework` is not used here: no prompts).
     #[command(flatten)]
     shown: crate::common::SurfaceArgs,
+    /// External tool servers (servers.yaml): a task session whose servers run from the file
+    /// starts its own server processes, torn down when the session ends.
+    #[command(flatten)]
+    servers: crate::common::ServerArgs,
 }
 
 /// `tb mcp-start`.
@@ -84,12 +88,21 @@ pub struct McpStdioArgs {
     effects_out: Option<PathBuf>,
 }
 
-fn registry(data: &DataArgs, limits: Limits) -> Result<Arc<Registry>> {
+/// The registry, and the external backend its task sessions open first (--servers).
+type External = Option<Arc<tb_external::ExternalTools>>;
+
+fn registry(data: &DataArgs, limits: Limits) -> Result<(Arc<Registry>, External)> {
     let root = crate::common::data_root(&data.data)?;
     let surface = data.shown.surface(&root)?;
     let (ds, sandbox) = crate::common::open_with(&root, &surface)?;
     let clock = crate::common::clock(&data.now)?;
-    Ok(Arc::new(Registry::new(ds, sandbox, clock, limits)))
+    // the sandbox is cheap to clone (its loaded domains are shared)
+    let external = data.servers.backend(Arc::new(sandbox.clone()), clock)?;
+    let mut registry = Registry::new(ds, sandbox, clock, limits);
+    if let Some(e) = &external {
+        registry = registry.with_remote(e.clone());
+    }
+    Ok((Arc::new(registry), external))
 }
 
 fn secs(x: f64, what: &str) -> Result<Duration> {
@@ -129,7 +142,7 @@ pub fn start(args: &McpStartArgs) -> Result<ExitCode> {
         max_body_bytes: args.max_body_bytes,
         call_timeout: secs(args.data.call_timeout_secs, "--call-timeout-secs")?,
     };
-    let registry = registry(&args.data, limits)?;
+    let (registry, external) = registry(&args.data, limits)?;
     let header_timeout = secs(args.header_timeout_secs, "--header-timeout-secs")?;
     let mut serve = tb_net::ServeLimits {
         header_timeout,
@@ -167,11 +180,15 @@ pub fn start(args: &McpStartArgs) -> Result<ExitCode> {
         eprintln!(
             "tb mcp-start: listening on http://{local}\n  admin: POST /admin/sessions {{\"task\": \"file.py:function\"}} -> {{session, mcp_url}}; GET /admin/sessions/ID/effects; DELETE /admin/sessions/ID\n  agent: MCP Streamable HTTP at the mcp_url (/mcp/ID)\n  reference Session Proxy API: /session_create, /list_tools, /call_tool, /get_effects, /session_destroy, /health"
         );
-        tb_mcp::http::serve(listener, registry, options, async {
+        let served = tb_mcp::http::serve(listener, registry, options, async {
             let _ = tokio::signal::ctrl_c().await;
         })
-        .await
-        .context("serving")?;
+        .await;
+        // the sessions are closed by now; the pools' idle servers go too
+        if let Some(e) = &external {
+            e.shutdown().await;
+        }
+        served.context("serving")?;
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -184,9 +201,16 @@ pub fn stdio(args: &McpStdioArgs) -> Result<ExitCode> {
         call_timeout: secs(args.data.call_timeout_secs, "--call-timeout-secs")?,
         ..Limits::default()
     };
-    let registry = registry(&args.data, limits)?;
+    let (registry, external) = registry(&args.data, limits)?;
     let rt = runtime()?;
-    let effects = rt.block_on(tb_mcp::stdio::serve_stdio(registry, &args.task))?;
+    let effects = rt.block_on(async {
+        let effects = tb_mcp::stdio::serve_stdio(registry.clone(), &args.task).await;
+        registry.shutdown(tb_mcp::http::SHUTDOWN_GRACE).await;
+        if let Some(e) = &external {
+            e.shutdown().await;
+        }
+        effects
+    })?;
     let passed = effects.passed();
     eprintln!(
         "tb mcp-stdio: {} {}",

@@ -7,6 +7,7 @@ use clap::Args;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// `tb openenv` arguments.
@@ -47,6 +48,10 @@ pub struct OpenenvArgs {
     /// What the model is shown (tool surface, prompts).
     #[command(flatten)]
     shown: crate::common::SurfaceArgs,
+    /// External tool servers (servers.yaml): an episode whose task's servers run from the
+    /// file starts its own server processes, torn down when the episode ends.
+    #[command(flatten)]
+    servers: crate::common::ServerArgs,
 }
 
 /// Runs `tb openenv` until Ctrl-C.
@@ -89,6 +94,33 @@ pub fn run(a: &OpenenvArgs) -> Result<ExitCode> {
     } else {
         None
     };
+    // --servers: checked now (file and line), the backend built over the loaded sandbox
+    let external: Arc<OnceLock<Arc<tb_external::ExternalTools>>> = Arc::default();
+    match a.servers.config()? {
+        Some(cfg) => {
+            let opts = a.servers.options()?;
+            let made = external.clone();
+            options.tools = Some(tb_openenv::env::ToolsFactory(Arc::new(
+                move |sandbox, clock| {
+                    let e = made
+                        .get_or_init(|| {
+                            Arc::new(tb_external::ExternalTools::new(
+                                cfg.clone(),
+                                sandbox,
+                                clock,
+                                opts.clone(),
+                            ))
+                        })
+                        .clone();
+                    e as Arc<dyn tb_eval::tools::RemoteTools>
+                },
+            )));
+        }
+        None if a.servers.prefer == "external" => {
+            bail!("--prefer external needs --servers FILE")
+        }
+        None => {}
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -103,11 +135,14 @@ pub fn run(a: &OpenenvArgs) -> Result<ExitCode> {
             "tb openenv: listening on http://{local} (WebSocket ws://{local}/ws); GET /ready says when data and models are usable"
         );
         let shared = tb_openenv::Shared::new(options);
-        tb_openenv::serve(listener, shared, async {
+        let served = tb_openenv::serve(listener, shared, async {
             let _ = tokio::signal::ctrl_c().await;
         })
-        .await
-        .context("serving")?;
+        .await;
+        if let Some(e) = external.get() {
+            e.shutdown().await;
+        }
+        served.context("serving")?;
         Ok(ExitCode::SUCCESS)
     })
 }

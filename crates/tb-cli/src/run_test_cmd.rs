@@ -98,7 +98,7 @@ pub fn run(a: &RunTestArgs) -> Result<ExitCode> {
         message_timeout: None,
         attempt_timeout: None,
         dump: Dump::default(),
-        provenance: Default::default(),
+        provenance: serde_json::Map::default(),
     };
     let mut out = match &a.output {
         Some(p) => Some(std::io::BufWriter::new(

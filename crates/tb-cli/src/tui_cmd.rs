@@ -133,7 +133,7 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
                     world_state: sc.world_state.clone(),
                     raw: Map::new(),
                     checks: Vec::new(),
-                    test_tags: Default::default(),
+                    test_tags: tb_core::TestTags::default(),
                     source: tb_core::SourceLoc {
                         path: sc.path.display().to_string(),
                         line: 0,
@@ -160,7 +160,7 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
             },
             user: client(cfg.user_model.as_ref())?,
             judge: client(cfg.judge_model.as_ref())?,
-            prompts: Default::default(),
+            prompts: Arc::default(),
         },
         None => Models::default(),
     };

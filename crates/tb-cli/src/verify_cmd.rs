@@ -38,10 +38,14 @@ pub struct VerifyArgs {
 
 /// Task ids of a test list: each entry `path/file.py:function` as `file.py:function` (the
 /// uid records carry).
-pub(crate) fn read_test_list(path: &Path, data: &Option<PathBuf>) -> Result<Vec<String>> {
+pub(crate) fn read_test_list<'a>(
+    path: &Path,
+    data: impl Into<Option<&'a PathBuf>>,
+) -> Result<Vec<String>> {
+    let data = data.into();
     let mut p = path.to_path_buf();
     if !p.is_file() && p.is_relative() {
-        let root = data.clone().or_else(tb_dataset::default_data_root);
+        let root = data.cloned().or_else(tb_dataset::default_data_root);
         if let Some(r) = root {
             for base in [r.clone(), r.join("dataset")] {
                 if base.join(path).is_file() {

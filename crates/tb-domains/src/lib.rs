@@ -2,14 +2,6 @@
 //! (`tables/<server>.tables`), tool declarations (`tools/*.tools`, our descriptions) and small
 //! tool functions on the shared runtime of `tb-sandbox`.
 
-// TODO(lints): numeric casts not yet rewritten with `try_from` (lengths, columns, years and
-// digit counts bounded by the input); fix them and drop this list.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss
-)]
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use tb_sandbox::{Domain, DomainError, Tools};

@@ -110,18 +110,21 @@ pub fn rank<'a>(sources: &'a [Value], query: &str) -> Vec<(&'a str, &'a str, f64
 /// reference clamps: missing or < 1 gives 3, > 10 gives 10).
 pub fn search_policy(s: &mut Session, a: &Args) -> ToolResult {
     let query = a.str_or_empty("query");
-    let max = match a.opt_i64("max_results") {
+    let max: usize = match a.opt_i64("max_results") {
         None => 3,
         Some(m) if m < 1 => 3,
-        Some(m) => m.min(10),
-    } as usize;
+        Some(m) => usize::try_from(m.min(10)).unwrap_or(10),
+    };
     let hits = rank(&s.sources, query);
     let best = hits.first().map_or(1.0, |h| h.2);
     let snippets: Vec<Value> = hits
         .into_iter()
         .take(max)
         .map(|(source, text, score)| {
-            json!({"source": source, "score": (score * 1000.0).round() as i64, "vector_distance": 1.0 - score / best, "text": text})
+            // Python's `round(score * 1000)` of a score in [0, 1].
+            #[allow(clippy::cast_possible_truncation, reason = "a small rounded float")]
+            let rounded = (score * 1000.0).round() as i64;
+            json!({"source": source, "score": rounded, "vector_distance": 1.0 - score / best, "text": text})
         })
         .collect();
     Ok(json!({ "snippets": snippets }))

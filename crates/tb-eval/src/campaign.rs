@@ -167,7 +167,8 @@ pub fn shard_of(key: &str, count: u32) -> u32 {
     let d = Sha256::digest(key.as_bytes());
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
-    (u64::from_be_bytes(b) % u64::from(count.max(1))) as u32
+    // The remainder is below `count`, a u32.
+    u32::try_from(u64::from_be_bytes(b) % u64::from(count.max(1))).unwrap_or(0)
 }
 
 /// One planned attempt.
@@ -354,7 +355,7 @@ pub fn open(
             });
         }
     }
-    let mut lines_of: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    let mut lines_of = std::collections::BTreeMap::<&str, Vec<usize>>::new();
     for r in scan.records.iter().filter(|r| r.outcome.is_verdict()) {
         if let Some(k) = &r.key {
             lines_of.entry(k.as_str()).or_default().push(r.line);
@@ -466,10 +467,58 @@ pub fn write_new(path: &Path, records: &[TrialRecord]) -> Result<(), CampaignErr
 /// Appends one record line, with every registered secret redacted (see [`tb_llm::redact`]:
 /// an endpoint that echoes the API key in its error body never puts it in a record).
 fn append(f: &mut std::fs::File, path: &Path, rec: &TrialRecord) -> Result<(), CampaignError> {
-    let text = serde_json::to_string(rec).map_err(|e| io(path)(e.into()))?;
-    let mut line = tb_llm::redact::redact(&text).into_owned().into_bytes();
-    line.push(b'\n');
+    let mut line = Vec::new();
+    record_line(&mut line, path, rec)?;
     f.write_all(&line).map_err(io(path))
+}
+
+/// One record's line (redacted, see [`append`]), appended to `buf`.
+fn record_line(buf: &mut Vec<u8>, path: &Path, rec: &TrialRecord) -> Result<(), CampaignError> {
+    let text = serde_json::to_string(rec).map_err(|e| io(path)(e.into()))?;
+    buf.extend_from_slice(tb_llm::redact::redact(&text).as_bytes());
+    buf.push(b'\n');
+    Ok(())
+}
+
+/// Writes and syncs a batch of lines to both files on the blocking pool: a `sync_data` takes
+/// milliseconds, which would hold a runtime worker (one of two, on a small machine) while the
+/// attempts in flight wait for it. Records that end meanwhile wait in the channel and go in
+/// the next batch (group commit).
+async fn write_batch(
+    files: &CampaignFiles,
+    out: &std::fs::File,
+    errs: &std::fs::File,
+    out_lines: Vec<u8>,
+    err_lines: Vec<u8>,
+) -> Result<(), CampaignError> {
+    if out_lines.is_empty() && err_lines.is_empty() {
+        return Ok(());
+    }
+    let (out, errs) = (
+        out.try_clone().map_err(io(&files.output))?,
+        errs.try_clone().map_err(io(&files.errors))?,
+    );
+    let output = files.output.clone();
+    let files = files.clone();
+    let write = move || -> Result<(), CampaignError> {
+        for (mut f, path, lines) in [
+            (&out, &files.output, out_lines),
+            (&errs, &files.errors, err_lines),
+        ] {
+            if !lines.is_empty() {
+                f.write_all(&lines).map_err(io(path))?;
+                f.sync_data().map_err(io(path))?;
+            }
+        }
+        Ok(())
+    };
+    match tokio::task::spawn_blocking(write).await {
+        Ok(r) => r,
+        Err(e) => Err(CampaignError::Io {
+            path: output,
+            source: std::io::Error::other(format!("the record writer failed: {e}")),
+        }),
+    }
 }
 
 /// Runs the attempts left in `opened`, at most `concurrency` at a time, writing each record
@@ -522,24 +571,17 @@ pub async fn run(
             while let Ok(more) = rx.try_recv() {
                 batch.push(more);
             }
-            let (mut wrote_out, mut wrote_errs) = (false, false);
+            let (mut out_lines, mut err_lines) = (Vec::new(), Vec::new());
             for ev in &batch {
                 if let Event::Done(rec) = ev {
                     if Outcome::of_record(rec).is_verdict() {
-                        append(&mut opened.out, &files.output, rec)?;
-                        wrote_out = true;
+                        record_line(&mut out_lines, &files.output, rec)?;
                     } else {
-                        append(&mut opened.errs, &files.errors, rec)?;
-                        wrote_errs = true;
+                        record_line(&mut err_lines, &files.errors, rec)?;
                     }
                 }
             }
-            if wrote_out {
-                opened.out.sync_data().map_err(io(&files.output))?;
-            }
-            if wrote_errs {
-                opened.errs.sync_data().map_err(io(&files.errors))?;
-            }
+            write_batch(&files, &opened.out, &opened.errs, out_lines, err_lines).await?;
             for ev in batch {
                 match ev {
                     Event::Started(k) => observer.started(&k),

@@ -94,7 +94,7 @@ pub fn attempt_offline(
         key: attempt_key(&task.uid, repetition),
         repetition,
         verdict,
-        usage_by_role: Default::default(),
+        usage_by_role: tb_core::UsageByRole::default(),
         provenance: env.provenance.clone(),
     };
     match outcome {
@@ -333,7 +333,7 @@ pub fn blank_record(
         key: attempt_key(&task.uid, repetition),
         repetition,
         verdict: None,
-        usage_by_role: Default::default(),
+        usage_by_role: tb_core::UsageByRole::default(),
         provenance: env.provenance.clone(),
     }
 }

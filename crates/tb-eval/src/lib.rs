@@ -4,14 +4,6 @@
 //! episode in it, the [`judge::StateJudge`] compares its final state with the golden one, and
 //! [`infer`] turns all of it into a [`tb_core::TrialRecord`].
 
-// TODO(lints): pedantic lints this crate does not pass yet (it was being edited in parallel
-// when the workspace lints came in); fix them and drop this list.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::default_trait_access,
-    clippy::semicolon_if_nothing_returned
-)]
-
 pub mod campaign;
 pub mod campaign_provenance;
 pub mod campaign_store;

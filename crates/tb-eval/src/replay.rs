@@ -172,7 +172,7 @@ pub fn replay_trace(
     for (i, call) in trace.calls.iter().enumerate() {
         summary.calls += 1;
         let params = if call.parameters.is_null() {
-            Value::Object(Default::default())
+            Value::Object(serde_json::Map::default())
         } else {
             call.parameters.clone()
         };

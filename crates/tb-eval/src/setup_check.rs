@@ -9,14 +9,19 @@
 //! (transfer timestamps, a bill without a date) is the session clock; the host time zone is
 //! taken as UTC (the recorded runs pinned `TZ=UTC`).
 //!
-//! Arguments and rows are read with the shared tool vocabulary ([`tb_sandbox::Fields`]);
-//! the servers are [`OwnServer`]s (their texts and errors are not the v1 servers' shape).
+//! Arguments and rows are read with the shared tool vocabulary ([`tb_sandbox::Fields`]), and
+//! the tools are registered as the v1 domains' are ([`Tools`], on the server's own state;
+//! failures are [`ToolError`]s shown by [`ToolError::bang_text`]); the servers are
+//! [`OwnServer`]s (their texts and argument errors are not the v1 servers' shape).
 
 use crate::own_servers::OwnServer;
 use chrono::{DateTime, Datelike, Utc};
 use serde_json::{Map, Value, json};
 use std::path::Path;
-use tb_sandbox::{Clock, Fields, ServerSession, ToolReply, pyjson};
+use std::sync::LazyLock;
+use tb_sandbox::{
+    Args, Clock, Fields, ServerSession, ToolError, ToolReply, ToolResult, Tools, pyjson,
+};
 
 const PYDANTIC_URL: &str = "https://errors.pydantic.dev/2.14/v/";
 
@@ -333,127 +338,153 @@ impl Banking {
             .map(|(_, m)| m)
     }
 
-    fn ok(fields: Vec<(&str, Value)>) -> String {
+    fn ok(fields: Vec<(&str, Value)>) -> Value {
         let mut m = Map::new();
         m.insert("status".into(), json!("ok"));
         for (k, v) in fields {
             m.insert(k.into(), v);
         }
-        serde_json::to_string(&Value::Object(m)).unwrap_or_default()
+        Value::Object(m)
     }
+}
 
-    fn run(&mut self, tool: &str, a: &Map<String, Value>) -> Result<String, String> {
-        let s = |k: &str| a.str_or_empty(k).to_string();
-        let f = |k: &str| a.f64_or_zero(k);
-        match tool {
-            "get_accounts" => Ok(Self::ok(vec![(
-                "accounts",
-                Value::Array(
-                    self.accounts
-                        .iter()
-                        .map(|(_, m)| Value::Object(m.clone()))
-                        .collect(),
-                ),
-            )])),
-            "get_balance" => {
-                let n = s("account_number");
-                let bal = self
-                    .account(&n)
-                    .map(|m| m.f64_or_zero("balance"))
-                    .ok_or_else(|| format!("Account not found: {n}"))?;
-                Ok(Self::ok(vec![
-                    ("account_number", json!(n)),
-                    ("balance", json!(bal)),
-                ]))
-            }
-            "transfer" => {
-                let (from, to, amount) = (s("from_account"), s("to_account"), f("amount"));
-                if self.account(&from).is_none() || self.account(&to).is_none() {
-                    return Err("Invalid account number(s)".into());
-                }
-                let bal = self
-                    .account(&from)
-                    .map_or(0.0, |m| m.f64_or_zero("balance"));
-                if bal < amount {
-                    return Err("Insufficient funds".into());
-                }
-                if let Some(m) = self.account(&from) {
-                    m.insert("balance".into(), json!(bal - amount));
-                }
-                if let Some(m) = self.account(&to) {
-                    let b = m.f64_or_zero("balance");
-                    m.insert("balance".into(), json!(b + amount));
-                }
-                self.transactions.push(json!({
-                    "transaction_type": "transfer",
-                    "from_account": from,
-                    "to_account": to,
-                    "amount": amount,
-                    "timestamp": self.now.format("%Y-%m-%dT%H:%M:%S+0000").to_string(),
-                }));
-                Ok(Self::ok(vec![
-                    ("from_account", json!(from)),
-                    ("to_account", json!(to)),
-                    ("amount", json!(amount)),
-                ]))
-            }
-            "deposit" => {
-                let (n, amount) = (s("account_number"), f("amount"));
-                let m = self
-                    .account(&n)
-                    .ok_or_else(|| format!("Account not found: {n}"))?;
-                let b = m.f64_or_zero("balance") + amount;
-                m.insert("balance".into(), json!(b));
-                Ok(Self::ok(vec![
-                    ("account_number", json!(n)),
-                    ("balance", json!(b)),
-                ]))
-            }
-            "get_payees" => Ok(Self::ok(vec![(
-                "payees",
-                Value::Array(
-                    self.payees
-                        .iter()
-                        .map(|(_, m)| Value::Object(m.clone()))
-                        .collect(),
-                ),
-            )])),
-            "pay_bill" => {
-                let (user, payee, amount) = (s("user_account"), s("payee_account"), f("amount"));
-                let date = match a.opt_str("date") {
-                    Some(d) => d.to_string(),
-                    None => self.now.format("%Y-%m-%d").to_string(),
-                };
-                if self.account(&user).is_none() {
-                    return Err(format!("Account not found: {user}"));
-                }
-                let Some((_, p)) = self.payees.iter().find(|(k, _)| *k == payee) else {
-                    let keys: Vec<String> = self
-                        .payees
-                        .iter()
-                        .map(|(k, _)| tb_python::repr::value_repr(&json!(k)))
-                        .collect();
-                    return Err(format!(
-                        "Payee not found: {payee} in dict_keys([{}])",
-                        keys.join(", ")
-                    ));
-                };
-                let bill = json!({
-                    "user_account": user,
-                    "payee_account": p["account_number"],
-                    "amount": amount,
-                    "date": date,
-                });
-                self.scheduled_bills.push(bill.clone());
-                if let Some(m) = self.account(&user) {
-                    let b = m.f64_or_zero("balance");
-                    m.insert("balance".into(), json!(b - amount));
-                }
-                Ok(Self::ok(vec![("scheduled_bill", bill)]))
-            }
-            _ => Err(String::new()),
-        }
+// --- the banking tools, one function each ---
+
+/// The `online_banking` tool functions, registered as the v1 domains register theirs.
+fn banking_functions() -> &'static Tools<Banking> {
+    static T: LazyLock<Tools<Banking>> = LazyLock::new(|| {
+        let mut t = Tools::new();
+        t.add("get_accounts", get_accounts)
+            .add("get_balance", get_balance)
+            .add("transfer", transfer)
+            .add("deposit", deposit)
+            .add("get_payees", get_payees)
+            .add("pay_bill", pay_bill);
+        t
+    });
+    &T
+}
+
+fn get_accounts(bank: &mut Banking, _a: &Args) -> ToolResult {
+    Ok(Banking::ok(vec![(
+        "accounts",
+        Value::Array(
+            bank.accounts
+                .iter()
+                .map(|(_, m)| Value::Object(m.clone()))
+                .collect(),
+        ),
+    )]))
+}
+
+fn get_balance(bank: &mut Banking, a: &Args) -> ToolResult {
+    let s = |k: &str| a.str_or_empty(k).to_string();
+    let n = s("account_number");
+    let bal = bank
+        .account(&n)
+        .map(|m| m.f64_or_zero("balance"))
+        .ok_or_else(|| ToolError::new(format!("Account not found: {n}")))?;
+    Ok(Banking::ok(vec![
+        ("account_number", json!(n)),
+        ("balance", json!(bal)),
+    ]))
+}
+
+fn transfer(bank: &mut Banking, a: &Args) -> ToolResult {
+    let s = |k: &str| a.str_or_empty(k).to_string();
+    let f = |k: &str| a.f64_or_zero(k);
+    let (from, to, amount) = (s("from_account"), s("to_account"), f("amount"));
+    if bank.account(&from).is_none() || bank.account(&to).is_none() {
+        return Err(ToolError::new("Invalid account number(s)"));
     }
+    let bal = bank
+        .account(&from)
+        .map_or(0.0, |m| m.f64_or_zero("balance"));
+    if bal < amount {
+        return Err(ToolError::new("Insufficient funds"));
+    }
+    if let Some(m) = bank.account(&from) {
+        m.insert("balance".into(), json!(bal - amount));
+    }
+    if let Some(m) = bank.account(&to) {
+        let b = m.f64_or_zero("balance");
+        m.insert("balance".into(), json!(b + amount));
+    }
+    bank.transactions.push(json!({
+        "transaction_type": "transfer",
+        "from_account": from,
+        "to_account": to,
+        "amount": amount,
+        "timestamp": bank.now.format("%Y-%m-%dT%H:%M:%S+0000").to_string(),
+    }));
+    Ok(Banking::ok(vec![
+        ("from_account", json!(from)),
+        ("to_account", json!(to)),
+        ("amount", json!(amount)),
+    ]))
+}
+
+fn deposit(bank: &mut Banking, a: &Args) -> ToolResult {
+    let s = |k: &str| a.str_or_empty(k).to_string();
+    let f = |k: &str| a.f64_or_zero(k);
+    let (n, amount) = (s("account_number"), f("amount"));
+    let m = bank
+        .account(&n)
+        .ok_or_else(|| ToolError::new(format!("Account not found: {n}")))?;
+    let b = m.f64_or_zero("balance") + amount;
+    m.insert("balance".into(), json!(b));
+    Ok(Banking::ok(vec![
+        ("account_number", json!(n)),
+        ("balance", json!(b)),
+    ]))
+}
+
+fn get_payees(bank: &mut Banking, _a: &Args) -> ToolResult {
+    Ok(Banking::ok(vec![(
+        "payees",
+        Value::Array(
+            bank.payees
+                .iter()
+                .map(|(_, m)| Value::Object(m.clone()))
+                .collect(),
+        ),
+    )]))
+}
+
+fn pay_bill(bank: &mut Banking, a: &Args) -> ToolResult {
+    let s = |k: &str| a.str_or_empty(k).to_string();
+    let f = |k: &str| a.f64_or_zero(k);
+    let (user, payee, amount) = (s("user_account"), s("payee_account"), f("amount"));
+    let date = match a.opt_str("date") {
+        Some(d) => d.to_string(),
+        None => bank.now.format("%Y-%m-%d").to_string(),
+    };
+    if bank.account(&user).is_none() {
+        return Err(ToolError::new(format!("Account not found: {user}")));
+    }
+    let Some((_, p)) = bank.payees.iter().find(|(k, _)| *k == payee) else {
+        let keys: Vec<String> = bank
+            .payees
+            .iter()
+            .map(|(k, _)| tb_python::repr::value_repr(&json!(k)))
+            .collect();
+        return Err(ToolError::new(format!(
+            "Payee not found: {payee} in dict_keys([{}])",
+            keys.join(", ")
+        )));
+    };
+    let bill = json!({
+        "user_account": user,
+        "payee_account": p["account_number"],
+        "amount": amount,
+        "date": date,
+    });
+    bank.scheduled_bills.push(bill.clone());
+    if let Some(m) = bank.account(&user) {
+        let b = m.f64_or_zero("balance");
+        m.insert("balance".into(), json!(b - amount));
+    }
+    Ok(Banking::ok(vec![("scheduled_bill", bill)]))
 }
 
 impl ServerSession for Banking {
@@ -462,17 +493,20 @@ impl ServerSession for Banking {
     }
 
     fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
-        let Some((_, _, params)) = BANKING_TOOLS.iter().find(|(n, _, _)| *n == name) else {
+        let (Some((_, _, params)), Some(run)) = (
+            BANKING_TOOLS.iter().find(|(n, _, _)| *n == name),
+            banking_functions().get(name),
+        ) else {
             return ToolReply::error(format!("Unknown tool: {name}"));
         };
         let a = match validate(params, args) {
             Ok(a) => a,
             Err(errors) => return ToolReply::error(fastmcp_validation_text(name, args, &errors)),
         };
-        match self.run(name, &a) {
-            Ok(t) => ToolReply::ok(t),
-            Err(m) => ToolReply::ok(format!("Error!\n{m}")),
-        }
+        ToolReply::ok(match run.call(self, &a) {
+            Ok(v) => serde_json::to_string(&v).unwrap_or_default(),
+            Err(e) => e.bang_text(),
+        })
     }
 
     fn effects(&self) -> Option<Value> {
@@ -565,19 +599,43 @@ impl MsStore {
     }
 }
 
+impl MsStore {
+    /// A tool's answer: its fixed text.
+    fn answer(&self, tool: &str) -> ToolResult {
+        let (_, text) = self
+            .texts
+            .iter()
+            .find(|(t, _)| t == tool)
+            .ok_or_else(ToolError::raised)?;
+        Ok(json!({"status": "ok", "response": text}))
+    }
+}
+
+/// The `ms_store` tool functions: each answers its own text.
+fn ms_store_functions() -> &'static Tools<MsStore> {
+    static T: LazyLock<Tools<MsStore>> = LazyLock::new(|| {
+        let mut t = Tools::new();
+        for (tool, _, _) in MS_STORE_TOOLS {
+            t.add(tool, move |s: &mut MsStore, _: &Args| s.answer(tool));
+        }
+        t
+    });
+    &T
+}
+
 impl ServerSession for MsStore {
     fn server(&self) -> &str {
         MS_STORE
     }
 
     fn call_tool(&mut self, name: &str, _args: &Value) -> ToolReply {
-        match self.texts.iter().find(|(t, _)| t == name) {
-            Some((_, text)) => ToolReply::ok(pyjson::dumps(
-                &json!({"status": "ok", "response": text}),
-                pyjson::Layout::Default,
-            )),
-            None => ToolReply::error(format!("Unknown tool: {name}")),
-        }
+        let Some(run) = ms_store_functions().get(name) else {
+            return ToolReply::error(format!("Unknown tool: {name}"));
+        };
+        ToolReply::ok(match run.call(self, &Args::new()) {
+            Ok(v) => pyjson::dumps(&v, pyjson::Layout::Default),
+            Err(e) => e.bang_text(),
+        })
     }
 
     fn effects(&self) -> Option<Value> {
@@ -913,13 +971,13 @@ impl Email {
         tb_domains::airline::ids::uuid_text(self.ids.uuid4())
     }
 
-    fn ok(fields: Vec<(&str, Value)>) -> String {
+    fn ok(fields: Vec<(&str, Value)>) -> Value {
         let mut m = Map::new();
         m.insert("status".into(), json!("ok"));
         for (k, v) in fields {
             m.insert(k.into(), v);
         }
-        pyjson::dumps(&Value::Object(m), pyjson::Layout::Default)
+        Value::Object(m)
     }
 
     fn contact(&mut self, id: &str) -> Result<Value, String> {
@@ -947,174 +1005,201 @@ impl Email {
             None => Value::Null,
         }
     }
+}
 
-    /// `Err(None)`: a failure that is not the server's own (`"Error!"`).
-    fn run(&mut self, tool: &str, a: &Map<String, Value>) -> Result<String, Option<String>> {
-        let s = |k: &str| a.opt_str(k).map(str::to_string);
-        match tool {
-            "list_emails" => {
-                let folder = s("folder").unwrap_or_else(|| "Inbox".into());
-                let (user, b) = self.user();
-                let msgs: Vec<Value> = b
-                    .messages
-                    .iter()
-                    .filter(|m| {
-                        m["folder"].as_str().unwrap_or("").to_lowercase() == folder.to_lowercase()
-                    })
-                    .map(|m| Value::Object(m.clone()))
-                    .collect();
-                let n = msgs.len();
-                self.record(
-                    "list_messages",
-                    &user,
-                    vec![("folder", json!(folder)), ("count", json!(n))],
-                );
-                Ok(Self::ok(vec![("emails", Value::Array(msgs))]))
-            }
-            "send_email" => {
-                let to = a.get("to").and_then(email_list).ok_or(None)?;
-                let cc = a.get("cc").and_then(email_list).ok_or(None)?;
-                let subject = s("subject").unwrap_or_default();
-                if subject.chars().count() > 1024 {
-                    return Err(None);
-                }
-                let body = s("body").unwrap_or_default();
-                let attachments = match a.get("attachments") {
-                    None => json!({}),
-                    Some(Value::Object(m)) if m.values().all(Value::is_string) => {
-                        Value::Object(m.clone())
-                    }
-                    Some(_) => return Err(None),
-                };
-                let id = self.uuid();
-                let now = self.now.format("%Y-%m-%dT%H:%M:%SZ").to_string();
-                let (user, b) = self.user();
-                let mut m = Map::new();
-                m.insert("to".into(), json!(to));
-                m.insert("cc".into(), json!(cc));
-                m.insert("subject".into(), json!(subject));
-                m.insert("body".into(), json!(body));
-                m.insert("attachments".into(), attachments.clone());
-                m.insert("id".into(), json!(id));
-                m.insert("sender".into(), json!(user));
-                m.insert("sent_at".into(), json!(now));
-                m.insert("folder".into(), json!("Inbox"));
-                m.insert("read".into(), json!(false));
-                b.messages.push(m);
-                self.record(
-                    "send_message",
-                    &user,
-                    vec![
-                        ("msg_id", json!(id)),
-                        ("_from", json!(user)),
-                        ("to", json!(to)),
-                        ("cc", json!(cc)),
-                        ("subject", json!(subject)),
-                        ("body", json!(body)),
-                    ],
-                );
-                Ok(Self::ok(vec![(
-                    "email",
-                    json!({"to": to, "cc": cc, "subject": subject, "body": body, "attachments": attachments}),
-                )]))
-            }
-            "delete_email" => {
-                let id = s("email_id").unwrap_or_default();
-                let folder = s("folder").unwrap_or_else(|| "Inbox".into());
-                let (user, b) = self.user();
-                let before = b.messages.len();
-                b.messages.retain(|m| {
-                    !(m["id"] == id.as_str()
-                        && (folder.is_empty()
-                            || m["folder"].as_str().unwrap_or("").to_lowercase()
-                                == folder.to_lowercase()))
-                });
-                if b.messages.len() < before {
-                    let f = if folder.is_empty() {
-                        "*".to_string()
-                    } else {
-                        folder.clone()
-                    };
-                    self.record(
-                        "delete_message",
-                        &user,
-                        vec![("msg_id", json!(id)), ("folder", json!(f))],
-                    );
-                    Ok(Self::ok(vec![
-                        ("email_id", json!(id)),
-                        ("folder", json!(folder)),
-                    ]))
-                } else {
-                    Err(Some("message not found".into()))
-                }
-            }
-            "add_contact" => {
-                let cid = self.uuid();
-                let name = s("name").unwrap_or_default();
-                let email = email_ok(&s("email").unwrap_or_default()).ok_or(None)?;
-                let opt = |k: &str| a.value(k);
-                let (phone, manager, position) = (opt("phone"), opt("manager"), opt("position"));
-                let (user, b) = self.user();
-                let mut c = Map::new();
-                c.insert("id".into(), json!(cid));
-                c.insert("name".into(), json!(name));
-                c.insert("email".into(), json!(email));
-                c.insert("phone".into(), phone.clone());
-                c.insert("manager".into(), manager.clone());
-                c.insert("position".into(), position.clone());
-                b.contacts.push(c);
-                self.record(
-                    "add_contact",
-                    &user,
-                    vec![
-                        ("contact_id", json!(cid)),
-                        ("name", json!(name)),
-                        ("email", json!(email)),
-                        ("phone", phone),
-                        ("manager", manager),
-                        ("position", position),
-                    ],
-                );
-                Ok(Self::ok(vec![("contact_id", json!(cid))]))
-            }
-            "list_contacts" => {
-                let (user, b) = self.user();
-                let cs: Vec<Value> = b
-                    .contacts
-                    .iter()
-                    .map(|c| Value::Object(c.clone()))
-                    .collect();
-                let n = cs.len();
-                self.record("list_contacts", &user, vec![("count", json!(n))]);
-                Ok(Self::ok(vec![("contacts", Value::Array(cs))]))
-            }
-            "get_contact" => {
-                let c = self
-                    .contact(&s("contact_id").unwrap_or_default())
-                    .map_err(Some)?;
-                Ok(Self::ok(vec![("contact", c)]))
-            }
-            "get_user_profile" => {
-                let (user, b) = self.user();
-                let p = Value::Object(b.profile.clone());
-                self.record("get_user_profile", &user, vec![]);
-                Ok(Self::ok(vec![("profile", p)]))
-            }
-            "get_user_manager" => {
-                let m = self.manager();
-                Ok(Self::ok(vec![("manager", m)]))
-            }
-            "get_manager_of_manager" => {
-                let m = self.manager();
-                let mm = match m.get("manager").and_then(Value::as_str) {
-                    Some(id) if !id.is_empty() => self.contact(id).unwrap_or(Value::Null),
-                    _ => Value::Null,
-                };
-                Ok(Self::ok(vec![("manager_of_manager", mm)]))
-            }
-            _ => Err(None),
-        }
+// --- the email tools, one function each ---
+
+/// The `email_system` tool functions, registered as the v1 domains register theirs.
+fn email_functions() -> &'static Tools<Email> {
+    static T: LazyLock<Tools<Email>> = LazyLock::new(|| {
+        let mut t = Tools::new();
+        t.add("list_emails", list_emails)
+            .add("send_email", send_email)
+            .add("delete_email", delete_email)
+            .add("add_contact", add_contact)
+            .add("list_contacts", list_contacts)
+            .add("get_contact", get_contact)
+            .add("get_user_profile", get_user_profile)
+            .add("get_user_manager", get_user_manager)
+            .add("get_manager_of_manager", get_manager_of_manager);
+        t
+    });
+    &T
+}
+
+fn list_emails(e: &mut Email, a: &Args) -> ToolResult {
+    let s = |k: &str| a.opt_str(k).map(str::to_string);
+    let folder = s("folder").unwrap_or_else(|| "Inbox".into());
+    let (user, b) = e.user();
+    let msgs: Vec<Value> = b
+        .messages
+        .iter()
+        .filter(|m| m["folder"].as_str().unwrap_or("").to_lowercase() == folder.to_lowercase())
+        .map(|m| Value::Object(m.clone()))
+        .collect();
+    let n = msgs.len();
+    e.record(
+        "list_messages",
+        &user,
+        vec![("folder", json!(folder)), ("count", json!(n))],
+    );
+    Ok(Email::ok(vec![("emails", Value::Array(msgs))]))
+}
+
+fn send_email(e: &mut Email, a: &Args) -> ToolResult {
+    let s = |k: &str| a.opt_str(k).map(str::to_string);
+    let to = a
+        .get("to")
+        .and_then(email_list)
+        .ok_or_else(ToolError::raised)?;
+    let cc = a
+        .get("cc")
+        .and_then(email_list)
+        .ok_or_else(ToolError::raised)?;
+    let subject = s("subject").unwrap_or_default();
+    if subject.chars().count() > 1024 {
+        return Err(ToolError::raised());
     }
+    let body = s("body").unwrap_or_default();
+    let attachments = match a.get("attachments") {
+        None => json!({}),
+        Some(Value::Object(m)) if m.values().all(Value::is_string) => Value::Object(m.clone()),
+        Some(_) => return Err(ToolError::raised()),
+    };
+    let id = e.uuid();
+    let now = e.now.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let (user, b) = e.user();
+    let mut m = Map::new();
+    m.insert("to".into(), json!(to));
+    m.insert("cc".into(), json!(cc));
+    m.insert("subject".into(), json!(subject));
+    m.insert("body".into(), json!(body));
+    m.insert("attachments".into(), attachments.clone());
+    m.insert("id".into(), json!(id));
+    m.insert("sender".into(), json!(user));
+    m.insert("sent_at".into(), json!(now));
+    m.insert("folder".into(), json!("Inbox"));
+    m.insert("read".into(), json!(false));
+    b.messages.push(m);
+    e.record(
+        "send_message",
+        &user,
+        vec![
+            ("msg_id", json!(id)),
+            ("_from", json!(user)),
+            ("to", json!(to)),
+            ("cc", json!(cc)),
+            ("subject", json!(subject)),
+            ("body", json!(body)),
+        ],
+    );
+    Ok(Email::ok(vec![(
+        "email",
+        json!({"to": to, "cc": cc, "subject": subject, "body": body, "attachments": attachments}),
+    )]))
+}
+
+fn delete_email(e: &mut Email, a: &Args) -> ToolResult {
+    let s = |k: &str| a.opt_str(k).map(str::to_string);
+    let id = s("email_id").unwrap_or_default();
+    let folder = s("folder").unwrap_or_else(|| "Inbox".into());
+    let (user, b) = e.user();
+    let before = b.messages.len();
+    b.messages.retain(|m| {
+        !(m["id"] == id.as_str()
+            && (folder.is_empty()
+                || m["folder"].as_str().unwrap_or("").to_lowercase() == folder.to_lowercase()))
+    });
+    if b.messages.len() < before {
+        let f = if folder.is_empty() {
+            "*".to_string()
+        } else {
+            folder.clone()
+        };
+        e.record(
+            "delete_message",
+            &user,
+            vec![("msg_id", json!(id)), ("folder", json!(f))],
+        );
+        Ok(Email::ok(vec![
+            ("email_id", json!(id)),
+            ("folder", json!(folder)),
+        ]))
+    } else {
+        Err(ToolError::new("message not found"))
+    }
+}
+
+fn add_contact(e: &mut Email, a: &Args) -> ToolResult {
+    let s = |k: &str| a.opt_str(k).map(str::to_string);
+    let cid = e.uuid();
+    let name = s("name").unwrap_or_default();
+    let email = email_ok(&s("email").unwrap_or_default()).ok_or_else(ToolError::raised)?;
+    let opt = |k: &str| a.value(k);
+    let (phone, manager, position) = (opt("phone"), opt("manager"), opt("position"));
+    let (user, b) = e.user();
+    let mut c = Map::new();
+    c.insert("id".into(), json!(cid));
+    c.insert("name".into(), json!(name));
+    c.insert("email".into(), json!(email));
+    c.insert("phone".into(), phone.clone());
+    c.insert("manager".into(), manager.clone());
+    c.insert("position".into(), position.clone());
+    b.contacts.push(c);
+    e.record(
+        "add_contact",
+        &user,
+        vec![
+            ("contact_id", json!(cid)),
+            ("name", json!(name)),
+            ("email", json!(email)),
+            ("phone", phone),
+            ("manager", manager),
+            ("position", position),
+        ],
+    );
+    Ok(Email::ok(vec![("contact_id", json!(cid))]))
+}
+
+fn list_contacts(e: &mut Email, _a: &Args) -> ToolResult {
+    let (user, b) = e.user();
+    let cs: Vec<Value> = b
+        .contacts
+        .iter()
+        .map(|c| Value::Object(c.clone()))
+        .collect();
+    let n = cs.len();
+    e.record("list_contacts", &user, vec![("count", json!(n))]);
+    Ok(Email::ok(vec![("contacts", Value::Array(cs))]))
+}
+
+fn get_contact(e: &mut Email, a: &Args) -> ToolResult {
+    let s = |k: &str| a.opt_str(k).map(str::to_string);
+    let c = e
+        .contact(&s("contact_id").unwrap_or_default())
+        .map_err(ToolError::new)?;
+    Ok(Email::ok(vec![("contact", c)]))
+}
+
+fn get_user_profile(e: &mut Email, _a: &Args) -> ToolResult {
+    let (user, b) = e.user();
+    let p = Value::Object(b.profile.clone());
+    e.record("get_user_profile", &user, vec![]);
+    Ok(Email::ok(vec![("profile", p)]))
+}
+
+fn get_user_manager(e: &mut Email, _a: &Args) -> ToolResult {
+    let m = e.manager();
+    Ok(Email::ok(vec![("manager", m)]))
+}
+
+fn get_manager_of_manager(e: &mut Email, _a: &Args) -> ToolResult {
+    let m = e.manager();
+    let mm = match m.get("manager").and_then(Value::as_str) {
+        Some(id) if !id.is_empty() => e.contact(id).unwrap_or(Value::Null),
+        _ => Value::Null,
+    };
+    Ok(Email::ok(vec![("manager_of_manager", mm)]))
 }
 
 impl ServerSession for Email {
@@ -1123,7 +1208,10 @@ impl ServerSession for Email {
     }
 
     fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
-        let Some((_, func, _, params)) = EMAIL_TOOLS.iter().find(|(n, ..)| *n == name) else {
+        let (Some((_, func, _, params)), Some(run)) = (
+            EMAIL_TOOLS.iter().find(|(n, ..)| *n == name),
+            email_functions().get(name),
+        ) else {
             return ToolReply::error(format!("Unknown tool: {name}"));
         };
         let empty = Map::new();
@@ -1173,11 +1261,10 @@ impl ServerSession for Email {
                 );
             return ToolReply::error(format!("Error executing tool {name}: {text}"));
         }
-        match self.run(name, &a) {
-            Ok(t) => ToolReply::ok(t),
-            Err(Some(m)) => ToolReply::ok(format!("Error!\n{m}")),
-            Err(None) => ToolReply::ok("Error!".into()),
-        }
+        ToolReply::ok(match run.call(self, &a) {
+            Ok(v) => pyjson::dumps(&v, pyjson::Layout::Default),
+            Err(e) => e.bang_text(),
+        })
     }
 
     fn effects(&self) -> Option<Value> {
@@ -1216,6 +1303,16 @@ impl OwnServer for Email {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_declared_tool_has_one_registered_function() {
+        let declared: Vec<&str> = BANKING_TOOLS.iter().map(|(n, ..)| *n).collect();
+        assert_eq!(banking_functions().names().collect::<Vec<_>>(), declared);
+        let declared: Vec<&str> = EMAIL_TOOLS.iter().map(|(n, ..)| *n).collect();
+        assert_eq!(email_functions().names().collect::<Vec<_>>(), declared);
+        let declared: Vec<&str> = MS_STORE_TOOLS.iter().map(|(n, ..)| *n).collect();
+        assert_eq!(ms_store_functions().names().collect::<Vec<_>>(), declared);
+    }
 
     fn bank() -> Banking {
         let cfg = json!({

@@ -14,12 +14,17 @@
 //!     endpoint: http://127.0.0.1:9000/mcp
 //!     headers: {Authorization: "Bearer ..."}
 //!     timeout: 60
+//!   legacy_crm:
+//!     type: mcp-remote              # the legacy HTTP+SSE transport (MCP 2024-11-05)
+//!     transport: sse
+//!     endpoint: http://127.0.0.1:9001/sse
+//!     headers: {X-Api-Key: "..."}
 //! ```
 //!
 //! `{python}` in a command is replaced by `--python PATH` (default `python3`) and
 //! `{env[NAME]}` by the environment variable, as the reference's `str.format` does; `{{`/`}}`
 //! are literal braces. `type: streamable-http` (or `sse`) with `url` is accepted as a short
-//! form of `mcp-remote`. Keys of ours (the reference ignores unknown keys): `prefer: external`
+//! form of `mcp-remote` with that transport. Keys of ours (the reference ignores unknown keys): `prefer: external`
 //! (run this server from the file even when `tb` has a native domain of the same name) and
 //! `max_concurrency` (sessions of this server alive at once).
 
@@ -60,6 +65,16 @@ pub enum ServerKind {
         /// Per-request timeout of the connection, seconds (reference default 60).
         timeout: Option<f64>,
     },
+    /// `mcp-remote` with `transport: sse`: the legacy HTTP+SSE transport (an event stream
+    /// from a GET of `url`, messages POSTed to the endpoint its first event names).
+    Sse {
+        /// The SSE URL (the event stream's).
+        url: String,
+        /// Headers sent with the GET and every POST.
+        headers: Vec<(String, String)>,
+        /// Budget of each POST and of the wait for the endpoint event, seconds (default 60).
+        timeout: Option<f64>,
+    },
 }
 
 /// One server of the file.
@@ -78,11 +93,12 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
-    /// `mcp-process` or `mcp-remote (streamable-http)`, for messages.
+    /// `mcp-process`, `mcp-remote (streamable-http)` or `mcp-remote (sse)`, for messages.
     pub fn type_label(&self) -> &'static str {
         match self.kind {
             ServerKind::Process { .. } => "mcp-process",
             ServerKind::StreamableHttp { .. } => "mcp-remote (streamable-http)",
+            ServerKind::Sse { .. } => "mcp-remote (sse)",
         }
     }
 }
@@ -364,14 +380,9 @@ impl Parser<'_> {
                     }
                     (short, _) => short,
                 };
-                match transport {
-                    "streamable-http" => {}
-                    "sse" => {
-                        return Err(here(format!(
-                            "server `{name}`: transport `sse` (the legacy HTTP+SSE transport) is not supported: rmcp, \
-                                 the MCP client tb uses, has no client for it; serve the server over streamable-http"
-                        )));
-                    }
+                let sse = match transport {
+                    "streamable-http" => false,
+                    "sse" => true,
                     t => {
                         return Err(self.err(
                             &at("transport"),
@@ -380,7 +391,7 @@ impl Parser<'_> {
                             ),
                         ));
                     }
-                }
+                };
                 if m.get("credential").is_some_and(|c| !c.is_null()) {
                     return Err(self.err(
                         &at("credential"),
@@ -391,7 +402,8 @@ impl Parser<'_> {
                     Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
                     _ => {
                         return Err(here(format!(
-                            "server `{name}`: type {ty} needs an `endpoint` (the MCP URL)"
+                            "server `{name}`: type {ty} needs an `endpoint` (the {} URL)",
+                            if sse { "SSE" } else { "MCP" }
                         )));
                     }
                 };
@@ -418,10 +430,18 @@ impl Parser<'_> {
                         )),
                     },
                 };
-                ServerKind::StreamableHttp {
-                    endpoint,
-                    headers,
-                    timeout,
+                if sse {
+                    ServerKind::Sse {
+                        url: endpoint,
+                        headers,
+                        timeout,
+                    }
+                } else {
+                    ServerKind::StreamableHttp {
+                        endpoint,
+                        headers,
+                        timeout,
+                    }
                 }
             }
             other => {
@@ -557,8 +577,29 @@ mod tests {
         assert!(e.message.contains("needs a `command`"), "{e}");
         let e = parse("servers:\n  a:\n    type: mcp-process\n    command: [x, 3]\n").unwrap_err();
         assert!(e.message.contains("must be a string"), "{e}");
-        let e = parse("servers:\n  a:\n    type: sse\n    url: http://x/sse\n").unwrap_err();
-        assert!(e.message.contains("not supported"), "{e}");
+        let e = parse("servers:\n  a:\n    type: sse\n    headers: {K: v}\n").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(
+            e.message.contains("needs an `endpoint` (the SSE URL)"),
+            "{e}"
+        );
+        let e =
+            parse("servers:\n  a:\n    type: mcp-remote\n    transport: sse\n    endpoint: /sse\n")
+                .unwrap_err();
+        assert_eq!(e.line, 5, "{e}");
+        assert!(
+            e.message.contains("must be an http:// or https:// URL"),
+            "{e}"
+        );
+        let e = parse("servers:\n  a:\n    type: mcp-remote\n    transport: websocket\n    endpoint: http://x/\n")
+            .unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.message.contains("unknown transport `websocket`"), "{e}");
+        let e =
+            parse("servers:\n  a:\n    type: sse\n    url: http://x/sse\n    headers: {K: 1}\n")
+                .unwrap_err();
+        assert_eq!(e.line, 5, "{e}");
+        assert!(e.message.contains("header `K` must be a string"), "{e}");
         let e = parse("servers:\n  a:\n    type: mcp-remote\n").unwrap_err();
         assert!(e.message.contains("needs an `endpoint`"), "{e}");
         let e = parse("servers: [1]\n").unwrap_err();
@@ -566,6 +607,30 @@ mod tests {
         let e = parse("servers:\n  a: [\n").unwrap_err();
         assert!(e.message.starts_with("invalid YAML"), "{e}");
         assert_eq!(e.to_string().split(':').next(), Some("servers.yaml"));
+    }
+
+    #[test]
+    fn sse_servers() {
+        let c = parse("servers:\n  a:\n    type: sse\n    url: http://127.0.0.1:1/sse\n    headers: {X-Key: k}\n    timeout: 5\n  b:\n    type: mcp-remote\n    transport: sse\n    endpoint: https://h/sse\n").unwrap();
+        assert_eq!(
+            c.servers[0].kind,
+            ServerKind::Sse {
+                url: "http://127.0.0.1:1/sse".into(),
+                headers: vec![("X-Key".into(), "k".into())],
+                timeout: Some(5.0)
+            }
+        );
+        assert_eq!(c.servers[0].type_label(), "mcp-remote (sse)");
+        assert_eq!(c.servers[1].line, 7);
+        assert_eq!(
+            c.servers[1].kind,
+            ServerKind::Sse {
+                url: "https://h/sse".into(),
+                headers: vec![],
+                timeout: None
+            }
+        );
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //! `golden_db_hash`, `diff`, ...) and `__reserved__teardown`.
 //!
 //! - [`config`]: `servers.yaml` with file:line errors.
-//! - [`server`]: one started server (rmcp client on a child's stdio, or streamable-http), calls
-//!   with timeouts, shutdown that reaps the process.
+//! - [`server`]: one started server (rmcp client on a child's stdio, streamable-http or legacy
+//!   SSE), calls with timeouts, shutdown that reaps the process.
+//! - [`sse`]: the legacy MCP HTTP+SSE client transport (spec 2024-11-05), which rmcp dropped.
 //! - [`pool`]: servers started ahead of demand, concurrency limits per server.
 //! - [`session`]: a task's session over native and external servers, the
 //!   [`tb_eval::tools::RemoteTools`] the episode loop calls.
@@ -18,6 +19,7 @@ pub mod error;
 pub mod pool;
 pub mod server;
 pub mod session;
+pub mod sse;
 
 pub use config::{ConfigError, ServerKind, ServerSpec, ServersConfig};
 pub use error::ExternalError;

@@ -1,9 +1,10 @@
-//! One started tool server: an MCP client (rmcp) on a child process's stdio, or on a
-//! streamable-http endpoint; its tool list; calls with timeouts; shutdown that reaps the
-//! process.
+//! One started tool server: an MCP client (rmcp) on a child process's stdio, on a
+//! streamable-http endpoint or on a legacy SSE endpoint ([`crate::sse`]); its tool list; calls
+//! with timeouts; shutdown that reaps the process.
 
 use crate::config::{ServerKind, ServerSpec, substitute};
 use crate::error::ExternalError;
+use crate::sse::{CloseReason, SseOptions, SseTransport};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
@@ -12,6 +13,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncBufReadExt;
+
+/// A legacy SSE stream with nothing on it (not even the servers' 15 s pings) for this long is
+/// taken as gone (the reference's `sse_read_timeout`).
+const SSE_READ_TIMEOUT: Duration = Duration::from_mins(5);
 
 /// Names of the reserved tools: never listed to the agent, never reachable from it.
 pub const RESERVED_PREFIX: &str = "__reserved__";
@@ -85,6 +90,8 @@ pub struct ServerConn {
     child: Option<tokio::process::Child>,
     pid: Option<u32>,
     stderr: StderrTail,
+    /// Why the transport closed (legacy SSE servers), for error messages.
+    closed: Option<CloseReason>,
     /// Tools as the server listed them: name -> (description, input schema as given).
     tools: Vec<(String, Value)>,
     /// How long the start took.
@@ -193,6 +200,7 @@ impl ServerConn {
                             child: Some(child),
                             pid,
                             stderr: stderr_tail,
+                            closed: None,
                             tools: tool_entries(&tools),
                             started_in: t0.elapsed(),
                             broken: std::sync::atomic::AtomicBool::default(),
@@ -227,19 +235,7 @@ impl ServerConn {
                 headers,
                 timeout,
             } => {
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let mut map = reqwest::header::HeaderMap::new();
-                for (k, v) in headers {
-                    let k = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|e| {
-                        which_failed(&spec.name, "headers", format!("header name `{k}`: {e}"))
-                    })?;
-                    let v = reqwest::header::HeaderValue::from_str(v).map_err(|e| {
-                        which_failed(&spec.name, "headers", format!("header `{k}`: {e}"))
-                    })?;
-                    map.insert(k, v);
-                }
-                let http = reqwest::Client::builder()
-                    .default_headers(map)
+                let http = http_client(&spec.name, headers)?
                     .timeout(Duration::from_secs_f64(timeout.unwrap_or(60.0)))
                     .build()
                     .map_err(|e| which_failed(&spec.name, "start", e))?;
@@ -249,42 +245,32 @@ impl ServerConn {
                         endpoint.clone(),
                     ),
                 );
-                let handshake = async {
-                    let client =
-                        ().serve(transport)
-                            .await
-                            .map_err(|e| format!("MCP initialize: {e}"))?;
-                    let tools = client
-                        .list_all_tools()
-                        .await
-                        .map_err(|e| format!("tools/list: {e}"))?;
-                    Ok::<_, String>((client, tools))
+                remote_handshake(spec, endpoint, transport, opts.start_timeout, None, t0).await
+            }
+            ServerKind::Sse {
+                url,
+                headers,
+                timeout,
+            } => {
+                let timeout = Duration::from_secs_f64(timeout.unwrap_or(60.0));
+                // no whole-request timeout: the event stream lives as long as the session; a
+                // stream silent for SSE_READ_TIMEOUT (servers ping every 15 s) ends it
+                let http = http_client(&spec.name, headers)?
+                    .connect_timeout(timeout)
+                    .read_timeout(SSE_READ_TIMEOUT)
+                    .build()
+                    .map_err(|e| which_failed(&spec.name, "start", e))?;
+                let sse_opts = SseOptions {
+                    endpoint_timeout: timeout.min(opts.start_timeout),
+                    post_timeout: timeout,
+                    ..SseOptions::default()
                 };
-                match tokio::time::timeout(opts.start_timeout, handshake).await {
-                    Ok(Ok((client, tools))) => Ok(ServerConn {
-                        name: spec.name.clone(),
-                        client,
-                        child: None,
-                        pid: None,
-                        stderr: StderrTail::default(),
-                        tools: tool_entries(&tools),
-                        started_in: t0.elapsed(),
-                        broken: std::sync::atomic::AtomicBool::default(),
-                    }),
-                    Ok(Err(e)) => Err(which_failed(
-                        &spec.name,
-                        "start",
-                        format!("{endpoint}: {e}"),
-                    )),
-                    Err(_) => Err(which_failed(
-                        &spec.name,
-                        "start",
-                        format!(
-                            "{endpoint}: not ready within {:.1}s",
-                            opts.start_timeout.as_secs_f64()
-                        ),
-                    )),
-                }
+                let transport = SseTransport::connect(http, url, &sse_opts)
+                    .await
+                    .map_err(|e| which_failed(&spec.name, "start", format!("{url}: {e}")))?;
+                let reason = transport.close_reason();
+                let budget = opts.start_timeout.saturating_sub(t0.elapsed());
+                remote_handshake(spec, url, transport, budget, Some(reason), t0).await
             }
         }
     }
@@ -296,7 +282,8 @@ impl ServerConn {
 
     /// Whether the process still runs (remote servers: whether the connection is open).
     pub fn is_alive(&mut self) -> bool {
-        if self.client.is_closed() {
+        // an ended SSE stream does not cancel rmcp's service token: ask the transport
+        if self.client.is_closed() || self.closed.as_ref().is_some_and(|c| c.get().is_some()) {
             return false;
         }
         match &mut self.child {
@@ -353,6 +340,9 @@ impl ServerConn {
         if !tail.is_empty() && self.child.is_some() {
             message.push_str(&format!("; its stderr ends with:\n{tail}"));
         }
+        if let Some(r) = self.closed.as_ref().and_then(CloseReason::get) {
+            message.push_str(&format!(" ({r})"));
+        }
         which_failed(&self.name, what, message)
     }
 
@@ -383,6 +373,82 @@ async fn kill_and_reap(child: &mut tokio::process::Child, pid: Option<u32>) {
     #[cfg(not(unix))]
     let _ = pid;
     let _ = child.kill().await;
+}
+
+/// A client builder carrying the servers file's headers on every request. Errors name the
+/// header, never its value (it may be a secret).
+fn http_client(
+    server: &str,
+    headers: &[(String, String)],
+) -> Result<reqwest::ClientBuilder, ExternalError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut map = reqwest::header::HeaderMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|e| which_failed(server, "headers", format!("header name `{k}`: {e}")))?;
+        let mut value = reqwest::header::HeaderValue::from_str(v)
+            .map_err(|e| which_failed(server, "headers", format!("header `{k}`: {e}")))?;
+        value.set_sensitive(true);
+        map.insert(name, value);
+    }
+    Ok(reqwest::Client::builder().default_headers(map))
+}
+
+/// MCP initialize and tools/list over a remote transport within `budget`.
+async fn remote_handshake<T, E, A>(
+    spec: &ServerSpec,
+    endpoint: &str,
+    transport: T,
+    budget: Duration,
+    closed: Option<CloseReason>,
+    t0: Instant,
+) -> Result<ServerConn, ExternalError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let handshake = async {
+        let client = ().serve(transport).await.map_err(|e| format!("MCP initialize: {e}"))?;
+        let tools = client
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list: {e}"))?;
+        Ok::<_, String>((client, tools))
+    };
+    let because = |closed: &Option<CloseReason>| {
+        closed
+            .as_ref()
+            .and_then(CloseReason::get)
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default()
+    };
+    match tokio::time::timeout(budget, handshake).await {
+        Ok(Ok((client, tools))) => Ok(ServerConn {
+            name: spec.name.clone(),
+            client,
+            child: None,
+            pid: None,
+            stderr: StderrTail::default(),
+            closed,
+            tools: tool_entries(&tools),
+            started_in: t0.elapsed(),
+            broken: std::sync::atomic::AtomicBool::default(),
+        }),
+        Ok(Err(e)) => Err(which_failed(
+            &spec.name,
+            "start",
+            format!("{endpoint}: {e}{}", because(&closed)),
+        )),
+        Err(_) => Err(which_failed(
+            &spec.name,
+            "start",
+            format!(
+                "{endpoint}: not ready within {:.1}s{}",
+                t0.elapsed().as_secs_f64(),
+                because(&closed)
+            ),
+        )),
+    }
 }
 
 fn tool_entries(tools: &[rmcp::model::Tool]) -> Vec<(String, Value)> {

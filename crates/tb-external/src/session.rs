@@ -399,7 +399,7 @@ impl ExternalSession {
         &self,
         server: &str,
         tool: &str,
-        mut args: Map<String, Value>,
+        args: Map<String, Value>,
         budget: Duration,
     ) -> Result<Option<String>, ExternalError> {
         let Some(conn) = self
@@ -409,14 +409,7 @@ impl ExternalSession {
         else {
             return Ok(None);
         };
-        let Some(def) = conn.tool(tool) else {
-            return Ok(None);
-        };
-        if def.pointer("/inputSchema/properties/session_id").is_some() {
-            args.insert("session_id".into(), json!(self.session_id));
-        }
-        let r = conn.call(tool, args, budget).await?;
-        result_text(server, tool, &r).map(Some)
+        reserved_on(conn, &self.session_id, tool, args, budget).await
     }
 
     async fn init_all(&mut self) -> Result<(), ExternalError> {
@@ -588,6 +581,64 @@ impl ExternalSession {
                 drop(permit);
             }
         }
+    }
+}
+
+/// Calls a reserved tool of a server if it lists it (`None` when it does not), injecting
+/// `session_id` when its schema declares it.
+async fn reserved_on(
+    conn: &crate::server::ServerConn,
+    session_id: &str,
+    tool: &str,
+    mut args: Map<String, Value>,
+    budget: Duration,
+) -> Result<Option<String>, ExternalError> {
+    let Some(def) = conn.tool(tool) else {
+        return Ok(None);
+    };
+    if def.pointer("/inputSchema/properties/session_id").is_some() {
+        args.insert("session_id".into(), json!(session_id));
+    }
+    let r = conn.call(tool, args, budget).await?;
+    result_text(&conn.name, tool, &r).map(Some)
+}
+
+/// A session dropped without [`ExternalSession::close_all`] (e.g. its episode task aborted)
+/// still tears its servers down and reaps them, on a task of the current runtime. Without a
+/// runtime the processes are killed as their handles drop.
+impl Drop for ExternalSession {
+    fn drop(&mut self) {
+        let leases: Vec<Leased> = self
+            .external
+            .iter_mut()
+            .filter_map(|e| e.lease.take())
+            .collect();
+        if leases.is_empty() {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let session_id = std::mem::take(&mut self.session_id);
+        let budget = self.opts.call_timeout.min(Duration::from_secs(10));
+        rt.spawn(async move {
+            for Leased { conn, permit } in leases {
+                if !conn.is_broken()
+                    && let Err(e) = reserved_on(
+                        &conn,
+                        &session_id,
+                        "__reserved__teardown",
+                        Map::new(),
+                        budget,
+                    )
+                    .await
+                {
+                    tracing::warn!("{e}");
+                }
+                conn.shutdown(EXIT_GRACE).await;
+                drop(permit);
+            }
+        });
     }
 }
 

@@ -342,13 +342,12 @@ impl LlmClient {
         &self,
         native: &[Value],
         tools: Option<&ToolSet>,
-        tools_json: Option<&[u8]>,
+        tools_json: Option<&bytes::Bytes>,
     ) -> Result<Completion, LlmError> {
-        // Written once, straight from the borrowed conversation (no copy of it); each attempt
-        // sends a clone of this request, which shares the body's bytes.
-        let body = wire::request_body_bytes_with(&self.cfg, native, tools, tools_json)
+        // Written once, straight from the borrowed conversation (no copy of it), with the
+        // tools' JSON shared, not copied; each attempt sends these same segments.
+        let body = wire::request_body_segments(&self.cfg, native, tools, tools_json)
             .map_err(|e| LlmError::Encode(e.0))?;
-        let mut template = Some(self.request(body));
         let started = Instant::now();
         let r = &self.cfg.retry;
         let mut budget = Budget::default();
@@ -361,18 +360,7 @@ impl LlmClient {
             };
             // After the role's gate, so a role waiting on its own limit holds no connection.
             let conn = self.conns.acquire().await.ok();
-            let req = match template
-                .as_ref()
-                .and_then(reqwest::RequestBuilder::try_clone)
-            {
-                Some(r) => r,
-                // Only a builder holding an error does not clone (a URL reqwest refuses):
-                // sending it reports that error, which is not retried.
-                None => template.take().ok_or_else(|| LlmError::Transport {
-                    message: "the request cannot be built".into(),
-                    endpoint: self.endpoint.clone(),
-                })?,
-            };
+            let req = self.request(&body);
             let (failure, err, retry_after): (Failure, LlmError, Option<String>) =
                 match req.send().await {
                     Ok(resp) => {
@@ -451,9 +439,10 @@ impl LlmClient {
         }
     }
 
-    /// The POST of a JSON body, with this client's headers and timeout (the headers
+    /// The POST of a JSON body (its segments, sent one after the other with their total as
+    /// `Content-Length`), with this client's headers and timeout (the headers
     /// `RequestBuilder::json` sets).
-    fn request(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+    fn request(&self, body: &[bytes::Bytes]) -> reqwest::RequestBuilder {
         let mut req = self
             .http
             .post(&self.url)
@@ -465,7 +454,10 @@ impl LlmClient {
                 reqwest::header::HeaderValue::from_static("application/json"),
             );
         }
-        req.body(body)
+        req.body(match body {
+            [one] => reqwest::Body::from(one.clone()),
+            many => reqwest::Body::wrap(Segments::new(many)),
+        })
     }
 
     fn transport_failure(
@@ -563,6 +555,47 @@ fn error_text(body: &str) -> String {
     s
 }
 
+/// A request body of byte segments sent in order: the segments are reference-counted
+/// buffers (the tools' JSON of a tool set is one, shared by all its requests), so no
+/// request copies them. Its exact size is known, so it is sent with a `Content-Length`.
+struct Segments {
+    chunks: std::collections::VecDeque<bytes::Bytes>,
+    left: u64,
+}
+
+impl Segments {
+    fn new(parts: &[bytes::Bytes]) -> Self {
+        Segments {
+            chunks: parts.iter().filter(|b| !b.is_empty()).cloned().collect(),
+            left: parts.iter().map(|b| b.len() as u64).sum(),
+        }
+    }
+}
+
+impl http_body::Body for Segments {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+        let next = self.chunks.pop_front();
+        if let Some(b) = &next {
+            self.left -= b.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|b| Ok(http_body::Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.left)
+    }
+}
+
 /// Tools encoded for one provider, with their JSON written once: what a [`ChatSession`]
 /// sends with every request. Conversations with the same tools (e.g. the attempts of one
 /// scenario) can share one ([`ChatSession::with_tools`]).
@@ -570,7 +603,7 @@ fn error_text(body: &str) -> String {
 pub struct EncodedTools {
     provider: Provider,
     set: ToolSet,
-    json: Vec<u8>,
+    json: bytes::Bytes,
 }
 
 impl EncodedTools {
@@ -579,7 +612,7 @@ impl EncodedTools {
         let set = wire::encode_tools(provider, specs).map_err(|e| LlmError::Encode(e.0))?;
         Ok(EncodedTools {
             provider,
-            json: wire::tools_json(&set),
+            json: bytes::Bytes::from(wire::tools_json(&set)),
             set,
         })
     }
@@ -657,7 +690,7 @@ impl ChatSession {
             .complete_with(
                 &self.native,
                 self.tools.as_ref().map(|t| &t.set),
-                self.tools.as_ref().map(|t| t.json.as_slice()),
+                self.tools.as_ref().map(|t| &t.json),
             )
             .await?;
         self.native.extend(c.native.iter().cloned());

@@ -22,6 +22,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -282,10 +283,33 @@ struct Inner {
     counter: u64,
 }
 
-/// The server's state: its options, and what changes under the lock.
+/// The server's state: its options, what changes under the lock, and the gauge of requests
+/// being answered.
 struct Shared {
     options: MockOptions,
     inner: Mutex<Inner>,
+    /// Requests received (body read) and not yet answered: what the server is holding, e.g.
+    /// waiting out [`MockOptions::reply_delay`].
+    in_flight: AtomicUsize,
+    /// The most requests in flight at once so far.
+    peak_in_flight: AtomicUsize,
+}
+
+/// Counts one request in flight while it lives.
+struct InFlight<'a>(&'a Shared);
+
+impl<'a> InFlight<'a> {
+    fn enter(s: &'a Shared) -> Self {
+        let now = s.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        s.peak_in_flight.fetch_max(now, Ordering::Relaxed);
+        InFlight(s)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The running server. Dropping it stops it.
@@ -326,6 +350,8 @@ impl MockServer {
         let shared = Arc::new(Shared {
             options,
             inner: Mutex::new(Inner::default()),
+            in_flight: AtomicUsize::new(0),
+            peak_in_flight: AtomicUsize::new(0),
         });
         let app = Router::new()
             .route("/{role}/v1/chat/completions", post(chat))
@@ -339,9 +365,7 @@ impl MockServer {
         socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
         let listener = socket.listen(8192)?;
         let addr = listener.local_addr()?;
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let task = tokio::spawn(serve(listener, app));
         Ok(MockServer { addr, shared, task })
     }
 
@@ -377,6 +401,26 @@ impl MockServer {
         lock(&self.shared.inner).requests.clone()
     }
 
+    /// Requests received and not yet answered, now (a slow model holds each for its
+    /// [`MockOptions::reply_delay`]): sampled over a run, how many requests the clients keep
+    /// outstanding.
+    pub fn in_flight(&self) -> usize {
+        self.shared.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// The most requests in flight at once since the server started (or since
+    /// [`MockServer::reset_peak_in_flight`]).
+    pub fn peak_in_flight(&self) -> usize {
+        self.shared.peak_in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Restarts [`MockServer::peak_in_flight`] from the requests in flight now.
+    pub fn reset_peak_in_flight(&self) {
+        self.shared
+            .peak_in_flight
+            .store(self.in_flight(), Ordering::Relaxed);
+    }
+
     /// Requests received for a role (kept or not).
     pub fn count(&self, role: &str) -> usize {
         lock(&self.shared.inner)
@@ -384,6 +428,37 @@ impl MockServer {
             .get(role)
             .copied()
             .unwrap_or(0)
+    }
+}
+
+/// Most bytes a connection reads at once (hyper's `max_buf_size`; its default is ~400 KB).
+/// An agent request is ~100 KB, mostly tool schemas: with hyper's default, every connection
+/// that ever carried one keeps a read buffer that large while idle, and a campaign with
+/// thousands of attempts in flight keeps thousands of connections. Read in 16 KiB pieces,
+/// the body is gathered once by the handler's extractor.
+const READ_BUF_BYTES: usize = 16 * 1024;
+
+/// Serves `app` on `listener`, one task per connection (HTTP/1.1, keep-alive, TCP_NODELAY,
+/// reads of at most [`READ_BUF_BYTES`]).
+async fn serve(listener: tokio::net::TcpListener, app: Router) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // EMFILE and the like: back off instead of spinning.
+                tracing::warn!(error = %e, "mock server: accept failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .max_buf_size(READ_BUF_BYTES)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
     }
 }
 
@@ -423,12 +498,17 @@ async fn handle(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
+    let _in_flight = InFlight::enter(&s);
+    // The body's bytes (with every tool schema: most of an agent request) are dropped once
+    // parsed, and the reply is built before the wait: what a request holds while the slow
+    // model "thinks" is the reply's few hundred bytes.
     let parsed = if s.options.tool_schemas {
         serde_json::from_slice::<Value>(&body).map(|v| (v, None))
     } else {
         serde_json::from_slice::<WithoutSchemas>(&body)
             .map(|b| (Value::Object(b.rest), Some(b.tool_names)))
     };
+    drop(body);
     let Ok((body, tool_names)) = parsed else {
         return (
             StatusCode::BAD_REQUEST,
@@ -446,6 +526,7 @@ async fn handle(
             .collect(),
         body: body.clone(),
     });
+    drop(headers);
     let (fault, script, n) = {
         let mut g = lock(&s.inner);
         if let Some(r) = recorded {
@@ -489,22 +570,27 @@ async fn handle(
         Some(Fault::Delay(d)) => tokio::time::sleep(d).await,
         None => {}
     }
-    if !s.options.reply_delay.is_zero() {
-        tokio::time::sleep(s.options.reply_delay).await;
-    }
-    let Some(script) = script else {
-        return (
+    let response = match script {
+        None => (
             StatusCode::NOT_FOUND,
             format!("{{\"error\":\"no script for role {role}\"}}"),
         )
-            .into_response();
+            .into_response(),
+        Some(script) => {
+            let mut req = parse_owned(api, body);
+            if let Some(names) = tool_names {
+                req.tools = names;
+            }
+            let reply = script.reply(&req);
+            let out = encode(api, &req, reply, n);
+            drop(req);
+            axum::Json(out).into_response()
+        }
     };
-    let mut req = parse_owned(api, body);
-    if let Some(names) = tool_names {
-        req.tools = names;
+    if !s.options.reply_delay.is_zero() {
+        tokio::time::sleep(s.options.reply_delay).await;
     }
-    let reply = script.reply(&req);
-    axum::Json(encode(api, &req, reply, n)).into_response()
+    response
 }
 
 /// A request body read without its tools' schemas: every other key as a `Value`, and the

@@ -291,12 +291,28 @@ pub(crate) fn request_body_bytes_with(
     tools: Option<&ToolSet>,
     tools_json: Option<&[u8]>,
 ) -> Result<Vec<u8>, WireError> {
+    let shared = tools_json.map(bytes::Bytes::copy_from_slice);
+    let parts = request_body_segments(cfg, native, tools, shared.as_ref())?;
+    Ok(parts.concat())
+}
+
+/// The request body as segments whose concatenation is [`request_body_bytes`]: the tools'
+/// list, when `tools_json` ([`tools_json`] of `tools`) is given, is that buffer shared (a
+/// reference count, not a copy), so the ~100 KB of schemas an agent request carries are held
+/// once per tool set however many requests are in flight.
+pub(crate) fn request_body_segments(
+    cfg: &LlmConfig,
+    native: &[Value],
+    tools: Option<&ToolSet>,
+    tools_json: Option<&bytes::Bytes>,
+) -> Result<Vec<bytes::Bytes>, WireError> {
     let BodyParts {
         map,
         native: borrowed,
         tools,
     } = body_parts(cfg, native, tools)?;
-    let mut out = Vec::with_capacity(16 * 1024);
+    let mut segments = Vec::with_capacity(3);
+    let mut out = Vec::with_capacity(4 * 1024);
     out.push(b'{');
     for (i, (k, v)) in map.iter().enumerate() {
         if i > 0 {
@@ -307,14 +323,18 @@ pub(crate) fn request_body_bytes_with(
         match (borrowed, tools) {
             (Some((nk, items)), _) if k == nk => put(&mut out, items)?,
             (_, Some(t)) if k == "tools" => match tools_json {
-                Some(j) if !j.is_empty() => out.extend_from_slice(j),
+                Some(j) if !j.is_empty() => {
+                    segments.push(bytes::Bytes::from(std::mem::take(&mut out)));
+                    segments.push(j.clone());
+                }
                 _ => put(&mut out, &t.encoded)?,
             },
             _ => put(&mut out, v)?,
         }
     }
     out.push(b'}');
-    Ok(out)
+    segments.push(bytes::Bytes::from(out));
+    Ok(segments)
 }
 
 /// Appends a value as compact JSON (what `serde_json::to_vec` writes).
@@ -1088,6 +1108,17 @@ mod tests {
                 let json = t.map(tools_json);
                 let with = request_body_bytes_with(c, n, t, json.as_deref()).unwrap();
                 assert_eq!(with, bytes);
+                let shared = json.map(bytes::Bytes::from);
+                let segments = request_body_segments(c, n, t, shared.as_ref()).unwrap();
+                assert_eq!(segments.concat(), bytes);
+                // where the body's tools are the given ones (not removed or replaced by the
+                // config), they are the tools' buffer itself, not a copy
+                if let (Some(j), Some(t)) = (&shared, t)
+                    && !t.encoded.is_empty()
+                    && v.get("tools") == Some(&Value::Array(t.encoded.clone()))
+                {
+                    assert!(segments.iter().any(|s| s.as_ptr() == j.as_ptr()));
+                }
                 assert_eq!(
                     String::from_utf8(bytes).unwrap(),
                     serde_json::to_string(&v).unwrap(),

@@ -50,6 +50,10 @@ pub enum SessionError {
     /// The request itself is malformed.
     #[error("{0}")]
     BadRequest(String),
+    /// The session's remote backend failed (an external tool server gone, hung or answering
+    /// garbage): the session cannot go on.
+    #[error("tool server failure: {0}")]
+    Backend(String),
     /// A bug or a crashed tool; the session may be unusable.
     #[error("internal error: {0}")]
     Internal(String),
@@ -70,6 +74,7 @@ impl SessionError {
             SessionError::Timeout(_) => 504,
             SessionError::Busy(_) => 409,
             SessionError::Internal(_) => 500,
+            SessionError::Backend(_) => 502,
         }
     }
 }

@@ -344,7 +344,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let cancel = CancellationToken::new();
     let app = router(registry.clone(), &options, cancel.clone());
-    let reaper = spawn_reaper(registry, cancel.clone());
+    let reaper = spawn_reaper(registry.clone(), cancel.clone());
     let stop = cancel.clone();
     // tb-net sets TCP_NODELAY (small request/response pairs: without it, Nagle plus delayed
     // ACKs add ~40 ms), and bounds connections and header/body read times.
@@ -355,8 +355,13 @@ pub async fn serve(
     .await;
     cancel.cancel();
     reaper.abort();
+    // remote sessions' servers torn down and reaped before the server ends
+    registry.shutdown(SHUTDOWN_GRACE).await;
     result
 }
+
+/// How long [`serve`] waits at the end for remote sessions to close.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
 
 /// Starts a server on `addr` in the background (tests, embedding). Returns the bound address
 /// and a handle whose [`RunningServer::shutdown`] stops it.
@@ -548,17 +553,9 @@ async fn admin_create(State(state): State<AppState>, headers: HeaderMap, body: B
             );
         }
     };
-    let registry = state.registry.clone();
-    let created = tokio::task::spawn_blocking(move || registry.create_for_task(&task)).await;
-    let slot = match created {
-        Ok(Ok(slot)) => slot,
-        Ok(Err(e)) => return session_error(&e),
-        Err(e) => {
-            return admin_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("creating the session crashed: {e}"),
-            );
-        }
+    let slot = match state.registry.create_for_task_async(&task).await {
+        Ok(slot) => slot,
+        Err(e) => return session_error(&e),
     };
     let base = base_url(&headers).unwrap_or_default();
     (
@@ -656,6 +653,7 @@ fn proxy_session_error(e: &SessionError) -> Response {
         SessionError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
         SessionError::Full { .. } => StatusCode::SERVICE_UNAVAILABLE,
         SessionError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        SessionError::Backend(_) => StatusCode::BAD_GATEWAY,
         _ => StatusCode::BAD_REQUEST,
     };
     let msg = match e {

@@ -19,6 +19,7 @@ use tb_core::task::golden_calls_of as golden_calls;
 use tb_dataset::Dataset;
 use tb_eval::judge::StateJudge;
 use tb_eval::sandbox::{Sandbox, TaskSession};
+use tb_eval::tools::{RemoteSession, RemoteTools};
 use tb_sandbox::diff::deep_diff;
 use tb_sandbox::{CallOutcome, Clock};
 
@@ -114,6 +115,18 @@ pub struct ProxyOptions {
 struct Live {
     session: TaskSession,
     call_log: Vec<Value>,
+    /// The session's backend when it is not in process (e.g. external tool servers); then
+    /// `session` is empty and every call, effects and the close go here.
+    remote: Option<Remote>,
+}
+
+/// A remote session of a slot.
+struct Remote(Box<dyn RemoteSession>);
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RemoteSession")
+    }
 }
 
 /// One open session.
@@ -124,6 +137,8 @@ pub struct Slot {
     tools: Arc<ToolSet>,
     initial: TaskSession,
     live: Arc<tokio::sync::Mutex<Live>>,
+    /// Served by a remote session (`Live::remote`), not in process.
+    remote: bool,
     call_timeout: Duration,
     last_used_ms: AtomicU64,
     info: Mutex<Map<String, Value>>,
@@ -151,6 +166,11 @@ impl Slot {
     /// The visible tools.
     pub fn tools(&self) -> &Arc<ToolSet> {
         &self.tools
+    }
+
+    /// Whether a remote backend (e.g. external tool servers) serves the session.
+    pub fn is_remote(&self) -> bool {
+        self.remote
     }
 
     /// Merges `update` into the session's free-form info and returns it (`session_info`).
@@ -287,6 +307,11 @@ pub struct Registry {
     sessions: RwLock<HashMap<String, Arc<Slot>>>,
     tasks: Mutex<HashMap<String, Arc<TaskEntry>>>,
     known_servers: OnceLock<String>,
+    /// Where task sessions come from when not in process (`tb mcp-start --servers`): asked
+    /// first for every task session; `Ok(None)` opens it in process.
+    remote: Option<Arc<dyn RemoteTools>>,
+    /// Closes of remote sessions still running (awaited by [`Registry::shutdown`]).
+    closing: tokio_util::task::TaskTracker,
 }
 
 impl std::fmt::Debug for Registry {
@@ -328,7 +353,17 @@ impl Registry {
             sessions: RwLock::new(HashMap::new()),
             tasks: Mutex::new(HashMap::new()),
             known_servers: OnceLock::new(),
+            remote: None,
+            closing: tokio_util::task::TaskTracker::new(),
         }
+    }
+
+    /// Task sessions are opened on `remote` first (e.g. external tool servers from a
+    /// servers.yaml); a task it declines (`Ok(None)`) runs in process as before.
+    #[must_use]
+    pub fn with_remote(mut self, remote: Arc<dyn RemoteTools>) -> Self {
+        self.remote = Some(remote);
+        self
     }
 
     /// The limits.
@@ -387,24 +422,7 @@ impl Registry {
             .sandbox
             .session(&task, self.clock)
             .map_err(|e| SessionError::Init(e.to_string()))?;
-        let mut list = probe.tool_list();
-        if !scenario_tools.is_empty() {
-            let wanted: HashSet<&str> = scenario_tools.iter().map(String::as_str).collect();
-            let exported: HashSet<&str> = list.iter().filter_map(|t| t["name"].as_str()).collect();
-            if let Some(missing) = scenario_tools
-                .iter()
-                .find(|n| !exported.contains(n.as_str()))
-            {
-                return Err(SessionError::Task {
-                    task: id.to_string(),
-                    message: format!(
-                        "scenario `{}` lists tool `{missing}`, which none of its servers exports",
-                        task.scenario
-                    ),
-                });
-            }
-            list.retain(|t| t["name"].as_str().is_some_and(|n| wanted.contains(n)));
-        }
+        let list = granted(id, &task, &scenario_tools, probe.tool_list())?;
         let entry = Arc::new(TaskEntry {
             task: Arc::new(task),
             tools: Arc::new(ToolSet::new(list)),
@@ -415,6 +433,11 @@ impl Registry {
 
     fn insert(&self, slot: Slot) -> Result<Arc<Slot>, SessionError> {
         let slot = Arc::new(slot);
+        self.insert_arc(&slot)?;
+        Ok(slot)
+    }
+
+    fn insert_arc(&self, slot: &Arc<Slot>) -> Result<(), SessionError> {
         let mut sessions = self
             .sessions
             .write()
@@ -428,7 +451,7 @@ impl Registry {
             });
         }
         sessions.insert(slot.id.clone(), slot.clone());
-        Ok(slot)
+        Ok(())
     }
 
     fn check_capacity(&self) -> Result<(), SessionError> {
@@ -450,7 +473,9 @@ impl Registry {
             live: Arc::new(tokio::sync::Mutex::new(Live {
                 session,
                 call_log: Vec::new(),
+                remote: None,
             })),
+            remote: false,
             call_timeout,
             last_used_ms: AtomicU64::new(self.now_ms()),
             info: Mutex::new(Map::new()),
@@ -479,6 +504,128 @@ impl Registry {
         let slot = self.insert(slot)?;
         tracing::info!(session = %slot.id, task = task_id, "session created");
         Ok(slot)
+    }
+
+    /// Opens a fresh session for a task: on the remote backend when the registry has one and
+    /// it takes the task (see [`Registry::with_remote`]), else in process
+    /// ([`Registry::create_for_task`], on the blocking pool). A remote session shows the
+    /// tools its backend lists under the scenario's grant, as an in-process one.
+    pub async fn create_for_task_async(
+        self: &Arc<Self>,
+        task_id: &str,
+    ) -> Result<Arc<Slot>, SessionError> {
+        let in_process = |reg: Arc<Self>, id: String| async move {
+            tokio::task::spawn_blocking(move || reg.create_for_task(&id))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(SessionError::Internal(format!(
+                        "creating the session crashed: {e}"
+                    )))
+                })
+        };
+        let Some(remote) = self.remote.clone() else {
+            return in_process(self.clone(), task_id.to_string()).await;
+        };
+        crate::input::check_task_id(task_id).map_err(|message| SessionError::Task {
+            task: crate::input::shown(task_id),
+            message,
+        })?;
+        self.check_capacity()?;
+        let reg = self.clone();
+        let id = task_id.to_string();
+        let (task, scenario_tools) = tokio::task::spawn_blocking(move || reg.load_task(&id))
+            .await
+            .unwrap_or_else(|e| {
+                Err(SessionError::Internal(format!(
+                    "loading the task crashed: {e}"
+                )))
+            })?;
+        let session = match remote.open_task(&task).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return in_process(self.clone(), task_id.to_string()).await,
+            Err(message) => return Err(SessionError::Init(message)),
+        };
+        let list = match granted(task_id, &task, &scenario_tools, session.tool_list()) {
+            Ok(l) => l,
+            Err(e) => {
+                session.close().await;
+                return Err(e);
+            }
+        };
+        let empty = || TaskSession {
+            servers: Vec::new(),
+            own: Vec::new(),
+        };
+        let mut slot = self.slot(
+            uuid::Uuid::new_v4().simple().to_string(),
+            Origin::Task(Arc::new(task)),
+            Arc::new(ToolSet::new(list)),
+            empty(),
+        );
+        slot.remote = true;
+        slot.live = Arc::new(tokio::sync::Mutex::new(Live {
+            session: empty(),
+            call_log: Vec::new(),
+            remote: Some(Remote(session)),
+        }));
+        let slot = Arc::new(slot);
+        if let Err(e) = self.insert_arc(&slot) {
+            // full meanwhile: the session never served; close it
+            self.retire(slot);
+            return Err(e);
+        }
+        tracing::info!(session = %slot.id, task = task_id, backend = %remote.describe(), "remote session created");
+        Ok(slot)
+    }
+
+    /// A task and its scenario's tool names, uncached (remote sessions list their own tools).
+    fn load_task(&self, id: &str) -> Result<(Task, Vec<String>), SessionError> {
+        let task = self.dataset.load_task(id).map_err(|e| SessionError::Task {
+            task: id.to_string(),
+            message: e.to_string(),
+        })?;
+        let scenario_tools = self
+            .dataset
+            .scenario(&task.scenario)
+            .map(|s| s.tools.iter().map(|t| t.name.clone()).collect())
+            .unwrap_or_default();
+        Ok((task, scenario_tools))
+    }
+
+    /// Ends a removed slot: a remote session is closed (its servers torn down and reaped) on
+    /// a task [`Registry::shutdown`] waits for; an in-process one is just dropped.
+    fn retire(&self, slot: Arc<Slot>) {
+        if !slot.remote {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            // no runtime: the remote session's own drop cleans up
+            return;
+        };
+        let live = slot.live.clone();
+        let id = slot.id.clone();
+        self.closing.spawn_on(
+            async move {
+                let remote = live.lock().await.remote.take();
+                if let Some(Remote(r)) = remote {
+                    r.close().await;
+                    tracing::debug!(session = %id, "remote session closed");
+                }
+            },
+            &rt,
+        );
+    }
+
+    /// Closes every session and waits (at most `grace`) until the remote ones are torn down.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.remove_all();
+        self.closing.close();
+        if tokio::time::timeout(grace, self.closing.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("remote sessions still closing at shutdown");
+        }
     }
 
     fn known_servers(&self) -> &str {
@@ -575,8 +722,9 @@ impl Registry {
     pub fn remove(&self, id: &str) -> Result<(), SessionError> {
         let removed = self.sessions.write().ok().and_then(|mut s| s.remove(id));
         match removed {
-            Some(_) => {
+            Some(slot) => {
                 tracing::info!(session = id, "session closed");
+                self.retire(slot);
                 Ok(())
             }
             None => Err(SessionError::UnknownSession(crate::input::shown(id))),
@@ -590,7 +738,11 @@ impl Registry {
             Err(p) => p.into_inner(),
         };
         let n = s.len();
-        s.clear();
+        let removed: Vec<Arc<Slot>> = s.drain().map(|(_, slot)| slot).collect();
+        drop(s);
+        for slot in removed {
+            self.retire(slot);
+        }
         n
     }
 
@@ -611,8 +763,10 @@ impl Registry {
             })
             .map(|slot| slot.id.clone())
             .collect();
-        for id in &stale {
-            s.remove(id);
+        let removed: Vec<Arc<Slot>> = stale.iter().filter_map(|id| s.remove(id)).collect();
+        drop(s);
+        for slot in removed {
+            self.retire(slot);
         }
         if !stale.is_empty() {
             tracing::info!(count = stale.len(), "removed idle sessions");
@@ -650,6 +804,9 @@ impl Registry {
         let Some(place) = slot.tools.names.get(tool) else {
             return Ok(CallOutcome::UnknownTool(tool.to_string()));
         };
+        if slot.remote {
+            return self.call_remote(slot, tool, args).await;
+        }
         if place.load(Ordering::Relaxed) == INLINE {
             return self.call_inline(slot, place, tool, args).await;
         }
@@ -687,6 +844,91 @@ impl Registry {
         }
         self.call_any(slot, Some(server.to_string()), tool, args, None)
             .await
+    }
+
+    /// A visible tool's call on the session's remote backend, under the call timeout. The
+    /// backend's text is the reply; its failure (a server gone, hung or answering garbage) is
+    /// [`SessionError::Backend`].
+    async fn call_remote(
+        &self,
+        slot: &Arc<Slot>,
+        tool: &str,
+        args: Value,
+    ) -> Result<CallOutcome, SessionError> {
+        let started = Instant::now();
+        let mut guard = self.lock_live(slot).await?;
+        let log_calls = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info);
+        let remaining = slot.call_timeout.saturating_sub(started.elapsed());
+        let Some(Remote(remote)) = guard.remote.as_mut() else {
+            return Err(SessionError::Backend("the session is closed".into()));
+        };
+        let out = match tokio::time::timeout(remaining, remote.call(tool, &args)).await {
+            Err(_) => {
+                tracing::warn!(session = %slot.id, tool, "tool call timed out");
+                Err(SessionError::Timeout(slot.call_timeout))
+            }
+            Ok(Err(message)) => {
+                tracing::warn!(session = %slot.id, tool, error = %message, "remote tool call failed");
+                Err(SessionError::Backend(message))
+            }
+            Ok(Ok(text)) => Ok(CallOutcome::Reply(tb_sandbox::ToolReply::ok(text))),
+        };
+        if log_calls && let Ok(o) = &out {
+            let response = o.to_text(tool);
+            guard
+                .call_log
+                .push(json!({"tool_name": tool, "arguments": args, "response": response}));
+        }
+        drop(guard);
+        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        tracing::debug!(session = %slot.id, tool, micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX), "tool call");
+        out
+    }
+
+    /// The effects of a remote session: its backend's state verdicts (no states: the
+    /// backend holds them), with the task's rubrics.
+    async fn remote_effects(&self, slot: &Arc<Slot>) -> Result<Effects, SessionError> {
+        let started = Instant::now();
+        let mut guard = self.lock_live(slot).await?;
+        let remaining = slot.call_timeout.saturating_sub(started.elapsed());
+        let Some(Remote(remote)) = guard.remote.as_mut() else {
+            return Err(SessionError::Backend("the session is closed".into()));
+        };
+        let verdicts = match tokio::time::timeout(remaining, remote.verdicts()).await {
+            Err(_) => return Err(SessionError::Timeout(slot.call_timeout)),
+            Ok(Err(message)) => return Err(SessionError::Backend(message)),
+            Ok(Ok(v)) => v,
+        };
+        let call_log = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info)
+            .then(|| guard.call_log.clone());
+        drop(guard);
+        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        let task = match &slot.origin {
+            Origin::Task(t) => Some(t),
+            Origin::Proxy(_) => None,
+        };
+        let servers = verdicts
+            .into_iter()
+            .map(|v| {
+                let config = task.and_then(|t| t.world_state.get(&v.server));
+                ServerEffects {
+                    initial_state: Value::Null,
+                    result_state: Value::Null,
+                    golden_state: Value::Null,
+                    rubrics: config
+                        .and_then(|c| c.get("rubrics"))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    rubrics_yesno: config.and_then(|c| c.get("rubrics_yesno")).cloned(),
+                    server: v.server,
+                    result_hash: v.result_hash,
+                    golden_hash: v.golden_hash,
+                    passed: v.passed,
+                    diff: v.diff,
+                }
+            })
+            .collect();
+        Ok(Effects { servers, call_log })
     }
 
     /// A visible tool's call on the caller's task (see [`Registry::call`]).
@@ -795,6 +1037,9 @@ impl Registry {
         slot: &Arc<Slot>,
         with_states: bool,
     ) -> Result<Effects, SessionError> {
+        if slot.remote {
+            return self.remote_effects(slot).await;
+        }
         let (live, call_log) = {
             let guard = self.lock_live(slot).await?;
             (guard.session.clone(), guard.call_log.clone())
@@ -908,6 +1153,35 @@ impl Registry {
     pub fn always_json(slot: &Slot) -> bool {
         matches!(&slot.origin, Origin::Proxy(o) if o.always_json_output)
     }
+}
+
+/// The tools of `list` the task's scenario grants (all of them when the scenario lists none);
+/// a granted tool no server exports is an error.
+fn granted(
+    id: &str,
+    task: &Task,
+    scenario_tools: &[String],
+    mut list: Vec<Value>,
+) -> Result<Vec<Value>, SessionError> {
+    if scenario_tools.is_empty() {
+        return Ok(list);
+    }
+    let wanted: HashSet<&str> = scenario_tools.iter().map(String::as_str).collect();
+    let exported: HashSet<&str> = list.iter().filter_map(|t| t["name"].as_str()).collect();
+    if let Some(missing) = scenario_tools
+        .iter()
+        .find(|n| !exported.contains(n.as_str()))
+    {
+        return Err(SessionError::Task {
+            task: id.to_string(),
+            message: format!(
+                "scenario `{}` lists tool `{missing}`, which none of its servers exports",
+                task.scenario
+            ),
+        });
+    }
+    list.retain(|t| t["name"].as_str().is_some_and(|n| wanted.contains(n)));
+    Ok(list)
 }
 
 /// One call on a live session: of any server's tool (`server`) or of the session's (`None`);
@@ -1067,6 +1341,127 @@ mod tests {
             CallOutcome::UnknownTool("nope".into())
         );
         assert_eq!(reg.len(), 1);
+    }
+
+    /// A remote backend whose sessions answer `remote:<tool>`, fail on `cancel_order`, list
+    /// one tool no scenario grants, and count their closes.
+    struct FakeRemote {
+        tools: Vec<Value>,
+        closed: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    struct FakeSession {
+        tools: Vec<Value>,
+        closed: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl tb_eval::tools::ToolBackend for FakeSession {
+        fn tool_list(&self) -> Vec<Value> {
+            self.tools.clone()
+        }
+        fn call<'a>(
+            &'a mut self,
+            tool: &'a str,
+            _args: &'a Value,
+        ) -> tb_eval::tools::BoxFut<'a, Result<String, String>> {
+            Box::pin(async move {
+                if tool == "cancel_order" {
+                    Err("server `fake`: gone".to_string())
+                } else {
+                    Ok(format!("remote:{tool}"))
+                }
+            })
+        }
+    }
+
+    impl RemoteSession for FakeSession {
+        fn verdicts(
+            &mut self,
+        ) -> tb_eval::tools::BoxFut<'_, Result<Vec<tb_core::StateVerdict>, String>> {
+            Box::pin(async {
+                Ok(vec![tb_core::StateVerdict {
+                    server: "fake".into(),
+                    passed: true,
+                    result_hash: "h".into(),
+                    golden_hash: "h".into(),
+                    diff: Vec::new(),
+                }])
+            })
+        }
+        fn close(self: Box<Self>) -> tb_eval::tools::BoxFut<'static, ()> {
+            let closed = self.closed.clone();
+            Box::pin(async move {
+                closed.fetch_add(1, Ordering::SeqCst);
+            })
+        }
+    }
+
+    impl RemoteTools for FakeRemote {
+        fn open<'a>(
+            &'a self,
+            _task_uid: &'a str,
+        ) -> tb_eval::tools::BoxFut<'a, Result<Box<dyn RemoteSession>, String>> {
+            Box::pin(async move {
+                Ok(Box::new(FakeSession {
+                    tools: self.tools.clone(),
+                    closed: self.closed.clone(),
+                }) as Box<dyn RemoteSession>)
+            })
+        }
+    }
+
+    const BS001: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_remote_session_is_granted_called_graded_and_closed_through_the_registry() {
+        let native = Registry::open(&example(), Clock::default(), Limits::default()).unwrap();
+        let task = native.dataset.load_task(BS001).unwrap();
+        let mut tools = native
+            .sandbox
+            .session(&task, Clock::default())
+            .unwrap()
+            .tool_list();
+        tools.push(
+            json!({"name": "not_granted", "description": "", "inputSchema": {"type": "object"}}),
+        );
+        let closed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let reg = Arc::new(
+            Registry::open(&example(), Clock::default(), Limits::default())
+                .unwrap()
+                .with_remote(Arc::new(FakeRemote {
+                    tools,
+                    closed: closed.clone(),
+                })),
+        );
+        let slot = reg.create_for_task_async(BS001).await.unwrap();
+        assert!(slot.is_remote());
+        // the scenario's grant applies to the backend's list
+        assert!(!slot.tools().contains("not_granted"));
+        assert!(slot.tools().contains("get_order"));
+        assert_eq!(
+            reg.call(&slot, "not_granted", json!({})).await.unwrap(),
+            CallOutcome::UnknownTool("not_granted".into())
+        );
+        assert_eq!(
+            reg.call(&slot, "get_order", json!({})).await.unwrap(),
+            CallOutcome::Reply(tb_sandbox::ToolReply::ok("remote:get_order".into()))
+        );
+        let e = reg
+            .call(&slot, "cancel_order", json!({}))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, SessionError::Backend(_)), "{e}");
+        assert_eq!(e.status(), 502);
+        let fx = reg.effects(&slot, true).await.unwrap();
+        assert!(fx.passed());
+        assert_eq!(fx.servers[0].server, "fake");
+        // removal closes it; so does shutdown for the ones still open
+        let other = reg.create_for_task_async(BS001).await.unwrap();
+        reg.remove(slot.id()).unwrap();
+        assert!(reg.get(other.id()).is_ok());
+        reg.shutdown(Duration::from_secs(10)).await;
+        assert_eq!(closed.load(Ordering::SeqCst), 2);
+        assert!(reg.is_empty());
     }
 
     #[test]

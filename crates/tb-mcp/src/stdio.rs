@@ -50,11 +50,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let reg = registry.clone();
-    let task_id = task.to_string();
-    let slot = tokio::task::spawn_blocking(move || reg.create_for_task(&task_id))
-        .await
-        .map_err(|e| SessionError::Internal(e.to_string()))??;
+    let slot = registry.create_for_task_async(task).await?;
     tracing::info!(session = slot.id(), task, "serving one session");
     let handler = SessionHandler::bound(registry.clone(), slot.id().to_string());
     // rmcp reads checked lines from one pipe and writes its replies to another; one writer

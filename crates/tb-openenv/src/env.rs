@@ -14,6 +14,7 @@ use tb_dataset::Dataset;
 use tb_eval::infer::{Models, RunEnv};
 use tb_eval::judge::StateJudge;
 use tb_eval::sandbox::Sandbox;
+use tb_eval::tools::RemoteTools;
 use tb_sandbox::Clock;
 
 /// The environment name (`/list_environments`, `/metadata`).
@@ -52,6 +53,20 @@ pub struct Options {
     pub prompts: Arc<tb_eval::prompts::Prompts>,
     /// Connection cap and header/body read timeouts of the HTTP server.
     pub serve: tb_net::ServeLimits,
+    /// Where task sessions come from when not in process (e.g. external tool servers from a
+    /// servers.yaml, `tb openenv --servers`): built over the loaded sandbox, asked first at
+    /// each reset; a task it declines runs in process.
+    pub tools: Option<ToolsFactory>,
+}
+
+/// Builds a server's remote tool backend over its loaded sandbox and clock.
+#[derive(Clone)]
+pub struct ToolsFactory(pub Arc<dyn Fn(Arc<Sandbox>, Clock) -> Arc<dyn RemoteTools> + Send + Sync>);
+
+impl std::fmt::Debug for ToolsFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolsFactory")
+    }
 }
 
 impl Options {
@@ -70,6 +85,7 @@ impl Options {
             surface: tb_eval::surface::SurfaceMode::default(),
             prompts: Arc::default(),
             serve: tb_net::ServeLimits::default(),
+            tools: None,
         }
     }
 }
@@ -81,6 +97,8 @@ pub(crate) struct Data {
     pub tasks: HashMap<String, Arc<Task>>,
     pub run: Arc<RunEnv>,
     pub provenance: Map<String, Value>,
+    /// The remote tool backend ([`Options::tools`]), if any.
+    pub remote: Option<Arc<dyn RemoteTools>>,
 }
 
 #[derive(Debug)]
@@ -252,8 +270,10 @@ impl Shared {
         provenance.insert("prompts".into(), o.prompts.provenance());
         let mut models = self.settings.models.clone();
         models.prompts = o.prompts.clone();
+        let sandbox = Arc::new(sandbox);
+        let remote = o.tools.as_ref().map(|f| (f.0)(sandbox.clone(), o.clock));
         let run = RunEnv {
-            sandbox: Arc::new(sandbox),
+            sandbox,
             judge: Arc::new(StateJudge::new()),
             clock: o.clock,
             agent_name: o.agent.clone(),
@@ -271,6 +291,7 @@ impl Shared {
             tasks: map,
             run: Arc::new(run),
             provenance,
+            remote,
         })
     }
 

@@ -25,6 +25,7 @@ use tb_eval::episode::{
     is_done_text, run_episode,
 };
 use tb_eval::sandbox::TaskSession;
+use tb_eval::tools::{RemoteSession, ToolBackend};
 use tb_llm::LlmError;
 use tokio::sync::mpsc;
 
@@ -126,12 +127,36 @@ impl Agent for RemoteAgent {
     }
 }
 
+/// The session an episode's tools run in: in process, or a remote backend's (e.g. external
+/// tool servers), closed when the episode ends (or torn down by its own drop when the episode
+/// task is aborted).
+enum Backend {
+    Local(TaskSession),
+    Remote(Box<dyn RemoteSession>),
+}
+
+impl Backend {
+    fn tools(&mut self) -> &mut dyn ToolBackend {
+        match self {
+            Backend::Local(s) => s,
+            Backend::Remote(r) => r.as_mut(),
+        }
+    }
+
+    fn tool_list(&self) -> Vec<Value> {
+        match self {
+            Backend::Local(s) => s.tool_list(),
+            Backend::Remote(r) => r.tool_list(),
+        }
+    }
+}
+
 /// Everything the episode task owns.
 struct EpisodeCtx {
     task: Arc<Task>,
     system: Vec<Message>,
     tools: Arc<AgentTools>,
-    session: TaskSession,
+    session: Backend,
     data: Arc<Data>,
     user_can_end: bool,
 }
@@ -159,7 +184,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
     };
     let mut session = ctx.session;
     let mut st = EpisodeState::default();
-    let result = run_episode(&spec, &mut agent, &mut session, &mut st).await;
+    let result = run_episode(&spec, &mut agent, session.tools(), &mut st).await;
     drop(agent);
     let reason = match result {
         Ok(r) => Ok(r),
@@ -176,6 +201,15 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
                     );
                     tracing::debug!(error = %e, "simulated user failure");
                     Err("user_simulator")
+                } else if e.role == "tools" {
+                    tracing::warn!(
+                        event_name = "episode_failed",
+                        tb_stage = "tools",
+                        tb_task_uid = %ctx.task.uid,
+                        "tool backend failed (details redacted)"
+                    );
+                    tracing::debug!(error = %e, "tool backend failure");
+                    Err("tools")
                 } else {
                     Err("agent_channel")
                 }
@@ -213,7 +247,27 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
                 usage_by_role: tb_core::record::UsageByRole::default(),
                 provenance: Map::new(),
             };
-            tb_eval::infer::grade(&ctx.data.run, &ctx.task, &session, &response, &mut rec).await;
+            match &mut session {
+                Backend::Local(s) => {
+                    tb_eval::infer::grade(&ctx.data.run, &ctx.task, s, &response, &mut rec).await;
+                }
+                Backend::Remote(r) => {
+                    let t0 = std::time::Instant::now();
+                    let state = r
+                        .verdicts()
+                        .await
+                        .map_err(|e| (tb_eval::episode::TOOL_BACKEND_ERROR, e));
+                    tb_eval::infer::grade_with(
+                        &ctx.data.run,
+                        &ctx.task,
+                        state,
+                        t0,
+                        &response,
+                        &mut rec,
+                    )
+                    .await;
+                }
+            }
             let grade = grade_of(&rec, &ctx.task.uid);
             Outcome {
                 messages,
@@ -222,6 +276,9 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
             }
         }
     };
+    if let Backend::Remote(r) = session {
+        r.close().await;
+    }
     let _ = events.send(Event::Done(Box::new(outcome))).await;
 }
 
@@ -524,12 +581,26 @@ impl Environment {
         ) else {
             return Ok(self.reset_error("hydration"));
         };
-        let session = match data.run.sandbox.session(&task, data.run.clock) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::debug!(error = %e, "session");
-                return Ok(self.reset_error("proxy_create"));
-            }
+        let remote = match &data.remote {
+            Some(r) => match r.open_task(&task).await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(event_name = "session_failed", tb_task_uid = %task.uid, "remote session failed to open (details redacted)");
+                    tracing::debug!(error = %e, "remote session");
+                    return Ok(self.reset_error("proxy_create"));
+                }
+            },
+            None => None,
+        };
+        let session = match remote {
+            Some(r) => Backend::Remote(r),
+            None => match data.run.sandbox.session(&task, data.run.clock) {
+                Ok(s) => Backend::Local(s),
+                Err(e) => {
+                    tracing::debug!(error = %e, "session");
+                    return Ok(self.reset_error("proxy_create"));
+                }
+            },
         };
         let Ok(tools) = AgentTools::build(
             &agent_cfg.builtin_tools,

@@ -1278,7 +1278,7 @@ pub fn call_builtin(
                     "separators" => {
                         let parts = iterate(v)?;
                         if let [Value::Str(a), Value::Str(b)] = parts.as_slice() {
-                            opts.item_sep = a.to_string();
+                            opts.item_sep = Some(a.to_string());
                             opts.key_sep = b.to_string();
                         } else {
                             return raise(
@@ -1301,7 +1301,6 @@ pub fn call_builtin(
                     }
                 }
             }
-            // Python: with an indent given, the default item separator is "," (no space).
             match json_dumps(&args[0], &opts) {
                 Ok(s) => Ok(Value::str(&s)),
                 Err(e) => raise(ExcKind::TypeError, e),

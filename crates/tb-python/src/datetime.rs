@@ -80,7 +80,8 @@ fn parse_date_part(s: &str) -> Option<(i32, u32, u32)> {
     if s.len() != 10 || !s.is_ascii() || &s[4..5] != "-" || &s[7..8] != "-" {
         return None;
     }
-    let (y, m, d) = (num(&s[..4])? as i32, num(&s[5..7])?, num(&s[8..10])?);
+    let y = i32::try_from(num(&s[..4])?).ok()?;
+    let (m, d) = (num(&s[5..7])?, num(&s[8..10])?);
     if !is_valid_date(y, m, d) {
         return None;
     }
@@ -153,7 +154,7 @@ pub fn parse_datetime(s: &str) -> Option<DateTimeParts> {
             if h > 23 || m > 59 {
                 return None;
             }
-            p.offset = Some(sign * (h as i32 * 3600 + m as i32 * 60));
+            p.offset = Some(sign * i32::try_from(h * 3600 + m * 60).ok()?);
         }
     }
     Some(p)
@@ -530,7 +531,10 @@ pub fn strptime_ymd(text: &str) -> Result<NaiveDate, String> {
     if !(0..4).all(digit) || b.get(4) != Some(&b'-') {
         return Err(no_match());
     }
-    let year = num(0, 4).ok_or_else(no_match)?;
+    // Four ASCII digits: at most 9999, so the `i32` always holds it.
+    let year = num(0, 4)
+        .and_then(|y| i32::try_from(y).ok())
+        .ok_or_else(no_match)?;
     // %m: 1[0-2] | 0[1-9] | [1-9]
     let mut i = 5;
     let month = match (b.get(i), b.get(i + 1)) {
@@ -565,7 +569,7 @@ pub fn strptime_ymd(text: &str) -> Result<NaiveDate, String> {
     if year == 0 {
         return Err("year 0 is out of range".into());
     }
-    NaiveDate::from_ymd_opt(year as i32, m, d).ok_or_else(|| "day is out of range for month".into())
+    NaiveDate::from_ymd_opt(year, m, d).ok_or_else(|| "day is out of range for month".into())
 }
 
 /// `date.fromisoformat(text)` of Python 3.11: `YYYY-MM-DD`, `YYYYMMDD` and the ISO week forms

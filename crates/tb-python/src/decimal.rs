@@ -71,7 +71,7 @@ pub fn parse(text: &str) -> Result<PyDecimal, ParseError> {
         if c.is_ascii() && !is_py_space(c) {
             ascii.push(c);
         } else if let Some(d) = unicode_decimal(c) {
-            ascii.push(char::from(b'0' + d as u8));
+            ascii.push(char::from_digit(d, 10).ok_or(Invalid)?);
         } else {
             return Err(Invalid);
         }
@@ -164,11 +164,14 @@ impl PyDecimal {
             } else {
                 // Here -exponent <= n + 6, so these fit in usize.
                 let point = n + exponent; // digits before the point
-                if point > 0 {
-                    let p = point as usize;
-                    out.push_str(&digits[..p]);
+                if let Some((int, frac)) = usize::try_from(point)
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .and_then(|p| digits.split_at_checked(p))
+                {
+                    out.push_str(int);
                     out.push('.');
-                    out.push_str(&digits[p..]);
+                    out.push_str(frac);
                 } else {
                     out.push_str("0.");
                     for _ in 0..(-point) {
@@ -197,7 +200,9 @@ pub fn decimal_to_string(text: &str) -> Option<String> {
 }
 
 /// Python's default context precision.
-const PREC: usize = 28;
+const PREC: u32 = 28;
+/// [`PREC`] as a length of digit text.
+const PREC_LEN: usize = PREC as usize;
 
 /// Errors of decimal operations, with the text Python's `str(exception)` gives.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -301,8 +306,8 @@ impl Dec {
         decimal_to_string(&text).unwrap_or(text)
     }
 
-    fn digits_len(c: u128) -> usize {
-        if c == 0 { 1 } else { c.ilog10() as usize + 1 }
+    fn digits_len(c: u128) -> u32 {
+        c.checked_ilog10().map_or(1, |l| l + 1)
     }
 
     /// Rounds to the context precision (28 digits, half-even), as every arithmetic result is.
@@ -311,7 +316,7 @@ impl Dec {
         if n <= PREC {
             return self;
         }
-        let drop = (n - PREC) as u32;
+        let drop = n - PREC;
         let p = 10u128.pow(drop);
         let (q, r) = (self.coef / p, self.coef % p);
         let half = p / 2;
@@ -416,7 +421,7 @@ impl Dec {
             }
             if Self::digits_len(q) > PREC {
                 // Round q (with a sticky remainder) to PREC digits, half-even.
-                let drop = (Self::digits_len(q) - PREC) as u32;
+                let drop = Self::digits_len(q) - PREC;
                 let p = 10u128.pow(drop);
                 let (hi, lo) = (q / p, q % p);
                 let half = p / 2;
@@ -463,7 +468,7 @@ impl Dec {
             x.cmp(&y)
         } else {
             // Too far apart to align: the one with the larger adjusted exponent is larger.
-            let adj = |d: &Dec| d.exp + Self::digits_len(d.coef) as i64;
+            let adj = |d: &Dec| d.exp + i64::from(Self::digits_len(d.coef));
             adj(self).cmp(&adj(other))
         };
         if sa < 0 { mag.reverse() } else { mag }
@@ -489,7 +494,7 @@ fn quantize_digits(
     }
     let out = if target <= exp {
         let zeros = usize::try_from(exp - target).map_err(|_| DecimalError::InvalidOperation)?;
-        if zeros > PREC + 1 {
+        if zeros > PREC_LEN + 1 {
             return Err(DecimalError::InvalidOperation);
         }
         format!("{digits}{}", "0".repeat(zeros))
@@ -510,7 +515,7 @@ fn quantize_digits(
     };
     let trimmed = out.trim_start_matches('0');
     let trimmed = if trimmed.is_empty() { "0" } else { trimmed };
-    if trimmed.len() > PREC {
+    if trimmed.len() > PREC_LEN {
         return Err(DecimalError::InvalidOperation);
     }
     Ok((neg, trimmed.to_string(), target))

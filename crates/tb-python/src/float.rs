@@ -64,7 +64,8 @@ fn finite_repr(f: f64) -> String {
         }
         out.push_str(&digits);
     } else {
-        let int_len = exp as usize + 1;
+        // Here 0 <= exp < 16.
+        let int_len = usize::try_from(exp).unwrap_or(0) + 1;
         if digits.len() <= int_len {
             out.push_str(&digits);
             for _ in digits.len()..int_len {

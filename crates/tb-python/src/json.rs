@@ -209,8 +209,9 @@ pub struct Options {
     pub ensure_ascii: bool,
     /// `sort_keys`.
     pub sort_keys: bool,
-    /// The item separator (`separators[0]`).
-    pub item_sep: String,
+    /// The item separator (`separators[0]`), or None for Python's default (`", "`, or `","`
+    /// with an indent).
+    pub item_sep: Option<String>,
     /// The key separator (`separators[1]`).
     pub key_sep: String,
 }
@@ -221,19 +222,20 @@ impl Default for Options {
             indent: None,
             ensure_ascii: true,
             sort_keys: false,
-            item_sep: ", ".into(),
+            item_sep: None,
             key_sep: ": ".into(),
         }
     }
 }
 
 impl Options {
-    /// The item separator written: with an indent, the default `", "` drops its trailing space.
+    /// The item separator written: the one given, else `", "`, or `","` with an indent (an
+    /// explicit `", "` is kept with an indent, as Python keeps it).
     pub fn item_sep(&self) -> &str {
-        if self.indent.is_some() && self.item_sep == ", " {
-            ","
-        } else {
-            &self.item_sep
+        match (&self.item_sep, &self.indent) {
+            (Some(sep), _) => sep,
+            (None, Some(_)) => ",",
+            (None, None) => ", ",
         }
     }
 
@@ -338,6 +340,12 @@ mod tests {
         };
         assert_eq!(o.item_sep(), ",");
         assert_eq!(Options::default().item_sep(), ", ");
+        // json.dumps(v, indent=2, separators=(", ", ": ")) keeps the space.
+        let given = Options {
+            item_sep: Some(", ".into()),
+            ..o.clone()
+        };
+        assert_eq!(given.item_sep(), ", ");
         let mut out = String::new();
         o.newline(&mut out, 2);
         assert_eq!(out, "\n    ");

@@ -11,14 +11,6 @@
 //! - [`datetime`]: `datetime`/`date` parsing (`fromisoformat`, `strptime`), formatting and
 //!   arithmetic, with CPython's error texts.
 
-// TODO(lints): numeric casts not yet rewritten with `try_from` (lengths, columns, years and
-// digit counts bounded by the input); fix them and drop this list.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss
-)]
-
 pub mod cmp;
 pub mod datetime;
 pub mod decimal;

@@ -1,5 +1,9 @@
 //! Validation with pydantic's lax coercion, producing JSON-mode values (what
 //! `model_dump(mode="json")` gives) and pydantic's error messages.
+//!
+//! Every value here comes from a model or client, so nothing indexes or slices unchecked.
+
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
 use crate::schema::{Constraints, Default, Kind, Model};
 use serde_json::{Map, Number, Value};
@@ -247,16 +251,21 @@ fn union_tag(kind: &Kind) -> String {
 /// `'a', 'b' or 'c'`, as pydantic lists enum choices.
 pub fn enum_choices(values: &[String]) -> String {
     let quoted: Vec<String> = values.iter().map(|v| format!("'{v}'")).collect();
-    match quoted.len() {
-        0 => String::new(),
-        1 => quoted[0].clone(),
-        n => format!("{} or {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, init)) => format!("{} or {last}", init.join(", ")),
     }
 }
 
 fn fmt_bound(b: f64) -> String {
     if b.fract() == 0.0 && b.abs() < 1e15 {
-        format!("{}", b as i64)
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "integral, |b| < 1e15: exact"
+        )]
+        let i = b as i64;
+        format!("{i}")
     } else {
         float_repr(b)
     }
@@ -340,7 +349,10 @@ fn strip_int_underscores(s: &str) -> Option<String> {
     let mut out = String::with_capacity(s.len());
     for (i, &c) in b.iter().enumerate() {
         if c == b'_' {
-            let before = i > 0 && b[i - 1].is_ascii_digit();
+            let before = i
+                .checked_sub(1)
+                .and_then(|j| b.get(j))
+                .is_some_and(u8::is_ascii_digit);
             let after = b.get(i + 1).is_some_and(u8::is_ascii_digit);
             if !(before && after) {
                 return None;
@@ -400,7 +412,10 @@ fn coerce_int(v: &Value) -> Result<i64, String> {
                             .into(),
                     )
                 } else if (-I64_BOUND..I64_BOUND).contains(&f) {
-                    Ok(f as i64)
+                    // Python's `int(f)` of an integral float inside i64: exact.
+                    #[allow(clippy::cast_possible_truncation, reason = "integral, in i64 range")]
+                    let i = f as i64;
+                    Ok(i)
                 } else {
                     Err("Unable to parse input string as an integer, exceeded maximum size".into())
                 }
@@ -698,6 +713,59 @@ mod tests {
                     }
                     assert_eq!(parse_datetime(&text), None, "{text:?}");
                 }
+            }
+        }
+    }
+
+    fn kinds() -> Vec<Kind> {
+        let bounded = Constraints {
+            min_len: Some(1),
+            max_len: Some(3),
+            ge: Some(-1.5),
+            lt: Some(1e20),
+            ..Constraints::default()
+        };
+        vec![
+            Kind::DateTime,
+            Kind::Date,
+            Kind::Decimal,
+            Kind::Int,
+            Kind::Float,
+            Kind::Bool,
+            Kind::Str,
+            Kind::Enum(Arc::new(vec!["a".into(), "\u{e9}".into()])),
+            Kind::Constrained(Box::new(Kind::Str), bounded.clone()),
+            Kind::Constrained(Box::new(Kind::Int), bounded.clone()),
+            Kind::Constrained(Box::new(Kind::Float), bounded),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Any text a model sends, in any kind, is validated or refused, never a panic.
+        #[test]
+        fn any_text_never_panics(s in proptest::prelude::any::<String>()) {
+            for k in kinds() {
+                let _ = validate(&k, &json!(s), CTX);
+            }
+        }
+
+        /// Text shaped like numbers, dates and decimals (where the parsers index and slice),
+        /// with multibyte characters mixed in, never panics either.
+        #[test]
+        fn number_and_date_like_text_never_panics(
+            s in "[-+0-9_.:eEtTzZ \u{e9}\u{2212}\u{1d7d8}\u{660}]{0,40}"
+        ) {
+            for k in kinds() {
+                let _ = validate(&k, &json!(s), CTX);
+            }
+        }
+
+        /// Any JSON number, in any kind, never panics.
+        #[test]
+        fn any_number_never_panics(f in proptest::num::f64::ANY, i in proptest::prelude::any::<i64>()) {
+            for k in kinds() {
+                let _ = validate(&k, &json!(f), CTX);
+                let _ = validate(&k, &json!(i), CTX);
             }
         }
     }

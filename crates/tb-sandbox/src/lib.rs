@@ -9,14 +9,6 @@
 //! - [`runtime`]: domains, sessions, tool calls and their error shapes.
 //! - [`tool`]: the vocabulary tool functions are written in (accessors, errors, registration).
 
-// TODO(lints): numeric casts not yet rewritten with `try_from` (lengths, columns, years and
-// digit counts bounded by the input); fix them and drop this list.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss
-)]
-
 pub mod coerce;
 pub mod diff;
 pub mod pyjson;

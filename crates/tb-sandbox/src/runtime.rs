@@ -138,7 +138,7 @@ fn fingerprint(v: &Value, h: &mut u64) {
         Value::Number(n) => {
             mix(h, 4);
             match (n.as_i64(), n.as_u64()) {
-                (Some(i), _) => mix(h, i as u64),
+                (Some(i), _) => mix(h, i.cast_unsigned()),
                 (None, Some(u)) => mix(h, u ^ 0x8000_0000_0000_0000),
                 _ => mix(
                     h,
@@ -663,7 +663,11 @@ fn kind_schema(kind: &Kind) -> Value {
                 }
                 let num = |x: f64| {
                     if x.fract() == 0.0 {
-                        json!(x as i64)
+                        // An integral bound prints as Python's `int`; the declared bounds are
+                        // far inside i64.
+                        #[allow(clippy::cast_possible_truncation, reason = "integral bound")]
+                        let i = x as i64;
+                        json!(i)
                     } else {
                         json!(x)
                     }

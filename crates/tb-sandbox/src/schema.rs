@@ -517,16 +517,16 @@ fn parse_constraints(s: &str) -> Result<Constraints, String> {
         let (k, v) = part
             .split_once('=')
             .ok_or_else(|| format!("bad constraint `{part}`"))?;
-        let num: f64 = v
-            .parse()
-            .map_err(|_| format!("bad constraint value `{part}`"))?;
+        let bad = || format!("bad constraint value `{part}`");
+        let len = || v.parse::<usize>().map_err(|_| bad());
+        let num = || v.parse::<f64>().map_err(|_| bad());
         match k {
-            "min" => c.min_len = Some(num as usize),
-            "max" => c.max_len = Some(num as usize),
-            "ge" => c.ge = Some(num),
-            "gt" => c.gt = Some(num),
-            "le" => c.le = Some(num),
-            "lt" => c.lt = Some(num),
+            "min" => c.min_len = Some(len()?),
+            "max" => c.max_len = Some(len()?),
+            "ge" => c.ge = Some(num()?),
+            "gt" => c.gt = Some(num()?),
+            "le" => c.le = Some(num()?),
+            "lt" => c.lt = Some(num()?),
             _ => return Err(format!("unknown constraint `{k}`")),
         }
     }

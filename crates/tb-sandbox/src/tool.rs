@@ -3,6 +3,8 @@
 //! register tools ([`Tools`]), and tool functions that may carry data ([`ToolFn`]).
 //!
 //! A tool function is `fn(&mut Session, &Args) -> ToolResult` (or a closure of that shape).
+//! A server with its own state (the airline, the setup-check servers) registers the same way
+//! with its session type in place of [`Session`]: [`Tools<S>`] and [`ToolFn<S>`].
 //! It reads its validated arguments and the rows it fetched with the same accessors:
 //!
 //! - `str_or_empty(k)`: the string, `""` when absent, null or not a string;
@@ -67,6 +69,23 @@ impl ToolError {
     pub fn message(&self) -> &str {
         match self {
             ToolError::Exec(m) | ToolError::Other(m) => m,
+        }
+    }
+
+    /// A failure that is not the tool's own and whose text is never shown (the reference
+    /// raises some Python exception; its server answers a bare `Error!`, see
+    /// [`ToolError::bang_text`]).
+    pub fn raised() -> Self {
+        ToolError::Other(String::new())
+    }
+
+    /// How the `thinkingbox_tools` servers (the airline, `online_banking`, `email_system`)
+    /// show a failure: `Error!` and a new line before the tool's own message; a bare `Error!`
+    /// for anything else (the Python exception's text is not shown).
+    pub fn bang_text(&self) -> String {
+        match self {
+            ToolError::Exec(m) => format!("Error!\n{m}"),
+            ToolError::Other(_) => "Error!".into(),
         }
     }
 
@@ -217,25 +236,31 @@ impl Session {
     }
 }
 
-type DynToolFn = dyn Fn(&mut Session, &Args) -> ToolResult + Send + Sync;
+type DynToolFn<S> = dyn Fn(&mut S, &Args) -> ToolResult + Send + Sync;
 
-/// A tool's function: a plain `fn` or a closure carrying data (a variant, a prefix).
-#[derive(Clone)]
-pub struct ToolFn(Arc<DynToolFn>);
+/// A tool's function: a plain `fn` or a closure carrying data (a variant, a prefix), on the
+/// session `S` it runs on (the runtime's [`Session`] unless a server keeps its own state).
+pub struct ToolFn<S = Session>(Arc<DynToolFn<S>>);
 
-impl ToolFn {
+impl<S> ToolFn<S> {
     /// Wraps a function or closure.
-    pub fn new(f: impl Fn(&mut Session, &Args) -> ToolResult + Send + Sync + 'static) -> Self {
+    pub fn new(f: impl Fn(&mut S, &Args) -> ToolResult + Send + Sync + 'static) -> Self {
         ToolFn(Arc::new(f))
     }
 
     /// Runs it.
-    pub fn call(&self, s: &mut Session, a: &Args) -> ToolResult {
+    pub fn call(&self, s: &mut S, a: &Args) -> ToolResult {
         (self.0)(s, a)
     }
 }
 
-impl std::fmt::Debug for ToolFn {
+impl<S> Clone for ToolFn<S> {
+    fn clone(&self) -> Self {
+        ToolFn(Arc::clone(&self.0))
+    }
+}
+
+impl<S> std::fmt::Debug for ToolFn<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ToolFn")
     }
@@ -253,12 +278,31 @@ impl std::fmt::Debug for ToolFn {
 ///     .add("echo", move |_s: &mut Session, a: &Args| Ok(serde_json::Value::Object(a.clone())));
 /// assert_eq!(tools.len(), 3);
 /// ```
-#[derive(Debug, Clone, Default)]
-pub struct Tools {
-    entries: Vec<(String, ToolFn)>,
+///
+/// `S` is the session the functions run on: the runtime's [`Session`] for the table-backed
+/// domains, a server's own state type otherwise.
+#[derive(Debug)]
+pub struct Tools<S = Session> {
+    entries: Vec<(String, ToolFn<S>)>,
 }
 
-impl Tools {
+impl<S> Default for Tools<S> {
+    fn default() -> Self {
+        Tools {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<S> Clone for Tools<S> {
+    fn clone(&self) -> Self {
+        Tools {
+            entries: self.entries.clone(),
+        }
+    }
+}
+
+impl<S: 'static> Tools<S> {
     /// No tools yet.
     pub fn new() -> Self {
         Tools::default()
@@ -268,7 +312,7 @@ impl Tools {
     pub fn add(
         &mut self,
         name: &str,
-        f: impl Fn(&mut Session, &Args) -> ToolResult + Send + Sync + 'static,
+        f: impl Fn(&mut S, &Args) -> ToolResult + Send + Sync + 'static,
     ) -> &mut Self {
         self.entries.push((name.to_string(), ToolFn::new(f)));
         self
@@ -280,21 +324,21 @@ impl Tools {
         &mut self,
         name: &str,
         prefix: &'static str,
-        f: impl Fn(&mut Session, &Args) -> ToolResult + Send + Sync + 'static,
+        f: impl Fn(&mut S, &Args) -> ToolResult + Send + Sync + 'static,
     ) -> &mut Self {
-        self.add(name, move |s: &mut Session, a: &Args| {
+        self.add(name, move |s: &mut S, a: &Args| {
             f(s, a).map_err(|e| e.prefixed(prefix))
         })
     }
 
     /// Registers an already wrapped function.
-    pub fn add_fn(&mut self, name: &str, f: ToolFn) -> &mut Self {
+    pub fn add_fn(&mut self, name: &str, f: ToolFn<S>) -> &mut Self {
         self.entries.push((name.to_string(), f));
         self
     }
 
     /// Appends another set (in its order).
-    pub fn extend(&mut self, other: Tools) -> &mut Self {
+    pub fn extend(&mut self, other: Tools<S>) -> &mut Self {
         self.entries.extend(other.entries);
         self
     }
@@ -309,8 +353,18 @@ impl Tools {
         self.entries.is_empty()
     }
 
+    /// The function registered as `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&ToolFn<S>> {
+        self.entries.iter().find(|(n, _)| n == name).map(|(_, f)| f)
+    }
+
+    /// The registered names, in registration order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(n, _)| n.as_str())
+    }
+
     /// The (name, function) pairs, in registration order.
-    pub fn into_entries(self) -> Vec<(String, ToolFn)> {
+    pub fn into_entries(self) -> Vec<(String, ToolFn<S>)> {
         self.entries
     }
 }

@@ -58,3 +58,22 @@ pub fn regex_literal(text: &str) -> String {
         })
         .collect()
 }
+
+/// `text` with each path of `paths` (as given and canonicalized, longest first) shown as its
+/// placeholder, e.g. `[TMP]` for a temporary directory: for snapshots that must not depend on
+/// the machine (temporary dirs, the checkout, the data root) while keeping the rest of the
+/// text exact.
+pub fn redact(text: &str, paths: &[(&std::path::Path, &str)]) -> String {
+    let mut pairs: Vec<(String, &str)> = Vec::new();
+    for (p, name) in paths {
+        pairs.push((p.display().to_string(), name));
+        if let Ok(c) = p.canonicalize() {
+            pairs.push((c.display().to_string(), name));
+        }
+    }
+    pairs.retain(|(p, _)| !p.is_empty());
+    pairs.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+    pairs
+        .iter()
+        .fold(text.to_string(), |t, (p, name)| t.replace(p.as_str(), name))
+}

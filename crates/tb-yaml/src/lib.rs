@@ -14,14 +14,6 @@
 //! Python's key equality (`1 == 1.0 == True`) is applied. Values without a JSON form (NaN,
 //! infinities, `!!binary`, `!!set`, integers beyond 64 bits, recursive aliases) are errors.
 
-// TODO(lints): numeric casts not yet rewritten with `try_from` (lengths, columns, years and
-// digit counts bounded by the input); fix them and drop this list.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss
-)]
-
 pub mod keys;
 mod resolve;
 mod scanner;
@@ -861,7 +853,9 @@ impl Constructor<'_> {
                 } else {
                     let f = n.as_f64().unwrap_or(0.0);
                     if f.fract() == 0.0 && f.abs() < 1e30 {
-                        (KeyId::Int(f as i128), tb_python::json_float(f))
+                        #[allow(clippy::cast_possible_truncation, reason = "integral, |f| < 1e30")]
+                        let i = f as i128;
+                        (KeyId::Int(i), tb_python::json_float(f))
                     } else {
                         (KeyId::Float(f.to_bits()), tb_python::json_float(f))
                     }

@@ -1,6 +1,8 @@
 //! PyYAML's implicit resolver (YAML 1.1 regexes, checked in PyYAML's order) and the safe
 //! constructors for scalars.
 
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use serde_json::{Number, Value};
 
 /// What a plain (unquoted, untagged) scalar resolves to under PyYAML's resolver.
@@ -141,7 +143,7 @@ impl<'a> Cur<'a> {
         self.i == self.b.len()
     }
     fn rest(&self) -> &'a [u8] {
-        &self.b[self.i..]
+        self.b.get(self.i..).unwrap_or_default()
     }
 }
 
@@ -160,14 +162,13 @@ fn sexagesimal_groups(c: &mut Cur) -> bool {
         if !c.eat(b':') {
             break;
         }
-        let r = c.rest();
-        if r.len() >= 2 && (b'0'..=b'5').contains(&r[0]) && digit(r[1]) {
-            c.i += 2;
-        } else if !r.is_empty() && digit(r[0]) {
-            c.i += 1;
-        } else {
-            c.i = save;
-            break;
+        match c.rest() {
+            [a, b, ..] if (b'0'..=b'5').contains(a) && digit(*b) => c.i += 2,
+            [a, ..] if digit(*a) => c.i += 1,
+            _ => {
+                c.i = save;
+                break;
+            }
         }
         n += 1;
     }
@@ -257,7 +258,9 @@ fn is_int(v: &str) -> bool {
     if body == b"0" {
         return true;
     }
-    if !body.is_empty() && (b'1'..=b'9').contains(&body[0]) && body[1..].iter().all(|&x| digit_(x))
+    if let [first, rest @ ..] = body
+        && (b'1'..=b'9').contains(first)
+        && rest.iter().all(|&x| digit_(x))
     {
         return true;
     }
@@ -307,7 +310,7 @@ fn parse_timestamp(v: &str, strict: bool) -> Option<Ts> {
         if c.i - s < min {
             return None;
         }
-        std::str::from_utf8(&b[s..c.i]).ok()?.parse().ok()
+        std::str::from_utf8(b.get(s..c.i)?).ok()?.parse().ok()
     };
     let year = num(&mut c, 4, 4)?;
     if !c.eat(b'-') {
@@ -350,7 +353,7 @@ fn parse_timestamp(v: &str, strict: bool) -> Option<Ts> {
     if c.eat(b'.') {
         let s = c.i;
         c.star(digit);
-        fraction = Some(String::from_utf8_lossy(&b[s..c.i]).into_owned());
+        fraction = Some(String::from_utf8_lossy(b.get(s..c.i).unwrap_or_default()).into_owned());
     }
     let mut tz = None;
     if !c.done() {
@@ -389,7 +392,8 @@ fn timestamp_iso(v: &str) -> Result<String, String> {
     let ts = parse_timestamp(v, false).ok_or_else(|| format!("invalid timestamp {v:?}"))?;
     // Python's `date(year, month, day)`: years 1..=9999 of the Gregorian calendar.
     let in_range = (1..=9999).contains(&ts.year)
-        && tb_python::datetime::is_valid_date(ts.year as i32, ts.month, ts.day);
+        && i32::try_from(ts.year)
+            .is_ok_and(|year| tb_python::datetime::is_valid_date(year, ts.month, ts.day));
     if !in_range {
         return Err(format!("invalid date in timestamp {v:?}"));
     }
@@ -448,11 +452,14 @@ fn parse_radix(digits: &str, radix: u32, v: &str) -> Result<i128, String> {
 /// `SafeConstructor.construct_yaml_int`.
 fn construct_int(v: &str) -> Result<Value, String> {
     let s: String = v.chars().filter(|&c| c != '_').collect();
-    let (sign, body) = match s.as_bytes().first() {
-        Some(b'-') => (-1i128, &s[1..]),
-        Some(b'+') => (1, &s[1..]),
-        Some(_) => (1, &s[..]),
-        None => return Err(format!("invalid integer {v:?}")),
+    let (sign, body) = if let Some(r) = s.strip_prefix('-') {
+        (-1i128, r)
+    } else if let Some(r) = s.strip_prefix('+') {
+        (1, r)
+    } else if s.is_empty() {
+        return Err(format!("invalid integer {v:?}"));
+    } else {
+        (1, s.as_str())
     };
     if body == "0" {
         return Ok(Value::Number(0.into()));
@@ -488,11 +495,14 @@ fn construct_float(v: &str) -> Result<Value, String> {
         .filter(|&c| c != '_')
         .collect::<String>()
         .to_lowercase();
-    let (sign, body) = match s.as_bytes().first() {
-        Some(b'-') => (-1.0f64, &s[1..]),
-        Some(b'+') => (1.0, &s[1..]),
-        Some(_) => (1.0, &s[..]),
-        None => return Err(format!("invalid float {v:?}")),
+    let (sign, body) = if let Some(r) = s.strip_prefix('-') {
+        (-1.0f64, r)
+    } else if let Some(r) = s.strip_prefix('+') {
+        (1.0, r)
+    } else if s.is_empty() {
+        return Err(format!("invalid float {v:?}"));
+    } else {
+        (1.0, s.as_str())
     };
     let f = if body == ".inf" || body == ".nan" {
         f64::NAN

@@ -4,6 +4,8 @@
 //! `scanner.py` (MIT licence) closely, so that what it accepts, rejects and folds is the same.
 //! It scans eagerly: the whole input becomes a token vector.
 
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use super::YamlError;
 
 /// Characters PyYAML treats as line breaks (YAML 1.1 includes NEL, LS and PS).
@@ -101,6 +103,12 @@ pub(crate) struct Scanner {
 
 type R<T> = Result<T, YamlError>;
 
+/// A column as an indentation level (the indentation stack uses -1 for "none"). A column is
+/// below the input's length, which never exceeds `isize::MAX`, so the saturation cannot happen.
+fn col(column: usize) -> isize {
+    isize::try_from(column).unwrap_or(isize::MAX)
+}
+
 fn err(mark: Mark, context: &str, problem: String) -> YamlError {
     YamlError {
         line: mark.line + 1,
@@ -148,8 +156,8 @@ impl Scanner {
     }
 
     fn prefix(&self, len: usize) -> String {
-        let end = (self.pointer + len).min(self.chars.len());
-        self.chars[self.pointer.min(end)..end].iter().collect()
+        let rest = self.chars.get(self.pointer..).unwrap_or_default();
+        rest.iter().take(len).collect()
     }
 
     fn prefix_is(&self, s: &str) -> bool {
@@ -184,7 +192,7 @@ impl Scanner {
     fn fetch_more_tokens(&mut self) -> R<bool> {
         self.scan_to_next_token();
         self.stale_possible_simple_keys()?;
-        self.unwind_indent(self.mark.column as isize);
+        self.unwind_indent(col(self.mark.column));
         let ch = self.ch();
         if ch == '\0' && self.pointer >= self.chars.len() {
             self.fetch_stream_end()?;
@@ -242,16 +250,26 @@ impl Scanner {
         Ok(())
     }
 
-    fn key_slot(&mut self) -> &mut Option<SimpleKey> {
+    /// Takes the possible simple key of the current flow level.
+    fn take_key(&mut self) -> Option<SimpleKey> {
+        self.possible_simple_keys
+            .get_mut(self.flow_level)
+            .and_then(Option::take)
+    }
+
+    /// Sets the possible simple key of the current flow level.
+    fn set_key(&mut self, key: SimpleKey) {
         let level = self.flow_level;
         if self.possible_simple_keys.len() <= level {
             self.possible_simple_keys.resize(level + 1, None);
         }
-        &mut self.possible_simple_keys[level]
+        if let Some(slot) = self.possible_simple_keys.get_mut(level) {
+            *slot = Some(key);
+        }
     }
 
     fn save_possible_simple_key(&mut self) -> R<()> {
-        let required = self.flow_level == 0 && self.indent == self.mark.column as isize;
+        let required = self.flow_level == 0 && self.indent == col(self.mark.column);
         if self.allow_simple_key {
             self.remove_possible_simple_key()?;
             let key = SimpleKey {
@@ -262,13 +280,13 @@ impl Scanner {
                 column: self.mark.column,
                 mark: self.mark,
             };
-            *self.key_slot() = Some(key);
+            self.set_key(key);
         }
         Ok(())
     }
 
     fn remove_possible_simple_key(&mut self) -> R<()> {
-        if let Some(key) = self.key_slot().take()
+        if let Some(key) = self.take_key()
             && key.required
         {
             return Err(err(
@@ -386,7 +404,7 @@ impl Scanner {
                     "sequence entries are not allowed here".into(),
                 ));
             }
-            if self.add_indent(self.mark.column as isize) {
+            if self.add_indent(col(self.mark.column)) {
                 self.push(Tok::BlockSequenceStart, self.mark);
             }
         }
@@ -407,7 +425,7 @@ impl Scanner {
                     "mapping keys are not allowed here".into(),
                 ));
             }
-            if self.add_indent(self.mark.column as isize) {
+            if self.add_indent(col(self.mark.column)) {
                 self.push(Tok::BlockMappingStart, self.mark);
             }
         }
@@ -420,7 +438,7 @@ impl Scanner {
     }
 
     fn fetch_value(&mut self) -> R<()> {
-        if let Some(key) = self.key_slot().take() {
+        if let Some(key) = self.take_key() {
             let pos = key.token_number.min(self.tokens.len());
             self.tokens.insert(
                 pos,
@@ -429,7 +447,7 @@ impl Scanner {
                     start: key.mark,
                 },
             );
-            if self.flow_level == 0 && self.add_indent(key.column as isize) {
+            if self.flow_level == 0 && self.add_indent(col(key.column)) {
                 self.tokens.insert(
                     pos,
                     Token {
@@ -448,7 +466,7 @@ impl Scanner {
                         "mapping values are not allowed here".into(),
                     ));
                 }
-                if self.add_indent(self.mark.column as isize) {
+                if self.add_indent(col(self.mark.column)) {
                     self.push(Tok::BlockMappingStart, self.mark);
                 }
             }
@@ -835,7 +853,7 @@ impl Scanner {
         let mut bytes = Vec::new();
         while self.ch() == '%' {
             self.forward(1);
-            let mut v = 0u8;
+            let mut v = 0u32;
             for k in 0..2 {
                 let Some(d) = self.peek(k).to_digit(16) else {
                     return Err(err(
@@ -847,9 +865,10 @@ impl Scanner {
                         ),
                     ));
                 };
-                v = v * 16 + d as u8;
+                v = v * 16 + d;
             }
-            bytes.push(v);
+            // Two hexadecimal digits: at most 0xFF.
+            bytes.push(u8::try_from(v).unwrap_or(u8::MAX));
             self.forward(2);
         }
         String::from_utf8(bytes).map_err(|e| {
@@ -933,7 +952,8 @@ impl Scanner {
         self.scan_line_break();
         let _ = start;
 
-        let min_indent = (self.indent + 1).max(1) as usize;
+        // `indent` is at least -1.
+        let min_indent = usize::try_from(self.indent + 1).unwrap_or(0).max(1);
         let (mut breaks, indent) = match increment {
             None => {
                 let (breaks, max_indent) = self.scan_block_scalar_indentation();
@@ -1224,7 +1244,7 @@ impl Scanner {
                 Some(s) if s.is_empty() => break,
                 _ => {}
             }
-            if self.ch() == '#' || (self.flow_level == 0 && (self.mark.column as isize) < indent) {
+            if self.ch() == '#' || (self.flow_level == 0 && col(self.mark.column) < indent) {
                 break;
             }
         }

@@ -118,6 +118,22 @@ mod prop {
             let _ = load(&s);
         }
 
+        /// Any Unicode text (not only YAML's punctuation) never panics the scanner or loader.
+        #[test]
+        fn never_panics_on_any_text(s in any::<String>()) {
+            let _ = load(&s);
+        }
+
+        /// Any plain scalar, implicit or with an explicit tag, goes through the resolver and
+        /// the constructors without a panic.
+        #[test]
+        fn resolver_never_panics(
+            s in "[-+0-9._:a-fA-FxXoObB \\tTtZz\u{e9}\u{660}]{0,30}",
+            tag in prop::sample::select(vec!["", "!!int ", "!!float ", "!!timestamp ", "!!bool "]),
+        ) {
+            let _ = load(&format!("k: {tag}{s}\n"));
+        }
+
         /// A double-quoted scalar round-trips any printable text.
         #[test]
         fn double_quoted_roundtrip(s in "[ -~\u{a0}-\u{2ff}]{0,40}") {

@@ -8,6 +8,14 @@ fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tb-audit/tests/fixtures/weakcheck")
 }
 
+/// `text` with the fixture (and `tmp`, when given) shown as `[FIXTURE]` (`[TMP]`).
+fn redacted(text: &str, tmp: Option<&std::path::Path>) -> String {
+    let f = fixture();
+    let mut paths = vec![(f.as_path(), "[FIXTURE]")];
+    paths.extend(tmp.map(|t| (t, "[TMP]")));
+    tb_test_support::redact(text, &paths)
+}
+
 fn tb_audit(list: &str, extra: &[&str]) -> (Option<i32>, String, String) {
     let f = fixture();
     let out = Command::new(env!("CARGO_BIN_EXE_tb"))
@@ -42,7 +50,9 @@ fn passes_the_gate_and_names_the_blind_spot() {
     assert_eq!(weak["blind_spots"][0]["call"], 1);
     assert_eq!(weak["blind_spots"][0]["tool"], "zendesk_create_item");
     assert_eq!(weak["blind_spots"][0]["argument"], "item.subject");
-    assert!(err.contains("audited 5 tasks"), "{err}");
+    insta::with_settings!({filters => vec![(r"in \d+\.\d+ s on \d+ thread\(s\)", "in [SECONDS] s on [N] thread(s)")]}, {
+        insta::assert_snapshot!(redacted(&err, None), @"audited 5 tasks in [SECONDS] s on [N] thread(s): golden 5/5, noop passes 2, mean sensitivity 0.917");
+    });
 }
 
 #[test]
@@ -57,14 +67,15 @@ fn html_to_a_file() {
     assert!(out.is_empty());
     let html = std::fs::read_to_string(&path).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert!(html.contains("Audit per domain") && html.contains("item.subject"));
+    insta::assert_snapshot!("audit_html", redacted(&html, Some(dir.path())));
 }
 
 #[test]
 fn a_failing_golden_trajectory_fails_the_gate() {
     let (code, out, err) = tb_audit("testlist_broken.yaml", &[]);
     assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("broken_retail.py:test_b001_bad_patch"));
-    assert!(out.contains("golden passes         1/2"), "{out}");
-    assert!(out.contains("cannot open a session"), "{out}");
+    insta::assert_snapshot!("audit_broken_text", redacted(&out, None));
+    insta::with_settings!({filters => vec![(r"in \d+\.\d+ s on \d+ thread\(s\)", "in [SECONDS] s on [N] thread(s)")]}, {
+        insta::assert_snapshot!(redacted(&err, None), @"audited 2 tasks in [SECONDS] s on [N] thread(s): golden 1/2, noop passes 0, mean sensitivity 1.000");
+    });
 }

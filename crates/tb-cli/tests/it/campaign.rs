@@ -625,6 +625,34 @@ fn verify(out: &Path) -> (i32, String) {
     ])
 }
 
+/// `text` with the temporary directory and the example shown as `[TMP]` and `[EXAMPLE]`, for
+/// snapshots that do not depend on the machine.
+fn redacted(text: &str, tmp: &Path) -> String {
+    tb_test_support::redact(text, &[(tmp, "[TMP]"), (&example(), "[EXAMPLE]")])
+}
+
+/// [`redacted`], then each `(text, name)` of `names` replaced by its name (run-dependent
+/// values: a key written last under concurrency, a hash that changes with the tools' texts).
+fn redacted_with(text: &str, tmp: &Path, names: &[(String, String)]) -> String {
+    names
+        .iter()
+        .fold(redacted(text, tmp), |t, (v, n)| t.replace(v.as_str(), n))
+}
+
+/// The bundle and config hashes of the records of `path`, named `[BUNDLE:label]` and
+/// `[CONFIG:label]` (they change with the example's files and the tools' texts, not with
+/// the behaviour under test).
+fn hash_names(path: &Path, label: &str) -> Vec<(String, String)> {
+    let first = &lines(path)[0]["provenance"];
+    ["bundle", "config"]
+        .iter()
+        .map(|h| {
+            let v = first[format!("{h}_hash")].as_str().unwrap().to_string();
+            (v, format!("[{}:{label}]", h.to_uppercase()))
+        })
+        .collect()
+}
+
 /// key -> (passed, result hashes), the outcome that must not depend on how the run was cut.
 fn outcomes(path: &Path) -> BTreeMap<String, (Value, Value)> {
     lines(path)
@@ -660,7 +688,7 @@ fn shards_merged_equal_an_unsharded_run_key_for_key() {
         // one shard alone is not a complete result
         let (code, text) = verify(&f);
         assert_eq!(code, 1, "{text}");
-        assert!(text.contains("missing"), "{text}");
+        insta::assert_snapshot!(format!("verify_shard_{i}_of_3"), redacted(&text, d.path()));
         shard_files.push(f.to_str().unwrap().to_string());
     }
     assert_eq!(sizes.iter().sum::<usize>(), 24, "{sizes:?}");
@@ -682,8 +710,29 @@ fn shards_merged_equal_an_unsharded_run_key_for_key() {
         "-o",
         p("dup.jsonl").to_str().unwrap(),
     ]);
-    assert_ne!(code, 0);
-    assert!(text.contains("duplicate key"), "{text}");
+    assert_eq!(code, 2, "{text}");
+    // Records land in completion order: name each key of s0 by its line.
+    let by_line: Vec<(String, String)> = keys(&lines(&p("s0.jsonl")))
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (format!(" {k}: "), format!(" [key of line {}]: ", i + 1)))
+        .collect();
+    insta::assert_snapshot!(redacted_with(&text, d.path(), &by_line), @"
+    error: cannot merge: 13 problem(s):
+      duplicate key [key of line 1]: [TMP]/s0.jsonl line 1 and [TMP]/s0.jsonl line 1
+      duplicate key [key of line 2]: [TMP]/s0.jsonl line 2 and [TMP]/s0.jsonl line 2
+      duplicate key [key of line 3]: [TMP]/s0.jsonl line 3 and [TMP]/s0.jsonl line 3
+      duplicate key [key of line 4]: [TMP]/s0.jsonl line 4 and [TMP]/s0.jsonl line 4
+      duplicate key [key of line 5]: [TMP]/s0.jsonl line 5 and [TMP]/s0.jsonl line 5
+      duplicate key [key of line 6]: [TMP]/s0.jsonl line 6 and [TMP]/s0.jsonl line 6
+      duplicate key [key of line 7]: [TMP]/s0.jsonl line 7 and [TMP]/s0.jsonl line 7
+      duplicate key [key of line 8]: [TMP]/s0.jsonl line 8 and [TMP]/s0.jsonl line 8
+      duplicate key [key of line 9]: [TMP]/s0.jsonl line 9 and [TMP]/s0.jsonl line 9
+      duplicate key [key of line 10]: [TMP]/s0.jsonl line 10 and [TMP]/s0.jsonl line 10
+      duplicate key [key of line 11]: [TMP]/s0.jsonl line 11 and [TMP]/s0.jsonl line 11
+      duplicate key [key of line 12]: [TMP]/s0.jsonl line 12 and [TMP]/s0.jsonl line 12
+      duplicate key [key of line 13]: [TMP]/s0.jsonl line 13 and [TMP]/s0.jsonl line 13
+    ");
     assert!(!p("dup.jsonl").exists());
     // a shard run on another clock (another config hash) conflicts
     let (code, text) = offline(
@@ -699,8 +748,13 @@ fn shards_merged_equal_an_unsharded_run_key_for_key() {
         "-o",
         p("mixed.jsonl").to_str().unwrap(),
     ]);
-    assert_ne!(code, 0);
-    assert!(text.contains("different data or configs"), "{text}");
+    assert_eq!(code, 2, "{text}");
+    let mut names = hash_names(&p("s0.jsonl"), "s0");
+    names.extend(hash_names(&p("other.jsonl"), "other"));
+    insta::assert_snapshot!(redacted_with(&text, d.path(), &names), @"
+    error: cannot merge: 1 problem(s):
+      the inputs were run on different data or configs: bundle [BUNDLE:s0] config [CONFIG:other]; bundle [BUNDLE:s0] config [CONFIG:s0]
+    ");
 }
 
 #[test]
@@ -745,24 +799,41 @@ fn offline_resume_cuts_a_torn_line_and_refuses_to_mix_runs() {
     // Rerunning into the same output without --resume is refused: nothing is lost.
     let (code, text) = offline(&out, &[]);
     assert_eq!(code, 2);
-    assert!(text.contains("--resume"), "{text}");
+    insta::assert_snapshot!(redacted(&text, d.path()), @"error: [TMP]/g.jsonl (with its errors sidecar) already holds 24 record(s): pass --resume to continue that run, or --overwrite to start over");
     // A kill mid-write: the last line is cut short.
     let text = std::fs::read_to_string(&out).unwrap();
-    std::fs::write(&out, &text[..text.len() - 40]).unwrap();
+    let cut = &text[..text.len() - 40];
+    let torn_len = cut.len() - cut.rfind('\n').map_or(0, |i| i + 1);
+    let last_key = keys(&lines(&out)).pop().unwrap();
+    std::fs::write(&out, cut).unwrap();
     let (code, report) = verify(&out);
     assert_eq!(code, 1);
-    assert!(
-        report.contains("torn last line") && report.contains("missing: 1"),
-        "{report}"
+    // Records land in completion order and their length varies: name the last key and the
+    // torn length.
+    let names = [
+        (
+            format!("{last_key}\n"),
+            "[the torn line's key]\n".to_string(),
+        ),
+        (
+            format!("({torn_len} bytes"),
+            "([torn length] bytes".to_string(),
+        ),
+    ];
+    insta::assert_snapshot!(
+        "verify_torn_last_line",
+        redacted_with(&report, d.path(), &names)
     );
     // Resuming with another clock would mix results: refused.
     let (code, t) = offline(&out, &["--resume", "--now", "2025-01-01T00:00:00Z"]);
     assert_eq!(code, 2);
-    assert!(t.contains("config hash"), "{t}");
+    let names = hash_names(&out, "g");
+    insta::with_settings!({filters => vec![(r"this run: sha256:[0-9a-f]{64}", "this run: [CONFIG:now 2025-01-01]")]}, {
+        insta::assert_snapshot!(redacted_with(&t, d.path(), &names), @"error: [TMP]/g.jsonl: 23 record(s) were produced with another config hash ([CONFIG:g]; this run: [CONFIG:now 2025-01-01]); resuming would mix results: use another output");
+    });
     let (code, t) = offline(&out, &["--resume"]);
     assert_eq!(code, 0, "{t}");
-    assert!(t.contains("(23 already done, 1 run now)"), "{t}");
-    assert!(t.contains("passed 24/24 (100.0%)"), "{t}");
+    insta::assert_snapshot!("resume_after_the_torn_line", redacted(&t, d.path()));
     let recs = lines(&out);
     let ks: BTreeSet<String> = keys(&recs).into_iter().collect();
     assert_eq!((recs.len(), ks.len()), (24, 24));
@@ -774,7 +845,15 @@ fn offline_resume_cuts_a_torn_line_and_refuses_to_mix_runs() {
     std::fs::write(&out, format!("{text}{first}\n")).unwrap();
     let (code, report) = verify(&out);
     assert_eq!(code, 1);
-    assert!(report.contains("duplicated: 1"), "{report}");
+    let first_key = keys(&lines(&out)).swap_remove(0);
+    let names = [(
+        format!("{first_key} "),
+        "[the first line's key] ".to_string(),
+    )];
+    insta::assert_snapshot!(
+        "verify_duplicated_line",
+        redacted_with(&report, d.path(), &names)
+    );
     // --overwrite starts over.
     let (code, t) = offline(&out, &["--overwrite"]);
     assert_eq!(code, 0, "{t}");

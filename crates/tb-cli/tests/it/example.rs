@@ -9,6 +9,15 @@ fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
 }
 
+/// `text` with the example (and `tmp`, when given) shown as `[EXAMPLE]` (`[TMP]`), for
+/// snapshots that do not depend on the machine.
+fn redacted(text: &str, tmp: Option<&std::path::Path>) -> String {
+    let ex = example();
+    let mut paths = vec![(ex.as_path(), "[EXAMPLE]")];
+    paths.extend(tmp.map(|t| (t, "[TMP]")));
+    tb_test_support::redact(text, &paths)
+}
+
 fn tb(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tb"))
         .args(args)
@@ -55,7 +64,7 @@ fn golden_agent_passes_every_example_task() {
     let out = dir.path().join("golden.jsonl");
     let (ok, text) = infer_example("golden", "3", &out);
     assert!(ok, "{text}");
-    assert!(text.contains("passed 24/24 (100.0%)"), "{text}");
+    insta::assert_snapshot!("golden_infer_output", redacted(&text, Some(dir.path())));
     let recs = records(&out);
     assert_eq!(recs.len(), 24);
     let mut keys: Vec<&str> = recs.iter().map(|r| r["key"].as_str().unwrap()).collect();
@@ -111,14 +120,14 @@ fn validate_reports_the_example() {
         ex.join("testlist.yaml").to_str().unwrap(),
     ]);
     assert!(ok, "{text}");
-    assert!(text.contains("8 tasks loaded"), "{text}");
+    insta::assert_snapshot!("validate_output", redacted(&text, None));
 }
 
 #[test]
 fn bad_input_gives_clear_errors() {
     let (ok, text) = tb(&["infer", "--test-list", "nope.yaml"]);
     assert!(!ok);
-    assert!(text.contains("no data root"), "{text}");
+    insta::assert_snapshot!(redacted(&text, None), @"error: no data root: pass --data DIR (a thinkingbox-data checkout, or a folder in its layout) or set THINKINGBOX_DATA");
     let ex = example();
     let (ok, text) = tb(&[
         "infer",
@@ -128,7 +137,7 @@ fn bad_input_gives_clear_errors() {
         "brightside_retail.py:test_nope",
     ]);
     assert!(!ok);
-    assert!(text.contains("test_nope"), "{text}");
+    insta::assert_snapshot!(redacted(&text, None), @r#"error: [EXAMPLE]/dataset/test_case/brightside_retail.py: no test function "test_nope" in [EXAMPLE]/dataset/test_case/brightside_retail.py (a test function is a module-level `def` whose first statement is a string starting with '!')"#);
     let (ok, text) = tb(&[
         "infer",
         "--data",
@@ -139,7 +148,7 @@ fn bad_input_gives_clear_errors() {
         "gpt",
     ]);
     assert!(!ok);
-    assert!(text.contains("unknown agent"), "{text}");
+    insta::assert_snapshot!(redacted(&text, None), @r#"error: unknown agent "gpt" (no [EXAMPLE]/dataset/agent/gpt.yaml)"#);
 }
 
 /// Python the test-body evaluator does not run is a `tb validate` problem naming file and line.
@@ -165,11 +174,10 @@ fn validate_reports_unsupported_python_with_file_and_line() {
         copy.join("testlist.yaml").to_str().unwrap(),
     ]);
     assert!(!ok, "{text}");
-    let want = format!(
-        "brightside_retail.py:{}: not supported by tb's test-body evaluator: with statement",
-        line + 1
-    );
-    assert!(text.contains(&want), "missing {want:?} in:\n{text}");
+    // The problem names the `with` line of the appended helper.
+    insta::with_settings!({filters => vec![(format!(r"brightside_retail\.py:{}:", line + 1).as_str(), "brightside_retail.py:[WITH_LINE]:")]}, {
+        insta::assert_snapshot!("validate_unsupported_python", redacted(&text, Some(dir.path())));
+    });
     // The unmodified example validates cleanly, test bodies included.
     let (ok, text) = tb(&[
         "validate",

@@ -52,11 +52,11 @@ fn find_python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
     None
 }
 
-fn sdk_python() -> Option<PathBuf> {
+pub(super) fn sdk_python() -> Option<PathBuf> {
     find_python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
 }
 
-fn fixture() -> PathBuf {
+pub(super) fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tb-external/tests/fixtures/tiny_library")
 }
 
@@ -74,6 +74,25 @@ fn tb(args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
+/// `text` with the temporary directory, the fixture and the checkout shown as `[TMP]`,
+/// `[FIXTURE]` and `[WS]`, and `marker` (it holds this process's id) as `[MARKER]`.
+fn redacted(text: &str, tmp: &Path, marker: &str) -> String {
+    let t = tb_test_support::redact(
+        text,
+        &[
+            (tmp, "[TMP]"),
+            (&fixture(), "[FIXTURE]"),
+            (Path::new(env!("CARGO_BIN_EXE_tb")), "[TB]"),
+            (&tb_test_support::workspace_root(), "[WS]"),
+        ],
+    );
+    if marker.is_empty() {
+        t
+    } else {
+        t.replace(marker, "[MARKER]")
+    }
+}
+
 fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -85,7 +104,7 @@ fn lines(path: &Path) -> Vec<Value> {
 
 /// A servers.yaml for the library server whose command carries `marker` (so this test's
 /// processes can be counted apart from other tests').
-fn servers_file(dir: &Path, marker: &str) -> PathBuf {
+pub(super) fn servers_file(dir: &Path, marker: &str) -> PathBuf {
     let script = fixture().join("server/tiny_library.py");
     let p = dir.join("servers.yaml");
     std::fs::write(
@@ -100,7 +119,7 @@ fn servers_file(dir: &Path, marker: &str) -> PathBuf {
 }
 
 /// Live processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> usize {
+pub(super) fn processes_with(marker: &str) -> usize {
     let mut n = 0;
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if !e
@@ -179,7 +198,7 @@ fn golden_agent_on_our_own_server_passes_with_records_as_native() {
         &[("TINY_TEARDOWN_LOG", teardown_log.to_str().unwrap())],
     );
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("passed 4/4"), "{text}");
+    insta::assert_snapshot!("tiny_library_infer_output", redacted(&text, dir.path(), ""));
     let recs = by_uid(&lines(&out));
     assert_eq!(recs.len(), 4);
     assert!(lines(&dir.path().join("out_errors.jsonl")).is_empty());
@@ -302,36 +321,30 @@ fn a_server_killed_hung_or_printing_garbage_is_a_system_error_and_the_campaign_g
         "Error: function 'secret_admin_reset' does not exist"
     );
     // the broken ones are system errors in the sidecar, never graded
-    for (uid, needle) in [
-        (
-            "tiny_library_broken.py:test_tb001_server_killed",
-            "crash_server",
-        ),
-        (
-            "tiny_library_broken.py:test_tb002_server_hangs",
-            "no reply within 3.0s",
-        ),
-        (
-            "tiny_library_broken.py:test_tb003_server_prints_garbage",
-            "no reply within 3.0s",
-        ),
+    let mut messages = Vec::new();
+    for uid in [
+        "tiny_library_broken.py:test_tb001_server_killed",
+        "tiny_library_broken.py:test_tb002_server_hangs",
+        "tiny_library_broken.py:test_tb003_server_prints_garbage",
     ] {
         let r = &errs[uid];
         assert_eq!(r["is_system_error"], true, "{uid}");
         assert!(r["verdict"].is_null(), "{uid}");
         assert_eq!(r["metadata"]["error"]["class"], "tool_runtime", "{uid}");
         let msg = r["metadata"]["error"]["message"].as_str().unwrap();
-        assert!(
-            msg.contains("server `tiny_library`") && msg.contains(needle),
-            "{uid}: {msg}"
-        );
+        // The server's stderr tail (the SDK's log lines, read concurrently) is cut off.
+        let head = msg
+            .split_once("; its stderr ends with:")
+            .map_or(msg, |(h, _)| h);
+        messages.push(format!("{uid}: {}", redacted(head, dir.path(), &marker)));
         assert!(!recs.contains_key(uid), "{uid} must not be graded");
     }
+    // each names the server and what went wrong (the crash, the 3 s call timeout)
+    insta::assert_snapshot!("broken_servers_error_messages", messages.join("\n"));
     // the killed server's earlier call went through before it died
-    assert!(
-        tool_texts(&errs["tiny_library_broken.py:test_tb001_server_killed"])[0]
-            .1
-            .contains("The Long Afternoon")
+    insta::assert_snapshot!(
+        tool_texts(&errs["tiny_library_broken.py:test_tb001_server_killed"])[0].1,
+        @r#"{"id": "B1", "title": "The Long Afternoon", "available": true}"#
     );
     assert_eq!(processes_with(&marker), 0, "every server process is gone");
 }
@@ -360,14 +373,18 @@ fn an_unstartable_server_is_a_session_error_per_attempt() {
     );
     let errs = lines(&dir.path().join("out_errors.jsonl"));
     assert_eq!(errs.len(), 4, "{text}");
+    let mut messages = std::collections::BTreeSet::new();
     for r in &errs {
         assert_eq!(r["metadata"]["error"]["type"], "SessionError");
         let msg = r["metadata"]["error"]["message"].as_str().unwrap();
-        assert!(
-            msg.contains("boom at import") && msg.contains("exited"),
-            "{msg}"
-        );
+        messages.insert(redacted(msg, dir.path(), ""));
     }
+    // one message for every attempt: the server's exit and its stderr
+    let messages: Vec<String> = messages.into_iter().collect();
+    insta::assert_snapshot!(messages.join("\n"), @"
+    server `tiny_library`: start: MCP initialize: connection closed: initialize response (the process exited: exit status: 3); its stderr ends with:
+    boom at import
+    ");
 }
 
 #[test]
@@ -430,7 +447,7 @@ fn a_streamable_http_server_runs_through_mcp_remote() {
     assert_eq!(code, 0, "{text}");
     let recs = lines(&out);
     assert_eq!(recs[0]["verdict"]["passed"], true, "{text}");
-    assert!(tool_texts(&recs[0])[1].1.contains("\"L2\""));
+    insta::assert_snapshot!(tool_texts(&recs[0])[1].1, @r#"{"id": "L2", "book_id": "B1", "member_id": "M1", "returned": false}"#);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,7 +531,7 @@ async fn a_scripted_model_drives_our_server_through_the_episode_loop() {
         texts[1].1,
         "Error: function '__reserved__geteffects' does not exist"
     );
-    assert!(texts[2].1.contains("\"L2\""), "{texts:?}");
+    insta::assert_snapshot!(texts[2].1, @r#"{"id": "L2", "book_id": "B1", "member_id": "M1", "returned": false}"#);
     for tools in offered.lock().unwrap().iter() {
         assert!(
             tools
@@ -564,7 +581,10 @@ fn two_hundred_attempts_at_concurrency_16_leave_no_process_behind() {
         t0.elapsed().as_secs_f64()
     );
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("passed 200/200"), "{text}");
+    insta::assert_snapshot!(
+        "two_hundred_attempts_output",
+        redacted(&text, dir.path(), &marker)
+    );
     assert_eq!(lines(&out).len(), 200);
     assert_eq!(before, 0);
     assert_eq!(

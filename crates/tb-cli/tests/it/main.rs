@@ -2,10 +2,12 @@
 //! area.
 
 mod audit;
+mod broken_pipe;
 mod campaign;
 mod campaign_plan;
 mod example;
 mod external_servers;
+mod external_sessions;
 mod reference_records;
 mod reference_requests;
 mod secrets_and_auth;

@@ -107,6 +107,22 @@ fn an_echoed_key_reaches_no_file_console_or_log() {
     let manifest = std::fs::read_to_string(dir.path().join("out_run_metadata.json")).unwrap();
     let records = std::fs::read_to_string(&out).unwrap_or_default();
     let first = errors.lines().next().unwrap().to_string();
+    // The whole recorded error: the endpoint's echo with the key and the password redacted.
+    let rec: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let port = format!(":{}", addr.port());
+    insta::with_settings!({filters => vec![
+        (tb_test_support::regex_literal(&port).as_str(), ":[PORT]"),
+        // the size of the prompt and the tools, not the redaction under test
+        (r"content-length: \d+", "content-length: [LEN]"),
+        // the request body (the task's prompt and tools) is cut in the message; the head is
+        // what the redaction is about
+        (r#"\\r\\n\\r\\n\{.*\.\.\.""#, r#"\r\n\r\n[REQUEST BODY]...""#),
+    ]}, {
+        insta::assert_snapshot!(
+            "echoed_key_error_record",
+            serde_json::to_string_pretty(&rec["metadata"]["error"]).unwrap()
+        );
+    });
     let line = dir.path().join("one.jsonl");
     std::fs::write(&line, format!("{first}\n")).unwrap();
     let pp = Command::new(env!("CARGO_BIN_EXE_tb"))

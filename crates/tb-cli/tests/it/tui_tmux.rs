@@ -230,9 +230,12 @@ fn golden_calls_typed_in_tmux_pass_and_the_saved_record_reads_back() {
     assert!(show.contains("outcome: PASSED"), "{show}");
     let (code, rt) = tb(&["run-test", &file, "--data", &root_s]);
     assert_eq!(code, 0, "{rt}");
-    assert!(
-        rt.contains(&format!("PASS {UID}::repeat::0: as recorded")),
-        "{rt}"
+    insta::assert_snapshot!(
+        tb_test_support::redact(&rt, &[(saved.as_path(), "[SAVED]"), (root.as_path(), "[DATA]")]),
+        @"
+    PASS sandbox_external_retail_group1.py:test_case_ST002_001::repeat::0: as recorded (2 call(s) replayed)
+    1 record(s) graded as recorded, 0 changed
+    "
     );
     let (code, agg) = tb(&["agg", &file]);
     assert_eq!(code, 0, "{agg}");

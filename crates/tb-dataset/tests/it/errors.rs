@@ -14,6 +14,12 @@ fn write(root: &Path, rel: &str, text: &str) -> PathBuf {
     p
 }
 
+/// `e`'s text with the temporary data root shown as `[ROOT]`, for a snapshot of the whole message.
+fn shown(root: &Path, e: &impl std::fmt::Display) -> String {
+    let root = root.to_str().expect("utf-8 temp dir");
+    e.to_string().replace(root, "[ROOT]")
+}
+
 fn dataset(files: &[(&str, &str)]) -> (tempfile::TempDir, Dataset) {
     let dir = tempfile::tempdir().expect("tempdir");
     write(dir.path(), "dataset/scenario/sc.yaml", SCENARIO);
@@ -61,7 +67,7 @@ def test_two(x):
 
 #[test]
 fn loads_and_merges() {
-    let (_d, ds) = dataset(&[("dataset/test_case/grp/grp_file_a.py", GOOD)]);
+    let (d, ds) = dataset(&[("dataset/test_case/grp/grp_file_a.py", GOOD)]);
     let t = ds.load_task("grp_file_a.py:test_one").expect("task");
     assert_eq!(t.uid, "grp_file_a.py:test_one");
     assert_eq!(t.query.as_deref(), Some("q1"));
@@ -83,11 +89,7 @@ fn loads_and_merges() {
     );
     // `query: yes` is a YAML 1.1 boolean: the reference's pydantic model rejects it too.
     let e = ds.load_task("grp_file_a.py:test_two").unwrap_err();
-    let msg = e.to_string();
-    assert!(
-        msg.contains("grp_file_a.py:29") && msg.contains("query"),
-        "{msg}"
-    );
+    insta::assert_snapshot!(shown(d.path(), &e), @"[ROOT]/dataset/test_case/grp/grp_file_a.py:29: `query` of `test_two` must be a string, found a boolean");
     let sc = ds.scenario("sc").expect("scenario");
     assert!(sc.tools[1].is_end_turn);
     assert_eq!(sc.servers(), ["srv", "other"]);
@@ -135,41 +137,30 @@ fn test_list_errors_name_the_list_line() {
         matches!(e, DatasetError::UnknownTest { line: 3, .. }),
         "{e:?}"
     );
-    let msg = e.to_string();
-    assert!(
-        msg.contains("list.yaml:3") && msg.contains("test_missing") && msg.contains("f.py"),
-        "{msg}"
-    );
+    insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/list.yaml:3: no test function "test_missing" in [ROOT]/dataset/test_case/f.py (a test function is a module-level `def` whose first statement is a string starting with '!')"#);
 
     // relative to the data root
     let e = ds.load_test_list(Path::new("list2.yaml")).unwrap_err();
-    let msg = e.to_string();
-    assert!(
-        msg.contains("list2.yaml:2") && msg.contains("nofile.py") && msg.contains("not found"),
-        "{msg}"
-    );
+    insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/list2.yaml:2: test-case file "nofile.py" not found (looked for [ROOT]/dataset/test_case/nofile.py)"#);
 
     let e = ds.load_test_list(Path::new("list3.yaml")).unwrap_err();
-    assert!(e.to_string().contains("list3.yaml:2"), "{e}");
+    insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/list3.yaml:2: invalid test id "not-an-id": expected `file.py:function`"#);
 
     let e = ds
         .load_test_list(Path::new("missing-list.yaml"))
         .unwrap_err();
     assert!(matches!(e, DatasetError::Io { .. }), "{e:?}");
-    assert!(e.to_string().contains("missing-list.yaml"), "{e}");
+    insta::assert_snapshot!(shown(d.path(), &e), @"missing-list.yaml: cannot read");
 
     // a direct id naming a missing function names the test file
     let e = ds.load_task("f.py:nope").unwrap_err();
-    assert!(
-        e.to_string().contains("f.py") && e.to_string().contains("nope"),
-        "{e}"
-    );
+    insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/dataset/test_case/f.py: no test function "nope" in [ROOT]/dataset/test_case/f.py (a test function is a module-level `def` whose first statement is a string starting with '!')"#);
 }
 
 #[test]
 fn malformed_docstring_yaml_names_file_and_line() {
     let src = "\"\"\"!\nscenario: sc\n\"\"\"\n\n\ndef test_bad(x):\n    \"\"\"!\n    query: ok\n    init:\n      srv: [1, 2\n    \"\"\"\n    validate_database(x)\n";
-    let (_d, ds) = dataset(&[("dataset/test_case/bad.py", src)]);
+    let (d, ds) = dataset(&[("dataset/test_case/bad.py", src)]);
     let e = ds.load_task("bad.py:test_bad").unwrap_err();
     let DatasetError::Yaml { line, ref path, .. } = e else {
         panic!("{e:?}")
@@ -177,17 +168,13 @@ fn malformed_docstring_yaml_names_file_and_line() {
     // The flow sequence opened on line 10 is still open at the closing quotes (line 11).
     assert!((10..=11).contains(&line), "{e}");
     assert!(path.ends_with("bad.py"));
-    let msg = e.to_string();
-    assert!(
-        msg.contains(&format!("bad.py:{line}")) && msg.contains("test_bad"),
-        "{msg}"
-    );
+    insta::assert_snapshot!(shown(d.path(), &e), @"[ROOT]/dataset/test_case/bad.py:11: invalid YAML in the docstring of test_bad: while parsing a flow sequence: expected ',' or ']', but found <stream end>");
 }
 
 #[test]
 fn invalid_keys_types_and_scenarios_are_reported() {
     let src = "def test_k(x):\n    \"\"\"!\n    scenario: sc\n    query: q\n    qeury: typo\n    \"\"\"\n";
-    let (_d, ds) = dataset(&[
+    let (d, ds) = dataset(&[
         ("dataset/test_case/k.py", src),
         (
             "dataset/test_case/s.py",
@@ -206,23 +193,21 @@ fn invalid_keys_types_and_scenarios_are_reported() {
             "def test_p(x):\n    '''!\n    query: q\n'''\n    y = (\n",
         ),
     ]);
-    let e = ds.load_task("k.py:test_k").unwrap_err().to_string();
-    assert!(e.contains("k.py:1") && e.contains("qeury"), "{e}");
+    let e = ds.load_task("k.py:test_k").unwrap_err();
+    insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/dataset/test_case/k.py:1: the docstring of test_k: invalid key "qeury" (allowed: scenario, query, user_context, max_user_sim_turns, max_agent_sim_turns, bot_instructions, history, init, format_query, tags)"#);
     let e = ds.load_task("s.py:test_s").unwrap_err();
     assert!(
         matches!(e, DatasetError::UnknownScenario { line: 1, .. }),
         "{e:?}"
     );
-    assert!(e.to_string().contains("nope"));
-    let e = ds.load_task("t.py:test_t").unwrap_err().to_string();
-    assert!(e.contains("t.py:1") && e.contains("init.srv"), "{e}");
-    let e = ds.scenario("broken").unwrap_err().to_string();
-    assert!(
-        e.contains("broken.yaml:4") && e.contains("tools[1].name"),
-        "{e}"
-    );
+    insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/dataset/test_case/s.py:1: unknown scenario "nope" (no [ROOT]/dataset/scenario/nope.yaml)"#);
+    let e = ds.load_task("t.py:test_t").unwrap_err();
+    insta::assert_snapshot!(shown(d.path(), &e), @"[ROOT]/dataset/test_case/t.py:1: test_t: `init.srv` must be a mapping, found a list");
+    let e = ds.scenario("broken").unwrap_err();
+    insta::assert_snapshot!(shown(d.path(), &e), @"[ROOT]/dataset/scenario/broken.yaml:4: `tools[1].name` is required");
     let e = ds.load_task("p.py:test_p").unwrap_err();
     assert!(matches!(e, DatasetError::Python { .. }), "{e:?}");
+    insta::assert_snapshot!(shown(d.path(), &e), @"[ROOT]/dataset/test_case/p.py:6: invalid Python: unexpected end of file inside brackets");
 }
 
 #[test]
@@ -232,6 +217,7 @@ fn open_accepts_the_dataset_dir_and_rejects_others() {
     assert_eq!(ds.root(), d.path());
     let e = Dataset::open(&d.path().join("nowhere")).unwrap_err();
     assert!(matches!(e, DatasetError::NotADataset { .. }));
+    insta::assert_snapshot!(shown(d.path(), &e), @"[ROOT]/nowhere: not a ThinkingBox data root (expected [ROOT]/nowhere/dataset/{scenario,test_case} or a dataset dir itself)");
 }
 
 #[test]
@@ -265,20 +251,17 @@ fn test_tags_are_hydrated_as_the_reference_does() {
     assert!(u.test_tags.category.is_empty() && !u.test_tags.skip);
     // a domain outside the taxonomy: an error naming the file and the line
     let bad = format!("{SCENARIO}tags: [domain:retail]\n");
-    let (_d, ds) = dataset(&[
+    let (d, ds) = dataset(&[
         ("dataset/scenario/bad.yaml", &bad),
         (
             "dataset/test_case/b.py",
             &test.replace("scenario: sc\n", "scenario: bad\n"),
         ),
     ]);
-    let msg = ds.load_task("b.py:test_u").unwrap_err().to_string();
-    assert!(
-        msg.contains("bad.yaml:11") && msg.contains("\"retail\""),
-        "{msg}"
-    );
+    let e = ds.load_task("b.py:test_u").unwrap_err();
+    insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/dataset/scenario/bad.yaml:11: domain "retail" is not in the tag taxonomy (expected one of: customer-service, hr, misc)"#);
     let test_bad = test.replace("Domain:HR", "category:bogus");
-    let (_d, ds) = dataset(&[("dataset/test_case/c.py", &test_bad)]);
-    let msg = ds.load_task("c.py:test_t").unwrap_err().to_string();
-    assert!(msg.contains("c.py:7") && msg.contains("\"bogus\""), "{msg}");
+    let (d, ds) = dataset(&[("dataset/test_case/c.py", &test_bad)]);
+    let e = ds.load_task("c.py:test_t").unwrap_err();
+    insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/dataset/test_case/c.py:7: test_t: category "bogus" is not in the tag taxonomy (expected one of: user, xpia, direct-msg, refusal)"#);
 }

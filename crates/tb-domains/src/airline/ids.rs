@@ -8,6 +8,15 @@ use sha2::{Digest, Sha256};
 const N: usize = 624;
 const M: usize = 397;
 
+/// `(uint32_t)i` of CPython's `_randommodule.c`: the low 32 bits of an index.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "C's uint32_t cast, as CPython does"
+)]
+fn low32(i: usize) -> u32 {
+    i as u32
+}
+
 /// CPython's `random.Random` core (MT19937).
 #[derive(Debug, Clone)]
 pub struct PyRandom {
@@ -22,7 +31,7 @@ impl PyRandom {
         for i in 1..N {
             mt[i] = 1_812_433_253u32
                 .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
-                .wrapping_add(i as u32);
+                .wrapping_add(low32(i));
         }
         PyRandom { mt, index: N }
     }
@@ -37,7 +46,7 @@ impl PyRandom {
             let k = key.get(j).copied().unwrap_or(0);
             mt[i] = (mt[i] ^ (mt[i - 1] ^ (mt[i - 1] >> 30)).wrapping_mul(1_664_525))
                 .wrapping_add(k)
-                .wrapping_add(j as u32);
+                .wrapping_add(low32(j));
             i += 1;
             j += 1;
             if i >= N {
@@ -50,7 +59,7 @@ impl PyRandom {
         }
         for _ in 0..N - 1 {
             mt[i] = (mt[i] ^ (mt[i - 1] ^ (mt[i - 1] >> 30)).wrapping_mul(1_566_083_941))
-                .wrapping_sub(i as u32);
+                .wrapping_sub(low32(i));
             i += 1;
             if i >= N {
                 mt[0] = mt[N - 1];

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use tb_sandbox::schema::{self, Kind, ToolDecl};
-use tb_sandbox::{Args, Clock, ServerSession, ToolReply, coerce, pyjson};
+use tb_sandbox::{Clock, ServerSession, ToolFn, ToolReply, Tools, coerce, pyjson};
 
 pub use data::Db;
 
@@ -36,35 +36,6 @@ pub fn default_clock() -> Clock {
     Clock::parse(DEFAULT_NOW).unwrap_or_default()
 }
 
-/// Why a tool failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fail {
-    /// The server's own error: the agent sees `Error!\n<message>`.
-    Domain(String),
-    /// Anything else the reference raises (a Python exception): the agent sees `Error!`.
-    Other,
-}
-
-impl Fail {
-    /// A domain error.
-    pub fn domain(msg: impl Into<String>) -> Self {
-        Fail::Domain(msg.into())
-    }
-
-    fn text(&self) -> String {
-        match self {
-            Fail::Domain(m) => format!("Error!\n{m}"),
-            Fail::Other => "Error!".into(),
-        }
-    }
-}
-
-/// A tool's answer: the success object, or why it failed.
-pub type Out = Result<Value, Fail>;
-
-/// A tool function.
-pub type AirlineFn = fn(&mut AirlineSession, &Args) -> Out;
-
 /// The server's success object: `"status": "ok"` first, then the fields (a field named
 /// `status` overwrites the value and keeps the first position).
 pub fn ok(fields: Vec<(&str, Value)>) -> Value {
@@ -79,37 +50,38 @@ pub fn ok(fields: Vec<(&str, Value)>) -> Value {
 /// The tools with their declarations (`tools/airline_tau_bench.tools`) and functions.
 #[derive(Debug)]
 pub struct Airline {
-    tools: Vec<(ToolDecl, AirlineFn)>,
+    tools: Vec<(ToolDecl, ToolFn<AirlineSession>)>,
 }
 
-fn functions() -> Vec<(&'static str, AirlineFn)> {
-    vec![
-        ("search_direct_flight", tools::search_direct_flight),
-        ("search_onestop_flight", tools::search_onestop_flight),
-        ("get_user_details", tools::get_user_details),
-        ("get_reservation_details", tools::get_reservation_details),
-        ("book_reservation", tools::book_reservation),
-        ("cancel_reservation", tools::cancel_reservation),
-        (
+/// The tool functions, registered as the v1 domains register theirs.
+fn functions() -> Tools<AirlineSession> {
+    let mut t = Tools::new();
+    t.add("search_direct_flight", tools::search_direct_flight)
+        .add("search_onestop_flight", tools::search_onestop_flight)
+        .add("get_user_details", tools::get_user_details)
+        .add("get_reservation_details", tools::get_reservation_details)
+        .add("book_reservation", tools::book_reservation)
+        .add("cancel_reservation", tools::cancel_reservation)
+        .add(
             "update_reservation_passengers",
             tools::update_reservation_passengers,
-        ),
-        (
+        )
+        .add(
             "update_reservation_flights",
             tools::update_reservation_flights,
-        ),
-        (
+        )
+        .add(
             "update_reservation_baggages",
             tools::update_reservation_baggages,
-        ),
-        ("list_all_airports", tools::list_all_airports),
-        ("calculate", tools::calculate),
-        ("send_certificate", tools::send_certificate),
-        ("transfer_to_human_agents", tools::transfer_to_human_agents),
-        ("think", tools::think),
-        ("check_price_quote", tools::check_price_quote),
-        ("check_refund_amount", tools::check_refund_amount),
-    ]
+        )
+        .add("list_all_airports", tools::list_all_airports)
+        .add("calculate", tools::calculate)
+        .add("send_certificate", tools::send_certificate)
+        .add("transfer_to_human_agents", tools::transfer_to_human_agents)
+        .add("think", tools::think)
+        .add("check_price_quote", tools::check_price_quote)
+        .add("check_refund_amount", tools::check_refund_amount);
+    t
 }
 
 /// Errors loading the airline.
@@ -140,7 +112,7 @@ impl Airline {
             "airline_tau_bench.tools",
             include_str!("../../tools/airline_tau_bench.tools"),
         )])?;
-        let mut fns = functions();
+        let mut fns = functions().into_entries();
         let mut tools = Vec::new();
         for decl in doc.tools {
             let i = fns
@@ -287,9 +259,9 @@ impl AirlineSession {
             Ok(a) => a,
             Err(errors) => return ToolReply::error(validation_text(name, &errors)),
         };
-        let text = match run(self, &validated) {
+        let text = match run.call(self, &validated) {
             Ok(v) => pyjson::dumps(&v, pyjson::Layout::Default),
-            Err(f) => f.text(),
+            Err(e) => e.bang_text(),
         };
         ToolReply::ok(text)
     }

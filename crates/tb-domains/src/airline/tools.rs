@@ -1,11 +1,13 @@
 //! The airline tools, one function each, in the reference's tool order. Every function takes
-//! the validated arguments and answers the success object (`"status"` first) or a [`Fail`].
+//! the validated arguments and answers the success object (`"status"` first) or a [`ToolError`]
+//! (shown by [`ToolError::bang_text`]: the server's own errors are [`ToolError::new`], any other
+//! failure of the reference, a Python exception, is [`ToolError::raised`]).
 
 use super::data::{Passenger, PaymentMethod, Reservation, Segment, User};
-use super::{AirlineSession, Fail, Out, calc, ok};
+use super::{AirlineSession, calc, ok};
 use serde_json::{Value, json};
 use tb_python::{float_repr, str_repr};
-use tb_sandbox::{Args, Fields};
+use tb_sandbox::{Args, Fields, ToolError, ToolResult};
 
 const BAGGAGE_FEE: i64 = 50;
 const INSURANCE_FEE: i64 = 30;
@@ -33,22 +35,22 @@ fn float(x: f64) -> Value {
     json!(x)
 }
 
-fn user<'a>(s: &'a mut AirlineSession, id: &str) -> Result<&'a mut User, Fail> {
+fn user<'a>(s: &'a mut AirlineSession, id: &str) -> Result<&'a mut User, ToolError> {
     s.db.users
         .get_mut(id)
-        .ok_or_else(|| Fail::domain(format!("User {id} not found")))
+        .ok_or_else(|| ToolError::new(format!("User {id} not found")))
 }
 
-fn reservation<'a>(s: &'a mut AirlineSession, id: &str) -> Result<&'a mut Reservation, Fail> {
+fn reservation<'a>(s: &'a mut AirlineSession, id: &str) -> Result<&'a mut Reservation, ToolError> {
     s.db.reservations
         .get_mut(id)
-        .ok_or_else(|| Fail::domain(format!("Reservation {id} not found")))
+        .ok_or_else(|| ToolError::new(format!("Reservation {id} not found")))
 }
 
-fn valid_cabin(cabin: &str) -> Result<(), Fail> {
+fn valid_cabin(cabin: &str) -> Result<(), ToolError> {
     match cabin {
         "basic_economy" | "economy" | "business" => Ok(()),
-        _ => Err(Fail::Other),
+        _ => Err(ToolError::raised()),
     }
 }
 
@@ -99,11 +101,11 @@ impl DobError {
     }
 }
 
-fn validate_pax(pax: &[Passenger]) -> Result<(), Fail> {
+fn validate_pax(pax: &[Passenger]) -> Result<(), ToolError> {
     if (1..=MAX_PASSENGERS).contains(&pax.len()) {
         Ok(())
     } else {
-        Err(Fail::domain(format!(
+        Err(ToolError::new(format!(
             "Passengers must be between 1 and {MAX_PASSENGERS}"
         )))
     }
@@ -118,16 +120,21 @@ fn free_bags(membership: &str, cabin: &str) -> i64 {
     }
 }
 
+/// A length as a JSON integer (a length never exceeds `isize::MAX`, so it always fits).
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 fn insurance_cost(insurance: &str, passengers: usize) -> i64 {
     if insurance == "yes" {
-        INSURANCE_FEE * passengers as i64
+        INSURANCE_FEE * count(passengers)
     } else {
         0
     }
 }
 
 fn baggage_cost(membership: &str, cabin: &str, total_bags: i64, passengers: usize) -> i64 {
-    let free = free_bags(membership, cabin) * passengers as i64;
+    let free = free_bags(membership, cabin) * count(passengers);
     BAGGAGE_FEE * (total_bags - free).max(0)
 }
 
@@ -139,28 +146,33 @@ fn price_segment(
     date: &str,
     cabin: &str,
     passengers: usize,
-) -> Result<(String, String, f64), Fail> {
+) -> Result<(String, String, f64), ToolError> {
     let flight =
         s.db.flights
             .get(num)
-            .ok_or_else(|| Fail::domain(format!("Flight {num} not found")))?;
+            .ok_or_else(|| ToolError::new(format!("Flight {num} not found")))?;
     let day = flight
         .dates
         .get(date)
-        .ok_or_else(|| Fail::domain(format!("Flight {num} not available on {date}")))?;
+        .ok_or_else(|| ToolError::new(format!("Flight {num} not available on {date}")))?;
     if day.status != "available" {
-        return Err(Fail::domain(format!("Flight {num} unavailable on {date}")));
+        return Err(ToolError::new(format!(
+            "Flight {num} unavailable on {date}"
+        )));
     }
     let seats = day
         .available_seats
         .and_then(|x| x.get(cabin))
-        .ok_or(Fail::Other)?;
-    if seats < passengers as i64 {
-        return Err(Fail::domain(format!(
+        .ok_or_else(ToolError::raised)?;
+    if seats < count(passengers) {
+        return Err(ToolError::new(format!(
             "Not enough {cabin} seats on {num} {date}"
         )));
     }
-    let fare = day.prices.and_then(|x| x.get(cabin)).ok_or(Fail::Other)?;
+    let fare = day
+        .prices
+        .and_then(|x| x.get(cabin))
+        .ok_or_else(ToolError::raised)?;
     Ok((flight.origin.clone(), flight.destination.clone(), fare))
 }
 
@@ -171,7 +183,7 @@ fn make_segments(
     flights: &[FlightDetail],
     cabin: &str,
     passengers: usize,
-) -> Result<(Vec<Segment>, f64), Fail> {
+) -> Result<(Vec<Segment>, f64), ToolError> {
     let mut segments = Vec::new();
     let mut total = 0.0;
     for f in flights {
@@ -184,8 +196,8 @@ fn make_segments(
                 .and_then(|fl| fl.dates.get_mut(&f.date))
                 .and_then(|d| d.available_seats.as_mut())
                 .and_then(|x| x.get_mut(cabin))
-                .ok_or(Fail::Other)?;
-        *seats -= passengers as i64;
+                .ok_or_else(ToolError::raised)?;
+        *seats -= count(passengers);
         segments.push(Segment {
             flight_number: f.flight_number.clone(),
             date: f.date.clone(),
@@ -200,13 +212,16 @@ fn make_segments(
 
 /// `_apply_payments`: takes amounts off gift cards and certificates (a certificate that
 /// reaches 0 is deleted); credit cards have no balance.
-fn apply_payments(user: &mut User, payments: &[(String, f64)]) -> Result<(), Fail> {
+fn apply_payments(user: &mut User, payments: &[(String, f64)]) -> Result<(), ToolError> {
     for (pid, amount) in payments {
-        let method = user.payment_methods.get_mut(pid).ok_or(Fail::Other)?;
+        let method = user
+            .payment_methods
+            .get_mut(pid)
+            .ok_or_else(ToolError::raised)?;
         if method.is_prepaid() {
-            let balance = method.amount.ok_or(Fail::Other)?;
+            let balance = method.amount.ok_or_else(ToolError::raised)?;
             if balance < *amount {
-                return Err(Fail::domain(format!("Insufficient balance in {pid}")));
+                return Err(ToolError::new(format!("Insufficient balance in {pid}")));
             }
             let left = balance - amount;
             method.amount = Some(left);
@@ -219,7 +234,7 @@ fn apply_payments(user: &mut User, payments: &[(String, f64)]) -> Result<(), Fai
 }
 
 /// `datetime.fromisoformat` for the forms the data and the server write; naive is UTC.
-fn parse_created(text: &str) -> Result<chrono::DateTime<chrono::Utc>, Fail> {
+fn parse_created(text: &str) -> Result<chrono::DateTime<chrono::Utc>, ToolError> {
     use chrono::{DateTime, NaiveDateTime, Utc};
     if let Ok(d) = DateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f%:z") {
         return Ok(d.with_timezone(&Utc));
@@ -227,12 +242,12 @@ fn parse_created(text: &str) -> Result<chrono::DateTime<chrono::Utc>, Fail> {
     NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
         .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f"))
         .map(|n| n.and_utc())
-        .map_err(|_| Fail::Other)
+        .map_err(|_| ToolError::raised())
 }
 
 /// `_refund_amount`: everything when booked less than 24 h ago (by the session clock) or the
 /// airline cancelled; 80 % in business; everything with insurance; else the int 0.
-fn refund_amount(s: &AirlineSession, r: &Reservation, reason: &str) -> Result<Value, Fail> {
+fn refund_amount(s: &AirlineSession, r: &Reservation, reason: &str) -> Result<Value, ToolError> {
     let created = parse_created(&r.created_at)?;
     // `total_seconds() < 86400`: whole seconds truncated toward zero compare the same.
     let within24 = (s.now - created).num_seconds() < 86_400;
@@ -270,7 +285,7 @@ fn available(f: &super::data::Flight, date: &str) -> bool {
 // --- tools -----------------------------------------------------------------------------------
 
 /// `search_direct_flight`
-pub fn search_direct_flight(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn search_direct_flight(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let (origin, destination, date) = (
         a.str_or_empty("origin"),
         a.str_or_empty("destination"),
@@ -286,7 +301,7 @@ pub fn search_direct_flight(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `search_onestop_flight`: any two same-day flights through a common airport.
-pub fn search_onestop_flight(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn search_onestop_flight(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let (origin, destination, date) = (
         a.str_or_empty("origin"),
         a.str_or_empty("destination"),
@@ -315,27 +330,27 @@ pub fn search_onestop_flight(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `get_user_details`
-pub fn get_user_details(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn get_user_details(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let u = user(s, a.str_or_empty("user_id"))?;
     Ok(ok(vec![("user", json!(u))]))
 }
 
 /// `get_reservation_details`
-pub fn get_reservation_details(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn get_reservation_details(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let r = reservation(s, a.str_or_empty("reservation_id"))?;
     Ok(ok(vec![("reservation", json!(r))]))
 }
 
 /// `book_reservation`
-pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let flight_type = a.str_or_empty("flight_type");
     if flight_type != "one_way" && flight_type != "round_trip" {
-        return Err(Fail::Other);
+        return Err(ToolError::raised());
     }
     let cabin = a.str_or_empty("cabin");
     valid_cabin(cabin)?;
     let passengers: Vec<Passenger> = a.list_of("passengers");
-    check_passengers(&passengers).map_err(|e| Fail::domain(e.errors_repr()))?;
+    check_passengers(&passengers).map_err(|e| ToolError::new(e.errors_repr()))?;
     let payments: Vec<PaymentInput> = a.list_of("payment_methods");
     let insurance = a.str_or_empty("insurance");
     let mut request_errors = Vec::new();
@@ -352,7 +367,7 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
         ));
     }
     if !request_errors.is_empty() {
-        return Err(Fail::domain(format!("[{}]", request_errors.join(", "))));
+        return Err(ToolError::new(format!("[{}]", request_errors.join(", "))));
     }
     let user_id = a.str_or_empty("user_id");
     let u = user(s, user_id)?;
@@ -360,7 +375,7 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
     let mut counts = [0usize; 3];
     for p in &payments {
         let method = u.payment_methods.get(&p.payment_id).ok_or_else(|| {
-            Fail::domain(format!(
+            ToolError::new(format!(
                 "Payment method {} not on user profile",
                 p.payment_id
             ))
@@ -372,13 +387,13 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
         }
     }
     if counts[0] > 3 {
-        return Err(Fail::domain("Max 3 gift cards allowed"));
+        return Err(ToolError::new("Max 3 gift cards allowed"));
     }
     if counts[1] > 1 {
-        return Err(Fail::domain("Max 1 certificate allowed"));
+        return Err(ToolError::new("Max 1 certificate allowed"));
     }
     if counts[2] > 1 {
-        return Err(Fail::domain("Max 1 credit card allowed"));
+        return Err(ToolError::new("Max 1 credit card allowed"));
     }
     let membership = u.membership_level.clone();
     let real_user_id = u.user_id.clone();
@@ -390,7 +405,7 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
         + baggage_cost(&membership, cabin, total_bags, passengers.len()) as f64;
     let paid: f64 = payments.iter().map(|p| p.amount).sum();
     if (paid - price).abs() > 1e-2 {
-        return Err(Fail::domain(format!(
+        return Err(ToolError::new(format!(
             "Payment total {} does not match expected {}",
             float_repr(paid),
             float_repr(price)
@@ -438,12 +453,12 @@ pub fn book_reservation(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `cancel_reservation`: seats back, status cancelled, the refund only reported.
-pub fn cancel_reservation(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn cancel_reservation(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let id = a.str_or_empty("reservation_id");
     let reason = a.str_or_empty("reason");
     let r = reservation(s, id)?.clone();
     if r.status == "cancelled" {
-        return Err(Fail::domain("Reservation already cancelled"));
+        return Err(ToolError::new("Reservation already cancelled"));
     }
     let refund = refund_amount(s, &r, reason)?;
     for seg in &r.flights {
@@ -451,9 +466,9 @@ pub fn cancel_reservation(s: &mut AirlineSession, a: &Args) -> Out {
             s.db.flights
                 .get_mut(&seg.flight_number)
                 .and_then(|f| f.dates.get_mut(&seg.date))
-                .ok_or(Fail::Other)?;
+                .ok_or_else(ToolError::raised)?;
         if let Some(seats) = day.available_seats.as_mut() {
-            *seats.get_mut(&r.cabin).ok_or(Fail::Other)? += r.passengers.len() as i64;
+            *seats.get_mut(&r.cabin).ok_or_else(ToolError::raised)? += count(r.passengers.len());
         }
     }
     let now = s.fixed_now();
@@ -471,18 +486,18 @@ pub fn cancel_reservation(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `update_reservation_passengers`: same number of passengers, not basic economy.
-pub fn update_reservation_passengers(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn update_reservation_passengers(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let id = a.str_or_empty("reservation_id");
     let passengers: Vec<Passenger> = a.list_of("passengers");
     let now = s.fixed_now();
     let r = reservation(s, id)?;
     if r.cabin == "basic_economy" {
-        return Err(Fail::domain("Basic economy tickets cannot be modified"));
+        return Err(ToolError::new("Basic economy tickets cannot be modified"));
     }
     if r.passengers.len() != passengers.len() {
-        return Err(Fail::domain("Cannot change the number of passengers"));
+        return Err(ToolError::new("Cannot change the number of passengers"));
     }
-    check_passengers(&passengers).map_err(|_| Fail::Other)?;
+    check_passengers(&passengers).map_err(|_| ToolError::raised())?;
     validate_pax(&passengers)?;
     r.passengers.clone_from(&passengers);
     r.last_modified = Some(now);
@@ -495,19 +510,19 @@ pub fn update_reservation_passengers(s: &mut AirlineSession, a: &Args) -> Out {
 
 /// `update_reservation_flights`: every flight priced again at today's fare; a higher price is
 /// charged, a lower one not refunded.
-pub fn update_reservation_flights(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn update_reservation_flights(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let id = a.str_or_empty("reservation_id");
     let cabin = a.str_or_empty("cabin");
     let payment_id = a.str_or_empty("payment_id");
     let r = reservation(s, id)?.clone();
     if r.cabin == "basic_economy" && cabin == "basic_economy" {
-        return Err(Fail::domain(
+        return Err(ToolError::new(
             "Basic economy flights cannot be modified. Consider cabin upgrade first.",
         ));
     }
     let u = user(s, &r.user_id)?;
     if !u.payment_methods.contains_key(payment_id) {
-        return Err(Fail::domain("Payment method not found in user profile"));
+        return Err(ToolError::new("Payment method not found in user profile"));
     }
     let membership = u.membership_level.clone();
     valid_cabin(cabin)?;
@@ -537,20 +552,20 @@ pub fn update_reservation_flights(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `update_reservation_baggages`: only additions; charges 50 per added charged bag.
-pub fn update_reservation_baggages(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn update_reservation_baggages(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let id = a.str_or_empty("reservation_id");
     let total = a.i64_or_zero("total_baggages");
     let nonfree = a.i64_or_zero("nonfree_baggages");
     let payment_id = a.str_or_empty("payment_id");
     let r = reservation(s, id)?.clone();
     if total < r.total_baggages {
-        return Err(Fail::domain(
+        return Err(ToolError::new(
             "Cannot remove checked bags - only additions allowed",
         ));
     }
     let u = user(s, &r.user_id)?;
     if !u.payment_methods.contains_key(payment_id) {
-        return Err(Fail::domain("Payment method not found"));
+        return Err(ToolError::new("Payment method not found"));
     }
     let diff = BAGGAGE_FEE * nonfree - BAGGAGE_FEE * r.nonfree_baggages;
     if diff > 0 {
@@ -572,7 +587,7 @@ pub fn update_reservation_baggages(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `list_all_airports`: sorted, distinct.
-pub fn list_all_airports(s: &mut AirlineSession, _a: &Args) -> Out {
+pub fn list_all_airports(s: &mut AirlineSession, _a: &Args) -> ToolResult {
     let mut airports: Vec<&str> =
         s.db.flights
             .values()
@@ -585,18 +600,18 @@ pub fn list_all_airports(s: &mut AirlineSession, _a: &Args) -> Out {
 }
 
 /// `calculate`: Python arithmetic on digits, `.`, `+-*/`, parentheses and spaces.
-pub fn calculate(_s: &mut AirlineSession, a: &Args) -> Out {
+pub fn calculate(_s: &mut AirlineSession, a: &Args) -> ToolResult {
     let expression = a.str_or_empty("expression");
     if !expression.chars().all(|c| "0123456789+-*/.() ".contains(c)) {
-        return Err(Fail::domain("Invalid characters in expression"));
+        return Err(ToolError::new("Invalid characters in expression"));
     }
-    let result = calc::eval(expression).map_err(|_| Fail::Other)?;
+    let result = calc::eval(expression).map_err(|_| ToolError::raised())?;
     Ok(ok(vec![("result", float(result))]))
 }
 
 /// `send_certificate`: for silver/gold members, insured or business reservations; a fixed
 /// amount per passenger for cancelled (100) and delayed (50) flights, else the amount given.
-pub fn send_certificate(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn send_certificate(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let user_id = a.str_or_empty("user_id");
     let reason = a.str_or_empty("reason");
     let reservation_id = a.str_or_empty("reservation_id");
@@ -607,18 +622,18 @@ pub fn send_certificate(s: &mut AirlineSession, a: &Args) -> Out {
         || r.insurance == "yes"
         || r.cabin == "business";
     if !eligible {
-        return Err(Fail::domain("User not eligible for compensation"));
+        return Err(ToolError::new("User not eligible for compensation"));
     }
-    let n = r.passengers.len() as i64;
+    let n = count(r.passengers.len());
     let amount = match reason {
         "cancelled_flight" => json!(100 * n),
         "delayed_flight" => json!(50 * n),
         _ => a.get("amount").cloned().unwrap_or(json!(0)),
     };
-    let stored = amount.as_f64().ok_or(Fail::Other)?;
+    let stored = amount.as_f64().ok_or_else(ToolError::raised)?;
     let id = s.new_id("CERT");
     if stored < 0.0 {
-        return Err(Fail::Other);
+        return Err(ToolError::raised());
     }
     let now = s.fixed_now();
     user(s, user_id)?.payment_methods.insert(
@@ -644,7 +659,7 @@ pub fn send_certificate(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `transfer_to_human_agents` (an end-turn tool in the scenario: normally never run).
-pub fn transfer_to_human_agents(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn transfer_to_human_agents(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let id = s.new_id("TSF");
     Ok(ok(vec![
         ("transfer_id", json!(id)),
@@ -654,7 +669,7 @@ pub fn transfer_to_human_agents(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `think`
-pub fn think(_s: &mut AirlineSession, a: &Args) -> Out {
+pub fn think(_s: &mut AirlineSession, a: &Args) -> ToolResult {
     Ok(ok(vec![
         ("thought", json!(a.str_or_empty("thought"))),
         ("status", json!("recorded")),
@@ -667,11 +682,11 @@ fn max0(x: f64) -> Value {
 }
 
 /// `check_price_quote`: prices without booking (no seats taken).
-pub fn check_price_quote(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn check_price_quote(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let cabin = a.str_or_empty("cabin");
     let passengers: Vec<Passenger> = a.list_of("passengers");
     check_passengers(&passengers)
-        .map_err(|e| Fail::domain(format!("Invalid booking parameters: {}", e.text())))?;
+        .map_err(|e| ToolError::new(format!("Invalid booking parameters: {}", e.text())))?;
     let membership = user(s, a.str_or_empty("user_id"))?.membership_level.clone();
     validate_pax(&passengers)?;
     let n = passengers.len();
@@ -742,7 +757,7 @@ pub fn check_price_quote(s: &mut AirlineSession, a: &Args) -> Out {
 }
 
 /// `check_refund_amount`: what a cancellation would refund.
-pub fn check_refund_amount(s: &mut AirlineSession, a: &Args) -> Out {
+pub fn check_refund_amount(s: &mut AirlineSession, a: &Args) -> ToolResult {
     let id = a.str_or_empty("reservation_id");
     let reason = a.str_or_empty("reason");
     let r = reservation(s, id)?.clone();

@@ -36,7 +36,9 @@ fn age_months(asset: &Row) -> Result<i64, ToolError> {
         p.offset = Some(0);
     }
     let days = days_between(&DEC_17, &p).ok_or_else(bad)?;
-    Ok((days as f64 / 30.0).trunc() as i64)
+    // `int(days / 30)`: truncation toward zero, as Rust's integer division does (the float
+    // quotient of a date difference is never within rounding of an integer it is not).
+    Ok(days / 30)
 }
 
 fn asset_by_id(s: &Session, id: &str) -> Result<Row, ToolError> {

@@ -160,7 +160,7 @@ fn create_ids_timestamps_and_null_handling() {
     );
     assert!(err(&r).contains("validation error for Ticket\nsubject\n  Field required [type=missing, input_value={'name': 'A'"), "{r}");
     // ticket_comments: numeric ids, key and generated html_body.
-    let c = s.state.count("zendesk_ticket_comments").unwrap() as i64;
+    let c = i64::try_from(s.state.count("zendesk_ticket_comments").unwrap()).unwrap();
     let r = call(
         &mut s,
         "zendesk_create_item",

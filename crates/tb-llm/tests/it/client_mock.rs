@@ -231,7 +231,9 @@ async fn malformed_replies_exhaust_their_budget_with_a_clear_error() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), "MalformedReply");
-    assert!(e.to_string().contains("not JSON"), "{e}");
+    insta::with_settings!({filters => vec![(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]")]}, {
+        insta::assert_snapshot!(e, @"malformed reply: the body is not JSON (expected ident at line 1 column 2) (from http://127.0.0.1:[PORT]/u/v1/chat/completions, 3 attempt(s))");
+    });
     assert_eq!(server.count("u"), 3);
 }
 
@@ -275,5 +277,82 @@ async fn a_dead_endpoint_gives_a_connect_error() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), "ConnectError", "{e}");
-    assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
+    // The whole message, naming the address it could not reach.
+    let port = format!(":{port}"); // digits: a regex matching itself
+    insta::with_settings!({filters => vec![(port.as_str(), ":[PORT]"), (r"os error \d+", "os error [ERRNO]")]}, {
+        insta::assert_snapshot!(e, @"cannot connect to http://127.0.0.1:[PORT]/v1/chat/completions after 2 attempt(s): error sending request: client error (Connect): tcp connect error: Connection refused (os error [ERRNO])");
+    });
+}
+
+#[tokio::test]
+async fn requests_with_tools_are_sent_whole_with_a_length_also_when_retried() {
+    // The tools' JSON is a shared segment of the body: the server must still get one whole
+    // body with a `Content-Length`, on the first send and on a retry.
+    let server = MockServer::start().await.unwrap();
+    server.set_script("agent", |_r: &tb_llm::mock::MockRequest| {
+        Reply::Text("ok <DONE>".into())
+    });
+    server.push_fault(
+        "agent",
+        Fault::Status {
+            status: 503,
+            retry_after: None,
+            body: "busy".into(),
+        },
+    );
+    let second = ToolSpec {
+        name: "find".into(),
+        ..tool()
+    };
+    for api in [Api::Chat, Api::Responses, Api::Anthropic] {
+        let c = cfg(&server, "agent", api);
+        let client = LlmClient::new(&c).unwrap();
+        let tools = client.tools(&[tool(), second.clone()]).unwrap();
+        let mut s = ChatSession::new(client, &[tool(), second.clone()]).unwrap();
+        s.add(&[Message::text("system", "sys"), Message::text("user", "hi")]);
+        let native = s.native().to_vec();
+        s.complete().await.unwrap();
+        let want = tb_llm::wire::request_body(&c, &native, Some(&tools)).unwrap();
+        let bytes = tb_llm::wire::request_body_bytes(&c, &native, Some(&tools)).unwrap();
+        let sent: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.api == api)
+            .collect();
+        assert_eq!(sent.len(), if api == Api::Chat { 2 } else { 1 }, "{api:?}");
+        for r in &sent {
+            assert_eq!(r.body, want, "{api:?}");
+            let header = |name: &str| {
+                r.headers
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            };
+            assert_eq!(header("content-length"), Some(bytes.len().to_string()));
+            assert_eq!(header("transfer-encoding"), None);
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_server_counts_the_requests_it_holds() {
+    let server =
+        MockServer::start_with(MockOptions::lean().with_reply_delay(Duration::from_millis(500)))
+            .await
+            .unwrap();
+    server.set_script("u", |_r: &tb_llm::mock::MockRequest| {
+        Reply::Text("ok".into())
+    });
+    assert_eq!((server.in_flight(), server.peak_in_flight()), (0, 0));
+    let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
+    let msgs = [Message::text("user", "x")];
+    let one = || client.complete_messages(&msgs);
+    let (a, b, c) = tokio::join!(one(), one(), one());
+    assert!(a.is_ok() && b.is_ok() && c.is_ok());
+    // every request answered: none held; at least one was held at some point
+    assert_eq!(server.in_flight(), 0);
+    assert!((1..=3).contains(&server.peak_in_flight()));
+    assert_eq!(server.count("u"), 3);
+    server.reset_peak_in_flight();
+    assert_eq!(server.peak_in_flight(), 0);
 }

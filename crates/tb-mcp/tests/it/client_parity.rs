@@ -120,7 +120,7 @@ async fn tool_errors_and_unknown_tools_come_back_as_in_process() {
         .call("get_order", &serde_json::json!([1]))
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("must be a JSON object"), "{err}");
+    insta::assert_snapshot!(err, @"arguments of `get_order` must be a JSON object, got [1]");
     tools.close().await.unwrap();
     server.shutdown().await.unwrap();
 }

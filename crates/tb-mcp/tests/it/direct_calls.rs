@@ -167,7 +167,7 @@ async fn direct_tool_calls_answer_exactly_as_rmcp() {
         (Some("nope"), Some("nope")),
     )
     .await;
-    assert!(r.body.contains("\"error\""), "{}", r.body);
+    insta::assert_snapshot!(r.body, @r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown session `nope` (never created, deleted, or removed after idling)"}}"#);
 
     // Not tools/call, or not JSON-RPC: rmcp answers on both paths.
     let (_, a) = open(example_tasks()[0].clone()).await;

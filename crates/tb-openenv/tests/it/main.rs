@@ -2,5 +2,6 @@
 //! area.
 
 mod common;
+mod external_servers;
 mod python_client;
 mod ws_protocol;

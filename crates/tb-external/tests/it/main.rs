@@ -1,0 +1,4 @@
+//! tb-external's integration tests, one harness with a module per area.
+
+mod sse_fake;
+mod sse_python;

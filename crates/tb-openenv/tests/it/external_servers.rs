@@ -1,0 +1,321 @@
+//! `tb openenv` with external tool servers (`Options::tools`, what `tb openenv --servers FILE`
+//! sets): an episode whose task's server runs from a servers.yaml (our small library server
+//! on the official MCP Python SDK, `crates/tb-external/tests/fixtures/tiny_library`) lists
+//! only the scenario's granted tools, calls the server, is graded from the server's effects,
+//! and ends with the server process torn down and reaped; a killed server ends the episode as
+//! a system error, not a hang.
+//!
+//! Python: `$TB_PYTHON` (with `mcp`), else target/py-venv from scripts/ci-python-deps.sh;
+//! missing, the tests fail under CI and skip loudly otherwise.
+
+use crate::common::*;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+
+/// Longest wait for one reply; only a guard against hanging, not a timing check.
+const GUARD: Duration = Duration::from_mins(2);
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tb-external/tests/fixtures/tiny_library")
+}
+
+fn sdk_python() -> Option<PathBuf> {
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-venv/bin/python");
+    let candidates: Vec<PathBuf> = std::env::var_os("TB_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([venv])
+        .collect();
+    for py in &candidates {
+        let ok = std::process::Command::new(py)
+            .args(["-c", "import mcp.server.fastmcp"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(py.clone());
+        }
+    }
+    let msg = format!(
+        "python with `mcp` not found (tried {candidates:?}); run scripts/ci-python-deps.sh or set TB_PYTHON"
+    );
+    assert!(
+        !std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false"),
+        "{msg}"
+    );
+    eprintln!("SKIPPED: {msg}");
+    None
+}
+
+/// Live processes whose command line holds `marker`, by pid.
+fn pids_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Waits (bounded) until no process holds `marker`; how many are left.
+async fn settle(marker: &str) -> usize {
+    for _ in 0..200 {
+        if pids_with(marker).is_empty() {
+            return 0;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    pids_with(marker).len()
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn connect(url: &str) -> Ws {
+    tokio_tungstenite::connect_async(format!("{}/ws", url.replace("http://", "ws://")))
+        .await
+        .expect("websocket connect")
+        .0
+}
+
+async fn ask(ws: &mut Ws, frame: Value) -> Value {
+    ws.send(WsMessage::Text(frame.to_string().into()))
+        .await
+        .expect("send");
+    loop {
+        let m = tokio::time::timeout(GUARD, ws.next())
+            .await
+            .expect("the server did not answer")
+            .expect("the socket is open")
+            .expect("a frame");
+        if let WsMessage::Text(t) = m {
+            return serde_json::from_str(&t).expect("server frames are JSON");
+        }
+    }
+}
+
+async fn step(ws: &mut Ws, action: Value) -> Value {
+    let f = ask(ws, json!({"type": "step", "data": action})).await;
+    assert_eq!(f["type"], "observation", "{f}");
+    f["data"].clone()
+}
+
+/// A server over the fixture whose episodes run the library server from a servers.yaml
+/// carrying `marker` (so its processes can be counted).
+async fn start(
+    dir: &Path,
+    py: &Path,
+    marker: &str,
+    config: PathBuf,
+) -> (tb_openenv::RunningServer, Arc<tb_external::ExternalTools>) {
+    let script = fixture().join("server/tiny_library.py");
+    let servers = dir.join("servers.yaml");
+    std::fs::write(
+        &servers,
+        format!(
+            "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{{python}}\", \"{}\", \"{marker}\"]\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let cfg = tb_external::ServersConfig::load(&servers).unwrap();
+    let opts = tb_external::ExternalOptions {
+        start: tb_external::StartOptions {
+            python: py.display().to_string(),
+            call_timeout: Duration::from_secs(20),
+            ..tb_external::StartOptions::default()
+        },
+        ..tb_external::ExternalOptions::default()
+    };
+    let made: Arc<std::sync::OnceLock<Arc<tb_external::ExternalTools>>> = Arc::default();
+    let m2 = made.clone();
+    let mut o = tb_openenv::Options::new(fixture(), Some(config));
+    o.test_list = Some(fixture().join("testlist.yaml"));
+    o.tools = Some(tb_openenv::env::ToolsFactory(Arc::new(
+        move |sandbox, clock| {
+            m2.get_or_init(|| {
+                Arc::new(tb_external::ExternalTools::new(
+                    cfg.clone(),
+                    sandbox,
+                    clock,
+                    opts.clone(),
+                ))
+            })
+            .clone() as Arc<dyn tb_eval::tools::RemoteTools>
+        },
+    )));
+    let server = tb_openenv::spawn("127.0.0.1:0".parse().unwrap(), o)
+        .await
+        .expect("server");
+    server.shared.wait_loaded().await;
+    let ext = made
+        .get()
+        .expect("the backend is built with the data")
+        .clone();
+    (server, ext)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one() {
+    let Some(py) = sdk_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock().await;
+    let config = write_config(dir.path(), &mock);
+    let marker = format!("tb-openenv-ext-{}", std::process::id());
+    let (server, ext) = start(dir.path(), &py, &marker, config).await;
+    let mut ws = connect(&server.url()).await;
+
+    // two episodes: the golden one passes, one that does nothing fails
+    for (calls, want) in [
+        (
+            vec![
+                ("get_book", json!({"book_id": "B1"})),
+                ("lend_book", json!({"book_id": "B1", "member_id": "M1"})),
+            ],
+            1.0,
+        ),
+        (vec![("get_book", json!({"book_id": "B1"}))], 0.0),
+    ] {
+        let f = ask(
+            &mut ws,
+            json!({"type": "reset", "data": {"test_uid": "tiny_library.py:test_tl001_lend"}}),
+        )
+        .await;
+        let o = &f["data"]["observation"];
+        assert_eq!(o["kind"], "reset", "{f}");
+        assert_eq!(pids_with(&marker).len(), 1, "one server for the episode");
+        let mut tools: Vec<&str> = o["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        tools.sort_unstable();
+        // the scenario's grant: the server's `secret_admin_reset` and reserved tools are not
+        // listed
+        assert_eq!(
+            tools,
+            [
+                "crash_server",
+                "emit_garbage",
+                "get_book",
+                "hang_forever",
+                "lend_book",
+                "list_loans",
+                "return_book"
+            ]
+        );
+        // and not callable
+        let r = step(
+            &mut ws,
+            json!({"type": "call_tool", "tool_name": "secret_admin_reset", "arguments": {}}),
+        )
+        .await;
+        assert_eq!(r["observation"]["tool_error"], "tool_not_found", "{r}");
+        for (tool, args) in calls {
+            let r = step(
+                &mut ws,
+                json!({"type": "call_tool", "tool_name": tool, "arguments": args}),
+            )
+            .await;
+            assert_eq!(r["observation"]["kind"], "tool", "{r}");
+            assert!(r["observation"].get("tool_error").is_none(), "{r}");
+            if tool == "get_book" {
+                let book: Value =
+                    serde_json::from_str(r["observation"]["tool_result"].as_str().unwrap())
+                        .unwrap();
+                assert_eq!(book["title"], "The Long Afternoon");
+            }
+        }
+        let o = step(
+            &mut ws,
+            json!({"type": "submit_message", "content": "Done, B1 is lent to you. <DONE>"}),
+        )
+        .await;
+        assert_eq!(o["done"], true, "{o}");
+        assert_eq!(o["reward"], want, "{o}");
+        assert_eq!(o["observation"]["system_error"], false, "{o}");
+        // the episode's server is torn down and reaped at its end
+        assert_eq!(
+            settle(&marker).await,
+            0,
+            "server process left after the episode"
+        );
+    }
+    server.shutdown().await.unwrap();
+    ext.shutdown().await;
+    assert!(pids_with(&marker).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
+    let Some(py) = sdk_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock().await;
+    let config = write_config(dir.path(), &mock);
+    let marker = format!("tb-openenv-kill-{}", std::process::id());
+    let (server, ext) = start(dir.path(), &py, &marker, config).await;
+    let mut ws = connect(&server.url()).await;
+    let f = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"test_uid": "tiny_library.py:test_tl001_lend"}}),
+    )
+    .await;
+    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    let pids = pids_with(&marker);
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pids[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = step(
+        &mut ws,
+        json!({"type": "call_tool", "tool_name": "get_book", "arguments": {"book_id": "B1"}}),
+    )
+    .await;
+    assert_eq!(o["done"], true, "{o}");
+    assert_eq!(o["reward"], 0.0, "{o}");
+    let ob = &o["observation"];
+    assert_eq!(ob["reward_type"], "system_error", "{o}");
+    assert_eq!(ob["system_error"], true, "{o}");
+    assert_eq!(ob["test_summary"]["infrastructure_stage"], "tools", "{o}");
+    assert_eq!(settle(&marker).await, 0, "no server process left");
+    // the server goes on: the next episode gets a fresh server
+    let f = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"test_uid": "tiny_library.py:test_tl001_lend"}}),
+    )
+    .await;
+    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    let r = step(
+        &mut ws,
+        json!({"type": "call_tool", "tool_name": "get_book", "arguments": {"book_id": "B1"}}),
+    )
+    .await;
+    assert!(
+        r["observation"]["tool_result"]
+            .as_str()
+            .unwrap()
+            .contains("The Long Afternoon"),
+        "{r}"
+    );
+    // closing the socket mid-episode tears the episode's server down too
+    drop(ws);
+    assert_eq!(
+        settle(&marker).await,
+        0,
+        "no server process left after the client left"
+    );
+    server.shutdown().await.unwrap();
+    ext.shutdown().await;
+}
