@@ -744,6 +744,10 @@ fn the_reference_v1_servers_forced_external_give_the_native_verdicts_and_tool_te
             "3",
             "--server-pool",
             "1",
+            // Each of the reference's servers imports fastmcp and its stack: 10-30 s on a quiet
+            // 2-core machine, over the 60 s default when the other test binaries run beside it.
+            "--server-start-timeout",
+            "300",
         ],
     );
     eprintln!(
