@@ -6,7 +6,7 @@
 //! `$XDG_CACHE_HOME/thinkingbox-rs`, else `~/.cache/thinkingbox-rs`), `surface-<sha>.json`.
 //! It is used only when its key matches: a sha256 over the cache format, the running
 //! executable (path, size, modification time: a rebuilt `tb` reads the sources again) and
-//! every entry of the checkout's `servers/` tree (relative path, kind, size, modification
+//! every entry of the checkout's `servers/` tree (relative path; a file's size and modification
 //! time in nanoseconds; `__pycache__` left out), so any edit, added or removed file or
 //! checkout invalidates it. The stored lists carry their own sha256, checked on load; a file
 //! that does not parse, or whose key or checksum differs, is a miss and is rewritten. A hit
@@ -65,10 +65,13 @@ fn walk(base: &Path, dir: &Path, depth: usize, out: &mut String) -> std::io::Res
             .to_string();
         // Follow symlinks, as the reader does when it opens files.
         let m = std::fs::metadata(&path)?;
-        let kind = if m.is_dir() { 'd' } else { 'f' };
-        out.push_str(&format!("{kind} {rel:?} {} {}\n", m.len(), mtime_ns(&m)));
         if m.is_dir() {
+            // A folder by its name only: its entries are listed (a folder's own mtime
+            // changes when Python writes `__pycache__`, which is not an input).
+            out.push_str(&format!("d {rel:?}\n"));
             walk(base, &path, depth + 1, out)?;
+        } else {
+            out.push_str(&format!("f {rel:?} {} {}\n", m.len(), mtime_ns(&m)));
         }
     }
     Ok(())
