@@ -125,15 +125,15 @@ impl Surface {
                 {
                     Some((dir, key)) => {
                         let names: Vec<&str> = domains.iter().map(|d| d.name.as_str()).collect();
-                        match crate::surface_cache::load(dir, data_root, &key)
-                            .filter(|l| l.iter().map(|(n, _)| n.as_str()).eq(names.iter().copied()))
-                        {
-                            Some(l) => l,
-                            None => {
-                                let l = read_reference(data_root, domains)?;
-                                crate::surface_cache::store(dir, data_root, &key, &l);
-                                l
-                            }
+                        let hit = crate::surface_cache::load(dir, data_root, &key).filter(|l| {
+                            l.iter().map(|(n, _)| n.as_str()).eq(names.iter().copied())
+                        });
+                        if let Some(l) = hit {
+                            l
+                        } else {
+                            let l = read_reference(data_root, domains)?;
+                            crate::surface_cache::store(dir, data_root, &key, &l);
+                            l
                         }
                     }
                     None => read_reference(data_root, domains)?,

@@ -83,9 +83,10 @@ pub(crate) fn key(data_root: &Path) -> Option<String> {
     let mut text = format!("{FORMAT}\n");
     let exe = std::env::current_exe().ok()?;
     let m = std::fs::metadata(&exe).ok()?;
+    let exe = exe.display().to_string();
     text.push_str(&format!("exe {exe:?} {} {}\n", m.len(), mtime_ns(&m)));
     let root = data_root.canonicalize().ok()?;
-    text.push_str(&format!("root {root:?}\n"));
+    text.push_str(&format!("root {:?}\n", root.display().to_string()));
     let servers = root.join("servers");
     walk(&root, &servers, 0, &mut text).ok()?;
     Some(crate::prompts::sha256_hex(text.as_bytes()))

@@ -218,13 +218,12 @@ impl Dict {
             let read = l.read.borrow();
             let mut map = IndexMap::with_capacity(o.len());
             for (k, v) in o {
-                let (key, value) = match read.get_key_value(k.as_str()) {
-                    Some((key, value)) => (key.clone(), value.clone()),
-                    None => {
-                        let key: Rc<str> = Rc::from(k.as_str());
-                        let value = lazy_value(l.src.child(Seg::Key(key.clone())), v);
-                        (key, value)
-                    }
+                let (key, value) = if let Some((key, value)) = read.get_key_value(k.as_str()) {
+                    (key.clone(), value.clone())
+                } else {
+                    let key: Rc<str> = Rc::from(k.as_str());
+                    let value = lazy_value(l.src.child(Seg::Key(key.clone())), v);
+                    (key, value)
                 };
                 map.insert(Key::Str(key.clone()), (Value::Str(key), value));
             }
