@@ -26,11 +26,17 @@
 //!   POSTed with a plain reqwest client to the same endpoint (no MCP client logic: not a
 //!   second MCP client, the HTTP round trip the SDK figure is compared to).
 //!
+//! - `startup_tools_ms`, `startup_run_test_ms`: `tb tools` and `tb run-test` on one task, each
+//!   a fresh process (see [`startup`]).
+//! - `test_body_us`: one airline test body evaluated in process (see [`test_body`]).
+//!
 //! No figure here is asserted anywhere: this is a report, not a test.
 
 pub mod error;
 #[cfg(feature = "mock")]
 mod latency_campaign;
+mod startup;
+mod test_body;
 
 pub use error::BenchError;
 use error::{Context, Result, bail};
@@ -1095,6 +1101,21 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
     progress("audit of every task");
     let audit = audit_all(&l, clock, a);
 
+    // 10. Start-up of the commands that need one task; one airline test body.
+    progress("start-up (fresh processes)");
+    let startup = match l.tasks.first() {
+        Some(t) => Some(startup::startup_figure(
+            &root,
+            &t.uid,
+            &startup::golden_record(&l, &ds, t)?,
+            10,
+        )?),
+        None => None,
+    };
+    let startup_fig = |k: &str| startup.as_ref().and_then(|m| m[k].as_f64());
+    progress("airline test bodies");
+    let body = test_body::test_body_figure(&root, 5)?;
+
     // Every reported figure, in table order. A new figure: measure it in a function of its
     // own (as `mcp_bench` or `campaign_llm`) and push its `Figure` (and any detail object
     // into the JSON below) here.
@@ -1253,6 +1274,36 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
                     .map_or(0, |c| c["threads"].as_u64().unwrap_or(0))
             ),
         },
+        Figure {
+            key: "startup_tools_ms",
+            value: startup_fig("tools_ms"),
+            unit: "ms",
+            reference: None,
+            target: Some(startup::TARGET_MS),
+            note: startup.as_ref().map_or("skipped (no task)".into(), |m| format!(
+                "`tb tools --task {}` as a fresh process, median wall of {} runs after a warm-up (--surface auto, the reference's texts from the warm surface cache); with the cache off {} ms, with --surface own {} ms",
+                m["task"].as_str().unwrap_or(""), m["runs"], m["tools_uncached_ms"], m["tools_own_surface_ms"]
+            )),
+        },
+        Figure {
+            key: "startup_run_test_ms",
+            value: startup_fig("run_test_ms"),
+            unit: "ms",
+            reference: None,
+            target: Some(startup::TARGET_MS),
+            note: "`tb run-test` of one golden record of the same task (calls replayed, state judged), fresh process, median wall".into(),
+        },
+        Figure {
+            key: "test_body_us",
+            value: body.as_ref().and_then(|b| b["median_us"].as_f64()),
+            unit: "us",
+            reference: Some(test_body::REFERENCE_SUBPROCESS_US),
+            target: Some(test_body::TARGET_US),
+            note: body.as_ref().map_or("skipped (no tb-bench-v1/airline/traces.jsonl next to the data root)".into(), |b| format!(
+                "one airline test body in process (tb-pyeval) on the context of a recorded trace replayed on our airline server (whole state as effects, read lazily), median of {} runs over {} bodies (p90 {} us, max {} us; parsing the test file once {} us, not counted); reference: a fresh test subprocess per test",
+                b["runs"], b["bodies"], b["p90_us"], b["max_us"], b["parse_us"]
+            )),
+        },
     ];
 
     if a.json {
@@ -1305,6 +1356,8 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
             latency.clone().unwrap_or(Value::Null),
         );
         out.insert("audit".into(), audit.clone());
+        out.insert("startup".into(), startup.clone().unwrap_or(Value::Null));
+        out.insert("test_body".into(), body.clone().unwrap_or(Value::Null));
         out.insert("reference".into(), Value::Object(refs));
         out.insert("speedup_vs_reference".into(), Value::Object(ratios));
         out.insert("targets".into(), Value::Object(targets));

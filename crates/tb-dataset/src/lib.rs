@@ -108,6 +108,17 @@ impl TestFile {
 
 /// Parse a Python test-case file's source. `path` is only used in errors.
 pub fn parse_test_file(path: &Path, src: &str) -> Result<TestFile, DatasetError> {
+    parse_test_file_for(path, src, None)
+}
+
+/// [`parse_test_file`] that loads the YAML of one test function only (`only`; the
+/// module-level blocks are always loaded): what loading one task needs, without the YAML of
+/// every other task of the file. Errors in other functions' docstrings are not seen.
+pub fn parse_test_file_for(
+    path: &Path,
+    src: &str,
+    only: Option<&str>,
+) -> Result<TestFile, DatasetError> {
     let items = parse_py(src).map_err(|e| DatasetError::Python {
         path: path.to_path_buf(),
         line: e.line,
@@ -142,6 +153,9 @@ pub fn parse_test_file(path: &Path, src: &str) -> Result<TestFile, DatasetError>
                 }
             }
             PyItem::Function(f) => {
+                if only.is_some_and(|n| n != f.name) {
+                    continue;
+                }
                 let Some((doc, doc_line)) = &f.docstring else {
                     continue;
                 };
@@ -234,6 +248,8 @@ pub struct Dataset {
     scenarios: Mutex<HashMap<String, Arc<Scenario>>>,
     agents: Mutex<HashMap<String, Arc<AgentConfig>>>,
     files: Mutex<HashMap<PathBuf, Arc<TestFile>>>,
+    /// Test files of which one task was loaded without parsing the whole file.
+    partly_read: Mutex<BTreeSet<PathBuf>>,
     loaded: Mutex<BTreeSet<PathBuf>>,
 }
 
@@ -265,6 +281,7 @@ impl Dataset {
             scenarios: Mutex::new(HashMap::new()),
             agents: Mutex::new(HashMap::new()),
             files: Mutex::new(HashMap::new()),
+            partly_read: Mutex::new(BTreeSet::new()),
             loaded: Mutex::new(BTreeSet::new()),
         })
     }
@@ -432,7 +449,16 @@ impl Dataset {
                 tried: self.test_file_candidates(file),
             });
         };
-        let tf = self.test_file(&path)?;
+        // The first task asked of a file loads only its own YAML (one task asked: the other
+        // tasks of the file are not read); a second task of the same file parses the whole
+        // file once and keeps it.
+        let cached = lock(&self.files).get(&path).cloned();
+        let first = lock(&self.partly_read).insert(path.clone());
+        let tf = match cached {
+            Some(f) => f,
+            None if first => Arc::new(parse_test_file_for(&path, &self.read(&path)?, Some(func))?),
+            None => self.test_file(&path)?,
+        };
         let Some(t) = tf.get(func) else {
             let (p, l) = if line == 0 {
                 (path.clone(), 0)

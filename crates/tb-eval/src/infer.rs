@@ -404,7 +404,7 @@ pub async fn grade_body(
     if let Value::Object(m) = &mut effects {
         m.extend(session.own_effects());
     }
-    let ctx = crate::pybody::context(&rec.messages, effects);
+    let ctx = std::sync::Arc::new(crate::pybody::context(&rec.messages, effects));
     let test = task.uid.rsplit(':').next().unwrap_or("");
     let run = match env.sandbox.test_source(task) {
         Ok((path, source)) => crate::pybody::run_body(&path, &source, test, &ctx, judge).await,

@@ -21,6 +21,7 @@ pub mod sandbox;
 pub mod script_replay;
 pub mod setup_check;
 pub mod surface;
+pub mod surface_cache;
 pub mod tools;
 pub mod user_sim;
 pub mod view;

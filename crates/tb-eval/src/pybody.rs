@@ -256,7 +256,8 @@ fn judge_messages(prompts: &crate::prompts::Prompts, call: &[String]) -> [Messag
     ]
 }
 
-/// Runs a task's test body on `ctx` (the reference's JSON `TestContext`). The body is
+/// Runs a task's test body on `ctx` (the reference's JSON `TestContext`, shared: the body
+/// reads the effects in place, converting only what it reads). The body is
 /// evaluated synchronously; each judge-model question suspends it: the run is repeated with
 /// the answers so far (bodies are deterministic, so it takes the same path), at most
 /// [`MAX_JUDGE_CALLS`] times. `Err` when the file cannot be read or the test is missing.
@@ -264,7 +265,7 @@ pub async fn run_body(
     path: &std::path::Path,
     source: &str,
     test: &str,
-    ctx: &Value,
+    ctx: &std::sync::Arc<Value>,
     judge: BodyJudge<'_>,
 ) -> Result<BodyRun, String> {
     let mut answers: Vec<(Vec<String>, bool)> = Vec::new();
@@ -284,7 +285,9 @@ pub async fn run_body(
                 none: matches!(judge, BodyJudge::None),
                 seen: Vec::new(),
             };
-            let out = file.run(test, ctx, &mut j).map_err(|e| e.to_string())?;
+            let out = file
+                .run_shared(test, ctx, &mut j)
+                .map_err(|e| e.to_string())?;
             (out, j.pending, j.seen)
         };
         let Some(call) = pending else {

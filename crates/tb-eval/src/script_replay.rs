@@ -332,7 +332,7 @@ pub async fn replay_script(
         }
     }
     // Verdicts, judge yes then no.
-    let ctx = crate::pybody::context(&st.messages, effects);
+    let ctx = std::sync::Arc::new(crate::pybody::context(&st.messages, effects));
     let test = task.uid.rsplit(':').next().unwrap_or("");
     let (path, source) = match env.sandbox.test_source(task) {
         Ok(x) => x,

@@ -79,8 +79,24 @@ pub struct Surface {
 }
 
 impl Surface {
-    /// Resolves `mode` against a data root.
+    /// Resolves `mode` against a data root. The reference surface comes from the user's
+    /// surface cache when it holds the lists of this checkout and executable
+    /// ([`crate::surface_cache`]), else it is read from the checkout and cached.
     pub fn resolve(mode: SurfaceMode, data_root: &Path) -> Result<Surface, SurfaceError> {
+        Self::resolve_with_cache(
+            mode,
+            data_root,
+            crate::surface_cache::cache_dir().as_deref(),
+        )
+    }
+
+    /// [`Surface::resolve`] with the surface cache in `cache` (`None`: no cache, the
+    /// servers' sources are always read).
+    pub fn resolve_with_cache(
+        mode: SurfaceMode,
+        data_root: &Path,
+        cache: Option<&Path>,
+    ) -> Result<Surface, SurfaceError> {
         let kind = match mode {
             SurfaceMode::Own => SurfaceKind::Own,
             SurfaceMode::Reference => SurfaceKind::Reference,
@@ -104,18 +120,25 @@ impl Surface {
                 if !reader::available() {
                     return Err(SurfaceError(reader::UNAVAILABLE.into()));
                 }
-                for d in domains {
-                    let s = reader::read_server_surface(data_root, d)
-                        .map_err(|e| SurfaceError(format!("server {}: {e}", d.name)))?;
-                    let list: Vec<Value> = s
-                        .tools
-                        .into_iter()
-                        .map(|t| {
-                            json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema})
-                        })
-                        .collect();
-                    servers.push((d.name.clone(), Arc::new(list)));
-                }
+                let lists = match cache
+                    .and_then(|dir| crate::surface_cache::key(data_root).map(|k| (dir, k)))
+                {
+                    Some((dir, key)) => {
+                        let names: Vec<&str> = domains.iter().map(|d| d.name.as_str()).collect();
+                        let hit = crate::surface_cache::load(dir, data_root, &key).filter(|l| {
+                            l.iter().map(|(n, _)| n.as_str()).eq(names.iter().copied())
+                        });
+                        if let Some(l) = hit {
+                            l
+                        } else {
+                            let l = read_reference(data_root, domains)?;
+                            crate::surface_cache::store(dir, data_root, &key, &l);
+                            l
+                        }
+                    }
+                    None => read_reference(data_root, domains)?,
+                };
+                servers = lists.into_iter().map(|(n, l)| (n, Arc::new(l))).collect();
             }
         }
         Ok(Surface {
@@ -184,6 +207,29 @@ impl Surface {
             "tools_sha256": self.server_hashes(),
         })
     }
+}
+
+/// Every domain's reference tool list, read from the checkout's server sources (and checked
+/// against our declarations), in `domains` order.
+fn read_reference(
+    data_root: &Path,
+    domains: &[Arc<Domain>],
+) -> Result<crate::surface_cache::Lists, SurfaceError> {
+    domains
+        .iter()
+        .map(|d| {
+            let s = reader::read_server_surface(data_root, d)
+                .map_err(|e| SurfaceError(format!("server {}: {e}", d.name)))?;
+            let list: Vec<Value> = s
+                .tools
+                .into_iter()
+                .map(|t| {
+                    json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema})
+                })
+                .collect();
+            Ok((d.name.clone(), list))
+        })
+        .collect()
 }
 
 /// The reader of the reference's surface. Swap for `tb_pysurface` here (and nowhere else).

@@ -66,15 +66,15 @@ pub fn iterate(v: &Value) -> R<Vec<Value>> {
             .chars()
             .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
             .collect(),
-        Value::Dict(d) => d.borrow().map.values().map(|(k, _)| k.clone()).collect(),
+        Value::Dict(d) => d.borrow().map().values().map(|(k, _)| k.clone()).collect(),
         Value::Set(s) => s.borrow().map.values().cloned().collect(),
         Value::DictView(d, kind) => {
             let d = d.borrow();
             match kind {
-                ViewKind::Keys => d.map.values().map(|(k, _)| k.clone()).collect(),
-                ViewKind::Values => d.map.values().map(|(_, v)| v.clone()).collect(),
+                ViewKind::Keys => d.map().values().map(|(k, _)| k.clone()).collect(),
+                ViewKind::Values => d.map().values().map(|(_, v)| v.clone()).collect(),
                 ViewKind::Items => d
-                    .map
+                    .map()
                     .values()
                     .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
                     .collect(),
@@ -126,8 +126,9 @@ pub fn get_item(obj: &Value, index: &Value) -> R<Value> {
         }
         Value::Dict(d) => {
             let k = hash_key(index)?;
-            match d.borrow().get(&k) {
-                Some(v) => Ok(v.clone()),
+            let found = d.borrow().get(&k);
+            match found {
+                Some(v) => Ok(v),
                 None => raise(ExcKind::KeyError, repr(index)),
             }
         }
@@ -272,16 +273,16 @@ pub fn contains(haystack: &Value, needle: &Value) -> R<bool> {
                 );
             }
         },
-        Value::Dict(d) => d.borrow().map.contains_key(&hash_key(needle)?),
+        Value::Dict(d) => d.borrow().contains_key(&hash_key(needle)?),
         Value::Set(s) => s.borrow().map.contains_key(&hash_key(needle)?),
-        Value::DictView(d, ViewKind::Keys) => d.borrow().map.contains_key(&hash_key(needle)?),
+        Value::DictView(d, ViewKind::Keys) => d.borrow().contains_key(&hash_key(needle)?),
         Value::DictView(d, ViewKind::Values) => {
-            d.borrow().map.values().any(|(_, v)| py_eq(v, needle))
+            d.borrow().map().values().any(|(_, v)| py_eq(v, needle))
         }
         Value::DictView(d, ViewKind::Items) => match needle {
             Value::Tuple(t) if t.len() == 2 => {
                 let k = hash_key(&t[0])?;
-                d.borrow().get(&k).is_some_and(|v| py_eq(v, &t[1]))
+                d.borrow().get(&k).is_some_and(|v| py_eq(&v, &t[1]))
             }
             _ => false,
         },
@@ -595,7 +596,7 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
         }
         (Operator::BitOr, V::Dict(x), V::Dict(y)) => {
             let mut out = x.borrow().clone();
-            for (k, (kv, v)) in &y.borrow().map {
+            for (k, (kv, v)) in y.borrow().map() {
                 out.insert(k.clone(), kv.clone(), v.clone());
             }
             Ok(V::dict(out))
@@ -1821,7 +1822,6 @@ pub fn call_method(
             let k = hash_key(&args[0])?;
             Ok(d.borrow()
                 .get(&k)
-                .cloned()
                 .unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None)))
         }
         (Value::Dict(d), "items") => Ok(Value::DictView(d.clone(), ViewKind::Items)),
@@ -1831,7 +1831,7 @@ pub fn call_method(
         (Value::Dict(d), "setdefault") => {
             arity("setdefault", &args, 1, 2)?;
             let k = hash_key(&args[0])?;
-            let existing = d.borrow().get(&k).cloned();
+            let existing = d.borrow().get(&k);
             if let Some(v) = existing {
                 return Ok(v);
             }
@@ -1842,7 +1842,7 @@ pub fn call_method(
         (Value::Dict(d), "update") => {
             if let Some(other) = args.first() {
                 let pairs: Vec<(Value, Value)> = match other {
-                    Value::Dict(o) => o.borrow().map.values().cloned().collect(),
+                    Value::Dict(o) => o.borrow().map().values().cloned().collect(),
                     it => {
                         let mut out = Vec::new();
                         for p in iterate(it)? {
@@ -1868,7 +1868,7 @@ pub fn call_method(
         (Value::Dict(d), "pop") => {
             arity("pop", &args, 1, 2)?;
             let k = hash_key(&args[0])?;
-            let removed = d.borrow_mut().map.shift_remove(&k);
+            let removed = d.borrow_mut().map_mut().shift_remove(&k);
             match (removed, args.get(1)) {
                 (Some((_, v)), _) => Ok(v),
                 (None, Some(default)) => Ok(default.clone()),

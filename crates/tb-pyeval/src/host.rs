@@ -2,12 +2,15 @@
 
 use crate::interp::{ExcKind, Interp, R, raise};
 use crate::repr::to_str;
-use crate::value::{Object, Value, from_json};
+use crate::value::{Object, Value, from_json, lazy_json_field};
+use std::sync::Arc;
 
 /// Builds `x` from the reference's JSON form of a `TestContext` (what its test subprocess
 /// receives): tool calls, their responses and messages become objects with attributes;
-/// everything else (effects, metadata, ...) becomes plain dicts and lists.
-pub fn context_value(ctx: &serde_json::Value) -> Value {
+/// everything else (effects, metadata, ...) becomes plain dicts and lists. The effects (a
+/// server's whole state, megabytes for the airline) are converted lazily, an entry when the
+/// body reads it (see [`crate::value::Dict`]).
+pub fn context_value(ctx: &Arc<serde_json::Value>) -> Value {
     let mut attrs: Vec<(&'static str, Value)> = Vec::new();
     let get = |k: &str| ctx.get(k);
     attrs.push((
@@ -18,7 +21,10 @@ pub fn context_value(ctx: &serde_json::Value) -> Value {
         "tool_direct_responses",
         get("tool_direct_responses").map_or_else(|| Value::list(Vec::new()), from_json),
     ));
-    attrs.push(("effects", get("effects").map_or_else(empty_dict, from_json)));
+    attrs.push((
+        "effects",
+        lazy_json_field(ctx, "effects").unwrap_or_else(empty_dict),
+    ));
     let tool_calls = get("tool_calls")
         .and_then(serde_json::Value::as_array)
         .map(|calls| calls.iter().map(tool_call_response).collect())

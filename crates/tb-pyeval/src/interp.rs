@@ -723,7 +723,7 @@ impl<'a> Interp<'a> {
                                 format!("'{}' object is not a mapping", other.type_name()),
                             );
                         };
-                        for (k, (kv, v)) in &o.borrow().map {
+                        for (k, (kv, v)) in o.borrow().map() {
                             dict.insert(k.clone(), kv.clone(), v.clone());
                         }
                     }
@@ -1007,7 +1007,7 @@ impl<'a> Interp<'a> {
                 let Value::Dict(d) = v else {
                     return raise(ExcKind::TypeError, "argument after ** must be a mapping");
                 };
-                for (kv, vv) in d.borrow().map.values() {
+                for (kv, vv) in d.borrow().map().values() {
                     kwargs.push((to_str(kv), vv.clone()));
                 }
             }

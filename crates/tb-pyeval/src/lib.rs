@@ -22,6 +22,7 @@ pub mod value;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use ruff_python_ast::{Expr, ModModule, Stmt};
 
@@ -261,10 +262,23 @@ impl TestFile {
     }
 
     /// Runs one test function on a context (the reference's JSON form of `TestContext`).
+    /// Copies the context once; [`TestFile::run_shared`] reads it in place.
     pub fn run(
         &self,
         test: &str,
         ctx: &serde_json::Value,
+        judge: &mut dyn Judge,
+    ) -> Result<TestOutcome, PyEvalError> {
+        self.run_shared(test, &Arc::new(ctx.clone()), judge)
+    }
+
+    /// [`TestFile::run`] on a shared context: the effects are read in place, each entry
+    /// converted to a Python value only when the body reads it, so a body that reads two keys
+    /// of a large state pays for two keys.
+    pub fn run_shared(
+        &self,
+        test: &str,
+        ctx: &Arc<serde_json::Value>,
         judge: &mut dyn Judge,
     ) -> Result<TestOutcome, PyEvalError> {
         let Some(&(_, index)) = self.tests.iter().find(|(n, _)| n == test) else {

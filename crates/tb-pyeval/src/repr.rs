@@ -79,7 +79,7 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         }
         Value::Dict(d) => {
             out.push('{');
-            for (i, (k, x)) in d.borrow().map.values().enumerate() {
+            for (i, (k, x)) in d.borrow().map().values().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -112,7 +112,7 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             };
             out.push_str(name);
             out.push_str("([");
-            for (i, (k, x)) in d.borrow().map.values().enumerate() {
+            for (i, (k, x)) in d.borrow().map().values().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -220,7 +220,7 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
                 return Ok(());
             }
             let mut entries: Vec<(String, &Value)> = Vec::with_capacity(d.len());
-            for (k, x) in d.map.values() {
+            for (k, x) in d.map().values() {
                 let key = match k {
                     Value::Str(s) => s.to_string(),
                     Value::None => "null".into(),

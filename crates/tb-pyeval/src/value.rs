@@ -2,8 +2,10 @@
 //! equality and hashing (`1 == 1.0`, `True == 1`, dict insertion order), and the host objects
 //! (`TestContext`, `Judge`, tool calls) the runner hands to a test.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 
@@ -139,29 +141,229 @@ pub enum Key {
 
 /// A dict: insertion order, Python key equality. Each entry keeps the original key value
 /// (so `{1.0: x}` still shows `1.0`).
-#[derive(Clone, Debug, Default)]
+///
+/// A dict converted from JSON (the effects a test reads) is lazy: it keeps a reference into
+/// the JSON and converts nothing until it is read. A lookup by key converts that one entry
+/// (and remembers it, so reading it again gives the same object, as Python does); anything
+/// that needs every entry (iteration, equality, `repr`, a change) converts them all once,
+/// reusing the entries already converted. A lazy dict behaves exactly as the dict
+/// [`from_json`] builds eagerly.
+#[derive(Default)]
 pub struct Dict {
-    pub map: IndexMap<Key, (Value, Value)>,
+    entries: OnceCell<IndexMap<Key, (Value, Value)>>,
+    lazy: Option<Box<LazyDict>>,
+}
+
+/// The JSON object a lazy dict stands for, and its entries converted so far.
+struct LazyDict {
+    src: JsonRef,
+    read: RefCell<HashMap<Rc<str>, Value>>,
+}
+
+impl std::fmt::Debug for Dict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.entries.get(), &self.lazy) {
+            (Some(m), _) => f.debug_struct("Dict").field("map", m).finish(),
+            (None, Some(l)) => write!(f, "Dict(lazy {:?})", l.src),
+            (None, None) => f.write_str("Dict {}"),
+        }
+    }
+}
+
+impl Clone for Dict {
+    /// A shallow copy (`dict.copy()`): the entries' values are shared, as in Python.
+    fn clone(&self) -> Self {
+        Dict::from_map(self.map().clone())
+    }
 }
 
 impl Dict {
-    pub fn get(&self, key: &Key) -> Option<&Value> {
-        self.map.get(key).map(|(_, v)| v)
+    /// A dict with these entries.
+    pub fn from_map(map: IndexMap<Key, (Value, Value)>) -> Dict {
+        Dict {
+            entries: OnceCell::from(map),
+            lazy: None,
+        }
     }
+
+    /// A lazy dict over a JSON object (see [`Dict`]); `src` must point at an object.
+    fn lazy(src: JsonRef) -> Dict {
+        Dict {
+            entries: OnceCell::new(),
+            lazy: Some(Box::new(LazyDict {
+                src,
+                read: RefCell::new(HashMap::new()),
+            })),
+        }
+    }
+
+    /// The JSON object of a lazy dict not converted yet.
+    fn pending(&self) -> Option<(&LazyDict, &serde_json::Map<String, serde_json::Value>)> {
+        if self.entries.get().is_some() {
+            return None;
+        }
+        let l = self.lazy.as_deref()?;
+        l.src.get().as_object().map(|o| (l, o))
+    }
+
+    /// Every entry, in insertion order (a lazy dict converts its entries here, once).
+    pub fn map(&self) -> &IndexMap<Key, (Value, Value)> {
+        self.entries.get_or_init(|| {
+            let Some(l) = self.lazy.as_deref() else {
+                return IndexMap::new();
+            };
+            let Some(o) = l.src.get().as_object() else {
+                return IndexMap::new();
+            };
+            let read = l.read.borrow();
+            let mut map = IndexMap::with_capacity(o.len());
+            for (k, v) in o {
+                let (key, value) = if let Some((key, value)) = read.get_key_value(k.as_str()) {
+                    (key.clone(), value.clone())
+                } else {
+                    let key: Rc<str> = Rc::from(k.as_str());
+                    let value = lazy_value(l.src.child(Seg::Key(key.clone())), v);
+                    (key, value)
+                };
+                map.insert(Key::Str(key.clone()), (Value::Str(key), value));
+            }
+            map
+        })
+    }
+
+    /// The entries, to change them.
+    pub fn map_mut(&mut self) -> &mut IndexMap<Key, (Value, Value)> {
+        self.map();
+        self.lazy = None;
+        match self.entries.get_mut() {
+            Some(m) => m,
+            None => unreachable!("map() initialised the entries"),
+        }
+    }
+
+    /// The value of a key (a lazy dict converts only this entry).
+    pub fn get(&self, key: &Key) -> Option<Value> {
+        if let Some((l, o)) = self.pending() {
+            let Key::Str(k) = key else {
+                // Every key of a JSON object is a string.
+                return None;
+            };
+            if let Some(v) = l.read.borrow().get(&**k) {
+                return Some(v.clone());
+            }
+            let (name, json) = o.get_key_value(&**k)?;
+            let name: Rc<str> = Rc::from(name.as_str());
+            let v = lazy_value(l.src.child(Seg::Key(name.clone())), json);
+            l.read.borrow_mut().insert(name, v.clone());
+            return Some(v);
+        }
+        self.map().get(key).map(|(_, v)| v.clone())
+    }
+
+    /// Whether a key is present.
+    pub fn contains_key(&self, key: &Key) -> bool {
+        if let Some((_, o)) = self.pending() {
+            return matches!(key, Key::Str(k) if o.contains_key(&**k));
+        }
+        self.map().contains_key(key)
+    }
+
     pub fn insert(&mut self, key: Key, kval: Value, value: Value) {
-        if let Some(slot) = self.map.get_mut(&key) {
+        let map = self.map_mut();
+        if let Some(slot) = map.get_mut(&key) {
             // Python keeps the first key object and replaces the value.
             slot.1 = value;
         } else {
-            self.map.insert(key, (kval, value));
+            map.insert(key, (kval, value));
         }
     }
     pub fn len(&self) -> usize {
-        self.map.len()
+        match self.pending() {
+            Some((_, o)) => o.len(),
+            None => self.map().len(),
+        }
     }
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
+}
+
+/// One step into a JSON value.
+#[derive(Clone, Debug)]
+enum Seg {
+    Key(Rc<str>),
+    Index(usize),
+}
+
+/// A node of a shared JSON document: the root and the path from it.
+#[derive(Clone)]
+struct JsonRef {
+    root: Arc<serde_json::Value>,
+    path: Rc<[Seg]>,
+}
+
+impl std::fmt::Debug for JsonRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.path)
+    }
+}
+
+impl JsonRef {
+    fn get(&self) -> &serde_json::Value {
+        let mut v = &*self.root;
+        for s in self.path.iter() {
+            let next = match s {
+                Seg::Key(k) => v.get(&**k),
+                Seg::Index(i) => v.get(*i),
+            };
+            match next {
+                Some(n) => v = n,
+                None => return &serde_json::Value::Null,
+            }
+        }
+        v
+    }
+
+    fn child(&self, seg: Seg) -> JsonRef {
+        let mut path = Vec::with_capacity(self.path.len() + 1);
+        path.extend(self.path.iter().cloned());
+        path.push(seg);
+        JsonRef {
+            root: self.root.clone(),
+            path: path.into(),
+        }
+    }
+}
+
+/// The Python value of the JSON node at `at` (`v`): objects become lazy dicts; lists are
+/// built (their objects lazy), scalars converted as [`from_json`] does.
+fn lazy_value(at: JsonRef, v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Object(_) => Value::dict(Dict::lazy(at)),
+        serde_json::Value::Array(a) => Value::list(
+            a.iter()
+                .enumerate()
+                .map(|(i, x)| match x {
+                    serde_json::Value::Object(_) | serde_json::Value::Array(_) => {
+                        lazy_value(at.child(Seg::Index(i)), x)
+                    }
+                    x => from_json(x),
+                })
+                .collect(),
+        ),
+        v => from_json(v),
+    }
+}
+
+/// The Python value of `root[key]` (JSON), converted lazily: see [`Dict`]. `None` when the
+/// root is not an object or has no such key.
+pub fn lazy_json_field(root: &Arc<serde_json::Value>, key: &str) -> Option<Value> {
+    let v = root.get(key)?;
+    let at = JsonRef {
+        root: root.clone(),
+        path: Rc::from([Seg::Key(Rc::from(key))]),
+    };
+    Some(lazy_value(at, v))
 }
 
 /// A set, in insertion order (CPython's order differs for strings, whose hashes are salted
@@ -308,7 +510,7 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
         (V::Set(s), V::DictView(d, ViewKind::Keys))
         | (V::DictView(d, ViewKind::Keys), V::Set(s)) => {
             let (s, d) = (s.borrow(), d.borrow());
-            s.map.len() == d.map.len() && s.map.keys().all(|k| d.map.contains_key(k))
+            s.map.len() == d.len() && s.map.keys().all(|k| d.contains_key(k))
         }
         (V::DictView(x, kx), V::DictView(y, ky)) if kx == ky && *kx != ViewKind::Values => {
             let (ix, iy) = (view_set(&x.borrow(), *kx), view_set(&y.borrow(), *ky));
@@ -330,15 +532,15 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
 
 fn dict_eq(x: &Dict, y: &Dict) -> bool {
     x.len() == y.len()
-        && x.map
+        && x.map()
             .iter()
-            .all(|(k, (_, v))| y.get(k).is_some_and(|w| py_eq(v, w)))
+            .all(|(k, (_, v))| y.get(k).is_some_and(|w| py_eq(v, &w)))
 }
 
 /// The entries of a keys or items view as a set keyed by hash (items need hashable values).
 pub fn view_set(d: &Dict, kind: ViewKind) -> Option<IndexMap<Key, Value>> {
     let mut out = IndexMap::new();
-    for (k, (kv, v)) in &d.map {
+    for (k, (kv, v)) in d.map() {
         match kind {
             ViewKind::Keys => {
                 out.insert(k.clone(), kv.clone());
@@ -426,6 +628,146 @@ pub fn from_json(v: &serde_json::Value) -> Value {
                 d.insert(Key::Str(Rc::from(k.as_str())), kv, from_json(v));
             }
             Value::dict(d)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repr::repr;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn lazy(doc: &serde_json::Value) -> Value {
+        let root = Arc::new(json!({ "effects": doc }));
+        lazy_json_field(&root, "effects").unwrap()
+    }
+
+    fn dict_of(v: &Value) -> Rc<RefCell<Dict>> {
+        match v {
+            Value::Dict(d) => d.clone(),
+            other => panic!("not a dict: {other:?}"),
+        }
+    }
+
+    fn key(s: &str) -> Key {
+        Key::Str(Rc::from(s))
+    }
+
+    #[test]
+    fn lazy_dict_reads_one_entry_and_keeps_its_identity() {
+        let doc =
+            json!({"users": {"a": {"name": "A", "n": [1, {"x": 2}]}, "b": {"name": "B"}}, "k": 3});
+        let v = lazy(&doc);
+        let d = dict_of(&v);
+        assert_eq!(d.borrow().len(), 2);
+        assert!(d.borrow().entries.get().is_none(), "nothing converted yet");
+        let users = d.borrow().get(&key("users")).unwrap();
+        assert!(
+            d.borrow().entries.get().is_none(),
+            "a lookup converts only its entry"
+        );
+        let again = d.borrow().get(&key("users")).unwrap();
+        assert!(crate::builtins::is_same(&users, &again));
+        assert!(d.borrow().contains_key(&key("k")));
+        assert!(!d.borrow().contains_key(&key("zz")));
+        assert!(!d.borrow().contains_key(&Key::Int(3)));
+        assert!(d.borrow().get(&Key::Int(1)).is_none());
+        // Converting every entry reuses the one already read.
+        let (_, (_, from_map)) = d
+            .borrow()
+            .map()
+            .get_index(0)
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .unwrap();
+        assert!(crate::builtins::is_same(&users, &from_map));
+        assert_eq!(repr(&v), repr(&from_json(&doc)));
+    }
+
+    #[test]
+    fn lazy_dict_changes_are_seen_through_every_alias() {
+        let doc = json!({"users": {"a": {"name": "A"}}});
+        let v = lazy(&doc);
+        let users = dict_of(&v).borrow().get(&key("users")).unwrap();
+        let a = dict_of(&users).borrow().get(&key("a")).unwrap();
+        dict_of(&a)
+            .borrow_mut()
+            .insert(key("name"), Value::str("name"), Value::Int(7));
+        dict_of(&users)
+            .borrow_mut()
+            .map_mut()
+            .shift_remove(&key("zz"));
+        let a_again = dict_of(&dict_of(&v).borrow().get(&key("users")).unwrap())
+            .borrow()
+            .get(&key("a"))
+            .unwrap();
+        assert_eq!(repr(&a_again), "{'name': 7}");
+        assert_eq!(repr(&v), "{'users': {'a': {'name': 7}}}");
+        // `copy()` is shallow, as in Python: the inner dict is shared.
+        let copy = dict_of(&v).borrow().clone();
+        assert!(crate::builtins::is_same(
+            &copy.get(&key("users")).unwrap(),
+            &users
+        ));
+    }
+
+    fn json_doc() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            (-1000i64..1000).prop_map(serde_json::Value::from),
+            (-100.0f64..100.0).prop_map(serde_json::Value::from),
+            "[a-c]{0,3}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::Array),
+                prop::collection::vec(("[a-d]{1,2}", inner), 0..5)
+                    .prop_map(|kv| { serde_json::Value::Object(kv.into_iter().collect()) }),
+            ]
+        })
+    }
+
+    /// Reads a path of keys from a value, as `v[k1][k2]...` (string keys on dicts, indexes on
+    /// lists), giving the repr of what it reaches.
+    fn walk(v: &Value, path: &[String]) -> String {
+        let mut cur = v.clone();
+        for p in path {
+            let next = match &cur {
+                Value::Dict(d) => d.borrow().get(&key(p)),
+                Value::List(l) => p
+                    .len()
+                    .checked_sub(1)
+                    .and_then(|i| l.borrow().get(i).cloned()),
+                _ => None,
+            };
+            match next {
+                Some(n) => cur = n,
+                None => return format!("missing {p}"),
+            }
+        }
+        repr(&cur)
+    }
+
+    proptest! {
+        #[test]
+        fn lazy_dicts_read_as_eager_ones(
+            doc in json_doc(),
+            paths in prop::collection::vec(prop::collection::vec("[a-d]{1,2}", 0..4), 0..6),
+        ) {
+            let eager = from_json(&doc);
+            let lazy = lazy(&doc);
+            for p in &paths {
+                prop_assert_eq!(walk(&lazy, p), walk(&eager, p));
+            }
+            prop_assert!(py_eq(&lazy, &eager));
+            prop_assert!(py_eq(&eager, &lazy));
+            prop_assert_eq!(repr(&lazy), repr(&eager));
+            prop_assert_eq!(lazy.truthy(), eager.truthy());
+            if let (Value::Dict(l), Value::Dict(e)) = (&lazy, &eager) {
+                prop_assert_eq!(l.borrow().len(), e.borrow().len());
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod bench_v1;
 mod errors;
+mod one_task;
 mod props;
 mod py_structure;
 mod pyyaml_corpus;

@@ -15,3 +15,4 @@ mod parity_zendesk;
 mod python_bodies;
 mod setup_check_episodes;
 mod state_vectors;
+mod surface_cache;
