@@ -77,3 +77,35 @@ pub fn redact(text: &str, paths: &[(&std::path::Path, &str)]) -> String {
         .iter()
         .fold(text.to_string(), |t, (p, name)| t.replace(p.as_str(), name))
 }
+
+/// A Python interpreter that can run `probe` (e.g. `import mcp.server.fastmcp`): `$var`, else
+/// the venv `target/<venv>` that `scripts/ci-python-deps.sh` builds, else `python3`. When none
+/// can, a test in CI (`CI=true`) fails naming what was tried; elsewhere it prints `SKIPPED:` and
+/// gets None.
+pub fn python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
+    let candidates: Vec<PathBuf> = std::env::var_os(var)
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([
+            workspace_root().join(format!("target/{venv}/bin/python")),
+            PathBuf::from("python3"),
+        ])
+        .collect();
+    for py in &candidates {
+        let ok = std::process::Command::new(py)
+            .args(["-c", probe])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(py.clone());
+        }
+    }
+    let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+    let msg = format!(
+        "python for `{probe}` not found (tried {}); run scripts/ci-python-deps.sh or set {var}",
+        tried.join(", ")
+    );
+    assert!(!in_ci(), "{msg}");
+    eprintln!("SKIPPED: {msg}");
+    None
+}

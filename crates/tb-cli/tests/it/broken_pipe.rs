@@ -1,22 +1,27 @@
 //! `tb ... | head`: a reader that stops early is not an error of `tb`. It stops quietly (the
 //! shell's status for SIGPIPE, no panic message), and what it had recorded is kept.
 
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 /// A task of the bundled example; `tb tools` prints its tool list (tens of KB).
 const TASK: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
 
-#[test]
-fn a_closed_stdout_stops_tb_quietly() {
+/// `tb tools` on [`TASK`] with stdout and stderr piped.
+fn tb_tools() -> Child {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/brightside");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tb"))
+    Command::new(env!("CARGO_BIN_EXE_tb"))
         .args(["tools", "--data", example, "--task", TASK])
         .env_remove("TB_LOG")
         .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("tb starts");
+        .expect("tb starts")
+}
+
+#[test]
+fn a_closed_stdout_stops_tb_quietly() {
+    let mut child = tb_tools();
     // The reader goes away before tb writes its first line.
     drop(child.stdout.take());
     let out = child.wait_with_output().expect("tb ends");
@@ -28,15 +33,7 @@ fn a_closed_stdout_stops_tb_quietly() {
 #[test]
 fn a_reader_that_stops_early_gets_the_lines_it_read() {
     use std::io::{BufRead, BufReader};
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/brightside");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(["tools", "--data", example, "--task", TASK])
-        .env_remove("TB_LOG")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tb starts");
+    let mut child = tb_tools();
     let mut first = String::new();
     BufReader::new(child.stdout.take().expect("piped"))
         .read_line(&mut first)

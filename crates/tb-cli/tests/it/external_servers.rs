@@ -17,39 +17,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
-}
-
-fn skip(msg: &str) {
-    assert!(!in_ci(), "{msg}");
-    eprintln!("SKIPPED: {msg}");
-}
-
 fn find_python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
-    let venv =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../target/{venv}/bin/python"));
-    let candidates: Vec<PathBuf> = std::env::var_os(var)
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([venv])
-        .collect();
-    let mut tried = Vec::new();
-    for py in candidates {
-        let ok = Command::new(&py)
-            .args(["-c", probe])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(py);
-        }
-        tried.push(py.display().to_string());
-    }
-    skip(&format!(
-        "python for `{probe}` not found (tried {}); run scripts/ci-python-deps.sh or set {var}",
-        tried.join(", ")
-    ));
-    None
+    tb_test_support::python(var, venv, probe)
 }
 
 pub(super) fn sdk_python() -> Option<PathBuf> {

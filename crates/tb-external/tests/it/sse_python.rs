@@ -27,31 +27,11 @@ fn fixture() -> PathBuf {
 }
 
 fn sdk_python() -> Option<PathBuf> {
-    let probe = "import mcp.server.fastmcp, mcp.server.sse, uvicorn, anyio";
-    let venv = tb_test_support::workspace_root().join("target/py-venv/bin/python");
-    let candidates: Vec<PathBuf> = std::env::var_os("TB_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([venv])
-        .collect();
-    let mut tried = Vec::new();
-    for py in candidates {
-        let ok = Command::new(&py)
-            .args(["-c", probe])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(py);
-        }
-        tried.push(py.display().to_string());
-    }
-    let msg = format!(
-        "python with the `mcp` package not found (tried {}); run scripts/ci-python-deps.sh or set TB_PYTHON",
-        tried.join(", ")
-    );
-    assert!(!tb_test_support::in_ci(), "{msg}");
-    eprintln!("SKIPPED: {msg}");
-    None
+    tb_test_support::python(
+        "TB_PYTHON",
+        "py-venv",
+        "import mcp.server.fastmcp, mcp.server.sse, uvicorn, anyio",
+    )
 }
 
 /// The library server on a free port, killed and reaped when dropped.

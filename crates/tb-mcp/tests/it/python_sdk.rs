@@ -14,36 +14,11 @@ use std::process::Command;
 use tb_mcp::{HttpOptions, Limits};
 
 fn python() -> Option<PathBuf> {
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-venv/bin/python");
-    let candidates: Vec<PathBuf> = std::env::var_os("TB_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([venv, PathBuf::from("python3")])
-        .collect();
-    let mut tried = Vec::new();
-    for py in candidates {
-        let ok = Command::new(&py)
-            .args([
-                "-c",
-                "import mcp.client.streamable_http, mcp.client.session",
-            ])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(py);
-        }
-        tried.push(py.display().to_string());
-    }
-    let msg = format!(
-        "python with the `mcp` package not found (tried {}); run scripts/ci-python-deps.sh or set TB_PYTHON",
-        tried.join(", ")
-    );
-    assert!(
-        !std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false"),
-        "{msg}"
-    );
-    eprintln!("SKIPPED: {msg}");
-    None
+    tb_test_support::python(
+        "TB_PYTHON",
+        "py-venv",
+        "import mcp.client.streamable_http, mcp.client.session",
+    )
 }
 
 /// Runs the Python script against a server for one task and checks everything it saw.

@@ -24,30 +24,7 @@ fn fixture() -> PathBuf {
 }
 
 fn sdk_python() -> Option<PathBuf> {
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-venv/bin/python");
-    let candidates: Vec<PathBuf> = std::env::var_os("TB_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([venv])
-        .collect();
-    for py in &candidates {
-        let ok = std::process::Command::new(py)
-            .args(["-c", "import mcp.server.fastmcp"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(py.clone());
-        }
-    }
-    let msg = format!(
-        "python with `mcp` not found (tried {candidates:?}); run scripts/ci-python-deps.sh or set TB_PYTHON"
-    );
-    assert!(
-        !std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false"),
-        "{msg}"
-    );
-    eprintln!("SKIPPED: {msg}");
-    None
+    tb_test_support::python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
 }
 
 /// Live processes whose command line holds `marker`, by pid.
