@@ -371,6 +371,22 @@ pub fn verify(
     rep
 }
 
+/// The absolute, symlink-free form of `p` (of its folder when the file does not exist yet), so
+/// that `s0.jsonl`, `./s0.jsonl` and a link to it are seen as one file.
+fn file_identity(p: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(parent), p.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
 /// What a merge wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MergeReport {
@@ -395,8 +411,12 @@ pub fn merge(
     let mut problems = Vec::new();
     let mut hashes: BTreeSet<(Option<String>, Option<String>)> = BTreeSet::new();
     let mut scans = Vec::new();
+    let mut given: Vec<(PathBuf, &Path)> = Vec::new();
+    let (out_id, errs_id) = (file_identity(output), file_identity(errors_output));
     for (out, errs) in inputs {
-        if out == output || errs == errors_output {
+        let id = file_identity(out);
+        if out == output || errs == errors_output || id == out_id || file_identity(errs) == errs_id
+        {
             return Err(StoreError::Merge(format!(
                 "{} is both an input and the output",
                 out.display()
@@ -408,6 +428,15 @@ pub fn merge(
                 out.display()
             )));
         }
+        if let Some((_, first)) = given.iter().find(|(g, _)| *g == id) {
+            return Err(StoreError::Merge(format!(
+                "{} is given twice (as {} and {})",
+                id.display(),
+                first.display(),
+                out.display()
+            )));
+        }
+        given.push((id, out));
         let so = Scan::read(out)?;
         let se = Scan::read(errs)?;
         for (p, s) in [(out, &so), (errs, &se)] {
@@ -726,9 +755,35 @@ mod tests {
         );
         let errs = std::fs::read_to_string(p("m_errors.jsonl")).unwrap();
         assert!(errs.contains("c::repeat::0") && !errs.contains("a::repeat::0"));
-        // the same shard twice: duplicate keys
+        // the same shard twice, under two spellings: refused before reading
+        let dotted = (d.path().join(".").join("s0.jsonl"), p("s0_errors.jsonl"));
+        let e = merge(&[pair("s0"), dotted], &p("x.jsonl"), &p("x_errors.jsonl")).unwrap_err();
+        let s0 = std::fs::canonicalize(p("s0.jsonl")).unwrap();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot merge: {} is given twice (as {} and {})",
+                s0.display(),
+                p("s0.jsonl").display(),
+                d.path().join(".").join("s0.jsonl").display()
+            )
+        );
+        // an input named as the output under another spelling
         let e = merge(
-            &[pair("s0"), pair("s0")],
+            &[pair("s1")],
+            &d.path().join(".").join("s1.jsonl"),
+            &p("x_errors.jsonl"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("both an input and the output"),
+            "{e}"
+        );
+        // a copy of a shard: duplicate keys
+        std::fs::copy(p("s0.jsonl"), p("s0b.jsonl")).unwrap();
+        std::fs::copy(p("s0_errors.jsonl"), p("s0b_errors.jsonl")).unwrap();
+        let e = merge(
+            &[pair("s0"), pair("s0b")],
             &p("x.jsonl"),
             &p("x_errors.jsonl"),
         )

@@ -711,6 +711,22 @@ fn shards_merged_equal_an_unsharded_run_key_for_key() {
         p("dup.jsonl").to_str().unwrap(),
     ]);
     assert_eq!(code, 2, "{text}");
+    let canonical = std::fs::canonicalize(d.path()).unwrap();
+    let text = text.replace(canonical.to_str().unwrap(), d.path().to_str().unwrap());
+    insta::assert_snapshot!(redacted(&text, d.path()), @"error: cannot merge: [TMP]/s0.jsonl is given twice (as [TMP]/s0.jsonl and [TMP]/s0.jsonl)");
+    // a copy of a shard: every key twice
+    std::fs::copy(p("s0.jsonl"), p("s0copy.jsonl")).unwrap();
+    if p("s0_errors.jsonl").exists() {
+        std::fs::copy(p("s0_errors.jsonl"), p("s0copy_errors.jsonl")).unwrap();
+    }
+    let (code, text) = tb(&[
+        "merge",
+        &shard_files[0],
+        p("s0copy.jsonl").to_str().unwrap(),
+        "-o",
+        p("dup.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{text}");
     // Records land in completion order: name each key of s0 by its line.
     let by_line: Vec<(String, String)> = keys(&lines(&p("s0.jsonl")))
         .into_iter()
@@ -719,19 +735,19 @@ fn shards_merged_equal_an_unsharded_run_key_for_key() {
         .collect();
     insta::assert_snapshot!(redacted_with(&text, d.path(), &by_line), @"
     error: cannot merge: 13 problem(s):
-      duplicate key [key of line 1]: [TMP]/s0.jsonl line 1 and [TMP]/s0.jsonl line 1
-      duplicate key [key of line 2]: [TMP]/s0.jsonl line 2 and [TMP]/s0.jsonl line 2
-      duplicate key [key of line 3]: [TMP]/s0.jsonl line 3 and [TMP]/s0.jsonl line 3
-      duplicate key [key of line 4]: [TMP]/s0.jsonl line 4 and [TMP]/s0.jsonl line 4
-      duplicate key [key of line 5]: [TMP]/s0.jsonl line 5 and [TMP]/s0.jsonl line 5
-      duplicate key [key of line 6]: [TMP]/s0.jsonl line 6 and [TMP]/s0.jsonl line 6
-      duplicate key [key of line 7]: [TMP]/s0.jsonl line 7 and [TMP]/s0.jsonl line 7
-      duplicate key [key of line 8]: [TMP]/s0.jsonl line 8 and [TMP]/s0.jsonl line 8
-      duplicate key [key of line 9]: [TMP]/s0.jsonl line 9 and [TMP]/s0.jsonl line 9
-      duplicate key [key of line 10]: [TMP]/s0.jsonl line 10 and [TMP]/s0.jsonl line 10
-      duplicate key [key of line 11]: [TMP]/s0.jsonl line 11 and [TMP]/s0.jsonl line 11
-      duplicate key [key of line 12]: [TMP]/s0.jsonl line 12 and [TMP]/s0.jsonl line 12
-      duplicate key [key of line 13]: [TMP]/s0.jsonl line 13 and [TMP]/s0.jsonl line 13
+      duplicate key [key of line 1]: [TMP]/s0.jsonl line 1 and [TMP]/s0copy.jsonl line 1
+      duplicate key [key of line 2]: [TMP]/s0.jsonl line 2 and [TMP]/s0copy.jsonl line 2
+      duplicate key [key of line 3]: [TMP]/s0.jsonl line 3 and [TMP]/s0copy.jsonl line 3
+      duplicate key [key of line 4]: [TMP]/s0.jsonl line 4 and [TMP]/s0copy.jsonl line 4
+      duplicate key [key of line 5]: [TMP]/s0.jsonl line 5 and [TMP]/s0copy.jsonl line 5
+      duplicate key [key of line 6]: [TMP]/s0.jsonl line 6 and [TMP]/s0copy.jsonl line 6
+      duplicate key [key of line 7]: [TMP]/s0.jsonl line 7 and [TMP]/s0copy.jsonl line 7
+      duplicate key [key of line 8]: [TMP]/s0.jsonl line 8 and [TMP]/s0copy.jsonl line 8
+      duplicate key [key of line 9]: [TMP]/s0.jsonl line 9 and [TMP]/s0copy.jsonl line 9
+      duplicate key [key of line 10]: [TMP]/s0.jsonl line 10 and [TMP]/s0copy.jsonl line 10
+      duplicate key [key of line 11]: [TMP]/s0.jsonl line 11 and [TMP]/s0copy.jsonl line 11
+      duplicate key [key of line 12]: [TMP]/s0.jsonl line 12 and [TMP]/s0copy.jsonl line 12
+      duplicate key [key of line 13]: [TMP]/s0.jsonl line 13 and [TMP]/s0copy.jsonl line 13
     ");
     assert!(!p("dup.jsonl").exists());
     // a shard run on another clock (another config hash) conflicts
