@@ -249,10 +249,7 @@ fn compare_kind(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
         Kind::Constrained(inner, c) => {
             let theirs = constraints_of(s);
             if theirs != *c {
-                out.push((
-                    here(),
-                    format!("constraints: reference {theirs:?}, ours {c:?}"),
-                ));
+                out.push((here(), format!("constraints: reference {theirs}, ours {c}")));
             }
             compare_base(s, inner, path, out);
         }
@@ -261,7 +258,7 @@ fn compare_kind(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
             if theirs != Constraints::default() {
                 out.push((
                     here(),
-                    format!("constraints: reference {theirs:?}, ours none"),
+                    format!("constraints: reference {theirs}, ours none"),
                 ));
             }
             compare_base(s, k, path, out);
@@ -352,7 +349,8 @@ fn compare_base(s: &Value, k: &Kind, path: &str, out: &mut Vec<(Option<String>, 
                     other => out.push((
                         here(),
                         format!(
-                            "dict values: reference {other:?}, ours {}",
+                            "dict values: reference {}, ours {}",
+                            other.map_or_else(|| "none".to_string(), Value::to_string),
                             kind_name(inner)
                         ),
                     )),

@@ -46,6 +46,33 @@ impl Constraints {
     }
 }
 
+/// Written as the JSON-schema keywords they come from (`maxLength=20, minimum=0`), or `none`.
+impl std::fmt::Display for Constraints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lens = [("minLength", self.min_len), ("maxLength", self.max_len)];
+        let bounds = [
+            ("minimum", self.ge),
+            ("exclusiveMinimum", self.gt),
+            ("maximum", self.le),
+            ("exclusiveMaximum", self.lt),
+        ];
+        let mut parts: Vec<String> = lens
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+            .collect();
+        parts.extend(
+            bounds
+                .iter()
+                .filter_map(|(k, v)| v.map(|v| format!("{k}={v}"))),
+        );
+        if parts.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
+}
+
 /// What a field holds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind {
