@@ -931,7 +931,8 @@ async fn proxy_garbage_collect(State(state): State<AppState>, body: Body) -> Res
     };
     let Ok(idle) = crate::input::client_secs("inactivity_minutes", minutes * 60.0) else {
         return invalid(format!(
-            "field `inactivity_minutes` is too large ({minutes}; at most {} are accepted)",
+            "field `inactivity_minutes` is too large ({}; at most {} are accepted)",
+            crate::input::shown_number(minutes),
             crate::input::MAX_CLIENT_SECS / 60.0
         ));
     };

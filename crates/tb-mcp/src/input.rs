@@ -81,16 +81,27 @@ pub fn check_task_id(id: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A client's number as it was likely written: whole numbers below 10^16 as integers (`-1`),
+/// others as JSON writes them (`1e+300`, not 301 digits); `NaN` and `inf` as they are.
+pub fn shown_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e16 {
+        return format!("{x:.0}");
+    }
+    serde_json::Number::from_f64(x).map_or_else(|| x.to_string(), |n| n.to_string())
+}
+
 /// A duration in seconds from a client: finite, non-negative, at most [`MAX_CLIENT_SECS`].
 pub fn client_secs(field: &str, secs: f64) -> Result<Duration, String> {
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!(
-            "field `{field}` must be a non-negative number, got {secs}"
+            "field `{field}` must be a non-negative number, got {}",
+            shown_number(secs)
         ));
     }
     if secs > MAX_CLIENT_SECS {
         return Err(format!(
-            "field `{field}` is too large ({secs} seconds; at most {MAX_CLIENT_SECS} are accepted)"
+            "field `{field}` is too large ({} seconds; at most {MAX_CLIENT_SECS} are accepted)",
+            shown_number(secs)
         ));
     }
     Duration::try_from_secs_f64(secs).map_err(|e| format!("field `{field}`: {e}"))
@@ -123,7 +134,14 @@ mod tests {
         ] {
             assert!(check_task_id(bad).is_err(), "{bad}");
         }
-        assert!(client_secs("t", 1e300).is_err());
+        assert_eq!(
+            client_secs("t", 1e300),
+            Err("field `t` is too large (1e+300 seconds; at most 2592000 are accepted)".into())
+        );
+        assert_eq!(
+            client_secs("t", f64::NEG_INFINITY),
+            Err("field `t` must be a non-negative number, got -inf".into())
+        );
         assert!(client_secs("t", f64::MAX).is_err());
         assert!(client_secs("t", -1.0).is_err());
         assert!(client_secs("t", f64::NAN).is_err());
