@@ -422,4 +422,41 @@ mod tests {
         );
         assert_eq!(e.all_fixed(), Some(false));
     }
+
+    #[test]
+    fn remote_effects_from_verdicts_and_a_failure_keeps_the_last() {
+        let v = vec![StateVerdict {
+            server: "tiny_library".into(),
+            passed: false,
+            result_hash: "a".repeat(64),
+            golden_hash: "b".repeat(64),
+            diff: vec![json!({"path": "books", "type": "changed", "result": [1], "golden": [2]})],
+        }];
+        let e = Effects::from_verdicts(Ok(&v), true, &Effects::default());
+        assert_eq!(e.all_fixed(), Some(false));
+        let text: Vec<String> = e.lines().into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            text,
+            vec![
+                "reported by the server",
+                "  result hash aaaaaaaaaaaaaaaa…",
+                "  golden hash bbbbbbbbbbbbbbbb…",
+                "",
+                "to fix: 1 difference(s) from the golden state",
+                "  table books",
+                "    changed: is [1], should be [2]",
+            ]
+        );
+        // a scenario: the result hash only, nothing to fix
+        let s = Effects::from_verdicts(Ok(&v), false, &Effects::default());
+        assert_eq!(s.all_fixed(), None);
+        assert_eq!(s.lines().len(), 2);
+        // the servers cannot be asked: the last effects stay, with why
+        let f = Effects::from_verdicts(Err("server `tiny_library`: gone"), true, &e);
+        assert_eq!(f.servers, e.servers);
+        assert_eq!(
+            f.note.as_deref(),
+            Some("effects unavailable: server `tiny_library`: gone")
+        );
+    }
 }
