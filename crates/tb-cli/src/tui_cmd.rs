@@ -58,6 +58,11 @@ pub struct TuiArgs {
     /// Budget in seconds of one model call, retries included.
     #[arg(long, default_value_t = 300.0)]
     pub message_timeout: f64,
+    /// External tool servers (--servers FILE, --python, --prefer external, the start, init
+    /// and call timeouts): the task's servers that run from the file start when the session
+    /// opens and are torn down when tb tui ends.
+    #[command(flatten)]
+    pub servers: crate::common::ServerArgs,
 }
 
 /// Runs `tb tui`.
@@ -88,6 +93,11 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
     }
     if !(a.message_timeout > 0.0 && a.message_timeout.is_finite()) {
         bail!("--message-timeout must be a positive number of seconds");
+    }
+    if a.servers.server_pool > 0 {
+        bail!(
+            "--server-pool: tb tui plays one session, whose servers start when it opens (no pool)"
+        );
     }
     let root = crate::common::data_root(&a.dataset.clone().or_else(|| a.data.clone()))?;
     let (ds, sandbox) = crate::common::open(&root)?;
@@ -176,7 +186,39 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
     provenance.insert("data_root".into(), json!(root.display().to_string()));
     provenance.insert("agent".into(), json!(agent_name));
     provenance.insert("clock".into(), json!(clock.now_iso()));
-    provenance.insert("tools".into(), json!({"backend": "in-process"}));
+    let sandbox = Arc::new(sandbox);
+    let external = a.servers.backend(sandbox.clone(), clock)?;
+    if let Some(x) = &external {
+        for s in task.world_state.keys() {
+            if x.route(s) == tb_external::Route::Unknown {
+                bail!(
+                    "{} {}: server `{s}` is neither a native domain nor in {}",
+                    if is_task { "task" } else { "scenario" },
+                    if is_task { &task.uid } else { &task.scenario },
+                    x.config().file.display()
+                );
+            }
+        }
+    }
+    let external_here = external.as_ref().is_some_and(|x| x.is_external(&task));
+    match (&a.servers.servers, external_here) {
+        (Some(file), true) => {
+            provenance.insert(
+                "tools".into(),
+                json!({"backend": "external", "servers": file.display().to_string(), "prefer": a.servers.prefer}),
+            );
+        }
+        (Some(file), false) => {
+            provenance.insert("tools".into(), json!({"backend": "in-process"}));
+            notes.push(format!(
+                "Every server of this task runs natively: {} is not used (--prefer external runs its servers).",
+                file.display()
+            ));
+        }
+        (None, _) => {
+            provenance.insert("tools".into(), json!({"backend": "in-process"}));
+        }
+    }
     provenance.insert(
         "source".into(),
         json!({"command": "tb tui", "play": play.name()}),
@@ -198,7 +240,7 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
     }
     provenance.insert("models".into(), serde_json::Value::Object(names));
     let env = RunEnv {
-        sandbox: Arc::new(sandbox),
+        sandbox,
         judge: Arc::new(tb_eval::judge::StateJudge::new()),
         clock,
         agent_name: agent_name.clone(),
@@ -223,6 +265,7 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
         dataset: Some(Arc::new(ds)),
         agent_label,
         notes,
+        remote: external.map(|x| x as Arc<dyn tb_eval::tools::RemoteTools>),
     })?;
     Ok(ExitCode::SUCCESS)
 }

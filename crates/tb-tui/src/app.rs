@@ -4,7 +4,8 @@
 
 use crate::effects::{Effects, LineKind};
 use crate::input::Input;
-use crate::jobs::{Done, Gate, Job, Progress, TestJob, TurnJob, UserJob};
+use crate::jobs::{Done, Failure, Gate, Job, Progress, Stop, TestJob, ToolJob, TurnJob, UserJob};
+use crate::session::Session;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use tb_core::{FinishReason, Message, Task, ToolCall};
 use tb_eval::episode::{Agent, AgentTools, EpisodeState, ModelAgent};
 use tb_eval::infer::RunEnv;
 use tb_eval::sandbox::TaskSession;
+use tb_eval::tools::RemoteTools;
 
 /// Who the person at the keyboard plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +55,10 @@ pub struct Setup {
     pub agent_label: String,
     /// Notes shown at the start.
     pub notes: Vec<String>,
+    /// A remote backend for the task's session (e.g. external tool servers from a
+    /// servers.yaml, `tb_external::ExternalTools`): the session is opened there by
+    /// [`App::open`] (a task it does not take runs in process).
+    pub remote: Option<Arc<dyn RemoteTools>>,
 }
 
 /// Errors starting the app.
@@ -67,6 +73,14 @@ pub enum AppError {
     /// A model is needed but not configured, or cannot be used.
     #[error("{0}")]
     Model(String),
+    /// The remote session could not be opened (a tool server did not start or init).
+    #[error("opening the session on {backend}: {message}")]
+    Remote {
+        /// The backend (`RemoteTools::describe`).
+        backend: String,
+        /// What failed.
+        message: String,
+    },
 }
 
 /// How a note is shown.
@@ -135,8 +149,15 @@ pub struct App {
     dataset: Option<Arc<tb_dataset::Dataset>>,
     agent_label: String,
     /// The live session (`None` while a job holds it).
-    session: Option<TaskSession>,
-    initial: TaskSession,
+    session: Option<Session>,
+    /// The in-process session's initial state (for its changes); `None` for a remote one.
+    initial: Option<TaskSession>,
+    /// Whether the session is remote (its effects come from its servers).
+    remote: bool,
+    /// The tool backend failed: the attempt is a system error.
+    system_error: Option<String>,
+    /// Stops the running jobs when the app quits.
+    stop: Stop,
     tools: AgentTools,
     system: Vec<Message>,
     /// The conversation (`None` while a job holds it).
@@ -184,9 +205,61 @@ pub fn visible(m: &Message) -> bool {
 }
 
 impl App {
-    /// Builds the app and the jobs to start with (the first agent turn in `--play user`
-    /// when the task has a query; the episode in `--play watch`).
+    /// Builds the app on an in-process session, and the jobs to start with (the first agent
+    /// turn in `--play user` when the task has a query; the episode in `--play watch`). A
+    /// setup with a remote backend is opened with [`App::open`].
     pub fn new(setup: Setup) -> Result<(App, Vec<Job>), AppError> {
+        if let Some(r) = &setup.remote {
+            return Err(AppError::Remote {
+                backend: r.describe(),
+                message: "a remote session opens asynchronously: use App::open".into(),
+            });
+        }
+        let session = setup.env.sandbox.session(&setup.task, setup.env.clock)?;
+        App::build(setup, Session::Native(session), None).map_err(|(e, _)| e)
+    }
+
+    /// [`App::new`], the session opened on the setup's remote backend when it has one and
+    /// takes the task (its servers started and initialised; a failure is
+    /// [`AppError::Remote`]), else in process. A failure after the remote session opened
+    /// closes it (its servers torn down and reaped) before returning.
+    pub async fn open(mut setup: Setup) -> Result<(App, Vec<Job>), AppError> {
+        let opened = match setup.remote.take() {
+            Some(r) => match r.open_task(&setup.task).await {
+                Ok(s) => s,
+                Err(message) => {
+                    return Err(AppError::Remote {
+                        backend: r.describe(),
+                        message,
+                    });
+                }
+            },
+            None => None,
+        };
+        let Some(remote) = opened else {
+            return App::new(setup);
+        };
+        let mut session = Session::Remote(remote);
+        let verdicts = session.remote_verdicts().await;
+        match App::build(setup, session, verdicts) {
+            Ok(r) => Ok(r),
+            Err((e, session)) => {
+                session.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The app on an opened session (`verdicts`: a remote session's first effects).
+    #[allow(
+        clippy::result_large_err,
+        reason = "the session comes back on failure, to be closed"
+    )]
+    fn build(
+        setup: Setup,
+        session: Session,
+        verdicts: Option<Result<Vec<tb_core::StateVerdict>, String>>,
+    ) -> Result<(App, Vec<Job>), (AppError, Session)> {
         let Setup {
             env,
             task,
@@ -195,16 +268,19 @@ impl App {
             dataset,
             agent_label,
             notes,
+            remote: _,
         } = setup;
-        let session = env.sandbox.session(&task, env.clock)?;
-        let initial = session.clone();
+        let initial = session.native().cloned();
+        let remote = session.is_remote();
         let scenario = env.scenarios.get(&task.scenario).cloned();
-        let tools = AgentTools::build(
+        let tools = match AgentTools::build(
             env.agent.as_ref().map_or(&[][..], |a| &a.builtin_tools),
             scenario.as_ref().map_or(&[][..], |s| &s.tools),
             &session.tool_list(),
-        )
-        .map_err(AppError::Tools)?;
+        ) {
+            Ok(t) => t,
+            Err(e) => return Err((AppError::Tools(e), session)),
+        };
         let system = tb_eval::infer::system_messages_of(
             env.agent.as_ref().map(|a| a.system_instructions.as_str()),
             scenario
@@ -216,14 +292,20 @@ impl App {
             Play::Agent => None,
             Play::User | Play::Watch => {
                 let Some(client) = env.models.agent.clone() else {
-                    return Err(AppError::Model(format!(
-                        "--play {} needs an agent model: give -c CONFIG.yaml with orchestrator.agent_model (--play agent needs none)",
-                        play.name()
-                    )));
+                    return Err((
+                        AppError::Model(format!(
+                            "--play {} needs an agent model: give -c CONFIG.yaml with orchestrator.agent_model (--play agent needs none)",
+                            play.name()
+                        )),
+                        session,
+                    ));
                 };
-                Some(Box::new(ModelAgent::new(client, &tools.specs).map_err(
-                    |e| AppError::Model(format!("the agent model: {e}")),
-                )?))
+                match ModelAgent::new(client, &tools.specs) {
+                    Ok(a) => Some(Box::new(a)),
+                    Err(e) => {
+                        return Err((AppError::Model(format!("the agent model: {e}")), session));
+                    }
+                }
             }
         };
         let user_context = task.user_context.clone().unwrap_or_default();
@@ -236,6 +318,9 @@ impl App {
             agent_label,
             session: Some(session),
             initial,
+            remote,
+            system_error: None,
+            stop: Stop::default(),
             tools,
             system,
             st: Some(EpisodeState::default()),
@@ -258,7 +343,10 @@ impl App {
             hint_override: None,
             told_no_user: false,
         };
-        app.refresh_effects(None);
+        match verdicts {
+            Some(v) => app.remote_effects(v),
+            None => app.refresh_effects(None),
+        }
         for n in notes {
             app.note(NoteKind::Info, n);
         }
@@ -291,6 +379,7 @@ impl App {
                     st,
                     observe: Vec::new(),
                     gate: app.gate.clone(),
+                    stop: app.stop.clone(),
                 })));
                 app.busy = Some("the agent and the simulated user are playing".into());
             }
@@ -384,6 +473,33 @@ impl App {
         &self.tools
     }
 
+    /// Whether the session is remote (external tool servers).
+    pub fn is_remote(&self) -> bool {
+        self.remote
+    }
+
+    /// The tool backend's failure, when a tool server failed: the attempt is a system error.
+    pub fn system_error(&self) -> Option<&str> {
+        self.system_error.as_deref()
+    }
+
+    // ---- the end ----------------------------------------------------------------------
+
+    /// Asks the running jobs to stop (when quitting): each comes back at once with what it
+    /// holds, and [`App::on_done`] takes it back without starting anything new.
+    pub fn stop_jobs(&mut self) {
+        self.quit = true;
+        self.stop.stop();
+    }
+
+    /// Ends the session: a remote one's servers are torn down and their processes reaped.
+    /// (Call after the running jobs came back: a job's session is closed when it drops.)
+    pub async fn close(&mut self) {
+        if let Some(s) = self.session.take() {
+            s.close().await;
+        }
+    }
+
     // ---- events -----------------------------------------------------------------------
 
     /// A key.
@@ -466,6 +582,7 @@ impl App {
                 }
             }
             Progress::Session(s) => self.refresh_effects(Some(&s)),
+            Progress::Verdicts(v) => self.remote_effects(v),
         }
     }
 
@@ -473,6 +590,23 @@ impl App {
     pub fn on_done(&mut self, d: Done) -> Vec<Job> {
         self.busy = None;
         self.live.clear();
+        if self.stop.is_stopped() {
+            // quitting: take back what the job held, start nothing
+            match d {
+                Done::Turn {
+                    agent, session, st, ..
+                } => {
+                    self.agent = Some(agent);
+                    self.session = Some(session);
+                    self.st = Some(st);
+                }
+                Done::Test { session, .. } | Done::Tool { session, .. } => {
+                    self.session = Some(session);
+                }
+                Done::User(_) => {}
+            }
+            return Vec::new();
+        }
         match d {
             Done::Turn {
                 agent,
@@ -492,7 +626,8 @@ impl App {
                 }
                 self.refresh_effects(None);
                 match result {
-                    Err(e) => self.note(
+                    Err(f) if f.system => self.system_failure(&f),
+                    Err(Failure { message: e, .. }) => self.note(
                         NoteKind::Error,
                         format!(
                             "{e}. The session goes on: write again, or /user; nothing typed is lost."
@@ -539,7 +674,21 @@ impl App {
                     self.user_says(turn.message)
                 }
             },
-            Done::Test { record, saved } => {
+            Done::Test {
+                session,
+                record,
+                saved,
+            } => {
+                self.session = Some(session);
+                let Some(record) = record else {
+                    return Vec::new();
+                };
+                if self.remote
+                    && let Some(v) = &record.verdict
+                {
+                    // the verdicts just asked of the servers are their latest effects
+                    self.remote_effects(Ok(v.state.clone()));
+                }
                 self.show_verdict(&record);
                 match saved {
                     Some(Ok(p)) => self.note(
@@ -554,7 +703,37 @@ impl App {
                 }
                 Vec::new()
             }
+            Done::Tool {
+                session,
+                call,
+                result,
+                verdicts,
+            } => {
+                self.session = Some(session);
+                match result {
+                    Ok((content, direct)) => self.tool_answered(&call, content, direct),
+                    Err(f) if f.system => self.system_failure(&f),
+                    Err(f) => self.note(NoteKind::Error, f.message),
+                }
+                if let Some(v) = verdicts {
+                    self.remote_effects(v);
+                }
+                Vec::new()
+            }
         }
+    }
+
+    /// The tool backend failed (a tool server crashed, hung or answered garbage): the
+    /// attempt is a system error, never a model failure.
+    fn system_failure(&mut self, f: &Failure) {
+        self.system_error = Some(f.message.clone());
+        self.note(
+            NoteKind::Error,
+            format!(
+                "system error: {}. A tool server failed: this attempt is a system error, not a model failure (/save FILE records it as one; /quit ends the session).",
+                f.message
+            ),
+        );
     }
 
     fn entries_msg_len(&self) -> usize {
@@ -620,14 +799,29 @@ impl App {
             st,
             observe: vec![msg],
             gate: self.gate.clone(),
+            stop: self.stop.clone(),
         }))]
     }
 
+    /// The effects of the in-process session (`live`, else the app's); a remote session's
+    /// come with its verdicts ([`App::remote_effects`]).
     fn refresh_effects(&mut self, live: Option<&TaskSession>) {
-        let Some(s) = live.or(self.session.as_ref()) else {
+        let Some(initial) = &self.initial else {
             return;
         };
-        self.effects = Effects::compute(&self.env, &self.task, self.is_task, &self.initial, s);
+        let Some(s) = live.or(self.session.as_ref().and_then(Session::native)) else {
+            return;
+        };
+        self.effects = Effects::compute(&self.env, &self.task, self.is_task, initial, s);
+    }
+
+    /// The effects of the remote session from its servers' state verdicts.
+    fn remote_effects(&mut self, v: Result<Vec<tb_core::StateVerdict>, String>) {
+        self.effects = Effects::from_verdicts(
+            v.as_deref().map_err(String::as_str),
+            self.is_task,
+            &self.effects,
+        );
     }
 
     /// Submits the input box.
@@ -746,6 +940,7 @@ impl App {
             can_end: self.env.user_can_end,
             timeout: self.env.message_timeout,
             prompts: self.env.models.prompts.clone(),
+            stop: self.stop.clone(),
         }))]
     }
 
@@ -782,7 +977,7 @@ impl App {
                 return self.test("", Some(PathBuf::from(rest)));
             }
             "conversation" => self.conversation(),
-            "tool" => self.tool(rest),
+            "tool" => return self.tool(rest),
             "user" => {
                 if let Some(ctx) = rest.strip_prefix("context") {
                     let ctx = ctx.trim();
@@ -903,7 +1098,7 @@ impl App {
         }
     }
 
-    fn tool(&mut self, rest: &str) {
+    fn tool(&mut self, rest: &str) -> Vec<Job> {
         if rest.is_empty() {
             self.note(NoteKind::Info, format!("{} tools:", self.tools.specs.len()));
             let lines: Vec<String> = self
@@ -915,7 +1110,7 @@ impl App {
             for l in lines {
                 self.note(NoteKind::Detail, l);
             }
-            return;
+            return Vec::new();
         }
         let (name, args) = match rest.split_once(char::is_whitespace) {
             Some((n, a)) => (n, a.trim()),
@@ -941,7 +1136,7 @@ impl App {
                     }
                 ),
             );
-            return;
+            return Vec::new();
         };
         if args.is_empty() {
             self.note(NoteKind::Info, signature(&spec.name, &spec.parameters));
@@ -970,21 +1165,21 @@ impl App {
                     ),
                 );
             }
-            return;
+            return Vec::new();
         }
         if self.play != Play::Agent {
             self.note(
                 NoteKind::Error,
                 "Calling tools is the agent's part: play it with --play agent.".into(),
             );
-            return;
+            return Vec::new();
         }
         if self.finished.is_some() {
             self.note(
                 NoteKind::Error,
                 "The episode has ended: /test, /save FILE or /quit.".into(),
             );
-            return;
+            return Vec::new();
         }
         let arguments: Value = match serde_json::from_str(args) {
             Ok(v @ Value::Object(_)) => v,
@@ -993,22 +1188,26 @@ impl App {
                     NoteKind::Error,
                     "/tool NAME {json}: the arguments must be a JSON object".into(),
                 );
-                return;
+                return Vec::new();
             }
             Err(e) => {
                 self.note(
                     NoteKind::Error,
                     format!("/tool {name}: the arguments are not valid JSON: {e}"),
                 );
-                return;
+                return Vec::new();
             }
         };
-        self.call_tool(name, arguments);
+        self.call_tool(name, arguments)
     }
 
     /// Calls a tool as the agent would: the call and its response join the conversation,
-    /// the effects follow.
-    fn call_tool(&mut self, name: &str, arguments: Value) {
+    /// the effects follow. On a remote session the call is a job (its server answers).
+    fn call_tool(&mut self, name: &str, arguments: Value) -> Vec<Job> {
+        if self.session.is_none() {
+            self.note(NoteKind::Error, "busy: the session is in use".into());
+            return Vec::new();
+        }
         self.next_call += 1;
         let tc = ToolCall {
             metadata: Map::new(),
@@ -1043,25 +1242,43 @@ impl App {
                 NoteKind::Info,
                 format!("{name} ends the turn: the episode has ended. /test checks the state."),
             );
-            return;
+            return Vec::new();
         }
         let Some(session) = self.session.as_mut() else {
-            self.note(NoteKind::Error, "busy: the session is in use".into());
-            return;
+            return Vec::new();
         };
-        let fut = tb_eval::episode::dispatch(&self.tools, session, &tc);
+        if session.is_remote() {
+            let Some(session) = self.session.take() else {
+                return Vec::new();
+            };
+            self.busy = Some(format!("calling {name} on its server"));
+            return vec![Job::Tool(Box::new(ToolJob {
+                tools: self.tools.clone(),
+                session,
+                call: tc,
+                stop: self.stop.clone(),
+            }))];
+        }
+        let fut = tb_eval::episode::dispatch(&self.tools, session.backend(), &tc);
         let outcome = now_or_never(fut);
         let (content, direct) = match outcome {
             Some(Ok(r)) => r,
             Some(Err(e)) => (format!("{e}"), None),
             None => ("the in-process tool did not finish".to_string(), None),
         };
+        self.tool_answered(&tc, content, direct);
+        self.refresh_effects(None);
+        Vec::new()
+    }
+
+    /// A tool call's response joins the conversation (and a direct response after it).
+    fn tool_answered(&mut self, tc: &ToolCall, content: String, direct: Option<String>) {
         if let Some(st) = self.st.as_mut() {
             st.tool_calls.push((tc.clone(), content.clone()));
         }
         let mut msgs = vec![Message::ToolResponse {
             metadata: Map::new(),
-            name: name.to_string(),
+            name: tc.name.clone(),
             content,
             id: tc.id.clone(),
         }];
@@ -1075,7 +1292,6 @@ impl App {
             });
         }
         self.push_messages(msgs);
-        self.refresh_effects(None);
     }
 
     fn test(&mut self, task_ref: &str, save: Option<PathBuf>) -> Vec<Job> {
@@ -1096,6 +1312,13 @@ impl App {
             }
             self.task.clone()
         } else {
+            if self.remote {
+                self.note(
+                    NoteKind::Error,
+                    format!("/test {task_ref}: the tool servers grade the task they were started for; /test without a task runs its checks"),
+                );
+                return Vec::new();
+            }
             let Some(ds) = &self.dataset else {
                 self.note(NoteKind::Error, "no dataset to load the task from".into());
                 return Vec::new();
@@ -1117,7 +1340,7 @@ impl App {
             );
             return Vec::new();
         }
-        let Some(session) = self.session.clone() else {
+        let Some(session) = self.session.take() else {
             self.note(NoteKind::Error, "busy: the session is in use".into());
             return Vec::new();
         };
@@ -1129,6 +1352,8 @@ impl App {
             session,
             record,
             save,
+            system_error: self.system_error.clone(),
+            stop: self.stop.clone(),
         }))]
     }
 
@@ -1158,14 +1383,24 @@ impl App {
 
     fn show_verdict(&mut self, rec: &tb_core::TrialRecord) {
         let Some(v) = &rec.verdict else {
-            let err = rec
-                .metadata
-                .get("error")
-                .and_then(|e| e.get("message"))
-                .and_then(Value::as_str)
-                .unwrap_or("no verdict")
-                .to_string();
-            self.note(NoteKind::Fail, format!("FAIL {} (error: {err})", rec.uid));
+            let err = rec.metadata.get("error");
+            let text = |k: &str| err.and_then(|e| e.get(k)).and_then(Value::as_str);
+            let message = text("message").unwrap_or("no verdict").to_string();
+            if rec.is_system_error {
+                self.note(
+                    NoteKind::Error,
+                    format!(
+                        "ERROR {}: system error ({}), not graded: {message}",
+                        rec.uid,
+                        text("type").unwrap_or("unknown")
+                    ),
+                );
+            } else {
+                self.note(
+                    NoteKind::Fail,
+                    format!("FAIL {} (error: {message})", rec.uid),
+                );
+            }
             return;
         };
         let test_error = rec.test_result.as_ref().filter(|t| t.is_system_error);

@@ -1,9 +1,11 @@
 //! The effects of a session: what changed in each server's database against its initial state
 //! (the sandbox's stable diff), and, for a task, the fields that still differ from the golden
-//! state (the state judge's diff, the same one `tb infer` grades with).
+//! state (the state judge's diff, the same one `tb infer` grades with). A remote session's
+//! effects are its servers' own (`__reserved__geteffects`: result and golden state hashes,
+//! the diff), as its state verdicts carry them.
 
 use serde_json::Value;
-use tb_core::Task;
+use tb_core::{StateVerdict, Task};
 use tb_eval::infer::RunEnv;
 use tb_eval::sandbox::TaskSession;
 
@@ -16,6 +18,9 @@ pub struct ServerEffects {
     pub changes: Vec<Value>,
     /// Fields still differing from the golden state (`None` without a task to compare with).
     pub to_fix: Option<Vec<Value>>,
+    /// The result and golden state hashes a remote server reports (`None` in process: the
+    /// changes are shown instead).
+    pub hashes: Option<(String, String)>,
     /// Row ids by `(table, index)` of the rows the entries name, where known.
     ids: Vec<((String, usize), String)>,
 }
@@ -110,10 +115,43 @@ impl Effects {
                 server: name,
                 changes,
                 to_fix,
+                hashes: None,
                 ids,
             });
         }
         Effects { servers, note }
+    }
+
+    /// The effects of a remote session from its state verdicts (one per server, from the
+    /// servers' effects); `golden`: a task, whose diff is what is left to fix. A failure to
+    /// get them keeps the last known effects (`last`) with the failure as the note.
+    pub fn from_verdicts(
+        verdicts: Result<&[StateVerdict], &str>,
+        golden: bool,
+        last: &Effects,
+    ) -> Effects {
+        match verdicts {
+            Ok(v) => Effects {
+                servers: v
+                    .iter()
+                    .map(|v| ServerEffects {
+                        server: v.server.clone(),
+                        changes: Vec::new(),
+                        to_fix: golden.then(|| v.diff.clone()),
+                        hashes: Some((v.result_hash.clone(), v.golden_hash.clone())),
+                        ids: Vec::new(),
+                    })
+                    .collect(),
+                note: v.is_empty().then(|| {
+                    "the servers report no state hashes (their effects are read by the checks)"
+                        .to_string()
+                }),
+            },
+            Err(e) => Effects {
+                servers: last.servers.clone(),
+                note: Some(format!("effects unavailable: {e}")),
+            },
+        }
     }
 
     /// Whether the golden comparison was made and nothing is left to fix.
@@ -136,14 +174,28 @@ impl Effects {
             if self.servers.len() > 1 {
                 out.push((LineKind::Head, format!("server {}", s.server)));
             }
-            out.push((
-                LineKind::Head,
-                format!("changed since the start ({})", s.changes.len()),
-            ));
-            if s.changes.is_empty() {
-                out.push((LineKind::Dim, "  nothing yet".into()));
+            if let Some((result, golden)) = &s.hashes {
+                out.push((LineKind::Head, "reported by the server".into()));
+                out.push((
+                    LineKind::Plain,
+                    format!("  result hash {}", clip(result, 17)),
+                ));
+                if s.to_fix.is_some() {
+                    out.push((
+                        LineKind::Plain,
+                        format!("  golden hash {}", clip(golden, 17)),
+                    ));
+                }
             } else {
-                render(&s.changes, s, Wording::Change, &mut out);
+                out.push((
+                    LineKind::Head,
+                    format!("changed since the start ({})", s.changes.len()),
+                ));
+                if s.changes.is_empty() {
+                    out.push((LineKind::Dim, "  nothing yet".into()));
+                } else {
+                    render(&s.changes, s, Wording::Change, &mut out);
+                }
             }
             if let Some(d) = &s.to_fix {
                 out.push((LineKind::Plain, String::new()));
@@ -182,6 +234,7 @@ pub fn fix_lines(
         server: server.to_string(),
         changes: Vec::new(),
         to_fix: Some(diff.to_vec()),
+        hashes: None,
         ids: known.map(|k| k.ids.clone()).unwrap_or_default(),
     };
     let mut out = Vec::new();
@@ -302,7 +355,14 @@ fn render(diff: &[Value], s: &ServerEffects, w: Wording, out: &mut Vec<(LineKind
             (k, Wording::Fix) if k.starts_with("missing in result") => {
                 "missing (in the golden state)".into()
             }
-            (other, _) => other.to_string(),
+            // another server's own diff entries: their kind, and both sides when given
+            (other, w) => match (e.get("result"), e.get("golden")) {
+                (None, None) => other.to_string(),
+                _ if w == Wording::Fix => {
+                    format!("{other}: is {}, should be {}", short(r), short(g))
+                }
+                _ => format!("{other}: {} -> {}", short(g), short(r)),
+            },
         };
         let indent = if row.is_some() { "      " } else { "    " };
         let line = if field.is_empty() {
@@ -337,6 +397,7 @@ mod tests {
             to_fix: Some(vec![
                 json!({"path": "tickets[1].status", "type": "value mismatch", "result": "open", "golden": "solved"}),
             ]),
+            hashes: None,
             ids: vec![(("tickets".into(), 1), "6".into())],
         };
         let e = Effects {
@@ -360,5 +421,42 @@ mod tests {
             ]
         );
         assert_eq!(e.all_fixed(), Some(false));
+    }
+
+    #[test]
+    fn remote_effects_from_verdicts_and_a_failure_keeps_the_last() {
+        let v = vec![StateVerdict {
+            server: "tiny_library".into(),
+            passed: false,
+            result_hash: "a".repeat(64),
+            golden_hash: "b".repeat(64),
+            diff: vec![json!({"path": "books", "type": "changed", "result": [1], "golden": [2]})],
+        }];
+        let e = Effects::from_verdicts(Ok(&v), true, &Effects::default());
+        assert_eq!(e.all_fixed(), Some(false));
+        let text: Vec<String> = e.lines().into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            text,
+            vec![
+                "reported by the server",
+                "  result hash aaaaaaaaaaaaaaaa…",
+                "  golden hash bbbbbbbbbbbbbbbb…",
+                "",
+                "to fix: 1 difference(s) from the golden state",
+                "  table books",
+                "    changed: is [1], should be [2]",
+            ]
+        );
+        // a scenario: the result hash only, nothing to fix
+        let s = Effects::from_verdicts(Ok(&v), false, &Effects::default());
+        assert_eq!(s.all_fixed(), None);
+        assert_eq!(s.lines().len(), 2);
+        // the servers cannot be asked: the last effects stay, with why
+        let f = Effects::from_verdicts(Err("server `tiny_library`: gone"), true, &e);
+        assert_eq!(f.servers, e.servers);
+        assert_eq!(
+            f.note.as_deref(),
+            Some("effects unavailable: server `tiny_library`: gone")
+        );
     }
 }

@@ -1,13 +1,18 @@
-//! The slow work the app asks for (model turns, the simulated user, grading), as values the
-//! app hands out and gets back: [`Job::run`] does the work with the project's episode, user
-//! simulator and grader, reporting progress (each message, the session after each tool call)
-//! through a [`Sink`], and returns a [`Done`] the app takes back in.
+//! The slow work the app asks for (model turns, the simulated user, grading, tool calls on a
+//! remote session), as values the app hands out and gets back: [`Job::run`] does the work
+//! with the project's episode, user simulator and grader, reporting progress (each message,
+//! the effects after each tool call) through a [`Sink`], and returns a [`Done`] the app takes
+//! back in. A job holding the session gives it back in its [`Done`], also when [`Stop`]ped.
 
+use crate::session::Session;
 use serde_json::Value;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tb_core::{FinishReason, Message, Task, TrialRecord};
-use tb_eval::episode::{Agent, AgentReply, AgentTools, BoxFuture, EpisodeSpec, EpisodeState};
+use tb_core::{FinishReason, Message, StateVerdict, Task, ToolCall, TrialRecord};
+use tb_eval::episode::{
+    Agent, AgentReply, AgentTools, BoxFuture, EpisodeError, EpisodeSpec, EpisodeState,
+};
 use tb_eval::infer::RunEnv;
 use tb_eval::sandbox::TaskSession;
 use tb_eval::tools::{BoxFut, ToolBackend};
@@ -19,9 +24,70 @@ use tb_llm::{LlmClient, LlmError};
 pub enum Progress {
     /// A message joined the conversation (observed by the agent, or replied by it).
     Message(Message),
-    /// The session after a tool call (for the effects pane).
+    /// The in-process session after a tool call (for the effects pane).
     Session(TaskSession),
+    /// A remote session's state verdicts after a tool call (its servers' effects).
+    Verdicts(Result<Vec<StateVerdict>, String>),
 }
+
+/// Why a turn or a tool call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// What failed, for the person.
+    pub message: String,
+    /// The tool backend failed (a tool server crashed, hung or answered garbage): the attempt
+    /// is a system error. Otherwise a model endpoint failed, and the session goes on.
+    pub system: bool,
+}
+
+impl From<EpisodeError> for Failure {
+    fn from(e: EpisodeError) -> Self {
+        Failure {
+            system: e.role == "tools",
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Asks running jobs to stop (the app quits): each gives back what it holds at once.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(Arc<(AtomicBool, tokio::sync::Notify)>);
+
+impl Stop {
+    /// Stops every job holding this token, now and later.
+    pub fn stop(&self) {
+        self.0.0.store(true, Ordering::Release);
+        self.0.1.notify_waiters();
+    }
+
+    /// Whether stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.0.0.load(Ordering::Acquire)
+    }
+
+    /// Waits until stopped.
+    pub async fn stopped(&self) {
+        loop {
+            let notified = self.0.1.notified();
+            if self.is_stopped() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Runs `fut` unless stopped first (`None`: stopped; `fut` is dropped).
+    pub async fn run<F: std::future::Future>(&self, fut: F) -> Option<F::Output> {
+        tokio::select! {
+            biased;
+            () = self.stopped() => None,
+            r = fut => Some(r),
+        }
+    }
+}
+
+/// The text of a stopped job.
+const STOPPED: &str = "stopped: tb tui is quitting";
 
 /// Where progress goes.
 pub type Sink = Arc<dyn Fn(Progress) + Send + Sync>;
@@ -89,6 +155,8 @@ pub enum Job {
     User(Box<UserJob>),
     /// Grades the session (and writes it as a trial record when `save` is set).
     Test(Box<TestJob>),
+    /// A tool call of the person playing the agent, on a remote session.
+    Tool(Box<ToolJob>),
 }
 
 impl std::fmt::Debug for Job {
@@ -98,6 +166,7 @@ impl std::fmt::Debug for Job {
             Job::Episode(_) => "Job::Episode",
             Job::User(_) => "Job::User",
             Job::Test(_) => "Job::Test",
+            Job::Tool(_) => "Job::Tool",
         })
     }
 }
@@ -115,13 +184,15 @@ pub struct TurnJob {
     /// The agent.
     pub agent: Box<dyn Agent>,
     /// The live session.
-    pub session: TaskSession,
+    pub session: Session,
     /// The conversation so far.
     pub st: EpisodeState,
     /// Messages the agent has not seen yet (the user message of this turn).
     pub observe: Vec<Message>,
     /// The pause gate (episodes).
     pub gate: Gate,
+    /// Stops the turn (the session comes back).
+    pub stop: Stop,
 }
 
 /// A simulated-user turn.
@@ -138,6 +209,8 @@ pub struct UserJob {
     pub timeout: Option<std::time::Duration>,
     /// The simulated user's prompts.
     pub prompts: std::sync::Arc<tb_eval::prompts::Prompts>,
+    /// Stops the call.
+    pub stop: Stop,
 }
 
 /// Grading (and saving).
@@ -146,12 +219,29 @@ pub struct TestJob {
     pub env: RunEnv,
     /// The task whose checks run.
     pub task: Task,
-    /// The session to grade (a copy).
-    pub session: TaskSession,
+    /// The session to grade (given back in [`Done::Test`]).
+    pub session: Session,
     /// The record skeleton to fill (messages, usage, metadata of the session).
     pub record: TrialRecord,
     /// Where to write the record, if anywhere.
     pub save: Option<PathBuf>,
+    /// The tool backend failed earlier (this message): the record is that system error, not
+    /// graded (as `tb infer` records an attempt whose tool server failed).
+    pub system_error: Option<String>,
+    /// Stops the grading (the session comes back).
+    pub stop: Stop,
+}
+
+/// A tool call the person makes as the agent, on a remote session.
+pub struct ToolJob {
+    /// The agent's tools (the scenario's grant).
+    pub tools: AgentTools,
+    /// The session (given back in [`Done::Tool`]).
+    pub session: Session,
+    /// The call.
+    pub call: ToolCall,
+    /// Stops the call (the session comes back).
+    pub stop: Stop,
 }
 
 /// A finished job.
@@ -161,20 +251,33 @@ pub enum Done {
         /// The agent, back.
         agent: Box<dyn Agent>,
         /// The session, back.
-        session: TaskSession,
+        session: Session,
         /// The conversation.
         st: EpisodeState,
         /// `Ok(Some(reason))` when an episode ended; `Err` on an endpoint or tool failure.
-        result: Result<Option<FinishReason>, String>,
+        result: Result<Option<FinishReason>, Failure>,
     },
     /// The simulated user answered (or failed).
     User(Result<UserTurn, String>),
     /// The verdict of a `/test` or `/save`.
     Test {
-        /// The graded record.
-        record: Box<TrialRecord>,
+        /// The session, back.
+        session: Session,
+        /// The graded record (`None` when stopped).
+        record: Option<Box<TrialRecord>>,
         /// Where it was written, or why it could not be.
         saved: Option<Result<PathBuf, String>>,
+    },
+    /// A tool call of the person ended.
+    Tool {
+        /// The session, back.
+        session: Session,
+        /// The call.
+        call: ToolCall,
+        /// The text the agent sees and a direct response, or the backend's failure.
+        result: Result<(String, Option<String>), Failure>,
+        /// The remote session's state verdicts after the call (when it succeeded).
+        verdicts: Option<Result<Vec<StateVerdict>, String>>,
     },
 }
 
@@ -183,8 +286,15 @@ impl std::fmt::Debug for Done {
         match self {
             Done::Turn { result, .. } => write!(f, "Done::Turn({result:?})"),
             Done::User(r) => write!(f, "Done::User({:?})", r.as_ref().map(|u| &u.message)),
-            Done::Test { record, saved } => {
-                write!(f, "Done::Test({:?}, {saved:?})", record.verdict)
+            Done::Test { record, saved, .. } => {
+                write!(
+                    f,
+                    "Done::Test({:?}, {saved:?})",
+                    record.as_ref().map(|r| &r.verdict)
+                )
+            }
+            Done::Tool { call, result, .. } => {
+                write!(f, "Done::Tool({}, {result:?})", call.name)
             }
         }
     }
@@ -225,9 +335,10 @@ impl Agent for Watched {
     }
 }
 
-/// The in-process session, reporting itself after each tool call.
+/// The session, reporting its effects after each tool call: the in-process session itself,
+/// a remote session's verdicts (asked of its servers).
 struct Reporting<'a> {
-    session: &'a mut TaskSession,
+    session: &'a mut Session,
     sink: Sink,
 }
 
@@ -241,9 +352,17 @@ impl ToolBackend for Reporting<'_> {
         tool: &'a str,
         args: &'a Value,
     ) -> BoxFut<'a, Result<String, String>> {
-        let text = self.session.call_text(tool, args);
-        (self.sink)(Progress::Session(self.session.clone()));
-        Box::pin(std::future::ready(Ok(text)))
+        Box::pin(async move {
+            let r = self.session.backend().call(tool, args).await;
+            if let Session::Native(s) = &*self.session {
+                (self.sink)(Progress::Session(s.clone()));
+            } else if r.is_ok()
+                && let Some(v) = self.session.remote_verdicts().await
+            {
+                (self.sink)(Progress::Verdicts(v));
+            }
+            r
+        })
     }
 }
 
@@ -257,39 +376,119 @@ impl Job {
                 let fut = tb_eval::user_sim::simulate(
                     &j.client, &j.history, &j.context, j.can_end, &j.prompts,
                 );
-                let r = match j.timeout {
-                    Some(d) => match tokio::time::timeout(d, fut).await {
-                        Ok(r) => r.map_err(|e| e.to_string()),
-                        Err(_) => Err(format!(
-                            "no reply within the message budget of {:.1}s",
-                            d.as_secs_f64()
-                        )),
-                    },
-                    None => fut.await.map_err(|e| e.to_string()),
+                let fut = async {
+                    match j.timeout {
+                        Some(d) => match tokio::time::timeout(d, fut).await {
+                            Ok(r) => r.map_err(|e| e.to_string()),
+                            Err(_) => Err(format!(
+                                "no reply within the message budget of {:.1}s",
+                                d.as_secs_f64()
+                            )),
+                        },
+                        None => fut.await.map_err(|e| e.to_string()),
+                    }
                 };
+                let r = j.stop.run(fut).await.unwrap_or_else(|| Err(STOPPED.into()));
                 Done::User(r)
             }
-            Job::Test(j) => {
-                let TestJob {
-                    env,
-                    task,
-                    session,
-                    mut record,
-                    save,
+            Job::Test(j) => test(*j).await,
+            Job::Tool(j) => {
+                let ToolJob {
+                    tools,
+                    mut session,
+                    call,
+                    stop,
                 } = *j;
-                let response = tb_eval::episode::final_response(&record.messages);
-                tb_eval::infer::grade(&env, &task, &session, &response, &mut record).await;
-                let saved = save.map(|p| {
-                    tb_eval::campaign::write_new(&p, std::slice::from_ref(&record))
-                        .map(|()| p)
-                        .map_err(|e| e.to_string())
+                let work = async {
+                    let r = tb_eval::episode::dispatch(&tools, session.backend(), &call)
+                        .await
+                        .map_err(Failure::from);
+                    let verdicts = match &r {
+                        Ok(_) => session.remote_verdicts().await,
+                        Err(_) => None,
+                    };
+                    (r, verdicts)
+                };
+                let (result, verdicts) = stop.run(work).await.unwrap_or_else(|| {
+                    (
+                        Err(Failure {
+                            message: STOPPED.into(),
+                            system: false,
+                        }),
+                        None,
+                    )
                 });
-                Done::Test {
-                    record: Box::new(record),
-                    saved,
+                Done::Tool {
+                    session,
+                    call,
+                    result,
+                    verdicts,
                 }
             }
         }
+    }
+}
+
+/// Grades the session as `tb infer` does: in process with the judge (and the Python test body
+/// for servers with their own effects), remote from its servers' state verdicts.
+async fn test(j: TestJob) -> Done {
+    let TestJob {
+        env,
+        task,
+        mut session,
+        mut record,
+        save,
+        system_error,
+        stop,
+    } = j;
+    let response = tb_eval::episode::final_response(&record.messages);
+    let graded = stop
+        .run(async {
+            if let Some(message) = &system_error {
+                let kind = tb_eval::episode::TOOL_BACKEND_ERROR;
+                let e = tb_eval::infer::system_error_record(&env, &task, 0, kind, message);
+                record.is_system_error = true;
+                record.finish_reason = FinishReason::Done;
+                if let Some(mut err) = e.metadata.get("error").cloned() {
+                    if let Value::Object(m) = &mut err {
+                        m.insert("role".into(), Value::String("tools".into()));
+                    }
+                    record.metadata.insert("error".into(), err);
+                }
+                return;
+            }
+            match &mut session {
+                Session::Native(s) => {
+                    tb_eval::infer::grade(&env, &task, s, &response, &mut record).await;
+                }
+                Session::Remote(r) => {
+                    let t0 = std::time::Instant::now();
+                    let state = r
+                        .verdicts()
+                        .await
+                        .map_err(|e| (tb_eval::episode::TOOL_BACKEND_ERROR, e));
+                    tb_eval::infer::grade_with(&env, &task, state, t0, &response, &mut record)
+                        .await;
+                }
+            }
+        })
+        .await;
+    if graded.is_none() {
+        return Done::Test {
+            session,
+            record: None,
+            saved: None,
+        };
+    }
+    let saved = save.map(|p| {
+        tb_eval::campaign::write_new(&p, std::slice::from_ref(&record))
+            .map(|()| p)
+            .map_err(|e| e.to_string())
+    });
+    Done::Test {
+        session,
+        record: Some(Box::new(record)),
+        saved,
     }
 }
 
@@ -304,6 +503,7 @@ async fn turn(j: TurnJob, sink: Sink, episode: bool) -> Done {
         mut st,
         observe,
         gate,
+        stop,
     } = j;
     let mut agent = Watched {
         inner: agent,
@@ -329,19 +529,28 @@ async fn turn(j: TurnJob, sink: Sink, episode: bool) -> Done {
         session: &mut session,
         sink,
     };
-    let result = if episode {
-        tb_eval::episode::run_episode(&spec, &mut agent, &mut backend, &mut st)
-            .await
-            .map(Some)
-    } else {
-        tb_eval::episode::run_agent_turn(&spec, &mut agent, &mut backend, &mut st)
-            .await
-            .map(|()| None)
+    let work = async {
+        if episode {
+            tb_eval::episode::run_episode(&spec, &mut agent, &mut backend, &mut st)
+                .await
+                .map(Some)
+        } else {
+            tb_eval::episode::run_agent_turn(&spec, &mut agent, &mut backend, &mut st)
+                .await
+                .map(|()| None)
+        }
+    };
+    let result = match stop.run(work).await {
+        Some(r) => r.map_err(Failure::from),
+        None => Err(Failure {
+            message: STOPPED.into(),
+            system: false,
+        }),
     };
     Done::Turn {
         agent: agent.inner,
         session,
         st,
-        result: result.map_err(|e| e.to_string()),
+        result,
     }
 }

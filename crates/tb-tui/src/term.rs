@@ -1,6 +1,8 @@
 //! Running the app in a terminal: raw mode and the alternate screen, restored when the app
 //! ends, on an error and on a panic; keys, pastes and resizes in; jobs on a tokio runtime,
-//! their progress and results back through a channel.
+//! their progress and results back through a channel. When the app ends (also on a terminal
+//! error) the running jobs are stopped, give back the session, and the session is closed: a
+//! remote session's tool servers are torn down and reaped before `run` returns.
 
 use crate::app::{App, Setup};
 use crate::jobs::{Done, Job, Progress, Sink};
@@ -52,6 +54,12 @@ impl Drop for Restore {
     }
 }
 
+/// How long quitting waits for the stopped jobs to give back what they hold.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+/// How long closing the session may take (a remote session's teardown and reaping have
+/// their own budgets; this bounds them all).
+const CLOSE_WAIT: Duration = Duration::from_secs(30);
+
 fn spawn(rt: &tokio::runtime::Runtime, tx: &mpsc::Sender<Msg>, job: Job) {
     let ptx = tx.clone();
     let sink: Sink = Arc::new(move |p| {
@@ -76,10 +84,46 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
         .enable_all()
         .build()
         .map_err(|e| TuiError::Terminal(format!("starting the runtime: {e}")))?;
-    let (mut app, jobs) = {
-        let _g = rt.enter();
-        App::new(setup)?
-    };
+    if let Some(r) = &setup.remote {
+        eprintln!("tb tui: opening the session on {}", r.describe());
+    }
+    let (mut app, jobs) = rt.block_on(App::open(setup))?;
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let mut running = 0usize;
+    let result = in_terminal(&rt, &mut app, jobs, &tx, &rx, &mut running);
+    // The end (quit or a terminal error): stop the jobs, take back what they hold, close
+    // the session (a remote one's servers torn down and reaped).
+    app.stop_jobs();
+    let deadline = Instant::now() + STOP_WAIT;
+    while running > 0 {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Msg::Done(d)) => {
+                running -= 1;
+                app.on_done(d);
+            }
+            Ok(Msg::Progress(_)) => {}
+            Err(_) => break,
+        }
+    }
+    if app.is_remote() {
+        eprintln!("tb tui: closing the session (tearing the tool servers down)");
+    }
+    let _ = rt.block_on(async { tokio::time::timeout(CLOSE_WAIT, app.close()).await });
+    drop(app);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// The app in the terminal until the person quits (or the terminal fails): the terminal is
+/// restored when this returns.
+fn in_terminal(
+    rt: &tokio::runtime::Runtime,
+    app: &mut App,
+    jobs: Vec<Job>,
+    tx: &mpsc::Sender<Msg>,
+    rx: &mpsc::Receiver<Msg>,
+    running: &mut usize,
+) -> Result<(), TuiError> {
     let theme = Theme::from_env();
 
     let previous = std::panic::take_hook();
@@ -104,16 +148,16 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
         "TB_TUI_TEST_PANIC=1: a panic with the terminal in raw mode"
     );
 
-    let (tx, rx) = mpsc::channel::<Msg>();
     for j in jobs {
-        spawn(&rt, &tx, j);
+        *running += 1;
+        spawn(rt, tx, j);
     }
     let mut dirty = true;
     let mut last_draw = Instant::now();
     loop {
         if dirty || last_draw.elapsed() > Duration::from_millis(500) {
             terminal
-                .draw(|f| draw(f, &app, theme))
+                .draw(|f| draw(f, app, theme))
                 .map_err(|e| TuiError::Terminal(e.to_string()))?;
             dirty = false;
             last_draw = Instant::now();
@@ -132,7 +176,8 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
                 _ => Vec::new(),
             };
             for j in jobs {
-                spawn(&rt, &tx, j);
+                *running += 1;
+                spawn(rt, tx, j);
             }
             dirty = true;
         }
@@ -140,8 +185,10 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
             match m {
                 Msg::Progress(p) => app.on_progress(p),
                 Msg::Done(d) => {
+                    *running -= 1;
                     for j in app.on_done(d) {
-                        spawn(&rt, &tx, j);
+                        *running += 1;
+                        spawn(rt, tx, j);
                     }
                 }
             }
@@ -153,6 +200,5 @@ pub fn run(setup: Setup) -> Result<(), TuiError> {
     }
     drop(terminal);
     drop(restore);
-    rt.shutdown_background();
     Ok(())
 }

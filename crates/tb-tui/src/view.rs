@@ -466,6 +466,10 @@ pub fn draw(f: &mut Frame, app: &App, t: Theme) {
         ),
         (None, None) => "ready".into(),
     };
+    let status = match app.system_error() {
+        Some(_) if app.busy().is_none() => format!("SYSTEM ERROR (tool server) │ {status}"),
+        _ => status,
+    };
     let title = format!(
         " tb tui │ {} │ play: {} │ {status} ",
         app.title(),
@@ -587,7 +591,11 @@ fn draw_effects(f: &mut Frame, app: &App, t: Theme, area: Rect) {
         .borders(Borders::ALL)
         .border_style(t.border())
         .title(Span::styled(
-            " effects ",
+            if app.is_remote() {
+                " effects (from the tool servers) "
+            } else {
+                " effects "
+            },
             Style::default().add_modifier(Modifier::BOLD),
         ))
         .title(badge);

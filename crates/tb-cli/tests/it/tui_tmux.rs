@@ -300,3 +300,70 @@ fn a_panic_restores_the_terminal() {
         "the terminal is restored:\n{screen}"
     );
 }
+
+/// `tb tui --servers`: the tiny library's task on its own server process (our server on the
+/// official MCP Python SDK, `crates/tb-external/tests/fixtures/tiny_library`), played as the
+/// agent: the golden calls reach the server, `/test` passes from its effects, and quitting
+/// tears the server down (its `__reserved__teardown` runs) and reaps it. Needs tmux and the
+/// Python with `mcp` (as `external_servers`): missing, fails in CI and skips loudly otherwise.
+#[test]
+fn external_servers_in_tmux_pass_and_are_torn_down_on_quit() {
+    use super::external_servers::{fixture, processes_with, sdk_python, servers_file};
+    let Some(py) = sdk_python() else { return };
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("tb-tui-tmux-{}", std::process::id());
+    let servers = servers_file(dir.path(), &marker);
+    let teardown = dir.path().join("teardown.log");
+    let uid = "tiny_library.py:test_tl001_lend";
+    let shell = format!(
+        "env -u NO_COLOR TB_LOG=error TINY_TEARDOWN_LOG={} {} tui --data {} -n {} --play agent --servers {} --python {}; echo TUI-EXITED $?; sleep 600",
+        sh_quote(&teardown.display().to_string()),
+        sh_quote(env!("CARGO_BIN_EXE_tb")),
+        sh_quote(&fixture().display().to_string()),
+        sh_quote(uid),
+        sh_quote(&servers.display().to_string()),
+        sh_quote(&py.display().to_string()),
+    );
+    let tmux = Tmux::new();
+    tmux.start(&shell);
+    tmux.wait("the app on the server", |s| {
+        s.contains("play: agent") && s.contains("effects (from the tool servers)")
+    });
+    assert_eq!(processes_with(&marker), 1, "one server for the session");
+    let ds = tb_dataset::Dataset::open(&fixture()).unwrap();
+    let task = ds.load_task(uid).unwrap();
+    // A call on a server is a job: the next line waits for its response, as a person would
+    // (a command typed meanwhile is refused as busy).
+    for (tool, params) in task.golden_calls("tiny_library") {
+        tmux.line(&format!("/tool {tool} {params}"));
+        tmux.wait("the server's response", |s| {
+            s.contains(&format!("← {tool} ")) && s.contains("│ ready")
+        });
+    }
+    tmux.line("/test");
+    let screen = tmux.wait("the verdict", |s| {
+        pane_line_starts(s, "PASS ") || pane_line_starts(s, "FAIL ")
+    });
+    assert!(
+        pane_line_starts(&screen, &format!("PASS {uid}")),
+        "{screen}"
+    );
+    assert!(screen.contains("matches the golden state"), "{screen}");
+    tmux.key("C-c");
+    let screen = tmux.wait("the exit", |s| s.contains("TUI-EXITED"));
+    assert!(screen.contains("TUI-EXITED 0"), "{screen}");
+    assert_eq!(
+        processes_with(&marker),
+        0,
+        "no server left once tb tui ended"
+    );
+    let log = std::fs::read_to_string(&teardown).unwrap_or_default();
+    assert_eq!(
+        log.lines().count(),
+        1,
+        "the server's teardown ran once: {log:?}"
+    );
+}

@@ -48,12 +48,13 @@ fn setup(root: &Path, uid: &str, play: Play, models: Models) -> Setup {
         dataset: Some(Arc::new(ds)),
         agent_label: "human".into(),
         notes: Vec::new(),
+        remote: None,
     }
 }
 
 /// Runs jobs to completion, feeding their progress and results back (and the jobs those
 /// ask for).
-fn drive(rt: &tokio::runtime::Runtime, app: &mut App, mut jobs: Vec<Job>) {
+pub(crate) fn drive(rt: &tokio::runtime::Runtime, app: &mut App, mut jobs: Vec<Job>) {
     while let Some(job) = jobs.pop() {
         let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
         let s = seen.clone();
@@ -70,7 +71,7 @@ fn key(c: KeyCode) -> KeyEvent {
 }
 
 /// Types a line and presses Enter (Esc first for text, as a person would to send it).
-fn type_line(rt: &tokio::runtime::Runtime, app: &mut App, s: &str) {
+pub(crate) fn type_line(rt: &tokio::runtime::Runtime, app: &mut App, s: &str) {
     for c in s.chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
@@ -81,7 +82,7 @@ fn type_line(rt: &tokio::runtime::Runtime, app: &mut App, s: &str) {
     drive(rt, app, jobs);
 }
 
-fn notes(app: &App) -> Vec<(NoteKind, String)> {
+pub(crate) fn notes(app: &App) -> Vec<(NoteKind, String)> {
     app.entries()
         .iter()
         .filter_map(|e| match e {
@@ -92,13 +93,13 @@ fn notes(app: &App) -> Vec<(NoteKind, String)> {
 }
 
 /// Types a line (as [`type_line`]) and returns the notes it added, one `Kind: text` a line.
-fn typed(rt: &tokio::runtime::Runtime, app: &mut App, s: &str) -> String {
+pub(crate) fn typed(rt: &tokio::runtime::Runtime, app: &mut App, s: &str) -> String {
     let before = notes(app).len();
     type_line(rt, app, s);
     shown(&notes(app)[before..])
 }
 
-fn shown(notes: &[(NoteKind, String)]) -> String {
+pub(crate) fn shown(notes: &[(NoteKind, String)]) -> String {
     notes
         .iter()
         .map(|(k, t)| format!("{k:?}: {t}"))
@@ -106,7 +107,7 @@ fn shown(notes: &[(NoteKind, String)]) -> String {
         .join("\n")
 }
 
-fn screen(app: &App, w: u16, h: u16, theme: Theme) -> (String, ratatui::buffer::Buffer) {
+pub(crate) fn screen(app: &App, w: u16, h: u16, theme: Theme) -> (String, ratatui::buffer::Buffer) {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| tb_tui::view::draw(f, app, theme)).unwrap();
     let buf = t.backend().buffer().clone();
@@ -120,7 +121,7 @@ fn screen(app: &App, w: u16, h: u16, theme: Theme) -> (String, ratatui::buffer::
     (s, buf)
 }
 
-fn rt() -> tokio::runtime::Runtime {
+pub(crate) fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -347,7 +348,7 @@ fn model_yaml(server: &MockServer, role: &str) -> String {
     )
 }
 
-fn client(server: &MockServer, role: &str) -> tb_llm::LlmClient {
+pub(crate) fn client(server: &MockServer, role: &str) -> tb_llm::LlmClient {
     let cfg: tb_llm::LlmConfig = {
         let yaml = format!(
             "orchestrator:\n  agent_model:\n{}",

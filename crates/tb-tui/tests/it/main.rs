@@ -2,3 +2,4 @@
 //! area.
 
 mod app;
+mod external;
