@@ -424,7 +424,7 @@ impl Dataset {
 
     /// Load one task by id `file.py:function`.
     pub fn load_task(&self, id: &str) -> Result<Task, DatasetError> {
-        self.load_task_at(id, Path::new("<argument>"), 0)
+        self.load_task_at(id, Path::new("<argument>"), 0, false)
     }
 
     /// Load several tasks by id, in order.
@@ -432,7 +432,15 @@ impl Dataset {
         ids.iter().map(|id| self.load_task(id.as_ref())).collect()
     }
 
-    fn load_task_at(&self, id: &str, src: &Path, line: usize) -> Result<Task, DatasetError> {
+    /// `whole`: the caller will ask for other tasks of the same file, so the file is parsed
+    /// whole at once rather than first for this task alone.
+    fn load_task_at(
+        &self,
+        id: &str,
+        src: &Path,
+        line: usize,
+        whole: bool,
+    ) -> Result<Task, DatasetError> {
         let mut parts = id.split(':');
         let (Some(file), Some(func), None) = (parts.next(), parts.next(), parts.next()) else {
             return Err(DatasetError::BadTestId {
@@ -453,7 +461,7 @@ impl Dataset {
         // tasks of the file are not read); a second task of the same file parses the whole
         // file once and keeps it.
         let cached = lock(&self.files).get(&path).cloned();
-        let first = lock(&self.partly_read).insert(path.clone());
+        let first = !whole && lock(&self.partly_read).insert(path.clone());
         let tf = match cached {
             Some(f) => f,
             None if first => Arc::new(parse_test_file_for(&path, &self.read(&path)?, Some(func))?),
@@ -543,8 +551,20 @@ impl Dataset {
     pub fn load_test_list(&self, path: &Path) -> Result<Vec<Task>, DatasetError> {
         let resolved = self.resolve_test_list(path);
         let ids = self.read_test_list(&resolved)?;
+        // A file the list names more than once is parsed whole on its first task, not once
+        // for that task and again for the rest.
+        let mut per_file: HashMap<&str, usize> = HashMap::new();
+        for (id, _) in &ids {
+            *per_file
+                .entry(id.split(':').next().unwrap_or(""))
+                .or_default() += 1;
+        }
         ids.iter()
-            .map(|(id, line)| self.load_task_at(id, &resolved, *line))
+            .map(|(id, line)| {
+                let file = id.split(':').next().unwrap_or("");
+                let whole = per_file.get(file).is_some_and(|&n| n > 1);
+                self.load_task_at(id, &resolved, *line, whole)
+            })
             .collect()
     }
 
