@@ -53,7 +53,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 2000)]
     pub latency_concurrency: usize,
     /// The order the slow-model campaign starts its attempts in: `packed` (longest expected
-    /// first, packed so the slots end together) or `plan` (as `tb infer --start-order`).
+    /// first, packed so the slots end together), `longest-first` or `plan` (as `tb infer
+    /// --start-order`).
     #[arg(long, default_value = "packed")]
     pub latency_start_order: tb_eval::campaign_schedule::StartOrder,
     /// Measure only `latency_campaign` and print its JSON object.

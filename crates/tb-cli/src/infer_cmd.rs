@@ -57,8 +57,9 @@ pub struct InferArgs {
     #[arg(long)]
     pub judge_concurrency: Option<usize>,
     /// The order attempts start in: `plan` (repetition-major, so a partial run covers every
-    /// task) or `packed` (longest expected first, packed so the slots end together: a shorter
-    /// tail when attempts outnumber --concurrency; see docs/campaigns.md).
+    /// task), `longest-first` (by expected model turns) or `packed` (longest first, packed so
+    /// the slots end together): a shorter tail when attempts outnumber --concurrency; see
+    /// docs/campaigns.md.
     #[arg(long, default_value = "plan")]
     pub start_order: tb_eval::campaign_schedule::StartOrder,
     /// Budget in seconds of one model call, retries included.
