@@ -11,9 +11,9 @@
 //!
 //! The mock server runs on a runtime of its own (threads `tb-mock`), the attempts on another
 //! (threads `tb-harness`), so the CPU time of each side is read apart from
-//! `/proc/self/task/*/stat`. Attempts are started longest first (by the task's number of
-//! golden calls, which the harness knows from the task, not from the mock), so the last
-//! wave is made of short attempts and the tail does not dominate.
+//! `/proc/self/task/*/stat`. Attempts start in the campaign scheduler's order
+//! ([`tb_eval::campaign_schedule`], `packed` by default here: longest expected first, packed
+//! so the 2,000 slots end together; the expected turns come from the task, not the mock).
 //!
 //! Where the time goes is measured, not guessed: the mock server counts the requests it is
 //! holding ([`MockServer::in_flight`]), sampled every 250 ms beside the attempts started and
@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tb_core::Task;
+use tb_eval::campaign_schedule::{self, StartOrder};
 use tb_eval::infer::{AgentChoice, attempt};
 use tb_eval::sandbox::Sandbox;
 use tb_llm::mock::{MockOptions, MockServer};
@@ -46,6 +47,8 @@ pub struct Options {
     pub concurrency: usize,
     /// Worker threads of the harness runtime.
     pub threads: usize,
+    /// The order attempts start in.
+    pub order: StartOrder,
 }
 
 /// The inputs `tb bench` has loaded.
@@ -216,11 +219,21 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         MockOptions::lean().with_reply_delay(o.delay),
     ))?);
     let tasks: Arc<Vec<Task>> = Arc::new(inp.tasks.to_vec());
-    // Longest first: attempts ordered by golden calls, descending; repetitions interleaved.
-    let mut order: Vec<(usize, u32)> = (0..o.repeat)
+    // The campaign's packed start order (tb-eval's, as `tb infer --start-order packed`):
+    // attempts by expected turns (golden calls + closing reply + rubric questions).
+    let jobs: Vec<(usize, u32)> = (0..o.repeat)
         .flat_map(|r| (0..tasks.len()).map(move |t| (t, r)))
         .collect();
-    order.sort_by_key(|&(t, r)| (std::cmp::Reverse(inp.golden[t].len()), r, t));
+    let per_task: Vec<u64> = tasks
+        .iter()
+        .map(campaign_schedule::expected_turns)
+        .collect();
+    let weights: Vec<u64> = jobs.iter().map(|&(t, _)| per_task[t]).collect();
+    let start = campaign_schedule::start_order(&weights, o.concurrency.max(1), o.order);
+    // The wall time in turns this order needs when every turn takes the same time.
+    let planned_turns = campaign_schedule::list_makespan(&weights, &start, o.concurrency.max(1));
+    let expected_total: u64 = weights.iter().sum();
+    let order: Vec<(usize, u32)> = start.into_iter().map(|i| jobs[i]).collect();
     let order = Arc::new(order);
     let total = order.len();
     let concurrency = o.concurrency.max(1);
@@ -423,6 +436,11 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         "delay_s": delay,
         "model_turns": turns,
         "longest_attempt_turns": longest_turns,
+        "expected_turns": expected_total,
+        "start_order": o.order.as_str(),
+        // The wall time this start order needs if every turn took exactly the delay: the
+        // floor the quantum of whole turns puts above the ideal.
+        "planned_s": planned_turns as f64 * delay,
         "seconds": wall,
         "ideal_s": ideal,
         "over_ideal": wall / ideal - 1.0,

@@ -129,6 +129,8 @@ pub struct BenchOptions {
     pub latency_delay_ms: u64,
     /// Attempts in flight in the slow-model campaign.
     pub latency_concurrency: usize,
+    /// The order the slow-model campaign starts its attempts in (the campaign scheduler's).
+    pub latency_start_order: tb_eval::campaign_schedule::StartOrder,
     /// Measure only `latency_campaign` and print its JSON object.
     pub latency_only: bool,
     /// Bound on HTTP connections per model endpoint (all model clients share one pool).
@@ -864,6 +866,7 @@ fn latency_figure(a: &BenchOptions, l: &Loaded, ds: &tb_dataset::Dataset) -> Res
                 repeat: a.latency_repeat,
                 delay: Duration::from_millis(a.latency_delay_ms),
                 concurrency: a.latency_concurrency,
+                order: a.latency_start_order,
                 threads: a.threads.unwrap_or_else(|| {
                     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
                 }),

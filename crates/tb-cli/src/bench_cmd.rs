@@ -52,6 +52,11 @@ pub struct BenchArgs {
     /// Attempts in flight in the slow-model campaign.
     #[arg(long, default_value_t = 2000)]
     pub latency_concurrency: usize,
+    /// The order the slow-model campaign starts its attempts in: `packed` (longest expected
+    /// first, packed so the slots end together), `longest-first` or `plan` (as `tb infer
+    /// --start-order`).
+    #[arg(long, default_value = "packed")]
+    pub latency_start_order: tb_eval::campaign_schedule::StartOrder,
     /// Measure only `latency_campaign` and print its JSON object.
     #[arg(long)]
     pub latency_only: bool,
@@ -88,6 +93,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         latency_repeat: a.latency_repeat,
         latency_delay_ms: a.latency_delay_ms,
         latency_concurrency: a.latency_concurrency,
+        latency_start_order: a.latency_start_order,
         latency_only: a.latency_only,
         connections_per_endpoint: a.connections_per_endpoint,
     };

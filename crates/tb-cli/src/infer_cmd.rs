@@ -56,6 +56,12 @@ pub struct InferArgs {
     /// Judge requests in flight at most, likewise.
     #[arg(long)]
     pub judge_concurrency: Option<usize>,
+    /// The order attempts start in: `plan` (repetition-major, so a partial run covers every
+    /// task), `longest-first` (by expected model turns) or `packed` (longest first, packed so
+    /// the slots end together): a shorter tail when attempts outnumber --concurrency; see
+    /// docs/campaigns.md.
+    #[arg(long, default_value = "plan")]
+    pub start_order: tb_eval::campaign_schedule::StartOrder,
     /// Budget in seconds of one model call, retries included.
     #[arg(long)]
     pub message_timeout: Option<f64>,
@@ -479,12 +485,13 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         if let Some(x) = &external {
             x.warm_for(&tasks);
         }
-        let stats = campaign::run(
+        let stats = campaign::run_ordered(
             env.clone(),
             remote_tools,
             choice,
             &mut opened,
             concurrency,
+            a.start_order,
             &mut progress,
         )
         .await;

@@ -13,6 +13,7 @@
 //!
 //! `docs/campaigns.md` has the rules; [`crate::campaign_store`] reads the files back.
 
+use crate::campaign_schedule::{self, StartOrder};
 use crate::campaign_store::{Outcome, RecordInfo, Scan, StoreError};
 use crate::infer::{AgentChoice, Models, RunEnv, attempt_with, system_error_record};
 use sha2::{Digest, Sha256};
@@ -525,7 +526,8 @@ async fn write_batch(
 /// as it ends: verdicts to the output, system and test errors to the errors sidecar. Records
 /// that end together are synced together. An attempt that panics becomes a system error
 /// (`Panic`); no key is dropped. With `remote`, each attempt runs in a session of that
-/// remote tool backend ([`crate::infer::attempt_with`]).
+/// remote tool backend ([`crate::infer::attempt_with`]). Attempts start in the plan's order
+/// ([`StartOrder::Plan`]); [`run_ordered`] takes another.
 pub async fn run(
     env: Arc<RunEnv>,
     remote: Option<Arc<dyn crate::tools::RemoteTools>>,
@@ -534,32 +536,69 @@ pub async fn run(
     concurrency: usize,
     observer: &mut dyn Observer,
 ) -> Result<RunStats, CampaignError> {
-    let sem = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+    run_ordered(
+        env,
+        remote,
+        choice,
+        opened,
+        concurrency,
+        StartOrder::Plan,
+        observer,
+    )
+    .await
+}
+
+/// [`run`] with the attempts started in `order` ([`crate::campaign_schedule`]): `concurrency`
+/// slots each take the next attempt of that order when they free, so every attempt left in
+/// `opened` is started exactly once.
+pub async fn run_ordered(
+    env: Arc<RunEnv>,
+    remote: Option<Arc<dyn crate::tools::RemoteTools>>,
+    choice: AgentChoice,
+    opened: &mut Opened,
+    concurrency: usize,
+    order: StartOrder,
+    observer: &mut dyn Observer,
+) -> Result<RunStats, CampaignError> {
+    let todo = std::mem::take(&mut opened.todo);
+    let slots = concurrency.max(1).min(todo.len());
+    let weights: Vec<u64> = todo
+        .iter()
+        .map(|p| campaign_schedule::expected_turns(&p.task))
+        .collect();
+    let order = Arc::new(campaign_schedule::start_order(&weights, slots, order));
+    let todo = Arc::new(todo);
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut handles = Vec::new();
-    for job in std::mem::take(&mut opened.todo) {
-        let (env, sem, tx, remote) = (env.clone(), sem.clone(), tx.clone(), remote.clone());
+    for _ in 0..slots {
+        let (env, tx, remote) = (env.clone(), tx.clone(), remote.clone());
+        let (order, todo, next) = (order.clone(), todo.clone(), next.clone());
         handles.push(tokio::spawn(async move {
-            let Ok(_permit) = sem.acquire_owned().await else {
-                return;
-            };
-            let _ = tx.send(Event::Started(job.key.clone()));
-            let (e2, t2, rep) = (env.clone(), job.task.clone(), job.repetition);
-            let inner = tokio::spawn(async move {
-                attempt_with(&e2, remote.as_deref(), choice, &t2, rep).await
-            });
-            let rec = match inner.await {
-                Ok(r) => r,
-                Err(e) => {
-                    let why = if e.is_panic() {
-                        "the attempt panicked"
-                    } else {
-                        "the attempt was cancelled"
-                    };
-                    system_error_record(&env, &job.task, rep, "Panic", why)
-                }
-            };
-            let _ = tx.send(Event::Done(Box::new(rec)));
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(job) = order.get(i).and_then(|&j| todo.get(j)) else {
+                    return;
+                };
+                let _ = tx.send(Event::Started(job.key.clone()));
+                let (e2, t2, rep) = (env.clone(), job.task.clone(), job.repetition);
+                let remote = remote.clone();
+                let inner = tokio::spawn(async move {
+                    attempt_with(&e2, remote.as_deref(), choice, &t2, rep).await
+                });
+                let rec = match inner.await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let why = if e.is_panic() {
+                            "the attempt panicked"
+                        } else {
+                            "the attempt was cancelled"
+                        };
+                        system_error_record(&env, &job.task, rep, "Panic", why)
+                    }
+                };
+                let _ = tx.send(Event::Done(Box::new(rec)));
+            }
         }));
     }
     drop(tx);

@@ -6,6 +6,7 @@
 
 pub mod campaign;
 pub mod campaign_provenance;
+pub mod campaign_schedule;
 pub mod campaign_store;
 pub mod episode;
 pub mod infer;

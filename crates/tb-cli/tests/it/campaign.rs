@@ -875,3 +875,29 @@ fn offline_resume_cuts_a_torn_line_and_refuses_to_mix_runs() {
     assert_eq!(code, 0, "{t}");
     assert_eq!(lines(&out).len(), 24);
 }
+
+/// `--start-order` changes when attempts start, nothing else: every order writes every key
+/// once with the plan order's outcomes, and `tb verify` accepts the output.
+#[test]
+fn every_start_order_writes_the_same_records() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| d.path().join(n);
+    let (code, text) = offline(&p("plan.jsonl"), &["--concurrency", "2"]);
+    assert_eq!(code, 0, "{text}");
+    let want = outcomes(&p("plan.jsonl"));
+    assert_eq!(want.len(), 24);
+    for order in ["longest-first", "packed"] {
+        let f = p(&format!("{order}.jsonl"));
+        let (code, text) = offline(&f, &["--concurrency", "2", "--start-order", order]);
+        assert_eq!(code, 0, "{order}: {text}");
+        let recs = lines(&f);
+        let ks: BTreeSet<String> = keys(&recs).into_iter().collect();
+        assert_eq!(ks.len(), recs.len(), "{order}: a key written twice");
+        assert_eq!(outcomes(&f), want, "{order}");
+        let (code, text) = verify(&f);
+        assert_eq!(code, 0, "{order}: {text}");
+    }
+    let (code, text) = offline(&p("bad.jsonl"), &["--start-order", "lpt"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("start order `lpt`"), "{text}");
+}

@@ -3,6 +3,7 @@
 
 mod airline_episodes;
 mod airline_replay;
+mod campaign_order;
 mod common;
 mod llm_episode;
 mod offline_agents;
