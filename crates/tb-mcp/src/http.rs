@@ -148,11 +148,11 @@ pub fn router(registry: Arc<Registry>, options: &HttpOptions, cancel: Cancellati
 /// per request, the handler spawned as another task, its reply sent back over a channel. A
 /// `tools/call` POST that rmcp would take as it is (loopback `Host` unless any host is allowed,
 /// `Accept` with both JSON and SSE, JSON content type, a body within the limit and a declared
-/// length, a pre-2026 `MCP-Protocol-Version` or none, no other `Mcp-*` header, and no `_meta`,
-/// `inputResponses` or `requestState` in the params) is parsed with rmcp's own message type,
-/// handled by the same [`SessionHandler`] code, post-processed as rmcp does for those protocol
-/// versions, and answered with rmcp's JSON-RPC reply type and serializer, on the connection's
-/// task. Anything else (other methods, other protocol versions, anything unusual) goes to
+/// length, a pre-2026 `MCP-Protocol-Version` or none, no other `Mcp-*` header, no `_meta` but
+/// a progress token, and no `inputResponses` or `requestState` in the params) is parsed with
+/// rmcp's own message type, handled by the same [`SessionHandler`] code, post-processed as
+/// rmcp does for those protocol versions, and answered with rmcp's JSON-RPC reply type and
+/// serializer, on the connection's task. Anything else (other methods, other protocol versions, anything unusual) goes to
 /// rmcp unchanged (a parsed body is handed on as it came).
 #[derive(Clone)]
 struct McpRoute {
@@ -202,7 +202,9 @@ impl McpRoute {
         let request = match message {
             Some(ClientJsonRpcMessage::Request(r)) if direct => match r.request {
                 ClientRequest::CallToolRequest(call)
-                    if call.params.meta.is_none()
+                    if meta_is_progress_only(
+                        call.extensions.get::<rmcp::model::RequestMetaObject>(),
+                    ) && call.params.meta.is_none()
                         && call.params.input_responses.is_none()
                         && call.params.request_state.is_none() =>
                 {
@@ -323,6 +325,18 @@ impl McpRoute {
         }
         true
     }
+}
+
+/// Whether a `tools/call`'s `_meta` (which rmcp's parser keeps in the request's extensions,
+/// not in `params.meta`) is absent or only a valid `progressToken`: what rmcp's client sends
+/// with every request. rmcp's server moves it into the request context, which the handler
+/// does not read (it sends no progress), so such a call is answered alike on both paths. Any
+/// other key (a per-request protocol version, client info, trace context...) may change what
+/// rmcp does (it checks a `_meta` protocol version against the header), so it goes to rmcp.
+fn meta_is_progress_only(meta: Option<&rmcp::model::RequestMetaObject>) -> bool {
+    meta.is_none_or(|m| {
+        m.0.0.len() == 1 && m.0.0.contains_key("progressToken") && m.get_progress_token().is_some()
+    })
 }
 
 /// A JSON-RPC error reply for a message refused before rmcp saw it.

@@ -169,6 +169,56 @@ async fn direct_tool_calls_answer_exactly_as_rmcp() {
     .await;
     insta::assert_snapshot!(r.body, @r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown session `nope` (never created, deleted, or removed after idling)"}}"#);
 
+    // The request as rmcp's client sends it (its `Accept` order, a 2025-11-25 version, a
+    // progress token in `_meta`), and `_meta` keys that rmcp acts on: a per-request protocol
+    // version that the header does not match, or one with no other key, and other keys.
+    let (_, a) = open(example_tasks()[0].clone()).await;
+    let with_meta = |id: u64, meta: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"_meta": meta, "name": "get_order", "arguments": {"order_id": "ORD-5004"}}})
+        .to_string()
+    };
+    for (version, body) in [
+        ("2025-11-25", with_meta(1, json!({"progressToken": 0}))),
+        ("2025-11-25", with_meta(2, json!({"progressToken": "t"}))),
+        (
+            "2025-11-25",
+            with_meta(3, json!({"progressToken": {"no": 1}})),
+        ),
+        (
+            "2025-06-18",
+            with_meta(
+                4,
+                json!({"io.modelcontextprotocol/protocolVersion": "2025-11-25"}),
+            ),
+        ),
+        (
+            "2025-06-18",
+            with_meta(
+                5,
+                json!({"progressToken": 1, "io.modelcontextprotocol/protocolVersion": "2025-03-26"}),
+            ),
+        ),
+        ("2025-06-18", with_meta(6, json!({"traceparent": "00-x"}))),
+    ] {
+        let send = |via_rmcp: bool| {
+            let mut req = http
+                .post(&a)
+                .header("accept", "text/event-stream, application/json")
+                .header("content-type", "application/json")
+                .header("mcp-protocol-version", version);
+            if via_rmcp {
+                req = req.header("origin", "http://localhost");
+            }
+            let body = body.clone();
+            async move {
+                let r = req.body(body).send().await.unwrap();
+                (r.status().as_u16(), r.text().await.unwrap())
+            }
+        };
+        assert_eq!(send(false).await, send(true).await, "{body}");
+    }
+
     // Not tools/call, or not JSON-RPC: rmcp answers on both paths.
     let (_, a) = open(example_tasks()[0].clone()).await;
     for body in [
