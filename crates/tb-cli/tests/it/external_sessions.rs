@@ -91,21 +91,7 @@ fn signal(sig: &str, pid: i32) {
     assert!(ok, "kill -{sig} {pid}");
 }
 
-/// Live processes whose command line holds `marker`, by pid.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if std::fs::read(e.path().join("cmdline"))
-            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
-        {
-            out.push(pid);
-        }
-    }
-    out
-}
+use tb_test_support::tiny_library::pids_with;
 
 /// Waits (bounded) until no process holds `marker`; the count left.
 fn settle(marker: &str) -> usize {
