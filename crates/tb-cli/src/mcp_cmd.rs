@@ -180,6 +180,10 @@ pub fn start(args: &McpStartArgs) -> Result<ExitCode> {
         eprintln!(
             "tb mcp-start: listening on http://{local}\n  admin: POST /admin/sessions {{\"task\": \"file.py:function\"}} -> {{session, mcp_url}}; GET /admin/sessions/ID/effects; DELETE /admin/sessions/ID\n  agent: MCP Streamable HTTP at the mcp_url (/mcp/ID)\n  reference Session Proxy API: /session_create, /list_tools, /call_tool, /get_effects, /session_destroy, /health"
         );
+        if let Some(e) = &external {
+            // --server-pool: servers up before the first session asks for one
+            e.warm_all();
+        }
         let served = tb_mcp::http::serve(listener, registry, options, async {
             let _ = tokio::signal::ctrl_c().await;
         })

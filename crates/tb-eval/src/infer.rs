@@ -507,6 +507,24 @@ pub async fn grade_with(
     rec.verdict = Some(verdict);
 }
 
+/// [`grade`] for a remote session (`tb infer` over a `tb mcp-start` or external servers,
+/// `tb openenv` episodes): the state verdicts come from the session; its failure to give them
+/// is a tool-backend system error.
+pub async fn grade_remote(
+    env: &RunEnv,
+    task: &Task,
+    remote: &mut dyn RemoteSession,
+    response: &str,
+    rec: &mut TrialRecord,
+) {
+    let t0 = Instant::now();
+    let state = remote
+        .verdicts()
+        .await
+        .map_err(|e| (crate::episode::TOOL_BACKEND_ERROR, e));
+    grade_with(env, task, state, t0, response, rec).await;
+}
+
 /// Runs one attempt (session, episode, grading) and returns its record. Operational
 /// failures (session, endpoint, budgets) become system errors with `metadata.error`, the
 /// conversation up to the failure kept; they are never graded as model failures.
@@ -729,14 +747,7 @@ async fn attempt_in(
             let response = crate::episode::final_response(&rec.messages);
             match backend {
                 Backend::Local(session) => grade(env, task, session, &response, rec).await,
-                Backend::Remote(r) => {
-                    let t0 = Instant::now();
-                    let state = r
-                        .verdicts()
-                        .await
-                        .map_err(|e| (crate::episode::TOOL_BACKEND_ERROR, e));
-                    grade_with(env, task, state, t0, &response, rec).await;
-                }
+                Backend::Remote(r) => grade_remote(env, task, r.as_mut(), &response, rec).await,
             }
             rec.metadata.insert(
                 "execution_time".into(),

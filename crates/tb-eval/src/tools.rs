@@ -39,6 +39,47 @@ impl ToolBackend for TaskSession {
 pub trait RemoteSession: ToolBackend {
     /// The state verdicts (one per server), as the in-process judge gives them.
     fn verdicts(&mut self) -> BoxFut<'_, Result<Vec<StateVerdict>, String>>;
+    /// Per server in priority order, its effects object as a reference server's
+    /// `__reserved__geteffects` gives it (what the Session Proxy's `get_effects` returns). The
+    /// default shapes [`RemoteSession::verdicts`] so (hashes and diff only).
+    fn server_effects(&mut self) -> BoxFut<'_, Result<Vec<(String, Value)>, String>> {
+        Box::pin(async move {
+            Ok(self
+                .verdicts()
+                .await?
+                .into_iter()
+                .map(|v| {
+                    let fx = serde_json::json!({
+                        "result_db_hash": v.result_hash,
+                        "golden_db_hash": v.golden_hash,
+                        "diff": v.diff,
+                    });
+                    (v.server, fx)
+                })
+                .collect())
+        })
+    }
+    /// What each server's `__reserved__init` returned beyond `status`, by server name
+    /// (`session_create`'s reply); the default: nothing.
+    fn init_results(&self) -> serde_json::Map<String, Value> {
+        serde_json::Map::new()
+    }
+    /// Calls `tool` on the server `server` itself, past the priority order (the Session
+    /// Proxy's `__reserved__server_tool`): `Ok(None)` when that server has no such tool. The
+    /// default has no per-server routing.
+    fn call_server<'a>(
+        &'a mut self,
+        server: &'a str,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFut<'a, Result<Option<String>, String>> {
+        let _ = (tool, args);
+        Box::pin(async move {
+            Err(format!(
+                "this backend cannot call a tool of server `{server}` directly"
+            ))
+        })
+    }
     /// Ends the session (best effort).
     fn close(self: Box<Self>) -> BoxFut<'static, ()>;
 }
@@ -55,6 +96,22 @@ pub trait RemoteTools: Send + Sync {
         task: &'a tb_core::Task,
     ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
         Box::pin(async move { self.open(&task.uid).await.map(Some) })
+    }
+    /// Opens a session the Session Proxy way (`session_create`): raw per-server init
+    /// configs in priority order, `session_id` the caller's id (given to servers whose reserved
+    /// tools declare it). `Ok(None)` opens it in process instead; the default always does.
+    fn open_configs<'a>(
+        &'a self,
+        session_id: &'a str,
+        configs: &'a [(String, Value)],
+    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+        let _ = (session_id, configs);
+        Box::pin(std::future::ready(Ok(None)))
+    }
+    /// Starts what sessions of `tasks` will need ahead of demand (external servers'
+    /// `--server-pool`); the default does nothing.
+    fn warm(&self, tasks: &[tb_core::Task]) {
+        let _ = tasks;
     }
     /// Where the sessions come from (for logs and provenance).
     fn describe(&self) -> String {

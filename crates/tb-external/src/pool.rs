@@ -9,7 +9,7 @@ use crate::server::{ServerConn, StartOptions};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 /// Grace a server gets to exit after its stdin closes, before it is killed.
 pub const EXIT_GRACE: Duration = Duration::from_secs(2);
@@ -22,6 +22,10 @@ pub struct ServerPool {
     idle: Mutex<Vec<ServerConn>>,
     target_idle: usize,
     starting: AtomicUsize,
+    /// Sessions waiting for a start in flight (each claims one).
+    waiting: AtomicUsize,
+    /// Told when a start in flight ends (its server idle, or failed).
+    ready: Notify,
     live: Arc<Semaphore>,
     closed: AtomicBool,
     /// Servers started (for figures).
@@ -51,6 +55,8 @@ impl ServerPool {
             idle: Mutex::new(Vec::new()),
             target_idle,
             starting: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
+            ready: Notify::new(),
             live: Arc::new(Semaphore::new(
                 max_concurrency.clamp(1, Semaphore::MAX_PERMITS),
             )),
@@ -72,8 +78,9 @@ impl ServerPool {
         idle.pop()
     }
 
-    /// A server for one session: an idle one when the pool has one that still runs, else a
-    /// fresh start. Waits while `max_concurrency` sessions are alive.
+    /// A server for one session: an idle one when the pool has one that still runs, else one
+    /// being started ahead that no other session waits for (it began before a fresh start
+    /// would), else a fresh start. Waits while `max_concurrency` sessions are alive.
     pub async fn acquire(self: &Arc<Self>) -> Result<Leased, ExternalError> {
         let permit =
             self.live
@@ -86,16 +93,36 @@ impl ServerPool {
                     message: "the pool is closed".into(),
                 })?;
         self.refill();
-        while let Some(mut conn) = self.take_idle() {
-            if conn.is_alive() {
-                self.refill();
-                return Ok(Leased { conn, permit });
+        loop {
+            let notified = self.ready.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            while let Some(mut conn) = self.take_idle() {
+                if conn.is_alive() {
+                    self.refill();
+                    return Ok(Leased { conn, permit });
+                }
+                tracing::warn!(
+                    "server `{}`: an idle server exited; starting another",
+                    self.spec.name
+                );
+                tokio::spawn(conn.shutdown(EXIT_GRACE));
             }
-            tracing::warn!(
-                "server `{}`: an idle server exited; starting another",
-                self.spec.name
-            );
-            tokio::spawn(conn.shutdown(EXIT_GRACE));
+            let starting = self.starting.load(Ordering::Acquire);
+            let waiting = self.waiting.load(Ordering::Acquire);
+            if self.closed.load(Ordering::Acquire) || waiting >= starting {
+                break;
+            }
+            if self
+                .waiting
+                .compare_exchange(waiting, waiting + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                continue;
+            }
+            // bounded: a start ends within its own timeout
+            let _ = tokio::time::timeout(self.opts.start_timeout + EXIT_GRACE, notified).await;
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
         }
         self.started.fetch_add(1, Ordering::Relaxed);
         let conn = ServerConn::start(&self.spec, &self.opts).await?;
@@ -124,21 +151,30 @@ impl ServerPool {
             tokio::spawn(async move {
                 pool.started.fetch_add(1, Ordering::Relaxed);
                 let r = ServerConn::start(&pool.spec, &pool.opts).await;
-                pool.starting.fetch_sub(1, Ordering::AcqRel);
-                match r {
+                let stray = match r {
                     Ok(conn) if !pool.closed.load(Ordering::Acquire) => {
+                        // idle before the start counts as over: a waiting session finds it
                         pool.idle
                             .lock()
                             .unwrap_or_else(std::sync::PoisonError::into_inner)
                             .push(conn);
-                        // closed meanwhile: take it back out
-                        if pool.closed.load(Ordering::Acquire) {
-                            pool.drain().await;
-                        }
+                        None
                     }
-                    Ok(conn) => conn.shutdown(EXIT_GRACE).await,
+                    Ok(conn) => Some(conn),
                     // the attempt that needs it starts its own and reports the failure
-                    Err(e) => tracing::warn!("pre-starting a server: {e}"),
+                    Err(e) => {
+                        tracing::warn!("pre-starting a server: {e}");
+                        None
+                    }
+                };
+                pool.starting.fetch_sub(1, Ordering::AcqRel);
+                pool.ready.notify_waiters();
+                if let Some(conn) = stray {
+                    conn.shutdown(EXIT_GRACE).await;
+                }
+                // closed meanwhile: take it back out
+                if pool.closed.load(Ordering::Acquire) {
+                    pool.drain().await;
                 }
             });
         }

@@ -92,6 +92,8 @@ pub struct ServerConn {
     stderr: StderrTail,
     /// Why the transport closed (legacy SSE servers), for error messages.
     closed: Option<CloseReason>,
+    /// Set when a stdio server's stdout ends (rmcp's `is_closed` stays false then).
+    stdout_end: Option<CloseReason>,
     /// Tools as the server listed them: name -> (description, input schema as given).
     tools: Vec<(String, Value)>,
     /// How long the start took.
@@ -158,7 +160,11 @@ impl ServerConn {
                 })?;
                 let pid = child.id();
                 let stdin = child.stdin.take();
-                let stdout = child.stdout.take();
+                let stdout_end = CloseReason::default();
+                let stdout = child.stdout.take().map(|inner| WatchedStdout {
+                    inner,
+                    end: stdout_end.clone(),
+                });
                 let stderr_tail = StderrTail::default();
                 if let Some(err) = child.stderr.take() {
                     let tail = stderr_tail.clone();
@@ -201,6 +207,7 @@ impl ServerConn {
                             pid,
                             stderr: stderr_tail,
                             closed: None,
+                            stdout_end: Some(stdout_end),
                             tools: tool_entries(&tools),
                             started_in: t0.elapsed(),
                             broken: std::sync::atomic::AtomicBool::default(),
@@ -282,8 +289,9 @@ impl ServerConn {
 
     /// Whether the process still runs (remote servers: whether the connection is open).
     pub fn is_alive(&mut self) -> bool {
-        // an ended SSE stream does not cancel rmcp's service token: ask the transport
-        if self.client.is_closed() || self.closed.as_ref().is_some_and(|c| c.get().is_some()) {
+        // an ended SSE stream (or stdout) does not cancel rmcp's service token: ask the
+        // transport
+        if self.client.is_closed() || self.transport_ended() {
             return false;
         }
         match &mut self.child {
@@ -317,8 +325,17 @@ impl ServerConn {
                 "the server failed an earlier call".into(),
             ));
         }
+        if let Some(why) = self.stdout_end.as_ref().and_then(CloseReason::get) {
+            self.broken.store(true, Ordering::Release);
+            return Err(self.failure(&format!("tools/call {tool}"), why));
+        }
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-        let r = match tokio::time::timeout(budget, self.client.call_tool(params)).await {
+        // A call dropped before it ended (the caller's own timeout, shorter than `budget`)
+        // leaves the server busy with it, or hung: no further calls are sent either.
+        let pending = MarkBrokenOnDrop(Some(&self.broken));
+        let r = tokio::time::timeout(budget, self.client.call_tool(params)).await;
+        pending.disarm();
+        let r = match r {
             Ok(Ok(r)) => return Ok(r),
             Ok(Err(e)) => self.failure(&format!("tools/call {tool}"), e.to_string()),
             Err(_) => self.failure(
@@ -330,9 +347,17 @@ impl ServerConn {
         Err(r)
     }
 
-    /// Whether a call failed.
+    /// Whether a call failed (or was given up on), or the connection ended: no call is sent
+    /// to a broken server.
     pub fn is_broken(&self) -> bool {
-        self.broken.load(std::sync::atomic::Ordering::Acquire)
+        self.broken.load(std::sync::atomic::Ordering::Acquire) || self.transport_ended()
+    }
+
+    /// The SSE stream or the process's stdout ended.
+    fn transport_ended(&self) -> bool {
+        [&self.closed, &self.stdout_end]
+            .into_iter()
+            .any(|c| c.as_ref().is_some_and(|c| c.get().is_some()))
     }
 
     fn failure(&self, what: &str, mut message: String) -> ExternalError {
@@ -356,6 +381,53 @@ impl ServerConn {
                 Err(_) => kill_and_reap(&mut child, self.pid).await,
             }
         }
+    }
+}
+
+/// Marks a server broken when dropped armed (a call abandoned before its end).
+struct MarkBrokenOnDrop<'a>(Option<&'a std::sync::atomic::AtomicBool>);
+
+impl MarkBrokenOnDrop<'_> {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for MarkBrokenOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(b) = self.0 {
+            b.store(true, std::sync::atomic::Ordering::Release);
+        }
+    }
+}
+
+/// A stdio server's stdout, noting in `end` when it ends (EOF or a read error): rmcp's
+/// service does not report a closed stdio transport (`is_closed` stays false), so a dead
+/// server would otherwise look alive until a call to it fails.
+struct WatchedStdout {
+    inner: tokio::process::ChildStdout,
+    end: CloseReason,
+}
+
+impl tokio::io::AsyncRead for WatchedStdout {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let room = buf.remaining() > 0;
+        let r = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
+        match &r {
+            std::task::Poll::Ready(Ok(())) if room && buf.filled().len() == before => {
+                this.end
+                    .set("the server closed its stdout (the process ended?)".into());
+            }
+            std::task::Poll::Ready(Err(e)) => this.end.set(format!("reading its stdout: {e}")),
+            _ => {}
+        }
+        r
     }
 }
 
@@ -430,6 +502,7 @@ where
             pid: None,
             stderr: StderrTail::default(),
             closed,
+            stdout_end: None,
             tools: tool_entries(&tools),
             started_in: t0.elapsed(),
             broken: std::sync::atomic::AtomicBool::default(),

@@ -136,14 +136,28 @@ impl ExternalTools {
             .any(|s| self.route(s) == Route::External)
     }
 
-    /// Starts `pool` servers ahead of demand (inside a tokio runtime) for each server that
-    /// runs externally for one of `tasks`.
+    /// Starts `pool` servers ahead of demand for each server that runs externally for one of
+    /// `tasks` (needs a tokio runtime; without one, nothing is started ahead).
     pub fn warm_for(&self, tasks: &[Task]) {
+        self.warm_where(|name| tasks.iter().any(|t| t.world_state.contains_key(name)));
+    }
+
+    /// Starts `pool` servers ahead of demand for every server of the file that runs
+    /// externally (`tb mcp-start`, which has no task list).
+    pub fn warm_all(&self) {
+        self.warm_where(|_| true);
+    }
+
+    fn warm_where(&self, needed: impl Fn(&str) -> bool) {
+        if self.opts.pool == 0 {
+            return;
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            tracing::warn!("--server-pool: no async runtime here; servers start on demand");
+            return;
+        }
         for (name, p) in &self.pools {
-            let needed = tasks
-                .iter()
-                .any(|t| t.world_state.contains_key(name) && self.route(name) == Route::External);
-            if needed {
+            if needed(name) && self.route(name) == Route::External {
                 p.refill();
             }
         }
@@ -175,7 +189,63 @@ impl ExternalTools {
     /// Opens a session for a task: native servers in process, external ones from their pools
     /// (started, initialised in `world_state` order). A failure tears down what was started.
     pub async fn open_session(&self, task: &Task) -> Result<ExternalSession, ExternalError> {
-        let session_id = uuid::Uuid::new_v4().to_string();
+        self.open_with(task, uuid::Uuid::new_v4().to_string(), false)
+            .await
+    }
+
+    /// Opens a session the Session Proxy's `session_create` way: raw per-server init configs
+    /// in priority order, each server's `__reserved__init` given its config, `session_id` the
+    /// caller's. `Ok(None)` when no server of `configs` runs from the file (the caller opens it
+    /// in process); a server neither native nor in the file is an error.
+    pub async fn open_configs(
+        &self,
+        session_id: &str,
+        configs: &[(String, Value)],
+    ) -> Result<Option<ExternalSession>, ExternalError> {
+        let uid = format!("session_create:{session_id}");
+        let mut external = false;
+        for (server, _) in configs {
+            match self.route(server) {
+                Route::External => external = true,
+                Route::Native => {}
+                Route::Unknown => {
+                    return Err(ExternalError::UnknownServer {
+                        task: uid,
+                        server: server.clone(),
+                        file: self.cfg.file.display().to_string(),
+                    });
+                }
+            }
+        }
+        if !external {
+            return Ok(None);
+        }
+        let task = Task {
+            uid,
+            scenario: String::new(),
+            query: None,
+            user_context: None,
+            max_user_sim_turns: None,
+            max_agent_sim_turns: None,
+            bot_instructions: None,
+            init: Map::new(),
+            world_state: configs.iter().cloned().collect(),
+            raw: Map::new(),
+            checks: Vec::new(),
+            source: tb_core::task::SourceLoc::default(),
+            test_tags: tb_core::tags::TestTags::default(),
+        };
+        self.open_with(&task, session_id.to_string(), true)
+            .await
+            .map(Some)
+    }
+
+    async fn open_with(
+        &self,
+        task: &Task,
+        session_id: String,
+        keep_initial: bool,
+    ) -> Result<ExternalSession, ExternalError> {
         let mut native_task = task.clone();
         native_task.world_state.clear();
         let mut slots = Vec::new();
@@ -249,6 +319,7 @@ impl ExternalTools {
         let mut session = ExternalSession {
             task: task.clone(),
             native_task,
+            initial: keep_initial.then(|| native.clone()),
             native,
             external: leases
                 .into_iter()
@@ -302,6 +373,8 @@ pub struct ExternalSession {
     task: Task,
     native_task: Task,
     native: TaskSession,
+    /// The native servers right after init (kept for proxy sessions' `initial_db_state`).
+    initial: Option<TaskSession>,
     external: Vec<External>,
     slots: Vec<Slot>,
     routes: HashMap<String, Target>,
@@ -534,24 +607,156 @@ impl ExternalSession {
     pub async fn call_tool(&mut self, tool: &str, args: &Value) -> Result<String, ExternalError> {
         match self.routes.get(tool).copied() {
             Some(Target::Native(i)) => Ok(self.native.servers[i].call(tool, args).to_text(tool)),
-            Some(Target::External(j)) => {
-                let e = &self.external[j];
-                let conn = &e.lease.as_ref().expect("leased until close").conn;
-                let args = match args {
-                    Value::Object(m) => m.clone(),
-                    Value::Null => Map::new(),
-                    other => {
-                        return Ok(CallOutcome::ToolFailed(format!(
-                            "arguments must be a JSON object, got {other}"
-                        ))
-                        .to_text(tool));
-                    }
-                };
-                let r = conn.call(tool, args, self.opts.call_timeout).await?;
-                result_text(&e.name, tool, &r)
-            }
+            Some(Target::External(j)) => self.call_external(j, tool, args).await,
             None => Ok(CallOutcome::UnknownTool(tool.to_string()).to_text(tool)),
         }
+    }
+
+    async fn call_external(
+        &self,
+        j: usize,
+        tool: &str,
+        args: &Value,
+    ) -> Result<String, ExternalError> {
+        let e = &self.external[j];
+        let Some(lease) = e.lease.as_ref() else {
+            return Err(ExternalError::Server {
+                server: e.name.clone(),
+                what: format!("tool `{tool}`"),
+                message: "the session is closed".into(),
+            });
+        };
+        let args = match args {
+            Value::Object(m) => m.clone(),
+            Value::Null => Map::new(),
+            other => {
+                return Ok(CallOutcome::ToolFailed(format!(
+                    "arguments must be a JSON object, got {other}"
+                ))
+                .to_text(tool));
+            }
+        };
+        let r = lease.conn.call(tool, args, self.opts.call_timeout).await?;
+        result_text(&e.name, tool, &r)
+    }
+
+    /// Calls `tool` of the server `server` itself, past the priority order (the Session
+    /// Proxy's `__reserved__server_tool`): `Ok(None)` when the session has no such server or
+    /// the server no such tool (reserved tools included: never callable this way).
+    pub async fn call_server_tool(
+        &mut self,
+        server: &str,
+        tool: &str,
+        args: &Value,
+    ) -> Result<Option<String>, ExternalError> {
+        if tool.starts_with(RESERVED_PREFIX) {
+            return Ok(None);
+        }
+        if let Some(i) = self
+            .native
+            .servers
+            .iter()
+            .position(|s| s.domain.name == server)
+        {
+            let s = &mut self.native.servers[i];
+            if s.domain.tool(tool).is_none() {
+                return Ok(None);
+            }
+            return Ok(Some(s.call(tool, args).to_text(tool)));
+        }
+        let Some(j) = self.external.iter().position(|e| e.name == server) else {
+            return Ok(None);
+        };
+        let listed = self.external[j]
+            .lease
+            .as_ref()
+            .is_some_and(|l| l.conn.tool(tool).is_some());
+        if !listed {
+            return Ok(None);
+        }
+        self.call_external(j, tool, args).await.map(Some)
+    }
+
+    /// Per server in `world_state` order, its effects as the reference's servers give them:
+    /// an external server's own `__reserved__geteffects` object as is; a native one's
+    /// `initial_db_state`, `result_db_state`/`_hash`, `golden_db_state`/`_hash` (the config's
+    /// golden calls replayed on a fresh session), `diff`, `rubrics` (and `rubrics_yesno`).
+    pub async fn reference_effects(&self) -> Result<Vec<(String, Value)>, ExternalError> {
+        let mut native = self.native_reference_effects()?;
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            match slot {
+                Slot::Native(name) => {
+                    if let Some(i) = native.iter().position(|(n, _)| n == name) {
+                        out.push(native.swap_remove(i));
+                    }
+                }
+                Slot::External(name) => {
+                    out.push((name.clone(), Value::Object(self.effects(name).await?)));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn native_reference_effects(&self) -> Result<Vec<(String, Value)>, ExternalError> {
+        if self.native.servers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut golden = self
+            .sandbox
+            .session(&self.native_task, self.clock)
+            .map_err(|e| ExternalError::Native(e.to_string()))?;
+        let mut out = Vec::new();
+        for g in &mut golden.servers {
+            let name = g.domain.name.clone();
+            let config = self.native_task.world_state.get(&name);
+            for (tool, params) in config
+                .map(tb_core::task::golden_calls_of)
+                .unwrap_or_default()
+            {
+                // as the reference's geteffects: a failing golden call is ignored
+                let _ = g.call(&tool, &params);
+            }
+            let golden_state = g.state.stable_state();
+            let result_state = self
+                .native
+                .server(&name)
+                .map_or(Value::Null, |s| s.state.stable_state());
+            let initial_state = self
+                .initial
+                .as_ref()
+                .and_then(|i| i.server(&name))
+                .map_or(Value::Null, |s| s.state.full_state());
+            let mut fx = Map::new();
+            fx.insert("initial_db_state".into(), initial_state);
+            fx.insert(
+                "result_db_hash".into(),
+                json!(tb_sandbox::state::hash_stable(&result_state)),
+            );
+            fx.insert(
+                "golden_db_hash".into(),
+                json!(tb_sandbox::state::hash_stable(&golden_state)),
+            );
+            fx.insert(
+                "diff".into(),
+                Value::Array(tb_sandbox::diff::deep_diff(&result_state, &golden_state)),
+            );
+            fx.insert("result_db_state".into(), result_state);
+            fx.insert("golden_db_state".into(), golden_state);
+            fx.insert(
+                "rubrics".into(),
+                config
+                    .and_then(|c| c.get("rubrics"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
+            if let Some(r) = config.and_then(|c| c.get("rubrics_yesno")) {
+                fx.insert("rubrics_yesno".into(), r.clone());
+            }
+            out.push((name, Value::Object(fx)));
+        }
+        Ok(out)
     }
 
     /// Tears every external server down (`__reserved__teardown` when listed; failures only
@@ -698,6 +903,31 @@ impl RemoteSession for ExternalSession {
         })
     }
 
+    fn server_effects(&mut self) -> BoxFut<'_, Result<Vec<(String, Value)>, String>> {
+        Box::pin(async move {
+            self.reference_effects()
+                .await
+                .map_err(|e| tb_core::error_text(&e))
+        })
+    }
+
+    fn init_results(&self) -> Map<String, Value> {
+        ExternalSession::init_results(self)
+    }
+
+    fn call_server<'a>(
+        &'a mut self,
+        server: &'a str,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFut<'a, Result<Option<String>, String>> {
+        Box::pin(async move {
+            self.call_server_tool(server, tool, args)
+                .await
+                .map_err(|e| tb_core::error_text(&e))
+        })
+    }
+
     fn close(mut self: Box<Self>) -> BoxFut<'static, ()> {
         Box::pin(async move { self.close_all().await })
     }
@@ -726,6 +956,23 @@ impl RemoteTools for ExternalTools {
                 .map(|s| Some(Box::new(s) as Box<dyn RemoteSession>))
                 .map_err(|e| tb_core::error_text(&e))
         })
+    }
+
+    fn open_configs<'a>(
+        &'a self,
+        session_id: &'a str,
+        configs: &'a [(String, Value)],
+    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+        Box::pin(async move {
+            self.open_configs(session_id, configs)
+                .await
+                .map(|s| s.map(|s| Box::new(s) as Box<dyn RemoteSession>))
+                .map_err(|e| tb_core::error_text(&e))
+        })
+    }
+
+    fn warm(&self, tasks: &[Task]) {
+        self.warm_for(tasks);
     }
 
     fn describe(&self) -> String {

@@ -227,7 +227,7 @@ impl SseParser {
 pub struct CloseReason(Arc<Mutex<Option<String>>>);
 
 impl CloseReason {
-    fn set(&self, reason: String) {
+    pub(crate) fn set(&self, reason: String) {
         let mut r = self
             .0
             .lock()

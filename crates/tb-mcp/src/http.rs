@@ -787,18 +787,13 @@ async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Resp
         Ok(p) => p,
         Err(msg) => return invalid(msg),
     };
-    let registry = state.registry.clone();
-    let created = tokio::task::spawn_blocking(move || {
-        registry.create_for_proxy(&id, options, &tools, timeout)
-    })
-    .await;
-    match created {
-        Ok(Ok((_, init_result))) => ok_object(Value::Object(init_result)),
-        Ok(Err(e)) => proxy_session_error(&e),
-        Err(e) => proxy_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("session_create crashed: {e}"),
-        ),
+    match state
+        .registry
+        .create_for_proxy_async(&id, options, tools, timeout)
+        .await
+    {
+        Ok((_, init_result)) => ok_object(Value::Object(init_result)),
+        Err(e) => proxy_session_error(&e),
     }
 }
 

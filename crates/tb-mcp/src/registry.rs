@@ -209,11 +209,61 @@ pub struct ServerEffects {
     pub rubrics: Value,
     /// The init config's `rubrics_yesno`, when it has one.
     pub rubrics_yesno: Option<Value>,
+    /// The server's own `__reserved__geteffects` object (an external server of a proxy
+    /// session), given as is by [`ServerEffects::to_reference_json`].
+    pub reference: Option<Value>,
 }
 
 impl ServerEffects {
+    /// A verdict's effects, with the rubrics of the server's init `config` (no states).
+    fn of_verdict(v: tb_core::StateVerdict, config: Option<&Value>) -> Self {
+        ServerEffects {
+            initial_state: Value::Null,
+            result_state: Value::Null,
+            golden_state: Value::Null,
+            rubrics: config
+                .and_then(|c| c.get("rubrics"))
+                .cloned()
+                .unwrap_or(Value::Null),
+            rubrics_yesno: config.and_then(|c| c.get("rubrics_yesno")).cloned(),
+            reference: None,
+            server: v.server,
+            result_hash: v.result_hash,
+            golden_hash: v.golden_hash,
+            passed: v.passed,
+            diff: v.diff,
+        }
+    }
+
+    /// A server's own effects object (`__reserved__geteffects`): hashes and diff read from it
+    /// (`passed` only when both hashes are strings and equal), the object kept as is.
+    fn of_reference(server: String, fx: Value) -> Self {
+        let text = |k: &str| fx.get(k).and_then(Value::as_str).map(str::to_string);
+        let (result_hash, golden_hash) = (text("result_db_hash"), text("golden_db_hash"));
+        ServerEffects {
+            passed: result_hash.is_some() && result_hash == golden_hash,
+            result_hash: result_hash.unwrap_or_default(),
+            golden_hash: golden_hash.unwrap_or_default(),
+            diff: fx
+                .get("diff")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            initial_state: fx.get("initial_db_state").cloned().unwrap_or(Value::Null),
+            result_state: fx.get("result_db_state").cloned().unwrap_or(Value::Null),
+            golden_state: fx.get("golden_db_state").cloned().unwrap_or(Value::Null),
+            rubrics: fx.get("rubrics").cloned().unwrap_or(Value::Null),
+            rubrics_yesno: fx.get("rubrics_yesno").cloned(),
+            server,
+            reference: Some(fx),
+        }
+    }
+
     /// The reference server's `__reserved__geteffects` shape.
     pub fn to_reference_json(&self) -> Value {
+        if let Some(r) = &self.reference {
+            return r.clone();
+        }
         let mut m = Map::new();
         m.insert("initial_db_state".into(), self.initial_state.clone());
         m.insert("result_db_state".into(), self.result_state.clone());
@@ -685,6 +735,97 @@ impl Registry {
         Ok((slot, init_result))
     }
 
+    /// [`Registry::create_for_proxy`], first on the remote backend when the registry has one
+    /// (see [`Registry::with_remote`]): a session some of whose servers run there (external
+    /// tool servers from `tb mcp-start --servers`) is served by it: its servers are started and
+    /// given their configs' `__reserved__init`, `init_result` is what those returned, its
+    /// effects are each server's own, and it is torn down when the session ends. Otherwise in
+    /// process (on the blocking pool).
+    pub async fn create_for_proxy_async(
+        self: &Arc<Self>,
+        id: &str,
+        options: ProxyOptions,
+        available_tools: Vec<String>,
+        timeout: Option<Duration>,
+    ) -> Result<(Arc<Slot>, Map<String, Value>), SessionError> {
+        let in_process = |reg: Arc<Self>, id: String, options, tools: Vec<String>| async move {
+            tokio::task::spawn_blocking(move || reg.create_for_proxy(&id, options, &tools, timeout))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(SessionError::Internal(format!(
+                        "session_create crashed: {e}"
+                    )))
+                })
+        };
+        let Some(remote) = self.remote.clone() else {
+            return in_process(self.clone(), id.to_string(), options, available_tools).await;
+        };
+        crate::input::check_session_id(id).map_err(SessionError::BadRequest)?;
+        if self.sessions.read().is_ok_and(|s| s.contains_key(id)) {
+            return Err(SessionError::Duplicate(id.to_string()));
+        }
+        self.check_capacity()?;
+        let session = match remote.open_configs(id, &options.configs).await {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                return in_process(self.clone(), id.to_string(), options, available_tools).await;
+            }
+            Err(message) => return Err(SessionError::Init(message)),
+        };
+        let all = session.tool_list();
+        if let Some(missing) = available_tools
+            .iter()
+            .find(|n| !all.iter().any(|t| t["name"] == n.as_str()))
+        {
+            let missing = missing.clone();
+            session.close().await;
+            return Err(SessionError::UnknownTool(missing));
+        }
+        let visible: HashSet<&str> = available_tools.iter().map(String::as_str).collect();
+        let list = all
+            .into_iter()
+            .filter(|t| t["name"].as_str().is_some_and(|n| visible.contains(n)))
+            .collect();
+        let inits = session.init_results();
+        let init_result: Map<String, Value> = options
+            .configs
+            .iter()
+            .map(|(s, _)| {
+                (
+                    s.clone(),
+                    inits.get(s).cloned().unwrap_or_else(|| json!({})),
+                )
+            })
+            .collect();
+        let empty = || TaskSession {
+            servers: Vec::new(),
+            own: Vec::new(),
+        };
+        let mut slot = self.slot(
+            id.to_string(),
+            Origin::Proxy(options),
+            Arc::new(ToolSet::new(list)),
+            empty(),
+        );
+        if let Some(t) = timeout.filter(|t| !t.is_zero()) {
+            slot.call_timeout = slot.call_timeout.min(t);
+        }
+        slot.remote = true;
+        slot.live = Arc::new(tokio::sync::Mutex::new(Live {
+            session: empty(),
+            call_log: Vec::new(),
+            remote: Some(Remote(session)),
+        }));
+        let slot = Arc::new(slot);
+        if let Err(e) = self.insert_arc(&slot) {
+            // taken or full meanwhile: the session never served; close it
+            self.retire(slot);
+            return Err(e);
+        }
+        tracing::info!(session = %slot.id, backend = %remote.describe(), "remote proxy session created");
+        Ok((slot, init_result))
+    }
+
     fn proxy_session(&self, configs: &[(String, Value)]) -> Result<TaskSession, SessionError> {
         let mut servers = Vec::new();
         for (server, config) in configs {
@@ -826,6 +967,9 @@ impl Registry {
         tool: &str,
         args: Value,
     ) -> Result<CallOutcome, SessionError> {
+        if slot.remote {
+            return self.call_remote_server_tool(slot, server, tool, args).await;
+        }
         let exists = slot
             .initial
             .server(server)
@@ -844,6 +988,55 @@ impl Registry {
         }
         self.call_any(slot, Some(server.to_string()), tool, args, None)
             .await
+    }
+
+    /// [`Registry::call_server_tool`] on a remote session: the grant checked here, the server
+    /// and tool by the backend.
+    async fn call_remote_server_tool(
+        &self,
+        slot: &Arc<Slot>,
+        server: &str,
+        tool: &str,
+        args: Value,
+    ) -> Result<CallOutcome, SessionError> {
+        let unknown = || {
+            SessionError::UnknownTool(format!(
+                "{} > {}",
+                crate::input::shown(server),
+                crate::input::shown(tool)
+            ))
+        };
+        if !slot.tools.contains(tool) {
+            // not granted (or no such tool at all): refused without asking the server
+            return Err(SessionError::BadRequest(format!(
+                "Tool {} > {} is not granted to this session (it is not in the session's tool list)",
+                crate::input::shown(server),
+                crate::input::shown(tool)
+            )));
+        }
+        let started = Instant::now();
+        let mut guard = self.lock_live(slot).await?;
+        let remaining = slot.call_timeout.saturating_sub(started.elapsed());
+        let Some(Remote(remote)) = guard.remote.as_mut() else {
+            return Err(SessionError::Backend("the session is closed".into()));
+        };
+        let out =
+            match tokio::time::timeout(remaining, remote.call_server(server, tool, &args)).await {
+                Err(_) => Err(SessionError::Timeout(slot.call_timeout)),
+                Ok(Err(message)) => Err(SessionError::Backend(message)),
+                Ok(Ok(None)) => Err(unknown()),
+                Ok(Ok(Some(text))) => Ok(CallOutcome::Reply(tb_sandbox::ToolReply::ok(text))),
+            };
+        let log_calls = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info);
+        if log_calls && let Ok(o) = &out {
+            let response = o.to_text(tool);
+            guard
+                .call_log
+                .push(json!({"tool_name": tool, "arguments": args, "response": response}));
+        }
+        drop(guard);
+        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        out
     }
 
     /// A visible tool's call on the session's remote backend, under the call timeout. The
@@ -894,40 +1087,35 @@ impl Registry {
         let Some(Remote(remote)) = guard.remote.as_mut() else {
             return Err(SessionError::Backend("the session is closed".into()));
         };
-        let verdicts = match tokio::time::timeout(remaining, remote.verdicts()).await {
-            Err(_) => return Err(SessionError::Timeout(slot.call_timeout)),
-            Ok(Err(message)) => return Err(SessionError::Backend(message)),
-            Ok(Ok(v)) => v,
+        let servers = match &slot.origin {
+            // a task session: the verdicts, with the task's rubrics
+            Origin::Task(task) => match tokio::time::timeout(remaining, remote.verdicts()).await {
+                Err(_) => return Err(SessionError::Timeout(slot.call_timeout)),
+                Ok(Err(message)) => return Err(SessionError::Backend(message)),
+                Ok(Ok(v)) => v
+                    .into_iter()
+                    .map(|v| {
+                        let config = task.world_state.get(&v.server);
+                        ServerEffects::of_verdict(v, config)
+                    })
+                    .collect(),
+            },
+            // a proxy session: each server's own effects object, as the reference's proxy
+            Origin::Proxy(_) => {
+                match tokio::time::timeout(remaining, remote.server_effects()).await {
+                    Err(_) => return Err(SessionError::Timeout(slot.call_timeout)),
+                    Ok(Err(message)) => return Err(SessionError::Backend(message)),
+                    Ok(Ok(v)) => v
+                        .into_iter()
+                        .map(|(server, fx)| ServerEffects::of_reference(server, fx))
+                        .collect(),
+                }
+            }
         };
         let call_log = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info)
             .then(|| guard.call_log.clone());
         drop(guard);
         slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
-        let task = match &slot.origin {
-            Origin::Task(t) => Some(t),
-            Origin::Proxy(_) => None,
-        };
-        let servers = verdicts
-            .into_iter()
-            .map(|v| {
-                let config = task.and_then(|t| t.world_state.get(&v.server));
-                ServerEffects {
-                    initial_state: Value::Null,
-                    result_state: Value::Null,
-                    golden_state: Value::Null,
-                    rubrics: config
-                        .and_then(|c| c.get("rubrics"))
-                        .cloned()
-                        .unwrap_or(Value::Null),
-                    rubrics_yesno: config.and_then(|c| c.get("rubrics_yesno")).cloned(),
-                    server: v.server,
-                    result_hash: v.result_hash,
-                    golden_hash: v.golden_hash,
-                    passed: v.passed,
-                    diff: v.diff,
-                }
-            })
-            .collect();
         Ok(Effects { servers, call_log })
     }
 
@@ -1084,29 +1272,16 @@ impl Registry {
                     .into_iter()
                     .map(|v| {
                         let config = task.world_state.get(&v.server);
-                        let g = golden.iter().find(|g| g.server == v.server);
-                        ServerEffects {
-                            initial_state: initial_of(&v.server),
-                            result_state: if with_states {
-                                state_of(live, &v.server)
-                            } else {
-                                Value::Null
-                            },
-                            golden_state: match (with_states, g) {
-                                (true, Some(g)) => g.stable_state(),
-                                _ => Value::Null,
-                            },
-                            rubrics: config
-                                .and_then(|c| c.get("rubrics"))
-                                .cloned()
-                                .unwrap_or(Value::Null),
-                            rubrics_yesno: config.and_then(|c| c.get("rubrics_yesno")).cloned(),
-                            server: v.server,
-                            result_hash: v.result_hash,
-                            golden_hash: v.golden_hash,
-                            passed: v.passed,
-                            diff: v.diff,
+                        let mut fx = ServerEffects::of_verdict(v, config);
+                        if with_states {
+                            fx.initial_state = initial_of(&fx.server);
+                            fx.result_state = state_of(live, &fx.server);
+                            fx.golden_state = golden
+                                .iter()
+                                .find(|g| g.server == fx.server)
+                                .map_or(Value::Null, tb_eval::judge::Golden::stable_state);
                         }
+                        fx
                     })
                     .collect())
             }
@@ -1142,6 +1317,7 @@ impl Registry {
                         },
                         rubrics: config.get("rubrics").cloned().unwrap_or(Value::Null),
                         rubrics_yesno: config.get("rubrics_yesno").cloned(),
+                        reference: None,
                     });
                 }
                 Ok(out)

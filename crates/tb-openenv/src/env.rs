@@ -246,6 +246,12 @@ impl Shared {
             .map_err(|e| tb_core::error_text(&e))?;
         let sandbox =
             Sandbox::load_with(ds.root(), &surface).map_err(|e| tb_core::error_text(&e))?;
+        let sandbox = Arc::new(sandbox);
+        let remote = o.tools.as_ref().map(|f| (f.0)(sandbox.clone(), o.clock));
+        if let Some(r) = &remote {
+            // --server-pool: the episodes' servers start ahead of the first reset
+            r.warm(&tasks);
+        }
         let mut map = HashMap::new();
         for t in tasks {
             map.insert(t.uid.clone(), Arc::new(t));
@@ -270,8 +276,6 @@ impl Shared {
         provenance.insert("prompts".into(), o.prompts.provenance());
         let mut models = self.settings.models.clone();
         models.prompts = o.prompts.clone();
-        let sandbox = Arc::new(sandbox);
-        let remote = o.tools.as_ref().map(|f| (f.0)(sandbox.clone(), o.clock));
         let run = RunEnv {
             sandbox,
             judge: Arc::new(StateJudge::new()),

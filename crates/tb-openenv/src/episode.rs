@@ -252,16 +252,10 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
                     tb_eval::infer::grade(&ctx.data.run, &ctx.task, s, &response, &mut rec).await;
                 }
                 Backend::Remote(r) => {
-                    let t0 = std::time::Instant::now();
-                    let state = r
-                        .verdicts()
-                        .await
-                        .map_err(|e| (tb_eval::episode::TOOL_BACKEND_ERROR, e));
-                    tb_eval::infer::grade_with(
+                    tb_eval::infer::grade_remote(
                         &ctx.data.run,
                         &ctx.task,
-                        state,
-                        t0,
+                        r.as_mut(),
                         &response,
                         &mut rec,
                     )

@@ -109,3 +109,59 @@ pub fn python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
     eprintln!("SKIPPED: {msg}");
     None
 }
+
+/// The tiny library fixture (`crates/tb-external/tests/fixtures/tiny_library`): a data root in
+/// the reference's layout whose one server is our small library server on the official MCP
+/// Python SDK, for the external-server tests of several crates.
+pub mod tiny_library {
+    use std::path::{Path, PathBuf};
+
+    /// The fixture's folder (a data root, with its `servers.yaml` and `server/`).
+    pub fn root() -> PathBuf {
+        super::workspace_root().join("crates/tb-external/tests/fixtures/tiny_library")
+    }
+
+    /// A Python with the MCP SDK: `$TB_PYTHON`, else `target/py-venv` (made by
+    /// `scripts/ci-python-deps.sh`), else `python3`; `None` (after a loud skip) when none has
+    /// it, a panic under CI.
+    pub fn python() -> Option<PathBuf> {
+        super::python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
+    }
+
+    /// Writes `dir/servers.yaml` registering the library server with `marker` on its command
+    /// line (so one test's processes can be counted apart from another's), plus `extra` YAML
+    /// lines of the server's entry (e.g. `    env: {...}`); its path.
+    pub fn servers_file(dir: &Path, marker: &str, extra: &str) -> PathBuf {
+        let script = root().join("server/tiny_library.py");
+        let p = dir.join("servers.yaml");
+        std::fs::write(
+            &p,
+            format!(
+                "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{{python}}\", \"{}\", \"{marker}\"]\n{extra}",
+                script.display()
+            ),
+        )
+        .expect("write servers.yaml");
+        p
+    }
+
+    /// Live processes (zombies too: one not reaped is a leak) whose command line holds
+    /// `marker`, by pid.
+    pub fn pids_with(marker: &str) -> Vec<i32> {
+        let mut out = Vec::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return out;
+        };
+        for e in dir.flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            if std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+            {
+                out.push(pid);
+            }
+        }
+        out
+    }
+}

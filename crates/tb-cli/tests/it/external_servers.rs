@@ -17,16 +17,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn find_python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
-    tb_test_support::python(var, venv, probe)
-}
-
 pub(super) fn sdk_python() -> Option<PathBuf> {
-    find_python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
+    tb_test_support::tiny_library::python()
 }
 
 pub(super) fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tb-external/tests/fixtures/tiny_library")
+    tb_test_support::tiny_library::root()
 }
 
 fn tb(args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
@@ -74,44 +70,12 @@ fn lines(path: &Path) -> Vec<Value> {
 /// A servers.yaml for the library server whose command carries `marker` (so this test's
 /// processes can be counted apart from other tests').
 pub(super) fn servers_file(dir: &Path, marker: &str) -> PathBuf {
-    let script = fixture().join("server/tiny_library.py");
-    let p = dir.join("servers.yaml");
-    std::fs::write(
-        &p,
-        format!(
-            "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{{python}}\", \"{}\", \"{marker}\"]\n",
-            script.display()
-        ),
-    )
-    .unwrap();
-    p
+    tb_test_support::tiny_library::servers_file(dir, marker, "")
 }
 
 /// Live processes whose command line holds `marker`.
 pub(super) fn processes_with(marker: &str) -> usize {
-    let mut n = 0;
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if !e
-            .file_name()
-            .to_string_lossy()
-            .chars()
-            .all(|c| c.is_ascii_digit())
-        {
-            continue;
-        }
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        // zombies count too: a process not reaped is a leak
-        let _ = stat;
-        if String::from_utf8_lossy(&cmd).contains(marker) {
-            n += 1;
-        }
-    }
-    n
+    tb_test_support::tiny_library::pids_with(marker).len()
 }
 
 fn by_uid(recs: &[Value]) -> BTreeMap<String, Value> {
@@ -604,7 +568,7 @@ fn strip_sources(text: &str) -> (String, usize) {
 #[test]
 fn the_reference_v1_servers_forced_external_give_the_native_verdicts_and_tool_texts() {
     let data = shared_data();
-    let Some(py) = find_python(
+    let Some(py) = tb_test_support::python(
         "TB_SERVERS_PYTHON",
         "py-tbservers",
         "import fastmcp, odata_query, typesense, pydantic",

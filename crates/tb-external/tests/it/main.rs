@@ -2,3 +2,4 @@
 
 mod sse_fake;
 mod sse_python;
+mod stdio_health;

@@ -19,28 +19,10 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 /// Longest wait for one reply; only a guard against hanging, not a timing check.
 const GUARD: Duration = Duration::from_mins(2);
 
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tb-external/tests/fixtures/tiny_library")
-}
+use tb_test_support::tiny_library::{pids_with, root as fixture};
 
 fn sdk_python() -> Option<PathBuf> {
-    tb_test_support::python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
-}
-
-/// Live processes whose command line holds `marker`, by pid.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if std::fs::read(e.path().join("cmdline"))
-            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
-        {
-            out.push(pid);
-        }
-    }
-    out
+    tb_test_support::tiny_library::python()
 }
 
 /// Waits (bounded) until no process holds `marker`; how many are left.
@@ -93,17 +75,10 @@ async fn start(
     py: &Path,
     marker: &str,
     config: PathBuf,
+    pool: usize,
+    extra: &str,
 ) -> (tb_openenv::RunningServer, Arc<tb_external::ExternalTools>) {
-    let script = fixture().join("server/tiny_library.py");
-    let servers = dir.join("servers.yaml");
-    std::fs::write(
-        &servers,
-        format!(
-            "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{{python}}\", \"{}\", \"{marker}\"]\n",
-            script.display()
-        ),
-    )
-    .unwrap();
+    let servers = tb_test_support::tiny_library::servers_file(dir, marker, extra);
     let cfg = tb_external::ServersConfig::load(&servers).unwrap();
     let opts = tb_external::ExternalOptions {
         start: tb_external::StartOptions {
@@ -111,6 +86,7 @@ async fn start(
             call_timeout: Duration::from_secs(20),
             ..tb_external::StartOptions::default()
         },
+        pool,
         ..tb_external::ExternalOptions::default()
     };
     let made: Arc<std::sync::OnceLock<Arc<tb_external::ExternalTools>>> = Arc::default();
@@ -148,7 +124,7 @@ async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one
     let mock = mock().await;
     let config = write_config(dir.path(), &mock);
     let marker = format!("tb-openenv-ext-{}", std::process::id());
-    let (server, ext) = start(dir.path(), &py, &marker, config).await;
+    let (server, ext) = start(dir.path(), &py, &marker, config, 0, "").await;
     let mut ws = connect(&server.url()).await;
 
     // two episodes: the golden one passes, one that does nothing fails
@@ -240,7 +216,7 @@ async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
     let mock = mock().await;
     let config = write_config(dir.path(), &mock);
     let marker = format!("tb-openenv-kill-{}", std::process::id());
-    let (server, ext) = start(dir.path(), &py, &marker, config).await;
+    let (server, ext) = start(dir.path(), &py, &marker, config, 0, "").await;
     let mut ws = connect(&server.url()).await;
     let f = ask(
         &mut ws,
@@ -295,4 +271,54 @@ async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
     );
     server.shutdown().await.unwrap();
     ext.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_pool_is_up_before_the_first_reset_and_gone_after() {
+    let Some(py) = sdk_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock().await;
+    let config = write_config(dir.path(), &mock);
+    let marker = format!("tb-openenv-pool-{}", std::process::id());
+    let log = dir.path().join("teardowns.log");
+    let extra = format!("    env: {{TINY_TEARDOWN_LOG: \"{}\"}}\n", log.display());
+    let (server, ext) = start(dir.path(), &py, &marker, config, 2, &extra).await;
+    // two servers started with the data, before any reset
+    let mut ahead = Vec::new();
+    for _ in 0..2400 {
+        ahead = pids_with(&marker);
+        if ahead.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(ahead.len(), 2, "{ahead:?}");
+    let mut ws = connect(&server.url()).await;
+    let f = ask(
+        &mut ws,
+        json!({"type": "reset", "data": {"test_uid": "tiny_library.py:test_tl001_lend"}}),
+    )
+    .await;
+    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    let o = step(
+        &mut ws,
+        json!({"type": "submit_message", "content": "Nothing to do. <DONE>"}),
+    )
+    .await;
+    assert_eq!(o["done"], true, "{o}");
+    // the episode ran on a server started ahead: its teardown names one of their pids
+    let mut used = String::new();
+    for _ in 0..400 {
+        used = std::fs::read_to_string(&log).unwrap_or_default();
+        if !used.trim().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pid: i32 = used.trim().parse().unwrap();
+    assert!(ahead.contains(&pid), "{pid} {ahead:?}");
+    drop(ws);
+    server.shutdown().await.unwrap();
+    ext.shutdown().await;
+    assert_eq!(settle(&marker).await, 0, "pool servers left after the stop");
 }
