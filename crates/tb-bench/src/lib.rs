@@ -133,6 +133,8 @@ pub struct BenchOptions {
     pub latency_start_order: tb_eval::campaign_schedule::StartOrder,
     /// Measure only `latency_campaign` and print its JSON object.
     pub latency_only: bool,
+    /// Measure only the start-up figures and `test_body_us` and print their JSON objects.
+    pub startup_only: bool,
     /// Bound on HTTP connections per model endpoint (all model clients share one pool).
     pub connections_per_endpoint: usize,
 }
@@ -967,6 +969,21 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
     let n_tasks = l.tasks.len();
     if a.latency_only {
         let v = latency_figure(a, &l, &ds)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.startup_only {
+        let startup = match l.tasks.first() {
+            Some(t) => Some(startup::startup_figure(
+                &root,
+                &t.uid,
+                &startup::golden_record(&l, &ds, t)?,
+                10,
+            )?),
+            None => None,
+        };
+        let body = test_body::test_body_figure(&root, 5)?;
+        let v = json!({"startup": startup, "test_body": body});
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }

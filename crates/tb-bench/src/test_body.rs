@@ -24,8 +24,13 @@ pub(crate) const REFERENCE_SUBPROCESS_US: f64 = 1.7e6;
 /// The target for one body (issue 26).
 pub(crate) const TARGET_US: f64 = 50.0;
 
-/// The figure's detail object, or `None` when the airline traces are not next to the data.
-pub(crate) fn test_body_figure(root: &Path, rounds: usize) -> Result<Option<Value>> {
+/// Per recorded trace: its test function and `x`'s JSON.
+type Contexts = Vec<(String, Arc<Value>)>;
+
+/// The airline test file, parsed, and one context per recorded airline trace (its test
+/// function and `x`'s JSON), or `None` when the airline traces are not next to the data.
+/// The second value is the parse time of the test file (microseconds).
+pub(crate) fn airline_contexts(root: &Path) -> Result<Option<(TestFile, f64, Contexts)>> {
     let traces = root.join("../tb-bench-v1/airline/traces.jsonl");
     if !traces.is_file() {
         return Ok(None);
@@ -72,6 +77,14 @@ pub(crate) fn test_body_figure(root: &Path, rounds: usize) -> Result<Option<Valu
         });
         contexts.push((test.to_string(), Arc::new(ctx)));
     }
+    Ok(Some((file, parse_us, contexts)))
+}
+
+/// The figure's detail object, or `None` when the airline traces are not next to the data.
+pub(crate) fn test_body_figure(root: &Path, rounds: usize) -> Result<Option<Value>> {
+    let Some((file, parse_us, contexts)) = airline_contexts(root)? else {
+        return Ok(None);
+    };
     let mut times = Vec::new();
     let mut passed = 0usize;
     for _ in 0..rounds.max(1) {

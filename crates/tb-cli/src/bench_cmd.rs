@@ -60,6 +60,10 @@ pub struct BenchArgs {
     /// Measure only `latency_campaign` and print its JSON object.
     #[arg(long)]
     pub latency_only: bool,
+    /// Measure only the start-up figures (fresh `tb tools`/`tb run-test` processes) and
+    /// `test_body_us`, and print their JSON objects.
+    #[arg(long)]
+    pub startup_only: bool,
     /// Bound on HTTP connections per model endpoint (all model clients share one pool).
     #[arg(long, default_value_t = tb_llm::DEFAULT_CONNECTIONS_PER_ENDPOINT)]
     pub connections_per_endpoint: usize,
@@ -95,6 +99,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         latency_concurrency: a.latency_concurrency,
         latency_start_order: a.latency_start_order,
         latency_only: a.latency_only,
+        startup_only: a.startup_only,
         connections_per_endpoint: a.connections_per_endpoint,
     };
     Ok(tb_bench::run(&opts)?)

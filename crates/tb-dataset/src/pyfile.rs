@@ -242,6 +242,16 @@ impl Lexer<'_> {
                     },
                 ));
             }
+            if !fstr {
+                // Only a quote, a backslash or a newline ends or changes the scan: skip to the
+                // next one (a test file's docstrings are most of its bytes).
+                let rest = self.s.get(self.i..).unwrap_or_default();
+                let Some(off) = memchr::memchr3(q, b'\\', b'\n', rest) else {
+                    self.i = self.s.len();
+                    continue;
+                };
+                self.i += off;
+            }
             let c = self.peek(0);
             if fstr && fdepth > 0 {
                 // inside an f-string replacement field: skip nested strings and brackets

@@ -60,7 +60,8 @@ pub(crate) fn build(
     )
 }
 
-fn registry() -> &'static Result<Vec<Arc<Domain>>, String> {
+/// Every domain as declared (tables, tools, our tool list from the declarations), built once.
+fn declared_registry() -> &'static Result<Vec<Arc<Domain>>, String> {
     static REG: OnceLock<Result<Vec<Arc<Domain>>, String>> = OnceLock::new();
     REG.get_or_init(|| {
         let built = [
@@ -70,16 +71,36 @@ fn registry() -> &'static Result<Vec<Arc<Domain>>, String> {
             neobank::domain(),
             consulting::domain(),
         ];
-        // listed with our words in the reference's order and schema structure
         built
             .into_iter()
-            .map(|d| {
-                d.and_then(|d| shape::shaped(&d))
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
-            })
+            .map(|d| d.map(Arc::new).map_err(|e| e.to_string()))
             .collect()
     })
+}
+
+fn registry() -> &'static Result<Vec<Arc<Domain>>, String> {
+    static REG: OnceLock<Result<Vec<Arc<Domain>>, String>> = OnceLock::new();
+    REG.get_or_init(|| {
+        let declared = declared_registry().as_ref().map_err(Clone::clone)?;
+        // listed with our words in the reference's order and schema structure
+        declared
+            .iter()
+            .map(|d| shape::shaped(d).map(Arc::new).map_err(|e| e.to_string()))
+            .collect()
+    })
+}
+
+/// Every domain as declared, before [`shape::shaped`] gives it our surface (same tables and
+/// tools as [`all`], in the same order; its tool list is the plain one from the declarations).
+/// For a caller that replaces the tool list anyway (the reference surface): it does not pay
+/// for shaping our surface.
+pub fn declared() -> Result<&'static [Arc<Domain>], DomainError> {
+    declared_registry()
+        .as_deref()
+        .map_err(|m| DomainError::Tools {
+            domain: "registry".into(),
+            message: m.clone(),
+        })
 }
 
 /// Every domain. Fails only if a domain's own definition is broken (a bug, caught by tests).

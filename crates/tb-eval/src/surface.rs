@@ -108,10 +108,10 @@ impl Surface {
                 }
             }
         };
-        let domains = tb_domains::all().map_err(|e| SurfaceError(e.to_string()))?;
         let mut servers = Vec::new();
         match kind {
             SurfaceKind::Own => {
+                let domains = tb_domains::all().map_err(|e| SurfaceError(e.to_string()))?;
                 for d in domains {
                     servers.push((d.name.clone(), Arc::new(d.tool_list())));
                 }
@@ -120,6 +120,8 @@ impl Surface {
                 if !reader::available() {
                     return Err(SurfaceError(reader::UNAVAILABLE.into()));
                 }
+                // The reference's lists replace ours: the domains as declared, not shaped.
+                let domains = tb_domains::declared().map_err(|e| SurfaceError(e.to_string()))?;
                 let lists = match cache
                     .and_then(|dir| crate::surface_cache::key(data_root).map(|k| (dir, k)))
                 {
@@ -165,21 +167,24 @@ impl Surface {
 
     /// The domains showing this surface.
     pub fn domains(&self) -> Result<Vec<Arc<Domain>>, SurfaceError> {
-        let all = tb_domains::all().map_err(|e| SurfaceError(e.to_string()))?;
         match self.kind {
-            SurfaceKind::Own => Ok(all.to_vec()),
-            SurfaceKind::Reference => all
+            SurfaceKind::Own => Ok(tb_domains::all()
+                .map_err(|e| SurfaceError(e.to_string()))?
+                .to_vec()),
+            // The reference's lists replace ours: the domains as declared, not shaped.
+            SurfaceKind::Reference => tb_domains::declared()
+                .map_err(|e| SurfaceError(e.to_string()))?
                 .iter()
                 .map(|d| {
                     let list = self
                         .servers
                         .iter()
                         .find(|(n, _)| *n == d.name)
-                        .map(|(_, l)| l.as_ref().clone())
+                        .map(|(_, l)| l.clone())
                         .ok_or_else(|| {
                             SurfaceError(format!("no tool list for server {}", d.name))
                         })?;
-                    d.with_listing(list)
+                    d.with_listing_shared(list)
                         .map(Arc::new)
                         .map_err(|e| SurfaceError(e.to_string()))
                 })

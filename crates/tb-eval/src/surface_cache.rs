@@ -8,17 +8,20 @@
 //! executable (path, size, modification time: a rebuilt `tb` reads the sources again) and
 //! every entry of the checkout's `servers/` tree (relative path; a file's size and modification
 //! time in nanoseconds; `__pycache__` left out), so any edit, added or removed file or
-//! checkout invalidates it. The stored lists carry their own sha256, checked on load; a file
+//! checkout invalidates it. The stored lists carry their own sha256 (over the stored bytes),
+//! checked on load; a file
 //! that does not parse, or whose key or checksum differs, is a miss and is rewritten. A hit
 //! gives exactly the lists the reader would build (serde_json keeps key order and float
 //! text). `TB_SURFACE_CACHE=off` disables it.
 
-use serde_json::{Value, json};
+use serde_json::Value;
+#[cfg(test)]
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 /// Bumped when what is cached changes shape or meaning.
-const FORMAT: &str = "tb-surface-cache-1";
+const FORMAT: &str = "tb-surface-cache-2";
 
 /// One server's tool list, as [`crate::surface::Surface::servers`] holds it.
 pub(crate) type Lists = Vec<(String, Vec<Value>)>;
@@ -45,8 +48,12 @@ fn mtime_ns(m: &std::fs::Metadata) -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-/// Appends every entry under `dir` (sorted, recursively) to `out`.
+/// Appends every entry under `dir` (sorted, recursively) to `out`. Each entry's type comes
+/// from the directory listing and a file's size and mtime from `DirEntry::metadata` (a stat
+/// relative to the open directory); only a symlink is followed with a stat of its path, as the
+/// reader follows it when it opens files.
 fn walk(base: &Path, dir: &Path, depth: usize, out: &mut String) -> std::io::Result<()> {
+    use std::fmt::Write as _;
     if depth > 32 {
         return Ok(());
     }
@@ -58,20 +65,23 @@ fn walk(base: &Path, dir: &Path, depth: usize, out: &mut String) -> std::io::Res
             continue;
         }
         let path = e.path();
-        let rel = path
-            .strip_prefix(base)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        // Follow symlinks, as the reader does when it opens files.
-        let m = std::fs::metadata(&path)?;
-        if m.is_dir() {
+        let rel = path.strip_prefix(base).unwrap_or(&path).display();
+        let ty = e.file_type()?;
+        let (is_dir, meta) = if ty.is_symlink() {
+            let m = std::fs::metadata(&path)?;
+            (m.is_dir(), Some(m))
+        } else if ty.is_dir() {
+            (true, None)
+        } else {
+            (false, Some(e.metadata()?))
+        };
+        if is_dir {
             // A folder by its name only: its entries are listed (a folder's own mtime
             // changes when Python writes `__pycache__`, which is not an input).
-            out.push_str(&format!("d {rel:?}\n"));
+            let _ = writeln!(out, "d {:?}", rel.to_string());
             walk(base, &path, depth + 1, out)?;
-        } else {
-            out.push_str(&format!("f {rel:?} {} {}\n", m.len(), mtime_ns(&m)));
+        } else if let Some(m) = meta {
+            let _ = writeln!(out, "f {:?} {} {}", rel.to_string(), m.len(), mtime_ns(&m));
         }
     }
     Ok(())
@@ -101,39 +111,49 @@ fn file_of(dir: &Path, data_root: &Path) -> PathBuf {
     dir.join(format!("surface-{}.json", &h[..16]))
 }
 
+/// The cache file: one line of JSON (format, key, data root, the sha256 of the rest), a
+/// newline, then the lists as compact JSON. The checksum is taken over the stored bytes, so a
+/// hit parses the lists once, straight into their type.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Header {
+    format: String,
+    key: String,
+    data_root: String,
+    servers_sha256: String,
+}
+
 /// The cached lists of `data_root` under `key`, if the cache holds them intact.
 pub(crate) fn load(dir: &Path, data_root: &Path, key: &str) -> Option<Lists> {
     let bytes = std::fs::read(file_of(dir, data_root)).ok()?;
-    let mut doc: Value = serde_json::from_slice(&bytes).ok()?;
-    if doc.get("format")?.as_str()? != FORMAT || doc.get("key")?.as_str()? != key {
+    let nl = bytes.iter().position(|&b| b == b'\n')?;
+    let (head, rest) = bytes.split_at(nl);
+    let header: Header = serde_json::from_slice(head).ok()?;
+    if header.format != FORMAT || header.key != key {
         return None;
     }
-    let servers = doc.get_mut("servers")?.take();
-    let sum = crate::prompts::sha256_hex(&serde_json::to_vec(&servers).ok()?);
-    if doc.get("servers_sha256")?.as_str()? != sum {
+    let servers = rest.get(1..)?;
+    if header.servers_sha256 != crate::prompts::sha256_hex(servers) {
         return None;
     }
-    serde_json::from_value(servers).ok()
+    serde_json::from_slice(servers).ok()
 }
 
 /// Stores the lists (best effort: a cache that cannot be written is not an error).
 pub(crate) fn store(dir: &Path, data_root: &Path, key: &str, lists: &Lists) {
-    let Ok(servers) = serde_json::to_value(lists) else {
+    let Ok(servers) = serde_json::to_vec(lists) else {
         return;
     };
-    let Ok(bytes) = serde_json::to_vec(&servers) else {
+    let header = Header {
+        format: FORMAT.into(),
+        key: key.into(),
+        data_root: data_root.display().to_string(),
+        servers_sha256: crate::prompts::sha256_hex(&servers),
+    };
+    let Ok(mut text) = serde_json::to_vec(&header) else {
         return;
     };
-    let doc = json!({
-        "format": FORMAT,
-        "key": key,
-        "data_root": data_root.display().to_string(),
-        "servers_sha256": crate::prompts::sha256_hex(&bytes),
-        "servers": servers,
-    });
-    let Ok(text) = serde_json::to_vec(&doc) else {
-        return;
-    };
+    text.push(b'\n');
+    text.extend_from_slice(&servers);
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }

@@ -229,12 +229,17 @@ impl Domain {
     /// MCP-shaped entries (`name`, `description`, `inputSchema`) in the order clients see
     /// them. Every entry must name a declared tool and every declared tool must be listed.
     pub fn with_listing(&self, list: Vec<Value>) -> Result<Domain, DomainError> {
+        self.with_listing_shared(Arc::new(list))
+    }
+
+    /// [`Domain::with_listing`] with a list shared with the caller (not copied).
+    pub fn with_listing_shared(&self, list: Arc<Vec<Value>>) -> Result<Domain, DomainError> {
         let fail = |message: String| DomainError::Tools {
             domain: self.name.clone(),
             message,
         };
         let mut seen = std::collections::HashSet::new();
-        for t in &list {
+        for t in list.iter() {
             let name = t
                 .get("name")
                 .and_then(Value::as_str)
@@ -265,7 +270,7 @@ impl Domain {
                 .collect(),
             index: self.index.clone(),
             patched: Mutex::new(PatchCache::default()),
-            listing: Some(Arc::new(list)),
+            listing: Some(list),
         })
     }
 

@@ -56,8 +56,10 @@ fn cached_reference_surface_equals_the_uncached_one() {
 fn stored_key(dir: &Path) -> String {
     let files = cache_files(dir);
     assert_eq!(files.len(), 1, "{files:?}");
-    let doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap();
+    // The file's first line is its header (format, key, checksum); the lists follow.
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let header = text.lines().next().unwrap();
+    let doc: serde_json::Value = serde_json::from_str(header).unwrap();
     doc["key"].as_str().unwrap().to_string()
 }
 
