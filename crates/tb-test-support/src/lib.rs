@@ -145,8 +145,9 @@ pub mod tiny_library {
         p
     }
 
-    /// Live processes (zombies too: one not reaped is a leak) whose command line holds
-    /// `marker`, by pid.
+    /// Live processes whose command line holds `marker`, by pid. A zombie's command line is
+    /// empty, so it is not counted: to check that a process was reaped, wait for its
+    /// `/proc/<pid>` to go.
     pub fn pids_with(marker: &str) -> Vec<i32> {
         let mut out = Vec::new();
         let Ok(dir) = std::fs::read_dir("/proc") else {

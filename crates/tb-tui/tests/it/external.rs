@@ -21,49 +21,20 @@ use tb_tui::{Play, Setup};
 
 const LEND: &str = "tiny_library.py:test_tl001_lend";
 
-fn sdk_python() -> Option<PathBuf> {
-    tb_test_support::python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
-}
-
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tb-external/tests/fixtures/tiny_library")
-}
+use tb_test_support::tiny_library::{self, pids_with};
 
 /// A servers.yaml running the library server with `marker` on its command line (to find
 /// its processes); its teardown writes the server's pid to `dir/teardown.log`.
-fn servers_file(dir: &Path, marker: &str, command: Option<&str>) -> PathBuf {
-    let script = fixture().join("server/tiny_library.py");
-    let command = command.map_or_else(
-        || format!("[\"{{python}}\", \"{}\", \"{marker}\"]", script.display()),
-        str::to_string,
-    );
-    let p = dir.join("servers.yaml");
-    std::fs::write(
-        &p,
-        format!(
-            "servers:\n  tiny_library:\n    type: mcp-process\n    command: {command}\n    env: {{TINY_TEARDOWN_LOG: \"{}\"}}\n",
-            dir.join("teardown.log").display()
-        ),
-    )
-    .unwrap();
-    p
+fn servers_file(dir: &Path, marker: &str) -> PathBuf {
+    tiny_library::servers_file(dir, marker, &teardown_env(dir))
 }
 
-/// Live processes (zombies included: their /proc entry stays until reaped) whose command
-/// line holds `marker`, by pid.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if std::fs::read(e.path().join("cmdline"))
-            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
-        {
-            out.push(pid);
-        }
-    }
-    out
+/// The server entry's `env` line sending its teardown log to `dir/teardown.log`.
+fn teardown_env(dir: &Path) -> String {
+    format!(
+        "    env: {{TINY_TEARDOWN_LOG: \"{}\"}}\n",
+        dir.join("teardown.log").display()
+    )
 }
 
 /// Whether `pid` is gone from the process table (exited and reaped: a zombie keeps its
@@ -87,7 +58,7 @@ fn setup(
     models: Models,
     call_timeout: Duration,
 ) -> (Setup, Arc<tb_external::ExternalTools>) {
-    let ds = tb_dataset::Dataset::open(&fixture()).unwrap();
+    let ds = tb_dataset::Dataset::open(&tiny_library::root()).unwrap();
     let sandbox = Arc::new(tb_eval::sandbox::Sandbox::load(ds.root()).unwrap());
     let task = ds.load_task(uid).unwrap();
     let mut scenarios = std::collections::HashMap::new();
@@ -151,11 +122,13 @@ fn last_verdict_note(app: &App) -> (NoteKind, String) {
 
 #[test]
 fn a_remote_session_lists_calls_shows_effects_and_grades_as_tb_infer() {
-    let Some(py) = sdk_python() else { return };
+    let Some(py) = tiny_library::python() else {
+        return;
+    };
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-ext-{}", std::process::id());
-    let servers = servers_file(dir.path(), &marker, None);
+    let servers = servers_file(dir.path(), &marker);
     let (setup, external) = setup(
         &servers,
         &py,
@@ -231,7 +204,7 @@ fn a_remote_session_lists_calls_shows_effects_and_grades_as_tb_infer() {
     type_line(&rt, &mut app, &format!("/save {}", saved.display()));
     let tui: tb_core::TrialRecord =
         serde_json::from_str(std::fs::read_to_string(&saved).unwrap().trim()).unwrap();
-    let task = tb_dataset::Dataset::open(&fixture())
+    let task = tb_dataset::Dataset::open(&tiny_library::root())
         .unwrap()
         .load_task(LEND)
         .unwrap();
@@ -261,11 +234,13 @@ fn a_remote_session_lists_calls_shows_effects_and_grades_as_tb_infer() {
 
 #[test]
 fn a_killed_server_is_a_system_error_not_a_panic_and_is_reaped() {
-    let Some(py) = sdk_python() else { return };
+    let Some(py) = tiny_library::python() else {
+        return;
+    };
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-kill-{}", std::process::id());
-    let servers = servers_file(dir.path(), &marker, None);
+    let servers = servers_file(dir.path(), &marker);
     let (setup, _external) = setup(
         &servers,
         &py,
@@ -324,13 +299,15 @@ fn a_killed_server_is_a_system_error_not_a_panic_and_is_reaped() {
 
 #[test]
 fn a_model_agent_plays_on_the_server_and_a_crash_mid_turn_is_a_system_error() {
-    let Some(py) = sdk_python() else { return };
+    let Some(py) = tiny_library::python() else {
+        return;
+    };
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-model-{}", std::process::id());
-    let servers = servers_file(dir.path(), &marker, None);
+    let servers = servers_file(dir.path(), &marker);
     let server = rt.block_on(MockServer::start()).unwrap();
-    let task = tb_dataset::Dataset::open(&fixture())
+    let task = tb_dataset::Dataset::open(&tiny_library::root())
         .unwrap()
         .load_task(LEND)
         .unwrap();
@@ -386,11 +363,13 @@ fn a_model_agent_plays_on_the_server_and_a_crash_mid_turn_is_a_system_error() {
 
 #[test]
 fn quitting_stops_a_hung_call_and_reaps_the_server() {
-    let Some(py) = sdk_python() else { return };
+    let Some(py) = tiny_library::python() else {
+        return;
+    };
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-hang-{}", std::process::id());
-    let servers = servers_file(dir.path(), &marker, None);
+    let servers = servers_file(dir.path(), &marker);
     // A short call budget: the teardown of the hung server is not answered either.
     let (setup, _external) = setup(
         &servers,
@@ -433,16 +412,22 @@ fn quitting_stops_a_hung_call_and_reaps_the_server() {
 
 #[test]
 fn a_server_that_does_not_start_is_a_clear_error() {
-    let Some(py) = sdk_python() else { return };
+    let Some(py) = tiny_library::python() else {
+        return;
+    };
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
-    let servers = servers_file(
-        dir.path(),
-        "",
-        Some(
+    // A server whose command prints to stderr and exits.
+    let servers = dir.path().join("servers.yaml");
+    std::fs::write(
+        &servers,
+        format!(
+            "servers:\n  tiny_library:\n    type: mcp-process\n    command: {}\n{}",
             r#"["{python}", "-c", "import sys; print('no MCP here', file=sys.stderr); sys.exit(3)"]"#,
+            teardown_env(dir.path())
         ),
-    );
+    )
+    .unwrap();
     let (setup, _external) = setup(
         &servers,
         &py,
