@@ -39,6 +39,49 @@ pub struct DateTimeParts {
 impl DateTimeParts {
     /// As pydantic dumps it in JSON mode.
     pub fn dump(&self) -> String {
+        // The usual case (a four-digit year, fields in range, naive or UTC) written digit by
+        // digit; anything else as below.
+        let in_range = (0..=9999).contains(&self.year)
+            && self.month < 100
+            && self.day < 100
+            && self.hour < 100
+            && self.minute < 100
+            && self.second < 100
+            && self.micro < 1_000_000;
+        if !in_range || !matches!(self.offset, None | Some(0)) {
+            return self.dump_formatted();
+        }
+        let mut out = String::with_capacity(27);
+        let mut digits = |n: u32, width: u32| {
+            let mut div = 10u32.pow(width - 1);
+            while div > 0 {
+                out.push(char::from(b'0' + u8::try_from(n / div % 10).unwrap_or(0)));
+                div /= 10;
+            }
+        };
+        digits(self.year.unsigned_abs(), 4);
+        digits(self.month, 2);
+        digits(self.day, 2);
+        digits(self.hour, 2);
+        digits(self.minute, 2);
+        digits(self.second, 2);
+        if self.micro != 0 {
+            digits(self.micro, 6);
+        }
+        // Separators go in afterwards: `YYYY-MM-DDTHH:MM:SS[.ffffff]`.
+        for (at, c) in [(4, '-'), (7, '-'), (10, 'T'), (13, ':'), (16, ':')] {
+            out.insert(at, c);
+        }
+        if self.micro != 0 {
+            out.insert(19, '.');
+        }
+        if self.offset == Some(0) {
+            out.push('Z');
+        }
+        out
+    }
+
+    fn dump_formatted(&self) -> String {
         let mut s = format!(
             "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
             self.year, self.month, self.day, self.hour, self.minute, self.second
@@ -591,6 +634,19 @@ pub fn date_fromisoformat(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        /// The digit-by-digit dump is the formatted one.
+        #[test]
+        fn the_quick_dump_is_the_formatted_dump(
+            year in -5i32..12_000, month in 1u32..13, day in 1u32..32, hour in 0u32..24,
+            minute in 0u32..60, second in 0u32..60, micro in proptest::prop_oneof![proptest::strategy::Just(0u32), 0u32..1_000_000],
+            offset in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just(0i32), -86_399i32..86_400]),
+        ) {
+            let p = super::DateTimeParts { year, month, day, hour, minute, second, micro, offset };
+            proptest::prop_assert_eq!(p.dump(), p.dump_formatted());
+        }
+    }
+
     use super::*;
     use serde_json::json;
 

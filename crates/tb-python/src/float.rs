@@ -39,6 +39,20 @@ fn finite_repr(f: f64) -> String {
             "0.0".into()
         };
     }
+    // A whole number under 1e16 (prices, counts): its integer digits and `.0`, as the
+    // general path below writes it, without the scientific text in between.
+    if f.fract() == 0.0 && f.abs() < 1e16 {
+        // Whole and under 1e16 in magnitude: exact in i64.
+        #[allow(clippy::cast_possible_truncation, reason = "whole, |f| < 1e16")]
+        let i = f as i64;
+        let mut out = String::with_capacity(20);
+        let _ = write!(out, "{i}.0");
+        return out;
+    }
+    finite_repr_general(f)
+}
+
+fn finite_repr_general(f: f64) -> String {
     // Rust's `{:e}` gives the shortest round-trip digits, e.g. "1.2345e-5" or "1e16".
     let sci = format!("{f:e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
@@ -84,6 +98,18 @@ fn finite_repr(f: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The whole-number shortcut writes what the general path writes.
+        #[test]
+        fn whole_numbers_shortcut_equals_the_general_path(i in -20_000_000_000_000_000i64..20_000_000_000_000_000, shift in 0u32..40) {
+            #[allow(clippy::cast_precision_loss, reason = "any float will do")]
+            let f = (i >> shift) as f64;
+            if f != 0.0 {
+                proptest::prop_assert_eq!(finite_repr(f), finite_repr_general(f));
+            }
+        }
+    }
 
     #[test]
     fn float_repr_matches_python() {

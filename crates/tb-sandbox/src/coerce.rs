@@ -73,6 +73,91 @@ pub fn validate_model(
             model.name
         ))]);
     };
+    if model.fields.len() <= FAST_FIELDS
+        && obj.len() <= FAST_KEYS
+        && let Some(template) = model.template.get(&model.fields)
+        && let Some(done) = validate_model_fast(model, template, obj, ctx)
+    {
+        return done;
+    }
+    validate_model_keyed(model, obj, ctx)
+}
+
+/// Models of at most this many fields take [`validate_model_fast`].
+const FAST_FIELDS: usize = 64;
+/// Inputs of at most this many keys take [`validate_model_fast`] (its key search is linear).
+const FAST_KEYS: usize = 64;
+
+/// [`validate_model`] without hashing a field name: the input's keys are matched to fields
+/// by comparing names (searching from the field after the last match, as inputs usually list
+/// their keys in model order), and the row starts as a copy of the model's template and has
+/// its values set in place. `None` when the template does not fit the fields (fields edited
+/// after it was built): the caller then takes the keyed path.
+fn validate_model_fast(
+    model: &Model,
+    template: &Map<String, Value>,
+    obj: &Map<String, Value>,
+    ctx: Ctx<'_>,
+) -> Option<Result<Map<String, Value>, Vec<ValidationError>>> {
+    let fields = &model.fields;
+    let n = fields.len();
+    if template.len() != n || n > FAST_FIELDS {
+        return None;
+    }
+    let mut given: [Option<&Value>; FAST_FIELDS] = [None; FAST_FIELDS];
+    let mut extra: Vec<&str> = Vec::new();
+    let mut cursor = 0;
+    for (k, v) in obj {
+        let found = (cursor..n)
+            .chain(0..cursor)
+            .find(|&i| fields.get(i).is_some_and(|f| f.name == *k));
+        match found {
+            Some(i) => {
+                if let Some(slot) = given.get_mut(i) {
+                    *slot = Some(v);
+                }
+                cursor = i + 1;
+            }
+            None if model.forbid_extra => extra.push(k),
+            None => {}
+        }
+    }
+    let mut out = template.clone();
+    let mut errors = Vec::new();
+    for ((field, (key, slot)), g) in fields.iter().zip(out.iter_mut()).zip(given) {
+        if *key != field.name {
+            return None;
+        }
+        match g {
+            Some(v) => match validate(&field.kind, v, ctx) {
+                Ok(v) => *slot = v,
+                Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(&field.name))),
+            },
+            None => match &field.default {
+                Default::Required => {
+                    errors.push(ValidationError::new("Field required").at(&field.name));
+                }
+                Default::Value(v) => *slot = v.clone(),
+                Default::Now => *slot = Value::String(ctx.now.to_string()),
+            },
+        }
+    }
+    for key in extra {
+        errors.push(ValidationError::new("Extra inputs are not permitted").at(key));
+    }
+    Some(if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    })
+}
+
+/// [`validate_model`] by hashed key lookups (large models and inputs).
+fn validate_model_keyed(
+    model: &Model,
+    obj: &Map<String, Value>,
+    ctx: Ctx<'_>,
+) -> Result<Map<String, Value>, Vec<ValidationError>> {
     let mut out = Map::with_capacity(model.fields.len());
     let mut errors = Vec::new();
     // Inputs usually list their keys in model order: try the next key before hashing.
@@ -825,6 +910,7 @@ mod tests {
             name: "Row".into(),
             forbid_extra: true,
             description: String::new(),
+            template: crate::schema::RowTemplate::default(),
             fields: vec![
                 Field {
                     name: "id".into(),
@@ -866,5 +952,49 @@ mod tests {
             display_errors(&errs),
             "id: Field required; status: Input should be 'open', 'closed' or 'hold'; zzz: Extra inputs are not permitted"
         );
+    }
+
+    proptest::proptest! {
+        /// The template path (names compared, values set in place) gives what the keyed path
+        /// gives: the same row, in the same order, or the same errors in the same order, for
+        /// inputs with keys in any order, missing, invalid or extra.
+        #[test]
+        fn the_fast_path_equals_the_keyed_path(
+            keys in proptest::collection::vec((0usize..7, 0usize..4), 0..10),
+            forbid in proptest::bool::ANY,
+        ) {
+            let f = |name: &str, kind: Kind, default: Default| Field {
+                name: name.into(),
+                kind,
+                default,
+                description: String::new(),
+            };
+            let m = Model {
+                name: "Row".into(),
+                forbid_extra: forbid,
+                description: String::new(),
+                template: crate::schema::RowTemplate::default(),
+                fields: vec![
+                    f("id", Kind::Str, Default::Required),
+                    f("n", Kind::Int, Default::Value(json!(0))),
+                    f("at", Kind::DateTime, Default::Now),
+                    f("tags", Kind::List(Box::new(Kind::Str)), Default::Value(json!([]))),
+                    f("x", Kind::Optional(Box::new(Kind::Float)), Default::Required),
+                ],
+            };
+            let names = ["id", "n", "at", "tags", "x", "extra", "zz"];
+            let values = [json!("7"), json!(3), json!("2025-10-01T13:00:05+00:00"), json!(["a"])];
+            let mut obj = Map::new();
+            for (k, v) in keys {
+                obj.insert(names[k].to_string(), values[v].clone());
+            }
+            let fast = validate_model(&m, &Value::Object(obj.clone()), CTX);
+            let keyed = validate_model_keyed(&m, &obj, CTX);
+            proptest::prop_assert_eq!(&fast, &keyed);
+            if let Ok(row) = fast {
+                let got: Vec<&String> = row.keys().collect();
+                proptest::prop_assert_eq!(got, ["id", "n", "at", "tags", "x"]);
+            }
+        }
     }
 }

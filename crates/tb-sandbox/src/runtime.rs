@@ -447,7 +447,32 @@ impl Clock {
 
     /// `datetime.utcnow().isoformat()`-like text (naive), used for `default_factory=utcnow`.
     pub fn now_naive_iso(&self) -> String {
-        self.now.naive_utc().format("%Y-%m-%dT%H:%M:%S").to_string()
+        use chrono::{Datelike, Timelike};
+        let t = self.now.naive_utc();
+        let year = t.year();
+        if !(0..=9999).contains(&year) || t.nanosecond() >= 1_000_000_000 {
+            // Years chrono writes with a sign or more digits, and leap seconds (`:60`).
+            return t.format("%Y-%m-%dT%H:%M:%S").to_string();
+        }
+        // `%Y-%m-%dT%H:%M:%S` written digit by digit (chrono's formatter parses its pattern
+        // on every call; this runs once per session).
+        let mut out = String::with_capacity(19);
+        let mut two = |n: u32, sep: Option<char>| {
+            out.push(char::from(b'0' + u8::try_from(n / 10 % 10).unwrap_or(0)));
+            out.push(char::from(b'0' + u8::try_from(n % 10).unwrap_or(0)));
+            if let Some(c) = sep {
+                out.push(c);
+            }
+        };
+        let year = year.unsigned_abs();
+        two(year / 100, None);
+        two(year % 100, Some('-'));
+        two(t.month(), Some('-'));
+        two(t.day(), Some('T'));
+        two(t.hour(), Some(':'));
+        two(t.minute(), Some(':'));
+        two(t.second(), None);
+        out
     }
 
     /// ISO-8601 UTC with `Z`.
@@ -543,6 +568,30 @@ impl Session {
             now: &self.now_naive,
         };
         Ok(self.state.replace(table, row, ctx)?)
+    }
+
+    /// `db.create(model)` of a row built by [`State::validate_row`] ([`State::insert_built`]).
+    pub fn insert_built(
+        &mut self,
+        table: &str,
+        row: crate::state::Row,
+    ) -> Result<crate::state::Row, ToolError> {
+        let ctx = Ctx {
+            now: &self.now_naive,
+        };
+        Ok(self.state.insert_built(table, row, ctx)?)
+    }
+
+    /// `db.update(model)` of a row built by [`State::validate_row`] ([`State::replace_built`]).
+    pub fn replace_built(
+        &mut self,
+        table: &str,
+        row: crate::state::Row,
+    ) -> Result<crate::state::Row, ToolError> {
+        let ctx = Ctx {
+            now: &self.now_naive,
+        };
+        Ok(self.state.replace_built(table, row, ctx)?)
     }
 
     /// Calls a tool by name with raw JSON arguments, as the reference's server does: input
@@ -820,6 +869,34 @@ mod tests {
         let schema = &d.tool_list()[0]["inputSchema"];
         assert_eq!(schema["required"], json!(["id"]));
         assert_eq!(schema["properties"]["by"]["minimum"], json!(1));
+    }
+
+    #[test]
+    fn the_naive_clock_text_is_chronos() {
+        let want = |c: &Clock| c.now.naive_utc().format("%Y-%m-%dT%H:%M:%S").to_string();
+        for text in [
+            "2025-10-01T13:00:00Z",
+            "2026-11-30T12:00:00Z",
+            "0001-01-01T00:00:00Z",
+            "0999-12-31T23:59:59.999Z",
+            "9999-12-31T23:59:59Z",
+            "2024-02-29T07:08:09+05:30",
+        ] {
+            let c = Clock::parse(text).unwrap();
+            assert_eq!(c.now_naive_iso(), want(&c), "{text}");
+        }
+        for c in [
+            Clock::at(DateTime::<Utc>::MIN_UTC),
+            Clock::at(DateTime::<Utc>::MAX_UTC),
+            Clock::at(
+                chrono::NaiveDate::from_ymd_opt(2016, 12, 31)
+                    .and_then(|d| d.and_hms_milli_opt(23, 59, 59, 1_500))
+                    .unwrap()
+                    .and_utc(),
+            ),
+        ] {
+            assert_eq!(c.now_naive_iso(), want(&c));
+        }
     }
 
     #[test]

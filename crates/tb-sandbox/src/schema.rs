@@ -153,9 +153,94 @@ pub struct Model {
     pub forbid_extra: bool,
     /// Our description.
     pub description: String,
+    /// The dump's shape (every field, in order, null values), built on first use: a
+    /// validated row starts as a copy of it, so no field name is hashed per row.
+    pub template: RowTemplate,
+}
+
+/// A model's fields as an empty row (names in order, null values), kept with the model and
+/// built on first use. Not part of the model's identity: every template compares equal, and
+/// a cloned model builds its own (its fields may be edited after the clone).
+#[derive(Default)]
+pub struct RowTemplate(
+    std::sync::OnceLock<Option<serde_json::Map<String, Value>>>,
+    std::sync::OnceLock<bool>,
+);
+
+impl RowTemplate {
+    /// The template of `fields`, `None` when two fields share a name (the row then has fewer
+    /// entries than the model has fields).
+    pub fn get(&self, fields: &[Field]) -> Option<&serde_json::Map<String, Value>> {
+        self.0
+            .get_or_init(|| {
+                let mut m = serde_json::Map::with_capacity(fields.len());
+                for f in fields {
+                    m.insert(f.name.clone(), Value::Null);
+                }
+                (m.len() == fields.len()).then_some(m)
+            })
+            .as_ref()
+    }
+}
+
+impl Clone for RowTemplate {
+    fn clone(&self) -> Self {
+        RowTemplate::default()
+    }
+}
+
+impl PartialEq for RowTemplate {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for RowTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RowTemplate")
+    }
+}
+
+impl Kind {
+    /// Whether validating a value this kind gave (its JSON-mode dump) gives it back
+    /// unchanged. Conservative: unions (pydantic's smart mode may pick another member for
+    /// the dump than for the input) are not.
+    fn revalidates_to_itself(&self) -> bool {
+        match self {
+            Kind::Str
+            | Kind::Int
+            | Kind::Float
+            | Kind::Bool
+            | Kind::Decimal
+            | Kind::DateTime
+            | Kind::Date
+            | Kind::Any
+            | Kind::Enum(_) => true,
+            Kind::List(k) | Kind::Dict(k) | Kind::Optional(k) | Kind::Constrained(k, _) => {
+                k.revalidates_to_itself()
+            }
+            Kind::Model(m) => m.fields_revalidate_to_themselves(),
+            Kind::Union(_) => false,
+        }
+    }
 }
 
 impl Model {
+    /// Whether validating a row this model gave (every field present, so no default is
+    /// used) gives it back unchanged: true when no field's kind holds a union (see
+    /// [`Kind`]'s rule). The reference validates a built model's dump again when it is
+    /// stored; a store may skip that when this holds. Found once per model.
+    pub fn revalidates_to_itself(&self) -> bool {
+        *self
+            .template
+            .1
+            .get_or_init(|| self.fields_revalidate_to_themselves())
+    }
+
+    fn fields_revalidate_to_themselves(&self) -> bool {
+        self.fields.iter().all(|f| f.kind.revalidates_to_itself())
+    }
+
     /// A field by name.
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
@@ -379,6 +464,7 @@ fn empty_model(name: &str) -> Model {
         fields: Vec::new(),
         forbid_extra: false,
         description: String::new(),
+        template: RowTemplate::default(),
     }
 }
 

@@ -378,6 +378,37 @@ impl State {
     /// `db.create`: validates, refuses an existing id, appends. Returns the stored row.
     pub fn insert(&mut self, table: &str, input: &Value, ctx: Ctx<'_>) -> Result<Row, StateError> {
         let row = self.validate_row(table, input, ctx)?;
+        self.insert_row(table, row)
+    }
+
+    /// `db.create(model)` of a row built by [`State::validate_row`] for this table: the
+    /// reference validates the model's JSON dump again; that is skipped when the model's
+    /// validation gives a valid dump back unchanged ([`crate::schema::Model::revalidates_to_itself`]).
+    pub fn insert_built(&mut self, table: &str, row: Row, ctx: Ctx<'_>) -> Result<Row, StateError> {
+        if self.def(table)?.model.revalidates_to_itself() {
+            self.insert_row(table, row)
+        } else {
+            self.insert(table, &Value::Object(row), ctx)
+        }
+    }
+
+    /// `db.update(model)` of a row built by [`State::validate_row`] for this table, as
+    /// [`State::insert_built`] does for `db.create`.
+    pub fn replace_built(
+        &mut self,
+        table: &str,
+        row: Row,
+        ctx: Ctx<'_>,
+    ) -> Result<Row, StateError> {
+        if self.def(table)?.model.revalidates_to_itself() {
+            self.replace_row(table, row)
+        } else {
+            self.replace(table, &Value::Object(row), ctx)
+        }
+    }
+
+    /// [`State::insert`] of a validated row.
+    fn insert_row(&mut self, table: &str, row: Row) -> Result<Row, StateError> {
         let i = self.pos(table)?;
         let def = &self.layout.tables()[i];
         if let Some(id) = def.row_id(&row)
@@ -397,6 +428,11 @@ impl State {
     /// `db.update`: validates, replaces every row with the same id in place (the whole row).
     pub fn replace(&mut self, table: &str, input: &Value, ctx: Ctx<'_>) -> Result<Row, StateError> {
         let row = self.validate_row(table, input, ctx)?;
+        self.replace_row(table, row)
+    }
+
+    /// [`State::replace`] of a validated row.
+    fn replace_row(&mut self, table: &str, row: Row) -> Result<Row, StateError> {
         let i = self.pos(table)?;
         let layout = self.layout.clone();
         let def = &layout.tables()[i];

@@ -210,7 +210,11 @@ fn position(s: &Session, table: &str, id: &str) -> Result<Option<usize>, ToolErr
     Ok(s.state
         .rows(&store(table))?
         .iter()
-        .position(|r| r.get("id").is_some_and(|v| py_str(v) == id)))
+        .position(|r| match r.get("id") {
+            Some(Value::String(v)) => v == id,
+            Some(v) => py_str(v) == id,
+            None => false,
+        }))
 }
 
 /// The fields of `item` the caller actually sent (`model_dump(exclude_unset=True)` of the
@@ -301,22 +305,25 @@ fn pydantic_text(class: &str, data: &Map<String, Value>, errors: &[ValidationErr
 fn build_row(
     s: &Session,
     table: &str,
-    data: &Map<String, Value>,
+    data: Map<String, Value>,
     prefix: &str,
 ) -> Result<Map<String, Value>, ToolError> {
     let class = CRUD
         .iter()
         .find(|(n, _)| *n == table)
         .map_or("Model", |(_, c)| *c);
-    match s
-        .state
-        .validate_row(&store(table), &Value::Object(data.clone()), s.ctx())
-    {
+    let data = Value::Object(data);
+    match s.state.validate_row(&store(table), &data, s.ctx()) {
         Ok(row) => Ok(row),
-        Err(StateError::Invalid { errors, .. }) => Err(ToolError::new(format!(
-            "{prefix}: {}",
-            pydantic_text(class, data, &errors)
-        ))),
+        Err(StateError::Invalid { errors, .. }) => {
+            let Value::Object(data) = data else {
+                return Err(ToolError::new(prefix.to_string()));
+            };
+            Err(ToolError::new(format!(
+                "{prefix}: {}",
+                pydantic_text(class, &data, &errors)
+            )))
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -442,8 +449,8 @@ fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
             );
         }
     }
-    let row = build_row(s, table, &data, "Failed to create item")?;
-    let row = s.insert(&store(table), &Value::Object(row))?;
+    let row = build_row(s, table, data, "Failed to create item")?;
+    let row = s.insert_built(&store(table), row)?;
     if sp.status_violations && is_ticket {
         let status = row.value("status");
         if status != json!("open") {
@@ -562,8 +569,8 @@ fn update_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
             CREATED_AT
         }),
     );
-    let row = build_row(s, table, &data, "Failed to update item")?;
-    let row = s.replace(&store(table), &Value::Object(row))?;
+    let row = build_row(s, table, data, "Failed to update item")?;
+    let row = s.replace_built(&store(table), row)?;
     let mut out = row;
     if let Some(tags) = original_tags {
         out.insert(
