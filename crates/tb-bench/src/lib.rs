@@ -301,6 +301,23 @@ fn replay_pass(l: &Loaded, clock: Clock, materialize: bool) -> Result<(Vec<f64>,
 }
 
 /// Golden hashes recorded in the trace files under `dir`: (task id, server) -> hash.
+/// The start-up figure of the first task (fresh processes, 10 runs each), if there is one.
+fn startup_of(
+    root: &std::path::Path,
+    l: &Loaded,
+    ds: &tb_dataset::Dataset,
+) -> Result<Option<Value>> {
+    let Some(t) = l.tasks.first() else {
+        return Ok(None);
+    };
+    Ok(Some(startup::startup_figure(
+        root,
+        &t.uid,
+        &startup::golden_record(l, ds, t)?,
+        10,
+    )?))
+}
+
 fn trace_hashes(dir: &std::path::Path) -> Result<HashMap<(String, String), String>> {
     let mut out = HashMap::new();
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -973,15 +990,7 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if a.startup_only {
-        let startup = match l.tasks.first() {
-            Some(t) => Some(startup::startup_figure(
-                &root,
-                &t.uid,
-                &startup::golden_record(&l, &ds, t)?,
-                10,
-            )?),
-            None => None,
-        };
+        let startup = startup_of(&root, &l, &ds)?;
         let body = test_body::test_body_figure(&root, 5)?;
         let v = json!({"startup": startup, "test_body": body});
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -1130,15 +1139,7 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
 
     // 10. Start-up of the commands that need one task; one airline test body.
     progress("start-up (fresh processes)");
-    let startup = match l.tasks.first() {
-        Some(t) => Some(startup::startup_figure(
-            &root,
-            &t.uid,
-            &startup::golden_record(&l, &ds, t)?,
-            10,
-        )?),
-        None => None,
-    };
+    let startup = startup_of(&root, &l, &ds)?;
     let startup_fig = |k: &str| startup.as_ref().and_then(|m| m[k].as_f64());
     progress("airline test bodies");
     let body = test_body::test_body_figure(&root, 5)?;

@@ -602,16 +602,36 @@ impl Registry {
                 return Err(e);
             }
         };
+        let slot = self.install_remote(
+            uuid::Uuid::new_v4().simple().to_string(),
+            Origin::Task(Arc::new(task)),
+            list,
+            session,
+            None,
+        )?;
+        tracing::info!(session = %slot.id, task = task_id, backend = %remote.describe(), "remote session created");
+        Ok(slot)
+    }
+
+    /// Registers a session served by a remote backend under `id`: its tools are `list`, its
+    /// calls bounded by `timeout` too when given. When the id is taken or the registry full
+    /// meanwhile, the session never served: it is closed and the error returned.
+    fn install_remote(
+        &self,
+        id: String,
+        origin: Origin,
+        list: Vec<Value>,
+        session: Box<dyn RemoteSession>,
+        timeout: Option<Duration>,
+    ) -> Result<Arc<Slot>, SessionError> {
         let empty = || TaskSession {
             servers: Vec::new(),
             own: Vec::new(),
         };
-        let mut slot = self.slot(
-            uuid::Uuid::new_v4().simple().to_string(),
-            Origin::Task(Arc::new(task)),
-            Arc::new(ToolSet::new(list)),
-            empty(),
-        );
+        let mut slot = self.slot(id, origin, Arc::new(ToolSet::new(list)), empty());
+        if let Some(t) = timeout.filter(|t| !t.is_zero()) {
+            slot.call_timeout = slot.call_timeout.min(t);
+        }
         slot.remote = true;
         slot.live = Arc::new(tokio::sync::Mutex::new(Live {
             session: empty(),
@@ -620,11 +640,9 @@ impl Registry {
         }));
         let slot = Arc::new(slot);
         if let Err(e) = self.insert_arc(&slot) {
-            // full meanwhile: the session never served; close it
             self.retire(slot);
             return Err(e);
         }
-        tracing::info!(session = %slot.id, task = task_id, backend = %remote.describe(), "remote session created");
         Ok(slot)
     }
 
@@ -797,31 +815,13 @@ impl Registry {
                 )
             })
             .collect();
-        let empty = || TaskSession {
-            servers: Vec::new(),
-            own: Vec::new(),
-        };
-        let mut slot = self.slot(
+        let slot = self.install_remote(
             id.to_string(),
             Origin::Proxy(options),
-            Arc::new(ToolSet::new(list)),
-            empty(),
-        );
-        if let Some(t) = timeout.filter(|t| !t.is_zero()) {
-            slot.call_timeout = slot.call_timeout.min(t);
-        }
-        slot.remote = true;
-        slot.live = Arc::new(tokio::sync::Mutex::new(Live {
-            session: empty(),
-            call_log: Vec::new(),
-            remote: Some(Remote(session)),
-        }));
-        let slot = Arc::new(slot);
-        if let Err(e) = self.insert_arc(&slot) {
-            // taken or full meanwhile: the session never served; close it
-            self.retire(slot);
-            return Err(e);
-        }
+            list,
+            session,
+            timeout,
+        )?;
         tracing::info!(session = %slot.id, backend = %remote.describe(), "remote proxy session created");
         Ok((slot, init_result))
     }
