@@ -1027,8 +1027,23 @@ impl Registry {
                 Ok(Ok(None)) => Err(unknown()),
                 Ok(Ok(Some(text))) => Ok(CallOutcome::Reply(tb_sandbox::ToolReply::ok(text))),
             };
+        self.after_remote_call(slot, guard, tool, args, &out);
+        out
+    }
+
+    /// What follows a call on a remote session: the call logged for the proxy's
+    /// `__reserved__proxy_info` when the session asked for it, the session's lock released,
+    /// its last use noted.
+    fn after_remote_call(
+        &self,
+        slot: &Slot,
+        mut guard: tokio::sync::OwnedMutexGuard<Live>,
+        tool: &str,
+        args: Value,
+        out: &Result<CallOutcome, SessionError>,
+    ) {
         let log_calls = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info);
-        if log_calls && let Ok(o) = &out {
+        if log_calls && let Ok(o) = out {
             let response = o.to_text(tool);
             guard
                 .call_log
@@ -1036,7 +1051,6 @@ impl Registry {
         }
         drop(guard);
         slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
-        out
     }
 
     /// A visible tool's call on the session's remote backend, under the call timeout. The
@@ -1050,7 +1064,6 @@ impl Registry {
     ) -> Result<CallOutcome, SessionError> {
         let started = Instant::now();
         let mut guard = self.lock_live(slot).await?;
-        let log_calls = matches!(&slot.origin, Origin::Proxy(o) if o.geteffects_proxy_info);
         let remaining = slot.call_timeout.saturating_sub(started.elapsed());
         let Some(Remote(remote)) = guard.remote.as_mut() else {
             return Err(SessionError::Backend("the session is closed".into()));
@@ -1066,14 +1079,7 @@ impl Registry {
             }
             Ok(Ok(text)) => Ok(CallOutcome::Reply(tb_sandbox::ToolReply::ok(text))),
         };
-        if log_calls && let Ok(o) = &out {
-            let response = o.to_text(tool);
-            guard
-                .call_log
-                .push(json!({"tool_name": tool, "arguments": args, "response": response}));
-        }
-        drop(guard);
-        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        self.after_remote_call(slot, guard, tool, args, &out);
         tracing::debug!(session = %slot.id, tool, micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX), "tool call");
         out
     }
