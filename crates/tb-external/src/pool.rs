@@ -167,11 +167,14 @@ impl ServerPool {
                         None
                     }
                 };
-                pool.starting.fetch_sub(1, Ordering::AcqRel);
-                pool.ready.notify_waiters();
+                // a start that ended after the close is torn down before it counts as over:
+                // `close` waits for `starting` to reach zero, and the process may exit right
+                // after it returns
                 if let Some(conn) = stray {
                     conn.shutdown(EXIT_GRACE).await;
                 }
+                pool.starting.fetch_sub(1, Ordering::AcqRel);
+                pool.ready.notify_waiters();
                 // closed meanwhile: take it back out
                 if pool.closed.load(Ordering::Acquire) {
                     pool.drain().await;
