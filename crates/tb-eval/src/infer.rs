@@ -3,7 +3,7 @@
 use crate::judge::StateJudge;
 use crate::offline::{OfflineAgent, run_offline};
 use crate::sandbox::{Sandbox, SandboxError};
-use crate::tools::{RemoteSession, RemoteTools, ToolBackend};
+use crate::tools::{EpisodeSession, RemoteSession, RemoteTools};
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 use tb_core::{Check, FinishReason, Message, Task, TestResult, TrialRecord, Verdict, attempt_key};
@@ -537,21 +537,6 @@ pub async fn attempt(
     attempt_with(env, None, choice, task, repetition).await
 }
 
-/// The session an attempt's episode runs in.
-enum Backend {
-    Local(crate::sandbox::TaskSession),
-    Remote(Box<dyn RemoteSession>),
-}
-
-impl Backend {
-    fn tools(&mut self) -> &mut dyn ToolBackend {
-        match self {
-            Backend::Local(s) => s,
-            Backend::Remote(r) => r.as_mut(),
-        }
-    }
-}
-
 /// [`attempt`], with the tools of a remote session when `remote` is given (e.g. a
 /// `tb mcp-start` server): the session is opened there, the episode calls its tools, its
 /// state verdicts come from there, and it is closed at the end. Without `remote`, the
@@ -587,11 +572,11 @@ pub async fn attempt_with(
         None => Ok(None),
     };
     let opened = match remote_session {
-        Ok(Some(r)) => Ok(Backend::Remote(r)),
+        Ok(Some(r)) => Ok(EpisodeSession::Remote(r)),
         Ok(None) => env
             .sandbox
             .session(task, env.clock)
-            .map(Backend::Local)
+            .map(EpisodeSession::Native)
             .map_err(|e| tb_core::error_text(&e)),
         Err(e) => Err(e),
     };
@@ -603,9 +588,7 @@ pub async fn attempt_with(
         }
     };
     attempt_in(env, choice, task, &mut backend, started, &mut rec).await;
-    if let Backend::Remote(r) = backend {
-        r.close().await;
-    }
+    backend.close().await;
     rec
 }
 
@@ -613,7 +596,7 @@ async fn attempt_in(
     env: &RunEnv,
     choice: AgentChoice,
     task: &Task,
-    backend: &mut Backend,
+    backend: &mut EpisodeSession,
     started: Instant,
     rec: &mut TrialRecord,
 ) {
@@ -628,8 +611,8 @@ async fn attempt_in(
     let scenario = env.scenarios.get(&task.scenario);
     let prepared = match backend {
         // built once per agent config, scenario and domains
-        Backend::Local(s) => env.sandbox.agent_tools(env.agent.as_ref(), scenario, s),
-        Backend::Remote(r) => std::sync::Arc::new(crate::episode::PreparedTools::build(
+        EpisodeSession::Native(s) => env.sandbox.agent_tools(env.agent.as_ref(), scenario, s),
+        EpisodeSession::Remote(r) => std::sync::Arc::new(crate::episode::PreparedTools::build(
             env.agent.as_ref().map_or(&[][..], |a| &a.builtin_tools),
             scenario.map_or(&[][..], |s| &s.tools),
             &r.tool_list(),
@@ -746,8 +729,10 @@ async fn attempt_in(
             rec.finish_reason = reason;
             let response = crate::episode::final_response(&rec.messages);
             match backend {
-                Backend::Local(session) => grade(env, task, session, &response, rec).await,
-                Backend::Remote(r) => grade_remote(env, task, r.as_mut(), &response, rec).await,
+                EpisodeSession::Native(session) => grade(env, task, session, &response, rec).await,
+                EpisodeSession::Remote(r) => {
+                    grade_remote(env, task, r.as_mut(), &response, rec).await;
+                }
             }
             rec.metadata.insert(
                 "execution_time".into(),

@@ -126,3 +126,71 @@ impl std::fmt::Debug for dyn RemoteTools {
             .finish()
     }
 }
+
+/// The session an episode's tools run in: in process (a [`TaskSession`]: its effects are the
+/// sandbox's diffs, graded by the in-process judge), or a remote backend's (e.g. a task's
+/// external tool servers: its tools are theirs, its verdicts come from their effects, and
+/// closing it tears them down). `tb infer`, `tb openenv` and `tb tui` all play on one.
+pub enum EpisodeSession {
+    /// In process.
+    Native(TaskSession),
+    /// On a remote backend.
+    Remote(Box<dyn RemoteSession>),
+}
+
+impl std::fmt::Debug for EpisodeSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EpisodeSession::Native(_) => f.write_str("EpisodeSession::Native"),
+            EpisodeSession::Remote(_) => f.write_str("EpisodeSession::Remote"),
+        }
+    }
+}
+
+impl EpisodeSession {
+    /// The tool list, MCP-shaped.
+    pub fn tool_list(&self) -> Vec<Value> {
+        match self {
+            EpisodeSession::Native(s) => s.tool_list(),
+            EpisodeSession::Remote(r) => r.tool_list(),
+        }
+    }
+
+    /// What the episode loop calls tools on.
+    pub fn tools(&mut self) -> &mut dyn ToolBackend {
+        match self {
+            EpisodeSession::Native(s) => s,
+            EpisodeSession::Remote(r) => r.as_mut(),
+        }
+    }
+
+    /// The in-process session, if it is one.
+    pub fn native(&self) -> Option<&TaskSession> {
+        match self {
+            EpisodeSession::Native(s) => Some(s),
+            EpisodeSession::Remote(_) => None,
+        }
+    }
+
+    /// Whether a remote backend serves the session.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, EpisodeSession::Remote(_))
+    }
+
+    /// A remote session's state verdicts (its servers' effects: hashes and diff); `None` for
+    /// an in-process session (its effects are computed from its state).
+    pub async fn remote_verdicts(&mut self) -> Option<Result<Vec<StateVerdict>, String>> {
+        match self {
+            EpisodeSession::Native(_) => None,
+            EpisodeSession::Remote(r) => Some(r.verdicts().await),
+        }
+    }
+
+    /// Ends the session: a remote one is closed (its servers torn down and reaped); an
+    /// in-process one is dropped.
+    pub async fn close(self) {
+        if let EpisodeSession::Remote(r) = self {
+            r.close().await;
+        }
+    }
+}

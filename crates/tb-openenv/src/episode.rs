@@ -24,8 +24,7 @@ use tb_eval::episode::{
     Agent, AgentReply, AgentTools, BoxFuture, EpisodeSpec, EpisodeState, final_response,
     is_done_text, run_episode,
 };
-use tb_eval::sandbox::TaskSession;
-use tb_eval::tools::{RemoteSession, ToolBackend};
+use tb_eval::tools::EpisodeSession;
 use tb_llm::LlmError;
 use tokio::sync::mpsc;
 
@@ -127,36 +126,12 @@ impl Agent for RemoteAgent {
     }
 }
 
-/// The session an episode's tools run in: in process, or a remote backend's (e.g. external
-/// tool servers), closed when the episode ends (or torn down by its own drop when the episode
-/// task is aborted).
-enum Backend {
-    Local(TaskSession),
-    Remote(Box<dyn RemoteSession>),
-}
-
-impl Backend {
-    fn tools(&mut self) -> &mut dyn ToolBackend {
-        match self {
-            Backend::Local(s) => s,
-            Backend::Remote(r) => r.as_mut(),
-        }
-    }
-
-    fn tool_list(&self) -> Vec<Value> {
-        match self {
-            Backend::Local(s) => s.tool_list(),
-            Backend::Remote(r) => r.tool_list(),
-        }
-    }
-}
-
 /// Everything the episode task owns.
 struct EpisodeCtx {
     task: Arc<Task>,
     system: Vec<Message>,
     tools: Arc<AgentTools>,
-    session: Backend,
+    session: EpisodeSession,
     data: Arc<Data>,
     user_can_end: bool,
 }
@@ -248,10 +223,10 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
                 provenance: Map::new(),
             };
             match &mut session {
-                Backend::Local(s) => {
+                EpisodeSession::Native(s) => {
                     tb_eval::infer::grade(&ctx.data.run, &ctx.task, s, &response, &mut rec).await;
                 }
-                Backend::Remote(r) => {
+                EpisodeSession::Remote(r) => {
                     tb_eval::infer::grade_remote(
                         &ctx.data.run,
                         &ctx.task,
@@ -270,9 +245,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
             }
         }
     };
-    if let Backend::Remote(r) = session {
-        r.close().await;
-    }
+    session.close().await;
     let _ = events.send(Event::Done(Box::new(outcome))).await;
 }
 
@@ -587,9 +560,9 @@ impl Environment {
             None => None,
         };
         let session = match remote {
-            Some(r) => Backend::Remote(r),
+            Some(r) => EpisodeSession::Remote(r),
             None => match data.run.sandbox.session(&task, data.run.clock) {
-                Ok(s) => Backend::Local(s),
+                Ok(s) => EpisodeSession::Native(s),
                 Err(e) => {
                     tracing::debug!(error = %e, "session");
                     return Ok(self.reset_error("proxy_create"));

@@ -5,7 +5,6 @@
 use crate::effects::{Effects, LineKind};
 use crate::input::Input;
 use crate::jobs::{Done, Failure, Gate, Job, Progress, Stop, TestJob, ToolJob, TurnJob, UserJob};
-use crate::session::Session;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -14,6 +13,7 @@ use tb_core::{FinishReason, Message, Task, ToolCall};
 use tb_eval::episode::{Agent, AgentTools, EpisodeState, ModelAgent};
 use tb_eval::infer::RunEnv;
 use tb_eval::sandbox::TaskSession;
+use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::RemoteTools;
 
 /// Who the person at the keyboard plays.
@@ -149,7 +149,7 @@ pub struct App {
     dataset: Option<Arc<tb_dataset::Dataset>>,
     agent_label: String,
     /// The live session (`None` while a job holds it).
-    session: Option<Session>,
+    session: Option<EpisodeSession>,
     /// The in-process session's initial state (for its changes); `None` for a remote one.
     initial: Option<TaskSession>,
     /// Whether the session is remote (its effects come from its servers).
@@ -216,7 +216,7 @@ impl App {
             });
         }
         let session = setup.env.sandbox.session(&setup.task, setup.env.clock)?;
-        App::build(setup, Session::Native(session), None).map_err(|(e, _)| e)
+        App::build(setup, EpisodeSession::Native(session), None).map_err(|(e, _)| e)
     }
 
     /// [`App::new`], the session opened on the setup's remote backend when it has one and
@@ -239,7 +239,7 @@ impl App {
         let Some(remote) = opened else {
             return App::new(setup);
         };
-        let mut session = Session::Remote(remote);
+        let mut session = EpisodeSession::Remote(remote);
         let verdicts = session.remote_verdicts().await;
         match App::build(setup, session, verdicts) {
             Ok(r) => Ok(r),
@@ -257,9 +257,9 @@ impl App {
     )]
     fn build(
         setup: Setup,
-        session: Session,
+        session: EpisodeSession,
         verdicts: Option<Result<Vec<tb_core::StateVerdict>, String>>,
-    ) -> Result<(App, Vec<Job>), (AppError, Session)> {
+    ) -> Result<(App, Vec<Job>), (AppError, EpisodeSession)> {
         let Setup {
             env,
             task,
@@ -809,7 +809,7 @@ impl App {
         let Some(initial) = &self.initial else {
             return;
         };
-        let Some(s) = live.or(self.session.as_ref().and_then(Session::native)) else {
+        let Some(s) = live.or(self.session.as_ref().and_then(EpisodeSession::native)) else {
             return;
         };
         self.effects = Effects::compute(&self.env, &self.task, self.is_task, initial, s);
@@ -1259,7 +1259,7 @@ impl App {
                 stop: self.stop.clone(),
             }))];
         }
-        let fut = tb_eval::episode::dispatch(&self.tools, session.backend(), &tc);
+        let fut = tb_eval::episode::dispatch(&self.tools, session.tools(), &tc);
         let outcome = now_or_never(fut);
         let (content, direct) = match outcome {
             Some(Ok(r)) => r,

@@ -4,7 +4,6 @@
 //! the effects after each tool call) through a [`Sink`], and returns a [`Done`] the app takes
 //! back in. A job holding the session gives it back in its [`Done`], also when [`Stop`]ped.
 
-use crate::session::Session;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +14,7 @@ use tb_eval::episode::{
 };
 use tb_eval::infer::RunEnv;
 use tb_eval::sandbox::TaskSession;
+use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::{BoxFut, ToolBackend};
 use tb_eval::user_sim::UserTurn;
 use tb_llm::{LlmClient, LlmError};
@@ -184,7 +184,7 @@ pub struct TurnJob {
     /// The agent.
     pub agent: Box<dyn Agent>,
     /// The live session.
-    pub session: Session,
+    pub session: EpisodeSession,
     /// The conversation so far.
     pub st: EpisodeState,
     /// Messages the agent has not seen yet (the user message of this turn).
@@ -220,7 +220,7 @@ pub struct TestJob {
     /// The task whose checks run.
     pub task: Task,
     /// The session to grade (given back in [`Done::Test`]).
-    pub session: Session,
+    pub session: EpisodeSession,
     /// The record skeleton to fill (messages, usage, metadata of the session).
     pub record: TrialRecord,
     /// Where to write the record, if anywhere.
@@ -237,7 +237,7 @@ pub struct ToolJob {
     /// The agent's tools (the scenario's grant).
     pub tools: AgentTools,
     /// The session (given back in [`Done::Tool`]).
-    pub session: Session,
+    pub session: EpisodeSession,
     /// The call.
     pub call: ToolCall,
     /// Stops the call (the session comes back).
@@ -251,7 +251,7 @@ pub enum Done {
         /// The agent, back.
         agent: Box<dyn Agent>,
         /// The session, back.
-        session: Session,
+        session: EpisodeSession,
         /// The conversation.
         st: EpisodeState,
         /// `Ok(Some(reason))` when an episode ended; `Err` on an endpoint or tool failure.
@@ -262,7 +262,7 @@ pub enum Done {
     /// The verdict of a `/test` or `/save`.
     Test {
         /// The session, back.
-        session: Session,
+        session: EpisodeSession,
         /// The graded record (`None` when stopped).
         record: Option<Box<TrialRecord>>,
         /// Where it was written, or why it could not be.
@@ -271,7 +271,7 @@ pub enum Done {
     /// A tool call of the person ended.
     Tool {
         /// The session, back.
-        session: Session,
+        session: EpisodeSession,
         /// The call.
         call: ToolCall,
         /// The text the agent sees and a direct response, or the backend's failure.
@@ -338,7 +338,7 @@ impl Agent for Watched {
 /// The session, reporting its effects after each tool call: the in-process session itself,
 /// a remote session's verdicts (asked of its servers).
 struct Reporting<'a> {
-    session: &'a mut Session,
+    session: &'a mut EpisodeSession,
     sink: Sink,
 }
 
@@ -353,8 +353,8 @@ impl ToolBackend for Reporting<'_> {
         args: &'a Value,
     ) -> BoxFut<'a, Result<String, String>> {
         Box::pin(async move {
-            let r = self.session.backend().call(tool, args).await;
-            if let Session::Native(s) = &*self.session {
+            let r = self.session.tools().call(tool, args).await;
+            if let EpisodeSession::Native(s) = &*self.session {
                 (self.sink)(Progress::Session(s.clone()));
             } else if r.is_ok()
                 && let Some(v) = self.session.remote_verdicts().await
@@ -400,7 +400,7 @@ impl Job {
                     stop,
                 } = *j;
                 let work = async {
-                    let r = tb_eval::episode::dispatch(&tools, session.backend(), &call)
+                    let r = tb_eval::episode::dispatch(&tools, session.tools(), &call)
                         .await
                         .map_err(Failure::from);
                     let verdicts = match &r {
@@ -458,10 +458,10 @@ async fn test(j: TestJob) -> Done {
                 return;
             }
             match &mut session {
-                Session::Native(s) => {
+                EpisodeSession::Native(s) => {
                     tb_eval::infer::grade(&env, &task, s, &response, &mut record).await;
                 }
-                Session::Remote(r) => {
+                EpisodeSession::Remote(r) => {
                     let t0 = std::time::Instant::now();
                     let state = r
                         .verdicts()

@@ -7,7 +7,7 @@
 //! in a real terminal (raw mode, alternate screen, restored on quit and on panic). The work
 //! is the project's own: sessions, the episode loop and the simulated user from `tb-eval`,
 //! effects from the sandbox's stable diff and the state judge, verdicts from the grader
-//! `tb infer` uses, records in the campaign's record format. A [`session::Session`] is in
+//! `tb infer` uses, records in the campaign's record format. A [`tb_eval::tools::EpisodeSession`] is in
 //! process or remote (`tb-eval`'s `RemoteSession`: a task's external tool servers from a
 //! servers.yaml, whose effects and verdicts are the servers' own).
 
@@ -15,7 +15,6 @@ pub mod app;
 pub mod effects;
 pub mod input;
 pub mod jobs;
-pub mod session;
 pub mod term;
 pub mod view;
 
