@@ -221,15 +221,19 @@ pub(crate) fn hash(
     let mut c = lock(cache);
     c.tick += 1;
     let used = c.tick;
+    let mut evicted = None;
     if c.chains.len() >= HashCache::MAX_CHAINS
         && let Some(old) = (0..c.chains.len()).min_by_key(|&i| c.chains[i].used)
     {
-        c.chains.swap_remove(old);
+        evicted = Some(c.chains.swap_remove(old));
     }
     c.chains.push(Chain {
         segs,
         hex: hex.clone(),
         used,
     });
+    drop(c);
+    // Dropped outside the lock: it may hold the last pointer to a state's tables and rows.
+    drop(evicted);
     hex
 }
