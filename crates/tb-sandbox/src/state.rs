@@ -593,8 +593,8 @@ impl State {
     /// The deep diff of the two stable states, `deep_diff(&self.stable_state(),
     /// &golden.stable_state())`, entry for entry: tables both states share (the same table, by
     /// pointer) are equal and skipped; in the others, rows both share or that are equal as
-    /// stored have no entries, and only the remaining rows are built and compared, in the
-    /// order the full diff visits them.
+    /// stored have no entries, and only the remaining rows are compared, field by field in
+    /// key order as their stable forms (nothing built), in the order the full diff visits them.
     pub fn stable_diff(&self, golden: &State) -> Vec<Value> {
         if !Arc::ptr_eq(&self.layout.doc, &golden.layout.doc)
             || self.tables.len() != golden.tables.len()
@@ -610,7 +610,7 @@ impl State {
             }
             let def = &self.layout.tables()[i];
             // Rows equal as stored (strictly: 1 and 1.0 differ) have no entries; only the
-            // others are built as the stable state has them and compared deeply.
+            // others are compared deeply, as the stable state has them (read in place).
             let (oa, ob) = (ta.order(), tb.order());
             let (ca, cb) = (ta.cells(), tb.cells());
             path.clear();
@@ -623,11 +623,14 @@ impl State {
                     let (x, y) = (&ca[oa[r]], &cb[ob[r]]);
                     Arc::ptr_eq(x, y) || rows_equal(&x.row, &y.row)
                 },
-                |r| {
-                    (
-                        Value::Object(stable_row(def, &ca[oa[r]].row)),
-                        Value::Object(stable_row(def, &cb[ob[r]].row)),
-                    )
+                |r, path, out| {
+                    crate::diff::diff_stable_rows(
+                        &ca[oa[r]].row,
+                        &cb[ob[r]].row,
+                        &def.unstable,
+                        path,
+                        out,
+                    );
                 },
             );
         }
@@ -835,6 +838,35 @@ mod tests {
                 crate::diff::deep_diff(&s.stable_state(), &s0.stable_state())
             );
             proptest::prop_assert_eq!(s0.hash(), hash_stable(&s0.stable_state()));
+        }
+
+        /// Tables longer than a hash mark's span: a hash resumes from a mark within a table
+        /// (the rows after it hashed again) and equals the full computation, for states that
+        /// share rows with several hashed states in any order.
+        #[test]
+        fn hash_resumed_from_marks_equals_the_full_computation(
+            base in proptest::collection::btree_map("[a-z]{1,2}", ("[p-s]{0,200}", 0i64..3), 0..40),
+            edits in proptest::collection::vec((0u8..3, "[a-z]{1,2}", "[p-s]{0,200}", 0usize..3), 1..12),
+        ) {
+            let mut s0 = State::empty(layout());
+            for (id, (tag, n)) in &base {
+                s0.insert("a", &json!({"id": id, "n": n, "tags": [tag, "p"]}), CTX).unwrap();
+            }
+            proptest::prop_assert_eq!(s0.hash(), hash_stable(&s0.stable_state()));
+            let mut states = vec![s0.clone(), s0.clone(), s0];
+            for (op, id, tag, which) in &edits {
+                let s = &mut states[*which];
+                let row = json!({"id": id, "n": 1, "tags": [tag]});
+                let _ = match op {
+                    0 => s.insert("a", &row, CTX).map(drop),
+                    1 => s.replace("a", &row, CTX).map(drop),
+                    _ => s.delete("a", &json!(id)),
+                };
+                proptest::prop_assert_eq!(s.hash(), hash_stable(&s.stable_state()));
+                for other in &states {
+                    proptest::prop_assert_eq!(other.hash(), hash_stable(&other.stable_state()));
+                }
+            }
         }
 
         /// Copy on write per row: whatever one session writes (through the checked operations

@@ -10,8 +10,10 @@
 //!
 //! Per hashed state the cache keeps a [`Chain`]: per table, the table itself (shared, so
 //! pointer equality means the very same rows) and the sha256 states after the table's opening,
-//! after each of its rows in stable order and after its closing bracket. Chains share the
-//! segments of the tables they share.
+//! after a row every [`MARK_BYTES`] of text or so (marks, in stable order) and after its
+//! closing bracket. A hash resumes from the last mark at or before the first row that
+//! differs, so it hashes again at most about `MARK_BYTES` of shared text, and keeps no sha256
+//! state per row. Chains share the segments of the tables they share.
 
 use super::table::Table;
 use crate::schema::TableDef;
@@ -25,8 +27,9 @@ struct Seg {
     table: Arc<Table>,
     /// After the table's opening (`{` or `,`, its name, `:[`).
     head: Sha256,
-    /// After each row in stable order (the `,` before it included).
-    marks: Vec<Sha256>,
+    /// `(n, state)`: the state after the first `n` rows in stable order (the `,` before each
+    /// row but the first included), about every [`MARK_BYTES`] of text; `n` increasing.
+    marks: Vec<(usize, Sha256)>,
     /// After the closing `]`.
     end: Sha256,
 }
@@ -56,6 +59,9 @@ fn lock(c: &Mutex<HashCache>) -> MutexGuard<'_, HashCache> {
     c.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Text hashed between two marks of a table (at least; a mark follows a whole row).
+const MARK_BYTES: usize = 1024;
+
 /// Leading rows of `a` and `b` in stable order that are the very same rows.
 fn common_rows(a: &Table, b: &Table) -> usize {
     a.stable_cells()
@@ -84,8 +90,12 @@ fn divergence(chain: &Chain, tables: &[&Arc<Table>]) -> Option<(usize, usize)> {
 enum Start {
     /// Before its opening, in this state.
     Before(Sha256),
-    /// After its opening and its first `marks.len()` rows.
-    Within { head: Sha256, marks: Vec<Sha256> },
+    /// After its opening, at the last of `marks` (the marks of a chain's table that shares the
+    /// rows they cover).
+    Within {
+        head: Sha256,
+        marks: Vec<(usize, Sha256)>,
+    },
 }
 
 fn hash_table(def: &TableDef, opening: &str, first: bool, t: &Arc<Table>, start: Start) -> Seg {
@@ -93,20 +103,26 @@ fn hash_table(def: &TableDef, opening: &str, first: bool, t: &Arc<Table>, start:
         Start::Before(mut h) => {
             h.update(if first { b"{" } else { b"," });
             h.update(opening.as_bytes());
-            (h, Vec::with_capacity(t.cells().len()))
+            (h, Vec::new())
         }
-        Start::Within { head, mut marks } => {
-            marks.reserve(t.cells().len().saturating_sub(marks.len()));
-            (head, marks)
-        }
+        Start::Within { head, marks } => (head, marks),
     };
-    let mut h = marks.last().unwrap_or(&head).clone();
-    for (r, cell) in t.stable_cells().enumerate().skip(marks.len()) {
+    let (from, mut h) = match marks.last() {
+        Some((n, h)) => (*n, h.clone()),
+        None => (0, head.clone()),
+    };
+    let mut since = 0;
+    for (r, cell) in t.stable_cells().enumerate().skip(from) {
         if r > 0 {
             h.update(b",");
         }
-        h.update(cell.text(def).as_bytes());
-        marks.push(h.clone());
+        let text = cell.text(def);
+        h.update(text.as_bytes());
+        since += text.len() + 1;
+        if since >= MARK_BYTES {
+            marks.push((r + 1, h.clone()));
+            since = 0;
+        }
     }
     h.update(b"]");
     Seg {
@@ -173,9 +189,11 @@ pub(crate) fn hash(
                 let chain = &c.chains[i];
                 let seg = &chain.segs[k];
                 let segs: Vec<Arc<Seg>> = chain.segs[..k].to_vec();
+                // The marks within the `j` rows both share.
+                let m = seg.marks.partition_point(|(n, _)| *n <= j);
                 let start = Start::Within {
                     head: seg.head.clone(),
-                    marks: seg.marks[..j].to_vec(),
+                    marks: seg.marks[..m].to_vec(),
                 };
                 (segs, start, k)
             }
@@ -203,15 +221,19 @@ pub(crate) fn hash(
     let mut c = lock(cache);
     c.tick += 1;
     let used = c.tick;
+    let mut evicted = None;
     if c.chains.len() >= HashCache::MAX_CHAINS
         && let Some(old) = (0..c.chains.len()).min_by_key(|&i| c.chains[i].used)
     {
-        c.chains.swap_remove(old);
+        evicted = Some(c.chains.swap_remove(old));
     }
     c.chains.push(Chain {
         segs,
         hex: hex.clone(),
         used,
     });
+    drop(c);
+    // Dropped outside the lock: it may hold the last pointer to a state's tables and rows.
+    drop(evicted);
     hex
 }

@@ -40,15 +40,35 @@ impl Cell {
     /// The row's text in the stable state's canonical JSON, for a row of `def`.
     pub(crate) fn text(&self, def: &TableDef) -> &str {
         self.text.get_or_init(|| {
-            let mut s = String::new();
-            let unstable = &def.unstable;
-            pyjson::write_object_stable(
-                &mut s,
-                self.row
-                    .iter()
-                    .filter(|(k, _)| !unstable.iter().any(|u| u == *k)),
-            );
-            s.into_boxed_str()
+            // Written into a buffer kept per thread, then copied once at its length (no
+            // regrowth, no shrinking copy).
+            thread_local!(static BUF: std::cell::RefCell<String> = const {
+                std::cell::RefCell::new(String::new())
+            });
+            let write = |s: &mut String| {
+                let unstable = &def.unstable;
+                pyjson::write_object_stable(
+                    s,
+                    self.row
+                        .iter()
+                        .filter(|(k, _)| !unstable.iter().any(|u| u == *k)),
+                );
+            };
+            BUF.with(|b| {
+                // (Not re-entered: writing a text writes no other text; a fresh buffer if so.)
+                let Ok(mut s) = b.try_borrow_mut() else {
+                    let mut s = String::new();
+                    write(&mut s);
+                    return s.into_boxed_str();
+                };
+                s.clear();
+                write(&mut s);
+                let text = Box::<str>::from(s.as_str());
+                if s.capacity() > 1 << 20 {
+                    *s = String::new();
+                }
+                text
+            })
         })
     }
 }
