@@ -119,7 +119,7 @@ pub fn parse_test_file_for(
     src: &str,
     only: Option<&str>,
 ) -> Result<TestFile, DatasetError> {
-    let items = parse_py(src).map_err(|e| DatasetError::Python {
+    let items = pyfile::parse_py_for(src, only).map_err(|e| DatasetError::Python {
         path: path.to_path_buf(),
         line: e.line,
         message: e.message,

@@ -4,6 +4,7 @@
 //! reported as unsupported (it does not occur in the official data).
 
 use crate::Check;
+use std::borrow::Cow;
 
 /// A module-level item of a test file, in source order.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,27 +44,29 @@ pub struct PyError {
     pub message: String,
 }
 
+/// A token. Names and string values borrow the source (a string is copied only when it has
+/// escapes to decode), so lexing a large file allocates little.
 #[derive(Debug, Clone, PartialEq)]
-enum T {
-    Name(String),
+enum T<'a> {
+    Name(&'a str),
     /// `value` is `None` for f-strings and bytes (not a `str` constant).
-    Str(Option<String>),
+    Str(Option<Cow<'a, str>>),
     Op(char),
     Other,
 }
 
 #[derive(Debug, Clone)]
-struct Tok {
-    t: T,
+struct Tok<'a> {
+    t: T<'a>,
     line: usize,
     end_line: usize,
 }
 
 /// One logical line: its indentation (0 means module level) and tokens.
 #[derive(Debug)]
-struct Logical {
+struct Logical<'a> {
     indent: usize,
-    toks: Vec<Tok>,
+    toks: Vec<Tok<'a>>,
 }
 
 struct Lexer<'a> {
@@ -80,15 +83,15 @@ fn perr(line: usize, message: impl Into<String>) -> PyError {
     }
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
     fn peek(&self, k: usize) -> u8 {
         self.s.get(self.i + k).copied().unwrap_or(0)
     }
 
     /// Split the source into logical lines.
-    fn logical_lines(&mut self) -> Result<Vec<Logical>, PyError> {
+    fn logical_lines(&mut self) -> Result<Vec<Logical<'a>>, PyError> {
         let mut out = Vec::new();
-        let mut cur: Vec<Tok> = Vec::new();
+        let mut cur: Vec<Tok<'a>> = Vec::new();
         let mut indent = 0usize;
         let mut depth = 0usize;
         let mut at_line_start = true;
@@ -169,14 +172,15 @@ impl Lexer<'_> {
                             break;
                         }
                     }
-                    let word = &self.src[start..self.i];
+                    let src: &'a str = self.src;
+                    let word = &src[start..self.i];
                     let q = self.peek(0);
                     if (q == b'\'' || q == b'"') && is_string_prefix(word) {
                         self.i = start;
                         let t = self.string(word.len())?;
                         cur.push(t);
                     } else {
-                        cur.push(self.tok(T::Name(word.to_string())));
+                        cur.push(self.tok(T::Name(word)));
                     }
                 }
                 b'0'..=b'9' => {
@@ -209,7 +213,7 @@ impl Lexer<'_> {
         Ok(out)
     }
 
-    fn tok(&self, t: T) -> Tok {
+    fn tok(&self, t: T<'a>) -> Tok<'a> {
         Tok {
             t,
             line: self.line,
@@ -218,13 +222,14 @@ impl Lexer<'_> {
     }
 
     /// Scan a string literal starting at `self.i` (prefix of `plen` bytes).
-    fn string(&mut self, plen: usize) -> Result<Tok, PyError> {
+    fn string(&mut self, plen: usize) -> Result<Tok<'a>, PyError> {
         let start_line = self.line;
-        let prefix = self.src[self.i..self.i + plen].to_ascii_lowercase();
+        let prefix = self.s.get(self.i..self.i + plen).unwrap_or_default();
+        let has = |c: u8| prefix.iter().any(|p| p.to_ascii_lowercase() == c);
+        let raw = has(b'r');
+        let bytes = has(b'b');
+        let fstr = has(b'f') || has(b't');
         self.i += plen;
-        let raw = prefix.contains('r');
-        let bytes = prefix.contains('b');
-        let fstr = prefix.contains('f') || prefix.contains('t');
         let q = self.peek(0);
         let triple = self.peek(1) == q && self.peek(2) == q;
         let qlen = if triple { 3 } else { 1 };
@@ -295,14 +300,16 @@ impl Lexer<'_> {
             }
             self.i += 1;
         }
-        let body = &self.src[body_start..self.i];
+        let src: &'a str = self.src;
+        let body = &src[body_start..self.i];
         self.i += qlen;
         let value = if bytes || fstr {
             None
-        } else if raw {
-            Some(body.to_string())
+        } else if raw || memchr::memchr(b'\\', body.as_bytes()).is_none() {
+            // Without a backslash the value is the body as written.
+            Some(Cow::Borrowed(body))
         } else {
-            Some(decode_escapes(body, start_line)?)
+            Some(Cow::Owned(decode_escapes(body, start_line)?))
         };
         Ok(Tok {
             t: T::Str(value),
@@ -410,7 +417,7 @@ fn decode_escapes(body: &str, start_line: usize) -> Result<String, PyError> {
 
 /// If `toks` is one string-constant expression (adjacent strings, optionally parenthesised),
 /// its value. `None` if it is anything else or not a `str` (bytes, f-string).
-fn string_statement(toks: &[Tok]) -> Option<String> {
+fn string_statement(toks: &[Tok<'_>]) -> Option<String> {
     let mut toks = toks;
     // a trailing ';' ends the statement
     if let Some(Tok { t: T::Op(';'), .. }) = toks.last() {
@@ -462,7 +469,7 @@ pub enum PyValue {
     Other,
 }
 
-fn str_dict(toks: &[Tok]) -> Option<Vec<(String, String)>> {
+fn str_dict(toks: &[Tok<'_>]) -> Option<Vec<(String, String)>> {
     let inner = match (toks.first(), toks.last()) {
         (Some(a), Some(b)) if a.t == T::Op('{') && b.t == T::Op('}') && toks.len() >= 2 => {
             &toks[1..toks.len() - 1]
@@ -472,7 +479,7 @@ fn str_dict(toks: &[Tok]) -> Option<Vec<(String, String)>> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
-    let mut items: Vec<&[Tok]> = Vec::new();
+    let mut items: Vec<&[Tok<'_>]> = Vec::new();
     for (i, t) in inner.iter().enumerate() {
         match t.t {
             T::Op('(' | '[' | '{') => depth += 1,
@@ -521,13 +528,13 @@ pub fn py_assignments(src: &str) -> Result<Vec<PyAssign>, PyError> {
         if l.indent == 0 {
             function = None;
             let def_at = match toks.first().map(|t| &t.t) {
-                Some(T::Name(n)) if n == "def" => Some(1),
-                Some(T::Name(n)) if n == "async" => Some(2),
+                Some(T::Name(n)) if *n == "def" => Some(1),
+                Some(T::Name(n)) if *n == "async" => Some(2),
                 _ => None,
             };
             if let Some(k) = def_at {
                 if let Some(T::Name(n)) = toks.get(k).map(|t| &t.t) {
-                    function = Some(n.clone());
+                    function = Some((*n).to_string());
                 }
                 continue;
             }
@@ -556,7 +563,7 @@ pub fn py_assignments(src: &str) -> Result<Vec<PyAssign>, PyError> {
                 PyValue::Other
             };
             out.push(PyAssign {
-                name: name.clone(),
+                name: (*name).to_string(),
                 line: *line,
                 function: function.clone(),
                 value,
@@ -567,7 +574,7 @@ pub fn py_assignments(src: &str) -> Result<Vec<PyAssign>, PyError> {
 }
 
 /// Split tokens on top-level `;` (statements on one line).
-fn split_statements(toks: &[Tok]) -> Vec<&[Tok]> {
+fn split_statements<'t, 'a>(toks: &'t [Tok<'a>]) -> Vec<&'t [Tok<'a>]> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
@@ -588,10 +595,10 @@ fn split_statements(toks: &[Tok]) -> Vec<&[Tok]> {
     out
 }
 
-fn checks_in(toks: &[Tok], checks: &mut Vec<Check>) {
+fn checks_in(toks: &[Tok<'_>], checks: &mut Vec<Check>) {
     for w in toks.windows(2) {
         if let (T::Name(n), T::Op('(')) = (&w[0].t, &w[1].t) {
-            let c = match n.as_str() {
+            let c = match *n {
                 "validate_database" => Check::ValidateDatabase,
                 "validate_rubrics_yesno" => Check::ValidateRubricsYesno,
                 _ => continue,
@@ -611,6 +618,14 @@ const COMPOUND: &[&str] = &[
 
 /// Parse a test-case file's structure.
 pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
+    parse_py_for(src, None)
+}
+
+/// [`parse_py`] keeping, of the module-level functions, only those named `only` (all when
+/// `None`): the whole file is still tokenized (so every error of [`parse_py`] is reported, at
+/// the same line), but the other functions' first statements are not built. The items it
+/// returns are exactly [`parse_py`]'s with the other functions left out.
+pub(crate) fn parse_py_for(src: &str, only: Option<&str>) -> Result<Vec<PyItem>, PyError> {
     let src = src.strip_prefix('\u{FEFF}').unwrap_or(src);
     // Python reads source with universal newlines.
     let normalized;
@@ -637,11 +652,11 @@ pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
             continue;
         }
         let first = &l.toks[0];
-        let is_def = matches!(&first.t, T::Name(n) if n == "def");
+        let is_def = matches!(&first.t, T::Name(n) if *n == "def");
         if !is_def {
             let stmts = split_statements(&l.toks);
-            let compound = matches!(&first.t, T::Name(n) if COMPOUND.contains(&n.as_str()))
-                || first.t == T::Op('@');
+            let compound =
+                matches!(&first.t, T::Name(n) if COMPOUND.contains(n)) || first.t == T::Op('@');
             if stmts.len() > 1 && !compound {
                 return Err(perr(
                     first.line,
@@ -658,7 +673,7 @@ pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
             continue;
         }
         let name = match l.toks.get(1).map(|t| &t.t) {
-            Some(T::Name(n)) => n.clone(),
+            Some(T::Name(n)) => (*n).to_string(),
             _ => return Err(perr(first.line, "expected a function name after 'def'")),
         };
         // header ends at the first ':' at bracket depth 0 after the parameter list
@@ -706,6 +721,9 @@ pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
         } else {
             body.extend(split_statements(inline));
             i += 1;
+        }
+        if only.is_some_and(|o| o != name) {
+            continue;
         }
         let docstring = body.first().and_then(|s| {
             let line = s.first().map_or(first.line, |t| t.line);
@@ -832,6 +850,83 @@ mod tests {
         let src = "def f():\n    '!a'\n    x = f\"{d.get('path', \"N/A\")} }}\"\n    validate_database(x)\n";
         let f = funcs(src);
         assert_eq!(f[0].checks, vec![Check::ValidateDatabase]);
+    }
+
+    /// Pieces of test files that could fool a reader looking for one function: a `def` of
+    /// the same name inside strings (single and triple quoted, raw, f-strings), comments,
+    /// nested defs and methods, one-line defs, escapes, and a few malformed pieces.
+    const PIECES: &[&str] = &[
+        "\"\"\"!\nscenario: s\n\"\"\"\n",
+        "'!tags: [m]'\n",
+        "def f0(x):\n    \"\"\"!\n    query: q0\n    \"\"\"\n    validate_database(x)\n",
+        "def f1(x, judge):\n    '!query: q1'\n    validate_rubrics_yesno(x, judge)\n",
+        "def f2(): '!query: q2'; validate_database(x)\n",
+        "def f0():\n    s = '''\ndef f1():\n    \"\"\"!\n    query: fake\n    \"\"\"\n'''\n    return s\n",
+        "x = 'def f2(): pass'\n",
+        "# def f1():\n#     '!query: commented'\n",
+        "class C:\n    def f1(self):\n        '!query: method'\n",
+        "if True:\n    def f2():\n        '!query: nested'\n",
+        "def f1():\n    def f0():\n        '!query: inner'\n    return f0\n",
+        "def f2():\n    r'!query: a\\n'\n    f\"{d.get('k', \"def f0(): x\")}\"\n",
+        "def f0():\n    '!query: \\x41\\u00e9 \\\n      tail'\n",
+        "@decorator\ndef f1(\n    x,\n):\n    b'!query: bytes'\n",
+        "async def f2():\n    '!query: async'\n",
+        "y = (\n  'def f0():'\n  '    \"!x\"'\n)\n",
+        "\n\n",
+        "def f1():\n    '\\N{BULLET}'\n",
+        "z = '''never closed\n",
+        "w = (1,\n",
+        "def f2()\n    pass\n",
+        "x = 1; y = 2\n",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Reading a file for one function gives exactly the whole-file parse with the other
+        /// functions left out, and the same error (message and line) on a malformed file.
+        #[test]
+        fn parse_for_one_function_equals_the_whole_file_parse(
+            picks in proptest::collection::vec(0..PIECES.len(), 0..10),
+            name in 0usize..4,
+        ) {
+            let src: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let name = format!("f{name}");
+            match (parse_py(&src), parse_py_for(&src, Some(&name))) {
+                (Ok(all), Ok(some)) => {
+                    let want: Vec<PyItem> = all
+                        .into_iter()
+                        .filter(|it| match it {
+                            PyItem::Function(f) => f.name == name,
+                            PyItem::Str { .. } => true,
+                        })
+                        .collect();
+                    proptest::prop_assert_eq!(some, want, "{}", src);
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a, b, "{}", src),
+                (a, b) => proptest::prop_assert!(false, "{src}\n{a:?}\n{b:?}"),
+            }
+        }
+    }
+
+    /// A string's value is decoded only when it has a backslash; either way it is the
+    /// string's value (the fake `def` inside the triple-quoted string is not a function).
+    #[test]
+    fn strings_with_and_without_escapes() {
+        let src = "def f0():\n    s = '''\ndef f1():\n    '!fake'\n'''\n    return s\ndef f1():\n    '!a\\tb'\n";
+        let f = funcs(src);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].docstring, None);
+        assert_eq!(f[1].line, 7);
+        assert_eq!(f[1].docstring, Some(("!a\tb".into(), 8)));
+        let only = parse_py_for(src, Some("f1")).unwrap();
+        assert_eq!(only, vec![PyItem::Function(f[1].clone())]);
+        let e = parse_py_for("def f0():\n    '!ok'\ndef f1():\n    '\\x4'\n", Some("f0"));
+        assert_eq!(
+            e.unwrap_err().line,
+            4,
+            "an error after the function is still seen"
+        );
     }
 
     #[test]

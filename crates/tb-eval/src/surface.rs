@@ -76,6 +76,9 @@ pub struct Surface {
     pub data_commit: String,
     /// Per server (in `tb_domains::SERVERS` order): its tool list.
     pub servers: Vec<(String, Arc<Vec<Value>>)>,
+    /// The sha256 of lists whose hash is already known (from the surface cache), by the list
+    /// it was taken of: [`Surface::server_hashes`] uses it only for that same `Arc`.
+    known_sha256: Vec<(Arc<Vec<Value>>, String)>,
 }
 
 impl Surface {
@@ -109,6 +112,7 @@ impl Surface {
             }
         };
         let mut servers = Vec::new();
+        let mut known_sha256 = Vec::new();
         match kind {
             SurfaceKind::Own => {
                 let domains = tb_domains::all().map_err(|e| SurfaceError(e.to_string()))?;
@@ -128,19 +132,31 @@ impl Surface {
                     Some((dir, key)) => {
                         let names: Vec<&str> = domains.iter().map(|d| d.name.as_str()).collect();
                         let hit = crate::surface_cache::load(dir, data_root, &key).filter(|l| {
-                            l.iter().map(|(n, _)| n.as_str()).eq(names.iter().copied())
+                            l.iter()
+                                .map(|(n, _, _)| n.as_str())
+                                .eq(names.iter().copied())
                         });
                         if let Some(l) = hit {
                             l
                         } else {
-                            let l = read_reference(data_root, domains)?;
+                            let l =
+                                crate::surface_cache::hashed(read_reference(data_root, domains)?);
                             crate::surface_cache::store(dir, data_root, &key, &l);
                             l
                         }
                     }
-                    None => read_reference(data_root, domains)?,
+                    None => read_reference(data_root, domains)?
+                        .into_iter()
+                        .map(|(n, l)| (n, String::new(), l))
+                        .collect(),
                 };
-                servers = lists.into_iter().map(|(n, l)| (n, Arc::new(l))).collect();
+                for (n, h, l) in lists {
+                    let l = Arc::new(l);
+                    if !h.is_empty() {
+                        known_sha256.push((l.clone(), h));
+                    }
+                    servers.push((n, l));
+                }
             }
         }
         Ok(Surface {
@@ -148,6 +164,7 @@ impl Surface {
             reader: (kind == SurfaceKind::Reference).then_some(reader::NAME),
             data_commit: crate::prompts::git_head(data_root),
             servers,
+            known_sha256,
         })
     }
 
@@ -162,6 +179,7 @@ impl Surface {
                 .iter()
                 .map(|d| (d.name.clone(), Arc::new(d.tool_list())))
                 .collect(),
+            known_sha256: Vec::new(),
         })
     }
 
@@ -193,12 +211,19 @@ impl Surface {
     }
 
     /// The sha256 of each server's tool list as clients get it (compact JSON, in order).
+    /// A list loaded from the surface cache has its hash stored there (taken of the same
+    /// compact JSON when the cache was written, under the cache's checksum).
     pub fn server_hashes(&self) -> Map<String, Value> {
         self.servers
             .iter()
             .map(|(n, l)| {
-                let bytes = serde_json::to_vec(l.as_ref()).unwrap_or_default();
-                (n.clone(), json!(crate::prompts::sha256_hex(&bytes)))
+                let known = self
+                    .known_sha256
+                    .iter()
+                    .find(|(k, _)| Arc::ptr_eq(k, l))
+                    .map(|(_, h)| h.clone());
+                let h = known.unwrap_or_else(|| crate::surface_cache::list_sha256(l));
+                (n.clone(), json!(h))
             })
             .collect()
     }

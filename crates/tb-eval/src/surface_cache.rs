@@ -12,7 +12,10 @@
 //! checked on load; a file
 //! that does not parse, or whose key or checksum differs, is a miss and is rewritten. A hit
 //! gives exactly the lists the reader would build (serde_json keeps key order and float
-//! text). `TB_SURFACE_CACHE=off` disables it.
+//! text), each with the sha256 of its compact JSON ([`list_sha256`], what
+//! [`crate::surface::Surface::server_hashes`] reports), stored beside it under the same
+//! checksum so a hit does not serialise and hash the lists again. `TB_SURFACE_CACHE=off`
+//! disables it.
 
 use serde_json::Value;
 #[cfg(test)]
@@ -21,10 +24,30 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 /// Bumped when what is cached changes shape or meaning.
-const FORMAT: &str = "tb-surface-cache-2";
+const FORMAT: &str = "tb-surface-cache-3";
 
 /// One server's tool list, as [`crate::surface::Surface::servers`] holds it.
 pub(crate) type Lists = Vec<(String, Vec<Value>)>;
+
+/// Per server: its name, the sha256 of its list ([`list_sha256`]) and the list.
+pub(crate) type Hashed = Vec<(String, String, Vec<Value>)>;
+
+/// The sha256 (hex) of a tool list as clients get it: compact JSON.
+pub(crate) fn list_sha256(list: &[Value]) -> String {
+    let bytes = serde_json::to_vec(list).unwrap_or_default();
+    crate::prompts::sha256_hex(&bytes)
+}
+
+/// The lists with their hashes.
+pub(crate) fn hashed(lists: Lists) -> Hashed {
+    lists
+        .into_iter()
+        .map(|(n, l)| {
+            let h = list_sha256(&l);
+            (n, h, l)
+        })
+        .collect()
+}
 
 /// The cache directory, or `None` when caching is off or there is no home.
 pub(crate) fn cache_dir() -> Option<PathBuf> {
@@ -112,7 +135,7 @@ fn file_of(dir: &Path, data_root: &Path) -> PathBuf {
 }
 
 /// The cache file: one line of JSON (format, key, data root, the sha256 of the rest), a
-/// newline, then the lists as compact JSON. The checksum is taken over the stored bytes, so a
+/// newline, then the lists (per server: name, the list's sha256, the list) as compact JSON. The checksum is taken over the stored bytes, so a
 /// hit parses the lists once, straight into their type.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Header {
@@ -123,7 +146,7 @@ struct Header {
 }
 
 /// The cached lists of `data_root` under `key`, if the cache holds them intact.
-pub(crate) fn load(dir: &Path, data_root: &Path, key: &str) -> Option<Lists> {
+pub(crate) fn load(dir: &Path, data_root: &Path, key: &str) -> Option<Hashed> {
     let bytes = std::fs::read(file_of(dir, data_root)).ok()?;
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let (head, rest) = bytes.split_at(nl);
@@ -139,7 +162,7 @@ pub(crate) fn load(dir: &Path, data_root: &Path, key: &str) -> Option<Lists> {
 }
 
 /// Stores the lists (best effort: a cache that cannot be written is not an error).
-pub(crate) fn store(dir: &Path, data_root: &Path, key: &str, lists: &Lists) {
+pub(crate) fn store(dir: &Path, data_root: &Path, key: &str, lists: &Hashed) {
     let Ok(servers) = serde_json::to_vec(lists) else {
         return;
     };
@@ -194,12 +217,16 @@ mod tests {
     fn store_then_load_and_misses() {
         let d = tempfile::tempdir().unwrap();
         let cache = d.path().join("cache");
-        let lists: Lists = vec![(
+        let lists = hashed(vec![(
             "s".into(),
             vec![
                 json!({"name": "t", "description": "d", "inputSchema": {"z": 1.5, "a": [1, "x"]}}),
             ],
-        )];
+        )]);
+        assert_eq!(
+            lists[0].1,
+            crate::prompts::sha256_hex(serde_json::to_string(&lists[0].2).unwrap().as_bytes())
+        );
         store(&cache, d.path(), "k", &lists);
         assert_eq!(load(&cache, d.path(), "k").unwrap(), lists);
         assert!(load(&cache, d.path(), "other").is_none(), "another key");
@@ -210,6 +237,16 @@ mod tests {
             .replace("\"d\"", "\"e\"");
         std::fs::write(&f, text).unwrap();
         assert!(load(&cache, d.path(), "k").is_none(), "checksum");
+        // So is one whose stored hash was changed.
+        store(&cache, d.path(), "k", &lists);
+        let text = std::fs::read_to_string(&f)
+            .unwrap()
+            .replace(&lists[0].1, &"0".repeat(64));
+        std::fs::write(&f, text).unwrap();
+        assert!(
+            load(&cache, d.path(), "k").is_none(),
+            "checksum over the hashes"
+        );
         std::fs::write(&f, "{").unwrap();
         assert!(load(&cache, d.path(), "k").is_none(), "not JSON");
     }

@@ -28,3 +28,41 @@ fn one_task_loaded_alone_equals_the_whole_file_parse() {
         assert_eq!(whole.load_task(id).unwrap(), alone, "{id}");
     }
 }
+
+/// Every test function of every official test file, read alone
+/// (`parse_test_file_for`), equals its entry in the whole-file parse.
+#[tb_test_support::data_test]
+#[test]
+fn each_function_read_alone_equals_the_whole_file_parse() {
+    let dir = tb_test_support::data().join("dataset/test_case");
+    let mut files = Vec::new();
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "py") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() >= 12, "{files:?}");
+    let mut checked = 0;
+    for path in files {
+        let src = std::fs::read_to_string(&path).unwrap();
+        let whole = tb_dataset::parse_test_file(&path, &src).unwrap();
+        for t in &whole.tests {
+            let alone = tb_dataset::parse_test_file_for(&path, &src, Some(&t.name)).unwrap();
+            assert_eq!(
+                alone.tests,
+                vec![t.clone()],
+                "{}:{}",
+                path.display(),
+                t.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "{checked} functions");
+}
