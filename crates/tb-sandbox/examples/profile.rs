@@ -126,12 +126,14 @@ fn work_replay(domains: &[Loaded], tasks: &[Task], clock: Clock, full: bool) {
 /// One tool call as `tb bench`'s `tool_call_us` times it: the call and its result text.
 #[inline(never)]
 fn call_read(s: &mut tb_sandbox::Session, tool: &str, p: &Value) -> String {
+    black_box("read"); // not the same code as call_write (the linker would fold the two)
     s.call(tool, p).to_text(tool)
 }
 
 /// The same for a call that writes (a separate symbol, for `--toggle-collect`).
 #[inline(never)]
 fn call_write(s: &mut tb_sandbox::Session, tool: &str, p: &Value) -> String {
+    black_box("write");
     s.call(tool, p).to_text(tool)
 }
 
