@@ -349,7 +349,7 @@ fn validate_model_union(
     }
     let order = order.get_mut(..alts.len()).unwrap_or_default();
     // Stable: equal scores keep the members' order.
-    order.sort_by(|a, b| b.0.cmp(&a.0));
+    order.sort_by_key(|a| std::cmp::Reverse(a.0));
     let mut failed: Vec<(usize, Vec<ValidationError>)> = Vec::new();
     for &(_, i) in order.iter() {
         let Some(alt) = alts.get(i) else { continue };
