@@ -5,6 +5,9 @@
 //! cargo build --release -p tb-sandbox --example profile
 //! valgrind --tool=callgrind --toggle-collect='profile::work*' \
 //!     target/release/examples/profile session 5      # or: replay 1, replay-full 1
+//! # the golden tool calls, reads and writes apart:
+//! valgrind --tool=callgrind --toggle-collect='profile::call_read' \
+//!     target/release/examples/profile calls 1        # or: profile::call_write
 //! ```
 //!
 //! Needs the shared data (`$TB_SHARED`, default `../shared` beside the workspace).
@@ -120,6 +123,55 @@ fn work_replay(domains: &[Loaded], tasks: &[Task], clock: Clock, full: bool) {
     }
 }
 
+/// One tool call as `tb bench`'s `tool_call_us` times it: the call and its result text.
+#[inline(never)]
+fn call_read(s: &mut tb_sandbox::Session, tool: &str, p: &Value) -> String {
+    black_box("read"); // not the same code as call_write (the linker would fold the two)
+    s.call(tool, p).to_text(tool)
+}
+
+/// The same for a call that writes (a separate symbol, for `--toggle-collect`).
+#[inline(never)]
+fn call_write(s: &mut tb_sandbox::Session, tool: &str, p: &Value) -> String {
+    black_box("write");
+    s.call(tool, p).to_text(tool)
+}
+
+/// Every golden call, the reads through [`call_read`] and the writes through [`call_write`]
+/// (which is which found by a first run of each task: the calls are deterministic).
+#[inline(never)]
+fn work_calls(domains: &[Loaded], tasks: &[Task], clock: Clock, kinds: &[Vec<bool>]) {
+    for (t, writes) in tasks.iter().zip(kinds) {
+        let Ok(mut s) = domains[t.loaded].session_uncached(&t.config, clock) else {
+            continue;
+        };
+        for ((tool, p), &w) in t.calls.iter().zip(writes) {
+            if w {
+                black_box(call_write(&mut s, tool, p));
+            } else {
+                black_box(call_read(&mut s, tool, p));
+            }
+        }
+    }
+}
+
+/// Which of each task's calls write the state.
+fn call_kinds(domains: &[Loaded], tasks: &[Task], clock: Clock) -> Vec<Vec<bool>> {
+    let mut out = Vec::new();
+    for t in tasks {
+        let mut kinds = Vec::new();
+        if let Ok(mut s) = domains[t.loaded].session_uncached(&t.config, clock) {
+            for (tool, p) in &t.calls {
+                let w0 = s.state.writes();
+                black_box(s.call(tool, p));
+                kinds.push(s.state.writes() != w0);
+            }
+        }
+        out.push(kinds);
+    }
+    out
+}
+
 fn text(s: &tb_sandbox::State) -> String {
     let mut t = String::new();
     s.write_stable(&mut t);
@@ -166,6 +218,15 @@ fn main() {
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     let (domains, tasks) = load(&shared);
     let clock = Clock::parse("2026-11-30T12:00:00Z").expect("clock");
+    let kinds = if mode == "calls" {
+        let k = call_kinds(&domains, &tasks, clock);
+        let w: usize = k.iter().map(|k| k.iter().filter(|w| **w).count()).sum();
+        let all: usize = k.iter().map(Vec::len).sum();
+        eprintln!("calls: {} reads, {w} writes", all - w);
+        k
+    } else {
+        Vec::new()
+    };
     #[allow(clippy::disallowed_methods)] // a profiling driver measures wall time
     let t0 = std::time::Instant::now();
     for _ in 0..n {
@@ -174,7 +235,8 @@ fn main() {
             "replay" => work_replay(&domains, &tasks, clock, false),
             "replay-full" => work_replay(&domains, &tasks, clock, true),
             "stats" => stats(&domains, &tasks, clock),
-            other => panic!("unknown mode {other} (session, replay, replay-full)"),
+            "calls" => work_calls(&domains, &tasks, clock, &kinds),
+            other => panic!("unknown mode {other} (session, replay, replay-full, calls)"),
         }
     }
     let dt = t0.elapsed().as_secs_f64();

@@ -276,35 +276,95 @@ pub fn validate(kind: &Kind, v: &Value, ctx: Ctx<'_>) -> Result<Value, Vec<Valid
         }
         Kind::Model(m) => validate_model(m, v, ctx).map(Value::Object),
         Kind::Union(alts) => {
-            let mut errors = Vec::new();
-            let mut best: Option<(usize, Value)> = None;
-            for alt in alts {
-                match validate(alt, v, ctx) {
-                    Ok(x) => {
-                        // Pydantic's smart mode: among model matches the one with the most
-                        // fields actually set wins; a scalar match is taken as is.
-                        let score = match (alt.base(), v) {
-                            (Kind::Model(m), Value::Object(o)) => {
-                                o.keys().filter(|k| m.field(k).is_some()).count()
-                            }
-                            _ => return Ok(x),
-                        };
-                        if best.as_ref().is_none_or(|(s, _)| score > *s) {
-                            best = Some((score, x));
-                        }
+            if let Value::Object(o) = v
+                && alts.len() > 1
+                && alts.len() <= FAST_ALTS
+                && alts.iter().all(|a| matches!(a, Kind::Model(_)))
+            {
+                return validate_model_union(alts, o, v, ctx);
+            }
+            validate_union_in_order(alts, v, ctx)
+        }
+    }
+}
+
+/// A union the general way: every member in order (pydantic's smart mode: among model
+/// matches the one with the most fields actually set wins; a scalar match is taken as is).
+fn validate_union_in_order(
+    alts: &[Kind],
+    v: &Value,
+    ctx: Ctx<'_>,
+) -> Result<Value, Vec<ValidationError>> {
+    let mut errors = Vec::new();
+    let mut best: Option<(usize, Value)> = None;
+    for alt in alts {
+        match validate(alt, v, ctx) {
+            Ok(x) => {
+                // Pydantic's smart mode: among model matches the one with the most
+                // fields actually set wins; a scalar match is taken as is.
+                let score = match (alt.base(), v) {
+                    (Kind::Model(m), Value::Object(o)) => {
+                        o.keys().filter(|k| m.field(k).is_some()).count()
                     }
-                    Err(errs) => {
-                        let tag = union_tag(alt);
-                        errors.extend(errs.into_iter().map(|e| e.at(&tag)));
-                    }
+                    _ => return Ok(x),
+                };
+                if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                    best = Some((score, x));
                 }
             }
-            match best {
-                Some((_, x)) => Ok(x),
-                None => Err(errors),
+            Err(errs) => {
+                let tag = union_tag(alt);
+                errors.extend(errs.into_iter().map(|e| e.at(&tag)));
             }
         }
     }
+    match best {
+        Some((_, x)) => Ok(x),
+        None => Err(errors),
+    }
+}
+
+/// Unions of at most this many models take [`validate_model_union`].
+const FAST_ALTS: usize = 16;
+
+/// A union of models given an object, as the general loop in [`validate`] decides it
+/// (pydantic's smart mode: of the members that validate, the one with the most input keys
+/// among its fields wins, the first in order among equals; all fail: every member's errors
+/// in order), but without validating members that cannot win: a member's score depends only
+/// on the input's keys, so the members are tried by score, highest first (in order among
+/// equals), and the first that validates is the winner.
+fn validate_model_union(
+    alts: &[Kind],
+    o: &Map<String, Value>,
+    v: &Value,
+    ctx: Ctx<'_>,
+) -> Result<Value, Vec<ValidationError>> {
+    let mut order: [(usize, usize); FAST_ALTS] = [(0, 0); FAST_ALTS];
+    for (i, (slot, alt)) in order.iter_mut().zip(alts).enumerate() {
+        let score = match alt {
+            Kind::Model(m) => o.keys().filter(|k| m.field(k).is_some()).count(),
+            _ => 0,
+        };
+        *slot = (score, i);
+    }
+    let order = order.get_mut(..alts.len()).unwrap_or_default();
+    // Stable: equal scores keep the members' order.
+    order.sort_by_key(|a| std::cmp::Reverse(a.0));
+    let mut failed: Vec<(usize, Vec<ValidationError>)> = Vec::new();
+    for &(_, i) in order.iter() {
+        let Some(alt) = alts.get(i) else { continue };
+        match validate(alt, v, ctx) {
+            Ok(x) => return Ok(x),
+            Err(errs) => failed.push((i, errs)),
+        }
+    }
+    failed.sort_by_key(|(i, _)| *i);
+    let mut errors = Vec::new();
+    for (i, errs) in failed {
+        let tag = alts.get(i).map(union_tag).unwrap_or_default();
+        errors.extend(errs.into_iter().map(|e| e.at(&tag)));
+    }
+    Err(errors)
 }
 
 /// The name pydantic puts in a union error's location for a member.
@@ -995,6 +1055,49 @@ mod tests {
                 let got: Vec<&String> = row.keys().collect();
                 proptest::prop_assert_eq!(got, ["id", "n", "at", "tags", "x"]);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// A union of models given an object: trying the members by score (the fast path)
+        /// picks what trying every member in order picks, or gives the same errors in the same
+        /// order.
+        #[test]
+        fn the_union_by_score_equals_the_union_in_order(
+            keys in proptest::collection::vec((0usize..6, 0usize..4), 0..8),
+            forbid in proptest::collection::vec(proptest::bool::ANY, 3),
+            required in proptest::collection::vec(proptest::bool::ANY, 3),
+        ) {
+            let f = |name: &str, kind: Kind, req: bool| Field {
+                name: name.into(),
+                kind,
+                default: if req { Default::Required } else { Default::Value(Value::Null) },
+                description: String::new(),
+            };
+            let model = |name: &str, fields: Vec<Field>, forbid: bool| {
+                Kind::Model(Arc::new(Model {
+                    name: name.into(),
+                    forbid_extra: forbid,
+                    description: String::new(),
+                    template: crate::schema::RowTemplate::default(),
+                    fields,
+                }))
+            };
+            let alts = vec![
+                model("A", vec![f("id", Kind::Str, required[0]), f("n", Kind::Int, false)], forbid[0]),
+                model("B", vec![f("id", Kind::Str, false), f("t", Kind::Str, required[1]), f("n", Kind::Float, false)], forbid[1]),
+                model("C", vec![f("n", Kind::Int, required[2]), f("t", Kind::Str, false), f("x", Kind::Bool, false)], forbid[2]),
+            ];
+            let names = ["id", "n", "t", "x", "extra", "zz"];
+            let values = [json!("7"), json!(3), json!(2.5), json!([1])];
+            let mut obj = Map::new();
+            for (k, v) in keys {
+                obj.insert(names[k].to_string(), values[v].clone());
+            }
+            let v = Value::Object(obj);
+            let fast = validate(&Kind::Union(alts.clone()), &v, CTX);
+            let slow = validate_union_in_order(&alts, &v, CTX);
+            proptest::prop_assert_eq!(fast, slow);
         }
     }
 }

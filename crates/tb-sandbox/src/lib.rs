@@ -21,4 +21,4 @@ pub use runtime::{
     Args, CallOutcome, Clock, Domain, DomainError, Loaded, ServerSession, Session, Tool, ToolReply,
 };
 pub use state::{Row, State, StateError};
-pub use tool::{Fields, ToolError, ToolFn, ToolResult, Tools};
+pub use tool::{Fields, ToolError, ToolFn, ToolResult, Tools, wrap};

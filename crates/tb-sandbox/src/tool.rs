@@ -226,6 +226,14 @@ pub fn out<'a>(pairs: impl IntoIterator<Item = (&'a str, Value)>) -> Value {
     )
 }
 
+/// `{key: value}` with `value` moved in: what `json!({"key": value})` gives, without the
+/// macro's deep copy of `value` through serde (`json!` serializes every non-literal value).
+pub fn wrap(key: &str, value: impl Into<Value>) -> Value {
+    let mut m = Map::with_capacity(1);
+    m.insert(key.to_string(), value.into());
+    Value::Object(m)
+}
+
 impl Session {
     /// A copy of the row of `table` whose id is the string `id` (`db.get_by_id`), if any.
     pub fn row_by_id(&self, table: &str, id: &str) -> Result<Option<Row>, ToolError> {
@@ -428,6 +436,20 @@ mod tests {
         assert_eq!(
             ToolError::with_details("Bad", &["a".into(), "b".into()]).message(),
             "Bad: a; b"
+        );
+    }
+
+    #[test]
+    fn wrap_is_the_json_macro_without_the_copy() {
+        let Value::Object(row) = json!({"b": [1, {"c": null}], "a": "x\u{e9}"}) else {
+            unreachable!()
+        };
+        assert_eq!(wrap("item", row.clone()), json!({ "item": row }));
+        let items = vec![json!(1), json!({"z": 2.0})];
+        let text = |v: &Value| crate::pyjson::dumps(v, crate::pyjson::Layout::Default);
+        assert_eq!(
+            text(&wrap("items", items.clone())),
+            text(&json!({ "items": items }))
         );
     }
 

@@ -5,7 +5,7 @@ use super::{Ymd, first_where, iso_date_z, write_in_place};
 use serde_json::{Value, json};
 use tb_python::decimal::Dec;
 use tb_sandbox::state::Row;
-use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
+use tb_sandbox::{Args, Fields, Session, ToolError, Tools, wrap};
 
 /// The fixed "now" of booking changes.
 const CHANGE_TIME: &str = "2025-11-25T10:00:00Z";
@@ -119,7 +119,7 @@ fn get_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         None => ("customer_id", customer.unwrap_or_default()),
     };
     match first_where(s, BOOKINGS, key, value)? {
-        Some((_, row)) => Ok(json!({"booking_data": row})),
+        Some((_, row)) => Ok(wrap("booking_data", row)),
         None => Err(ToolError::new(format!(
             "Booking not found with {key} '{value}'"
         ))),
@@ -145,13 +145,13 @@ fn get_booking_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .filter(|r| r.str_or_empty("customer_id") == customer)
         .cloned()
         .collect();
-    Ok(json!({"bookings": newest_first(rows)}))
+    Ok(wrap("bookings", newest_first(rows)))
 }
 
 fn get_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let id = a.str_or_empty("group_booking_id");
     match first_where(s, GROUPS, "group_booking_id", id)? {
-        Some((_, row)) => Ok(json!({"group_booking_data": row})),
+        Some((_, row)) => Ok(wrap("group_booking_data", row)),
         None => Err(ToolError::new(format!(
             "Group booking not found with group_booking_id '{id}'"
         ))),
@@ -280,7 +280,10 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         write_in_place(s, BOOKINGS, pos, b.clone())?;
         s.replace(BOOKINGS, &Value::Object(b.clone()))?;
     }
-    Ok(json!({"updated_booking": b, "price_difference": quantize2(&difference)?}))
+    let mut out = serde_json::Map::with_capacity(2);
+    out.insert("updated_booking".into(), Value::Object(b));
+    out.insert("price_difference".into(), quantize2(&difference)?);
+    Ok(Value::Object(out))
 }
 
 fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use std::sync::OnceLock;
 use tb_python::py_str;
 use tb_sandbox::coerce::ValidationError;
-use tb_sandbox::{Args, Fields, Session, StateError, ToolError, Tools};
+use tb_sandbox::{Args, Fields, Session, StateError, ToolError, Tools, wrap};
 
 /// Which zendesk implementation a domain uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,21 +220,24 @@ fn position(s: &Session, table: &str, id: &str) -> Result<Option<usize>, ToolErr
 /// The fields of `item` the caller actually sent (`model_dump(exclude_unset=True)` of the
 /// union member the input validated as), in model order, with their validated values.
 fn sent_fields(s: &Session, a: &Args) -> Map<String, Value> {
-    let validated = a
-        .get("item")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    sent_refs(s, a)
+        .into_iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// [`sent_fields`] without copying: the (field, validated value) pairs, in model order.
+fn sent_refs<'a>(s: &'a Session, a: &'a Args) -> Vec<(&'a String, &'a Value)> {
+    let Some(validated) = a.get("item").and_then(Value::as_object) else {
+        return Vec::new();
+    };
     match s.call_args.get("item").and_then(Value::as_object) {
         Some(raw) => validated
-            .into_iter()
-            .filter(|(k, _)| raw.contains_key(k))
+            .iter()
+            .filter(|(k, _)| raw.contains_key(*k))
             .collect(),
         // Called without raw arguments (direct calls): take every non-null value as sent.
-        None => validated
-            .into_iter()
-            .filter(|(_, v)| !v.is_null())
-            .collect(),
+        None => validated.iter().filter(|(_, v)| !v.is_null()).collect(),
     }
 }
 
@@ -468,7 +471,7 @@ fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
             if tags.is_array() { tags } else { json!([]) },
         );
     }
-    Ok(json!({ "item": out }))
+    Ok(wrap("item", out))
 }
 
 fn get_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
@@ -486,7 +489,7 @@ fn get_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .get(pos)
         .cloned()
         .unwrap_or_default();
-    Ok(json!({ "item": row }))
+    Ok(wrap("item", row))
 }
 
 fn delete_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
@@ -532,30 +535,39 @@ fn update_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     };
     let is_ticket = table == "tickets";
     let mut original_tags = None;
-    let mut updates = Map::new();
-    for (k, v) in sent_fields(s, a) {
+    // The sent fields are distinct keys: a list in their order is the map the reference builds.
+    let mut updates: Vec<(String, Value)> = Vec::new();
+    for (k, v) in sent_refs(s, a) {
         if v.is_null() {
             if sp.update_null_lists_to_empty && list_field == Some(k.as_str()) {
-                updates.insert(k, json!([]));
+                updates.push((k.clone(), json!([])));
             }
             continue;
         }
         if sp.tags == Tags::Booking && is_ticket && k == "tags" {
             original_tags = Some(v.clone());
-            updates.insert(k, booking_tags(Some(&v)));
+            updates.push((k.clone(), booking_tags(Some(v))));
             continue;
         }
-        updates.insert(k, v);
+        updates.push((k.clone(), v.clone()));
     }
     if sp.tags == Tags::Neobank {
+        let slot =
+            |updates: &[(String, Value)], key: &str| updates.iter().position(|(k, _)| k == key);
         for key in ["tags", "domain_names"] {
-            if let Some(Value::String(text)) = updates.get(key).cloned() {
-                updates.insert(key.into(), split_commas(&text));
+            if let Some(i) = slot(&updates, key)
+                && let Some((_, v)) = updates.get_mut(i)
+                && let Value::String(text) = v
+            {
+                *v = split_commas(text);
             }
         }
-        if is_ticket && updates.contains_key("tags") {
-            let tags = neobank_tags(updates.get("tags"));
-            updates.insert("tags".into(), tags);
+        if is_ticket
+            && let Some(i) = slot(&updates, "tags")
+            && let Some((_, v)) = updates.get_mut(i)
+        {
+            let tags = neobank_tags(Some(&*v));
+            *v = tags;
         }
     }
     for (k, v) in updates {
@@ -578,7 +590,7 @@ fn update_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
             if tags.is_array() { tags } else { json!([]) },
         );
     }
-    Ok(json!({ "item": out }))
+    Ok(wrap("item", out))
 }
 
 fn get_tables(_s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
@@ -711,7 +723,7 @@ fn get_items(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             None => Value::Object(r.clone()),
         })
         .collect();
-    Ok(json!({ "items": items }))
+    Ok(wrap("items", items))
 }
 
 /// Python's `sorted(range(n), key=keys.__getitem__, reverse=desc)`, or None when Python's sort
@@ -884,7 +896,7 @@ fn search_articles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             break;
         }
     }
-    Ok(json!({ "results": results }))
+    Ok(wrap("results", results))
 }
 
 #[cfg(test)]
