@@ -183,7 +183,6 @@ fn main() {
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     let (domains, tasks) = load(&shared);
     let clock = Clock::parse("2026-11-30T12:00:00Z").expect("clock");
-    #[allow(clippy::disallowed_methods)] // a profiling driver measures wall time
     let prepared: Vec<tb_sandbox::Prepared> = if mode == "prepared" {
         tasks
             .iter()
@@ -198,6 +197,7 @@ fn main() {
             black_box(domains[t.loaded].session(&t.config, clock).ok());
         }
     }
+    #[allow(clippy::disallowed_methods)] // a profiling driver measures wall time
     let t0 = std::time::Instant::now();
     for _ in 0..n {
         match mode.as_str() {
