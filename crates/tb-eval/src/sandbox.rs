@@ -222,6 +222,75 @@ impl Sandbox {
         Ok(TaskSession { servers, own })
     }
 
+    /// A task made ready for sessions once (at load): each table server's config prepared
+    /// ([`Loaded::prepare`]: its data patch validated once, the rows shared by the sessions
+    /// opened from it), on `clock`. The domains are loaded now. Unknown servers fail here; a
+    /// data patch that does not apply fails each [`Sandbox::session_prepared`] as
+    /// [`Sandbox::session`] fails.
+    pub fn prepare(&self, task: &Task, clock: Clock) -> Result<PreparedTask, SandboxError> {
+        let mut parts = Vec::with_capacity(task.world_state.len());
+        for (server, config) in &task.world_state {
+            if self.domain(server).is_none() && crate::own_servers::is_own(server) {
+                parts.push(PreparedPart::Own {
+                    server: server.clone(),
+                    config: config.clone(),
+                });
+                continue;
+            }
+            let loaded = self
+                .try_domain(server)?
+                .ok_or_else(|| self.unknown_server(task, server))?;
+            parts.push(PreparedPart::Table(loaded.prepare(config, clock)));
+        }
+        Ok(PreparedTask {
+            uid: task.uid.clone(),
+            clock,
+            parts,
+        })
+    }
+
+    /// A fresh session of a prepared task: the same servers, states and errors as
+    /// [`Sandbox::session`] on the task and the prepared clock, each table server's state built
+    /// from the prepared rows ([`tb_sandbox::Prepared::session`]: no row validated again,
+    /// nothing from an earlier session).
+    pub fn session_prepared(&self, task: &PreparedTask) -> Result<TaskSession, SandboxError> {
+        let mut servers = Vec::new();
+        let mut own = Vec::new();
+        for part in &task.parts {
+            match part {
+                PreparedPart::Table(p) => {
+                    servers.push(p.session().map_err(|source| SandboxError::Init {
+                        task: task.uid.clone(),
+                        source,
+                    })?);
+                }
+                PreparedPart::Own { server, config } => own.push(
+                    self.own
+                        .open(server, config, &task.uid, task.clock)
+                        .map_err(|message| SandboxError::Own {
+                            task: task.uid.clone(),
+                            message,
+                        })?,
+                ),
+            }
+        }
+        Ok(TaskSession { servers, own })
+    }
+
+    fn unknown_server(&self, task: &Task, server: &str) -> SandboxError {
+        SandboxError::UnknownServer {
+            task: task.uid.clone(),
+            server: server.to_string(),
+            known: self
+                .domains
+                .iter()
+                .map(|d| d.domain.name.as_str())
+                .chain(crate::own_servers::SERVERS.iter().copied())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
     /// Whether this sandbox serves `server` (a table domain or an own server).
     pub fn serves(&self, server: &str) -> bool {
         self.domain(server).is_some() || crate::own_servers::is_own(server)
@@ -297,6 +366,32 @@ impl Sandbox {
             tools: tools.clone(),
         });
         tools
+    }
+}
+
+/// A task made ready for sessions by [`Sandbox::prepare`].
+#[derive(Debug, Clone)]
+pub struct PreparedTask {
+    uid: String,
+    clock: Clock,
+    /// Per server of the task's `world_state`, in its order.
+    parts: Vec<PreparedPart>,
+}
+
+#[derive(Debug, Clone)]
+enum PreparedPart {
+    Table(tb_sandbox::Prepared),
+    /// A server that is not a table domain (opened from its config for each session).
+    Own {
+        server: String,
+        config: Value,
+    },
+}
+
+impl PreparedTask {
+    /// The task uid.
+    pub fn uid(&self) -> &str {
+        &self.uid
     }
 }
 

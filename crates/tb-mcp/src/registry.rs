@@ -344,6 +344,9 @@ impl Effects {
 struct TaskEntry {
     task: Arc<Task>,
     tools: Arc<ToolSet>,
+    /// The task made ready for sessions (its data patches validated once, on the registry's
+    /// clock): every session of the task opens from it.
+    prepared: tb_eval::sandbox::PreparedTask,
 }
 
 /// All open sessions of one server, over one loaded data root.
@@ -468,14 +471,19 @@ impl Registry {
             .scenario(&task.scenario)
             .map(|s| s.tools.iter().map(|t| t.name.clone()).collect())
             .unwrap_or_default();
+        let prepared = self
+            .sandbox
+            .prepare(&task, self.clock)
+            .map_err(|e| SessionError::Init(e.to_string()))?;
         let probe = self
             .sandbox
-            .session(&task, self.clock)
+            .session_prepared(&prepared)
             .map_err(|e| SessionError::Init(e.to_string()))?;
         let list = granted(id, &task, &scenario_tools, probe.tool_list())?;
         let entry = Arc::new(TaskEntry {
             task: Arc::new(task),
             tools: Arc::new(ToolSet::new(list)),
+            prepared,
         });
         lock(&self.tasks).insert(id.to_string(), entry.clone());
         Ok(entry)
@@ -542,7 +550,7 @@ impl Registry {
         let entry = self.task_entry(task_id)?;
         let session = self
             .sandbox
-            .session(&entry.task, self.clock)
+            .session_prepared(&entry.prepared)
             .map_err(|e| SessionError::Init(e.to_string()))?;
         let id = uuid::Uuid::new_v4().simple().to_string();
         let slot = self.slot(

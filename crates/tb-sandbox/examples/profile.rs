@@ -4,7 +4,7 @@
 //! ```sh
 //! cargo build --release -p tb-sandbox --example profile
 //! valgrind --tool=callgrind --toggle-collect='profile::work*' \
-//!     target/release/examples/profile session 5      # or: replay 1, replay-full 1
+//!     target/release/examples/profile session 5      # or: prepared 5, warm 5, replay 1, replay-full 1
 //! # the golden tool calls, reads and writes apart:
 //! valgrind --tool=callgrind --toggle-collect='profile::call_read' \
 //!     target/release/examples/profile calls 1        # or: profile::call_write
@@ -93,6 +93,23 @@ fn load(shared: &std::path::Path) -> (Vec<Loaded>, Vec<Task>) {
 fn work_sessions(domains: &[Loaded], tasks: &[Task], clock: Clock) {
     for t in tasks {
         black_box(domains[t.loaded].session_uncached(&t.config, clock).ok());
+    }
+}
+
+/// Sessions of configs prepared beforehand ([`Loaded::prepare`], outside the collected
+/// function): what `tb bench`'s `session_create_us` times.
+#[inline(never)]
+fn work_prepared(prepared: &[tb_sandbox::Prepared]) {
+    for p in prepared {
+        black_box(p.session().ok());
+    }
+}
+
+/// Later sessions of the same configs (the shared patched states; `session_create_warm_us`).
+#[inline(never)]
+fn work_warm(domains: &[Loaded], tasks: &[Task], clock: Clock) {
+    for t in tasks {
+        black_box(domains[t.loaded].session(&t.config, clock).ok());
     }
 }
 
@@ -227,16 +244,34 @@ fn main() {
     } else {
         Vec::new()
     };
+    let prepared: Vec<tb_sandbox::Prepared> = if mode == "prepared" {
+        tasks
+            .iter()
+            .map(|t| domains[t.loaded].prepare(&t.config, clock))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if mode == "warm" {
+        // Fill the shared patched states first.
+        for t in &tasks {
+            black_box(domains[t.loaded].session(&t.config, clock).ok());
+        }
+    }
     #[allow(clippy::disallowed_methods)] // a profiling driver measures wall time
     let t0 = std::time::Instant::now();
     for _ in 0..n {
         match mode.as_str() {
             "session" => work_sessions(&domains, &tasks, clock),
+            "prepared" => work_prepared(&prepared),
+            "warm" => work_warm(&domains, &tasks, clock),
             "replay" => work_replay(&domains, &tasks, clock, false),
             "replay-full" => work_replay(&domains, &tasks, clock, true),
             "stats" => stats(&domains, &tasks, clock),
             "calls" => work_calls(&domains, &tasks, clock, &kinds),
-            other => panic!("unknown mode {other} (session, replay, replay-full, calls)"),
+            other => panic!(
+                "unknown mode {other} (session, prepared, warm, replay, replay-full, stats, calls)"
+            ),
         }
     }
     let dt = t0.elapsed().as_secs_f64();

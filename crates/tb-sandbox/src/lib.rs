@@ -18,7 +18,8 @@ pub mod state;
 pub mod tool;
 
 pub use runtime::{
-    Args, CallOutcome, Clock, Domain, DomainError, Loaded, ServerSession, Session, Tool, ToolReply,
+    Args, CallOutcome, Clock, Domain, DomainError, Loaded, Prepared, ServerSession, Session, Tool,
+    ToolReply,
 };
 pub use state::{Row, State, StateError};
 pub use tool::{Fields, ToolError, ToolFn, ToolResult, Tools, wrap};

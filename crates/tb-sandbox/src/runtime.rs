@@ -357,6 +357,37 @@ impl Loaded {
         })
     }
 
+    /// A config made ready for sessions once (at load, before any session): its data patch
+    /// validated and upserted over the base here, the rows kept to be shared by pointer by
+    /// every session opened from it ([`Prepared::session`]), each session building its own
+    /// tables from them. The rows of `@now` defaults take `clock`, so a prepared config is for
+    /// that clock (its sessions run on it). A patch that fails is kept as failing: every
+    /// session of it fails with the error [`Loaded::session_uncached`] gives.
+    pub fn prepare(&self, config: &Value, clock: Clock) -> Prepared {
+        let now = clock.now_naive_iso();
+        let patch = match config.get("data_patch") {
+            None | Some(Value::Null) => PreparedPatch::None,
+            Some(patch) => {
+                let mut state = self.base.clone();
+                match state.apply_patch(patch, Ctx { now: &now }) {
+                    Ok(()) => PreparedPatch::Rows(state.patched_over(&self.base)),
+                    Err(_) => PreparedPatch::Fails(patch.clone()),
+                }
+            }
+        };
+        let sources = match config.get("sources") {
+            Some(Value::Array(a)) => self.shared_sources(a),
+            _ => Arc::new(Vec::new()),
+        };
+        Prepared {
+            loaded: self.clone(),
+            clock,
+            now,
+            patch,
+            sources,
+        }
+    }
+
     /// One shared copy of each distinct `sources` list.
     fn shared_sources(&self, list: &[Value]) -> Arc<Vec<Value>> {
         let same = |a: &Arc<Vec<Value>>| {
@@ -407,6 +438,67 @@ impl Loaded {
             }
         }
         Ok(state)
+    }
+}
+
+/// A task config made ready for sessions by [`Loaded::prepare`]. Cheap to clone (the rows are
+/// shared).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    loaded: Loaded,
+    clock: Clock,
+    now: String,
+    patch: PreparedPatch,
+    sources: Arc<Vec<Value>>,
+}
+
+#[derive(Debug, Clone)]
+enum PreparedPatch {
+    /// No data patch: sessions start from the base.
+    None,
+    /// The tables the patch wrote, with their rows.
+    Rows(crate::state::PatchedTables),
+    /// A patch that does not apply (kept to give its error again).
+    Fails(Value),
+}
+
+impl Prepared {
+    /// A fresh session: the base state (one pointer per table) with the prepared tables put in
+    /// place, each a new table of this session holding the prepared rows (shared by pointer;
+    /// the session's first write to a table copies its row list, a write to a row copies that
+    /// row). Nothing in it comes from an earlier session; no row is validated again. Equal,
+    /// state and write count, to [`Loaded::session_uncached`] of the config on the same clock.
+    pub fn session(&self) -> Result<Session, StateError> {
+        let base = &self.loaded.base;
+        let state = match &self.patch {
+            PreparedPatch::None => base.clone(),
+            PreparedPatch::Rows(p) => base.with_patched(p),
+            PreparedPatch::Fails(patch) => {
+                let mut state = base.clone();
+                state.apply_patch(patch, Ctx { now: &self.now })?;
+                // Not reached (the patch failed on the same base and clock); answered as
+                // the uncached path would be.
+                state
+            }
+        };
+        Ok(Session {
+            domain: self.loaded.domain.clone(),
+            state,
+            clock: self.clock,
+            sources: self.sources.clone(),
+            call_args: Value::Null,
+            now_naive: self.now.clone(),
+        })
+    }
+
+    /// The clock its sessions run on.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// The domain and base it was prepared on.
+    pub fn loaded(&self) -> &Loaded {
+        &self.loaded
     }
 }
 
@@ -896,6 +988,118 @@ mod tests {
             ),
         ] {
             assert_eq!(c.now_naive_iso(), want(&c));
+        }
+    }
+
+    /// A domain of two tables (one with a `@now` default) and a base with rows in both.
+    fn patch_domain() -> Loaded {
+        let tables = "table items file=x/items id=id\n  id str\n  n int = 0\n  at datetime = @now\n\
+                      table tags file=x/tags id=id\n  id str\n  label str = \"\"\n";
+        let d = Arc::new(
+            Domain::new(
+                "demo",
+                &[("demo.tables", tables), ("demo.tools", "")],
+                Tools::new(),
+            )
+            .unwrap(),
+        );
+        let mut base = State::empty(d.layout().clone());
+        let ctx = Ctx {
+            now: "2020-01-01T00:00:00",
+        };
+        for id in ["a", "b", "c"] {
+            base.insert("items", &json!({"id": id, "n": 1}), ctx)
+                .unwrap();
+        }
+        base.insert("tags", &json!({"id": "t"}), ctx).unwrap();
+        Loaded { domain: d, base }
+    }
+
+    #[test]
+    fn a_prepared_config_fails_as_the_uncached_path_does() {
+        let l = patch_domain();
+        let clock = Clock::default();
+        for config in [
+            json!({"data_patch": {"items": [{"id": "z"}, {"n": 2}], "nope": []}}),
+            json!({"data_patch": [1]}),
+        ] {
+            let want = l.session_uncached(&config, clock).unwrap_err().to_string();
+            let p = l.prepare(&config, clock);
+            for _ in 0..2 {
+                assert_eq!(p.session().unwrap_err().to_string(), want);
+            }
+        }
+        let s = l
+            .prepare(&json!({"sources": [{"a": 1}]}), clock)
+            .session()
+            .unwrap();
+        assert!(s.state.same_tables(&l.base));
+        assert_eq!(s.sources.as_ref(), &vec![json!({"a": 1})]);
+    }
+
+    proptest::proptest! {
+        /// A session opened from a prepared config equals the uncached session of the config
+        /// (rows, order, write count, hash, clock), and owns its state: whatever it writes, the
+        /// base, a sibling prepared session, sessions prepared later and the warm and uncached
+        /// sessions keep what they had.
+        #[test]
+        fn prepared_sessions_equal_uncached_ones_and_own_their_state(
+            patch in proptest::collection::vec((0u8..2, "[a-e]", proptest::option::of(0i64..4)), 0..8),
+            edits in proptest::collection::vec((0u8..5, "[a-f]", 0i64..4, 0usize..7), 1..8),
+            later in 0u32..3,
+        ) {
+            let l = patch_domain();
+            let clock = Clock::parse("2026-11-30T12:00:00Z").unwrap();
+            let mut tables = Map::new();
+            for (t, id, n) in &patch {
+                let (name, row) = if *t == 0 {
+                    ("items", match n { Some(n) => json!({"id": id, "n": n}), None => json!({"id": id}) })
+                } else {
+                    ("tags", json!({"id": id, "label": format!("{n:?}")}))
+                };
+                tables.entry(name).or_insert_with(|| json!([])).as_array_mut().unwrap().push(row);
+            }
+            let config = json!({"data_patch": tables, "sources": ["s"]});
+            let p = l.prepare(&config, clock);
+            let fresh = || l.session_uncached(&config, clock).unwrap();
+            let want = fresh();
+            let (want_full, want_hash) = (want.state.full_state(), want.state.hash());
+            let mut s1 = p.session().unwrap();
+            let s2 = p.session().unwrap();
+            for s in [&s1, &s2] {
+                proptest::prop_assert_eq!(s.state.full_state(), want_full.clone());
+                proptest::prop_assert_eq!(s.state.writes(), want.state.writes());
+                proptest::prop_assert_eq!(s.state.hash(), want_hash.clone());
+                proptest::prop_assert_eq!(s.clock, clock);
+                proptest::prop_assert_eq!(s.ctx().now, want.ctx().now);
+                proptest::prop_assert_eq!(&s.sources, &want.sources);
+            }
+            let base_full = l.base.full_state();
+            let ctx = Ctx { now: "2021-02-02T00:00:00" };
+            for (op, id, n, pos) in &edits {
+                let row = json!({"id": id, "n": n});
+                let _ = match op {
+                    0 => s1.state.insert("items", &row, ctx).map(drop),
+                    1 => s1.state.replace("items", &row, ctx).map(drop),
+                    2 => s1.state.delete("tags", &json!(id)),
+                    3 => s1.state.row_mut("items", *pos).map(|r| {
+                        if let Some(r) = r {
+                            r.insert("n".into(), json!(n + 10));
+                        }
+                    }),
+                    _ => s1.state.set_row("tags", *pos, Map::from_iter([("id".to_string(), json!(id))])),
+                };
+            }
+            for _ in 0..later {
+                drop(l.session(&config, clock).unwrap());
+            }
+            let s3 = p.session().unwrap();
+            let warm = l.session(&config, clock).unwrap();
+            for s in [&s2, &s3, &warm, &fresh(), &want] {
+                proptest::prop_assert_eq!(s.state.full_state(), want_full.clone());
+                proptest::prop_assert_eq!(s.state.hash(), want_hash.clone());
+            }
+            proptest::prop_assert_eq!(l.base.full_state(), base_full);
         }
     }
 

@@ -521,6 +521,46 @@ impl State {
         }
     }
 
+    /// What this state (a patched copy of `base`) wrote over `base`, kept to build fresh states
+    /// from ([`State::with_patched`]): per table that is not `base`'s (by pointer), its rows,
+    /// shared. Each row's stable text is written now, so states built from it find it written
+    /// and none of them writes it for another.
+    pub(crate) fn patched_over(&self, base: &State) -> PatchedTables {
+        let mut tables = Vec::new();
+        for (i, (t, b)) in self.tables.iter().zip(&base.tables).enumerate() {
+            if Arc::ptr_eq(t, b) {
+                continue;
+            }
+            let def = &self.layout.tables()[i];
+            for c in t.cells() {
+                c.text(def);
+            }
+            tables.push((i, t.cells().to_vec().into_boxed_slice()));
+        }
+        PatchedTables {
+            tables,
+            writes: self.writes,
+        }
+    }
+
+    /// A copy of this state (one pointer per table) with the tables of `p` put in place, each
+    /// a new table of its own holding `p`'s rows (shared; a write copies the table for this
+    /// state, a write to a row copies that row). `p` must come from
+    /// [`State::patched_over`] with this state as the base.
+    pub(crate) fn with_patched(&self, p: &PatchedTables) -> State {
+        let mut tables = self.tables.clone();
+        for (i, cells) in &p.tables {
+            if let Some(t) = tables.get_mut(*i) {
+                *t = Arc::new(Table::from_cells(cells.to_vec()));
+            }
+        }
+        State {
+            layout: self.layout.clone(),
+            tables,
+            writes: p.writes,
+        }
+    }
+
     /// The full state, unstable fields included: `{table: [rows]}` in store order.
     pub fn full_state(&self) -> Value {
         let mut out = Map::new();
@@ -636,6 +676,16 @@ impl State {
         }
         out
     }
+}
+
+/// The tables a data patch wrote, with their rows after the patch (see
+/// [`State::patched_over`]).
+#[derive(Debug, Clone)]
+pub(crate) struct PatchedTables {
+    /// (table position, its rows in store order).
+    tables: Vec<(usize, Box<[Arc<Cell>]>)>,
+    /// The patched state's write count.
+    writes: u64,
 }
 
 /// sha256 hex of `json.dumps(stable, sort_keys=True, separators=(",", ":"))`.

@@ -13,6 +13,7 @@ mod parity_consulting;
 mod parity_neobank;
 mod parity_retail;
 mod parity_zendesk;
+mod prepared_sessions;
 mod python_bodies;
 mod setup_check_episodes;
 mod state_vectors;

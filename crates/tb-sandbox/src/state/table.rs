@@ -98,6 +98,14 @@ impl Table {
         }
     }
 
+    /// A table of these (shared) rows, its stable order not yet found.
+    pub(crate) fn from_cells(cells: Vec<Arc<Cell>>) -> Self {
+        Table {
+            cells,
+            order: OnceLock::new(),
+        }
+    }
+
     pub(crate) fn cells(&self) -> &[Arc<Cell>] {
         &self.cells
     }

@@ -3,5 +3,6 @@
 
 mod deep_json;
 mod order_independence;
+mod prepared_parity;
 mod pydantic_coercion;
 mod stable_parity;
