@@ -1312,7 +1312,7 @@ mod tests {
             r#"{"tools":[1]}"#,
             r#"{"a":1,}"#,
             r#"{"a" 1}"#,
-            r#"{a:1}"#,
+            r"{a:1}",
             r#"{"a":tru}"#,
         ] {
             assert_eq!(lean(body, "r", &sets), None, "{body}");
