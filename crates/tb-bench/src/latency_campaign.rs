@@ -216,7 +216,7 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         .enable_all()
         .build()?;
     let server = Arc::new(mock_rt.block_on(MockServer::start_with(
-        MockOptions::lean().with_reply_delay(o.delay),
+        MockOptions::campaign().with_reply_delay(o.delay),
     ))?);
     let tasks: Arc<Vec<Task>> = Arc::new(inp.tasks.to_vec());
     // The campaign's packed start order (tb-eval's, as `tb infer --start-order packed`):

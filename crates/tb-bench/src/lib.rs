@@ -801,7 +801,7 @@ fn campaign_llm(l: &Loaded, ds: &tb_dataset::Dataset, a: &BenchOptions) -> Resul
     let mut first_error = Value::Null;
     rt.block_on(async {
         let t_setup = Instant::now();
-        let server = MockServer::start_with(MockOptions::lean()).await?;
+        let server = MockServer::start_with(MockOptions::campaign()).await?;
         let envs = golden_mock_envs(
             &server,
             &GoldenInputs {

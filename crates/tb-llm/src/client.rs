@@ -333,7 +333,7 @@ impl LlmClient {
         native: &[Value],
         tools: Option<&ToolSet>,
     ) -> Result<Completion, LlmError> {
-        self.complete_with(native, tools, None).await
+        self.complete_with(native, tools, None, None).await
     }
 
     /// [`LlmClient::complete`], with the tools' JSON already written
@@ -343,10 +343,11 @@ impl LlmClient {
         native: &[Value],
         tools: Option<&ToolSet>,
         tools_json: Option<&bytes::Bytes>,
+        native_json: Option<&wire::NativeJson>,
     ) -> Result<Completion, LlmError> {
         // Written once, straight from the borrowed conversation (no copy of it), with the
         // tools' JSON shared, not copied; each attempt sends these same segments.
-        let body = wire::request_body_segments(&self.cfg, native, tools, tools_json)
+        let body = wire::request_body_segments(&self.cfg, native, tools, tools_json, native_json)
             .map_err(|e| LlmError::Encode(e.0))?;
         let started = Instant::now();
         let r = &self.cfg.retry;
@@ -635,6 +636,8 @@ impl EncodedTools {
 pub struct ChatSession {
     client: LlmClient,
     native: Vec<Value>,
+    /// `native` written as JSON, item by item as they are added.
+    native_json: wire::NativeJson,
     tools: Option<Arc<EncodedTools>>,
 }
 
@@ -666,6 +669,7 @@ impl ChatSession {
         Ok(ChatSession {
             client,
             native: Vec::new(),
+            native_json: wire::NativeJson::default(),
             tools,
         })
     }
@@ -680,6 +684,7 @@ impl ChatSession {
     /// Appends messages that did not come from this model (system, user, tool results).
     pub fn add(&mut self, msgs: &[Message]) {
         let enc = self.client.encode(msgs);
+        self.write_json(&enc);
         self.native.extend(enc);
     }
 
@@ -691,10 +696,20 @@ impl ChatSession {
                 &self.native,
                 self.tools.as_ref().map(|t| &t.set),
                 self.tools.as_ref().map(|t| &t.json),
+                Some(&self.native_json),
             )
             .await?;
+        self.write_json(&c.native);
         self.native.extend(c.native.iter().cloned());
         Ok(c)
+    }
+
+    /// Writes items about to be appended to `native_json` (Anthropic requests merge the
+    /// conversation's messages rather than send them as they are: nothing to write).
+    fn write_json(&mut self, items: &[Value]) {
+        if self.client.cfg.provider != Provider::Anthropic {
+            self.native_json.extend(items);
+        }
     }
 
     /// The provider-native conversation (for `--dump raw`).

@@ -244,6 +244,12 @@ pub struct MockOptions {
     /// Wait this long before every answer (a slow model; zero: answer at once). The wait
     /// is a timer, not a busy thread: thousands of requests can wait at once.
     pub reply_delay: Duration,
+    /// Give scripts the request body as JSON ([`MockRequest::body`]). Without it (and
+    /// without [`MockOptions::keep_requests`], which keeps bodies), scripts see the parsed
+    /// request only (system text, turns, tool names: the same as with it) and `body` is
+    /// `Null`; a Chat Completions body is then read straight into turns, not built as a
+    /// JSON tree first, and its other keys are skipped.
+    pub body: bool,
 }
 
 impl Default for MockOptions {
@@ -252,6 +258,7 @@ impl Default for MockOptions {
             keep_requests: true,
             tool_schemas: true,
             reply_delay: Duration::ZERO,
+            body: true,
         }
     }
 }
@@ -263,6 +270,16 @@ impl MockOptions {
             keep_requests: false,
             tool_schemas: false,
             reply_delay: Duration::ZERO,
+            body: true,
+        }
+    }
+
+    /// For campaigns: [`MockOptions::lean`], and scripts see the parsed request, not its
+    /// body ([`MockOptions::body`] off).
+    pub fn campaign() -> Self {
+        MockOptions {
+            body: false,
+            ..MockOptions::lean()
         }
     }
 
@@ -293,6 +310,8 @@ struct Shared {
     in_flight: AtomicUsize,
     /// The most requests in flight at once so far.
     peak_in_flight: AtomicUsize,
+    /// Tool lists read so far (lean servers).
+    tool_sets: ToolSets,
 }
 
 /// Counts one request in flight while it lives.
@@ -352,6 +371,7 @@ impl MockServer {
             inner: Mutex::new(Inner::default()),
             in_flight: AtomicUsize::new(0),
             peak_in_flight: AtomicUsize::new(0),
+            tool_sets: ToolSets::default(),
         });
         let app = Router::new()
             .route("/{role}/v1/chat/completions", post(chat))
@@ -502,14 +522,18 @@ async fn handle(
     // The body's bytes (with every tool schema: most of an agent request) are dropped once
     // parsed, and the reply is built before the wait: what a request holds while the slow
     // model "thinks" is the reply's few hundred bytes.
+    let keep_body = s.options.body || s.options.keep_requests;
     let parsed = if s.options.tool_schemas {
-        serde_json::from_slice::<Value>(&body).map(|v| (v, None))
+        serde_json::from_slice::<Value>(&body)
+            .ok()
+            .map(|v| (v, None, None))
     } else {
-        serde_json::from_slice::<WithoutSchemas>(&body)
-            .map(|b| (Value::Object(b.rest), Some(b.tool_names)))
+        let chat_turns = api == Api::Chat && !keep_body;
+        parse_without_schemas(&body, &role, &s.tool_sets, chat_turns)
+            .map(|b| (Value::Object(b.rest), Some(b.tool_names), b.chat))
     };
     drop(body);
-    let Ok((body, tool_names)) = parsed else {
+    let Some((body, tool_names, chat)) = parsed else {
         return (
             StatusCode::BAD_REQUEST,
             "{\"error\":\"the body is not JSON\"}",
@@ -577,7 +601,19 @@ async fn handle(
         )
             .into_response(),
         Some(script) => {
-            let mut req = parse_owned(api, body);
+            let mut req = match chat {
+                Some((system, turns)) => MockRequest {
+                    api,
+                    system,
+                    turns,
+                    tools: Vec::new(),
+                    body: Value::Null,
+                },
+                None => parse_owned(api, body),
+            };
+            if !keep_body {
+                req.body = Value::Null;
+            }
             if let Some(names) = tool_names {
                 req.tools = names;
             }
@@ -593,11 +629,356 @@ async fn handle(
     response
 }
 
+/// The tool lists a lean server has read, kept so that a request carrying the same list
+/// again (an agent sends its whole tool list, ~85 KB of schemas, with every turn) is matched
+/// byte for byte instead of parsed: a list's JSON text is a complete value, so a body whose
+/// bytes at the `tools` value start with that text holds that very list, and its names are
+/// the ones read the first time. Per role the list last seen; the distinct lists are shared
+/// between roles and bounded ([`MAX_TOOL_SETS`]; past it, lists are parsed every time).
+#[derive(Default)]
+struct ToolSets {
+    inner: Mutex<ToolSetsInner>,
+}
+
+#[derive(Default)]
+struct ToolSetsInner {
+    by_role: HashMap<String, Arc<KnownTools>>,
+    distinct: Vec<Arc<KnownTools>>,
+}
+
+/// One tool list as sent (its JSON text) and its tools' names.
+struct KnownTools {
+    json: Vec<u8>,
+    names: Vec<String>,
+}
+
+/// Most distinct tool lists a lean server remembers.
+const MAX_TOOL_SETS: usize = 256;
+
+impl ToolSets {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ToolSetsInner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The list a role sent last.
+    fn last(&self, role: &str) -> Option<Arc<KnownTools>> {
+        self.lock().by_role.get(role).cloned()
+    }
+
+    /// Remembers a list a role sent (read in full), shared with the roles that sent the same.
+    fn remember(&self, role: &str, json: &[u8], names: &[String]) {
+        let mut g = self.lock();
+        let known = match g.distinct.iter().find(|k| k.json == json) {
+            Some(k) => k.clone(),
+            None if g.distinct.len() < MAX_TOOL_SETS => {
+                let k = Arc::new(KnownTools {
+                    json: json.to_vec(),
+                    names: names.to_vec(),
+                });
+                g.distinct.push(k.clone());
+                k
+            }
+            None => return,
+        };
+        match g.by_role.get_mut(role) {
+            Some(k) => *k = known,
+            None => {
+                g.by_role.insert(role.to_string(), known);
+            }
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while b
+        .get(i)
+        .is_some_and(|c| matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// Reads one JSON value of type `T` starting at `b[i]` (no leading whitespace); returns it
+/// and the offset just past it.
+fn value_at<'de, T: serde::Deserialize<'de>>(b: &'de [u8], i: usize) -> Option<(T, usize)> {
+    let mut stream = serde_json::Deserializer::from_slice(b.get(i..)?).into_iter::<T>();
+    let v = stream.next()?.ok()?;
+    Some((v, i + stream.byte_offset()))
+}
+
+/// Reads a request body of a lean server ([`MockOptions::tool_schemas`] off): every
+/// top-level key but `tools` as a `Value`, and of `tools` the names only. A `tools` list the
+/// role sent before is recognised by its bytes ([`ToolSets`]) and not parsed again. `None`
+/// when the body is not a JSON object.
+///
+/// With `chat_turns`, the body is a Chat Completions request read for its script only: its
+/// `messages` straight into the system text and turns ([`WithoutSchemas::chat`], what
+/// [`parse`] gives), every other key skipped (`rest` stays empty).
+fn parse_without_schemas(
+    body: &[u8],
+    role: &str,
+    sets: &ToolSets,
+    chat_turns: bool,
+) -> Option<WithoutSchemas> {
+    let mut rest = serde_json::Map::new();
+    let mut tool_names = Vec::new();
+    let mut chat = chat_turns.then(|| (String::new(), Vec::new()));
+    let mut i = skip_ws(body, 0);
+    if body.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(body, i + 1);
+    if body.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if body.get(i) != Some(&b'"') {
+                return None;
+            }
+            let (key, end) = value_at::<std::borrow::Cow<'_, str>>(body, i)?;
+            i = skip_ws(body, end);
+            if body.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_ws(body, i + 1);
+            if key == "tools" {
+                let last = sets.last(role);
+                let after = |n: usize| {
+                    let j = skip_ws(body, i + n);
+                    matches!(body.get(j), Some(b',' | b'}'))
+                };
+                match last {
+                    Some(k) if body[i..].starts_with(&k.json) && after(k.json.len()) => {
+                        tool_names.clone_from(&k.names);
+                        i += k.json.len();
+                    }
+                    _ => {
+                        let (tools, end) = value_at::<Option<Vec<NamedTool>>>(body, i)?;
+                        tool_names = tools
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter_map(|t| match t.name {
+                                Some(n) => n.as_str().map(str::to_string),
+                                None => t.function?.name?.as_str().map(str::to_string),
+                            })
+                            .collect();
+                        if body[i] == b'[' {
+                            sets.remember(role, &body[i..end], &tool_names);
+                        }
+                        i = end;
+                    }
+                }
+            } else if let Some(chat) = &mut chat {
+                i = if key == "messages" {
+                    let (ChatMessages(msgs), end) = value_at::<ChatMessages>(body, i)?;
+                    *chat = chat_turns_of(msgs);
+                    end
+                } else {
+                    value_at::<serde::de::IgnoredAny>(body, i)?.1
+                };
+            } else {
+                let (v, end) = value_at::<Value>(body, i)?;
+                rest.insert(key.into_owned(), v);
+                i = end;
+            }
+            i = skip_ws(body, i);
+            match body.get(i) {
+                Some(b',') => i = skip_ws(body, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (skip_ws(body, i) == body.len()).then_some(WithoutSchemas {
+        rest,
+        tool_names,
+        chat,
+    })
+}
+
 /// A request body read without its tools' schemas: every other key as a `Value`, and the
 /// tools' names (what [`parse`] reads from a full body).
 struct WithoutSchemas {
     rest: serde_json::Map<String, Value>,
     tool_names: Vec<String>,
+    /// A Chat Completions conversation read straight into (system text, turns).
+    chat: Option<(String, Vec<Turn>)>,
+}
+
+/// A Chat Completions `messages` value as [`parse`] reads it: a list (anything else reads
+/// as no messages) of messages (an element that is not an object reads as a message with no
+/// role, which is skipped).
+struct ChatMessages(Vec<ChatMessage>);
+
+/// The keys of a Chat Completions message that [`parse`] reads (every other key skipped;
+/// of a repeated key the last, as a JSON object keeps it).
+#[derive(Default)]
+struct ChatMessage {
+    role: Option<Value>,
+    content: Option<Value>,
+    tool_calls: Option<Value>,
+    tool_call_id: Option<Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for ChatMessages {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ChatMessages;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<ChatMessages, A::Error> {
+                let mut out = Vec::new();
+                while let Some(m) = a.next_element::<ChatMessage>()? {
+                    out.push(m);
+                }
+                Ok(ChatMessages(out))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<ChatMessages, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(ChatMessages(Vec::new()))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<ChatMessages, E> {
+                Ok(ChatMessages(Vec::new()))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<ChatMessages, E> {
+                Ok(ChatMessages(Vec::new()))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<ChatMessages, E> {
+                Ok(ChatMessages(Vec::new()))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<ChatMessages, E> {
+                Ok(ChatMessages(Vec::new()))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<ChatMessages, E> {
+                Ok(ChatMessages(Vec::new()))
+            }
+            fn visit_unit<E>(self) -> Result<ChatMessages, E> {
+                Ok(ChatMessages(Vec::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ChatMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ChatMessage;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<ChatMessage, A::Error> {
+                let mut m = ChatMessage::default();
+                while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let slot = match k.as_ref() {
+                        "role" => &mut m.role,
+                        "content" => &mut m.content,
+                        "tool_calls" => &mut m.tool_calls,
+                        "tool_call_id" => &mut m.tool_call_id,
+                        _ => {
+                            a.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(a.next_value::<Value>()?);
+                }
+                Ok(m)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<ChatMessage, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(ChatMessage::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<ChatMessage, E> {
+                Ok(ChatMessage::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<ChatMessage, E> {
+                Ok(ChatMessage::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<ChatMessage, E> {
+                Ok(ChatMessage::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<ChatMessage, E> {
+                Ok(ChatMessage::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<ChatMessage, E> {
+                Ok(ChatMessage::default())
+            }
+            fn visit_unit<E>(self) -> Result<ChatMessage, E> {
+                Ok(ChatMessage::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A message's text as [`parse`] reads it (taking the string rather than copying it).
+fn take_text(v: Option<Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s,
+        Some(other) => text_of(&other),
+        None => String::new(),
+    }
+}
+
+/// The system text and turns of Chat Completions messages, as [`parse`] gives them.
+fn chat_turns_of(msgs: Vec<ChatMessage>) -> (String, Vec<Turn>) {
+    let mut system = Vec::new();
+    let mut turns = Vec::new();
+    for m in msgs {
+        let c = take_text(m.content);
+        match m.role.as_ref().and_then(Value::as_str).unwrap_or("") {
+            "system" | "developer" => system.push(c),
+            "user" => turns.push(Turn::User(c)),
+            "assistant" => {
+                if !c.is_empty() {
+                    turns.push(Turn::Assistant(c));
+                }
+                if let Some(Value::Array(calls)) = &m.tool_calls {
+                    turns.push(Turn::ToolCalls(calls.iter().map(chat_call).collect()));
+                }
+            }
+            "tool" => turns.push(Turn::ToolResult {
+                id: s(m.tool_call_id.as_ref()),
+                content: c,
+            }),
+            _ => {}
+        }
+    }
+    (system.join("\n"), turns)
+}
+
+/// One Chat Completions tool call as (id, name, arguments).
+fn chat_call(tc: &Value) -> (String, String, Value) {
+    let args = tc
+        .pointer("/function/arguments")
+        .and_then(Value::as_str)
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or(Value::Null);
+    (s(tc.get("id")), s(tc.pointer("/function/name")), args)
 }
 
 /// A tool of a request's `tools` list: its `name` (Responses, Anthropic) or `function.name`
@@ -611,43 +992,6 @@ struct NamedTool {
 #[derive(serde::Deserialize)]
 struct NamedFunction {
     name: Option<Value>,
-}
-
-impl<'de> serde::Deserialize<'de> for WithoutSchemas {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = WithoutSchemas;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<WithoutSchemas, A::Error> {
-                let mut rest = serde_json::Map::new();
-                let mut tool_names = Vec::new();
-                while let Some(k) = a.next_key::<String>()? {
-                    if k == "tools" {
-                        let tools = a.next_value::<Option<Vec<NamedTool>>>()?;
-                        tool_names = tools
-                            .unwrap_or_default()
-                            .into_iter()
-                            .filter_map(|t| match t.name {
-                                Some(n) => n.as_str().map(str::to_string),
-                                None => t.function?.name?.as_str().map(str::to_string),
-                            })
-                            .collect();
-                    } else {
-                        let v = a.next_value::<Value>()?;
-                        rest.insert(k, v);
-                    }
-                }
-                Ok(WithoutSchemas { rest, tool_names })
-            }
-        }
-        d.deserialize_map(V)
-    }
 }
 
 fn text_of(v: &Value) -> String {
@@ -711,19 +1055,7 @@ fn parse_parts(api: Api, body: &Value) -> (String, Vec<Turn>, Vec<String>) {
                             turns.push(Turn::Assistant(c));
                         }
                         if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
-                            turns.push(Turn::ToolCalls(
-                                calls
-                                    .iter()
-                                    .map(|tc| {
-                                        let args = tc
-                                            .pointer("/function/arguments")
-                                            .and_then(Value::as_str)
-                                            .and_then(|s| serde_json::from_str(s).ok())
-                                            .unwrap_or(Value::Null);
-                                        (s(tc.get("id")), s(tc.pointer("/function/name")), args)
-                                    })
-                                    .collect(),
-                            ));
+                            turns.push(Turn::ToolCalls(calls.iter().map(chat_call).collect()));
                         }
                     }
                     "tool" => turns.push(Turn::ToolResult {
@@ -876,6 +1208,120 @@ fn encode(api: Api, req: &MockRequest, reply: Reply, n: u64) -> Value {
             }
             json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant", "content": content,
                 "usage": {"input_tokens": input_tokens, "output_tokens": 10, "cache_read_input_tokens": 3}})
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a lean read must give: the body without `tools`, and the names [`parse`] reads.
+    fn expected(body: &str) -> (Value, Vec<String>) {
+        let mut v: Value = serde_json::from_str(body).unwrap();
+        let names = parse(Api::Chat, &v).tools;
+        v.as_object_mut().unwrap().remove("tools");
+        (v, names)
+    }
+
+    fn lean(body: &str, role: &str, sets: &ToolSets) -> Option<(Value, Vec<String>)> {
+        parse_without_schemas(body.as_bytes(), role, sets, false)
+            .map(|w| (Value::Object(w.rest), w.tool_names))
+    }
+
+    #[test]
+    fn a_lean_read_is_the_full_read_without_schemas_first_time_and_again() {
+        let sets = ToolSets::default();
+        let a = r#"{"messages":[{"role":"user","content":"hi \"there\""}],"temperature":0.5,
+            "tools":[{"type":"function","function":{"name":"get","parameters":{"x":[1,{"y":"]"}]}}},
+                     {"name":"find","description":"a } and a ]"}],"parallel_tool_calls":false}"#;
+        let b = r#" { "tools" : [{"name":"other"}] , "seed": 3 } "#;
+        for _ in 0..3 {
+            assert_eq!(lean(a, "r", &sets), Some(expected(a)));
+            assert_eq!(lean(b, "s", &sets), Some(expected(b)));
+        }
+        // the same role with another list, then a list that starts like the known one
+        assert_eq!(lean(b, "r", &sets), Some(expected(b)));
+        let longer = r#"{"tools":[{"name":"other"},{"name":"more"}]}"#;
+        assert_eq!(lean(longer, "r", &sets), Some(expected(longer)));
+        assert_eq!(lean(b, "r", &sets), Some(expected(b)));
+        // known lists are shared between roles: one copy of each
+        assert_eq!(sets.lock().distinct.len(), 3);
+        // no tools, null tools, empty object
+        for body in [r#"{"messages":[]}"#, r#"{"tools":null}"#, "{}", " {\n} "] {
+            assert_eq!(lean(body, "r", &sets), Some(expected(body)), "{body}");
+        }
+    }
+
+    #[test]
+    fn a_campaign_read_gives_the_turns_of_the_full_read() {
+        let sets = ToolSets::default();
+        let bodies = [
+            r#"{"model":"m","messages":[{"role":"system","content":"be\nbrief"},
+                {"role":"developer","content":[{"type":"text","text":"a"},{"text":"b"},{"x":1}]},
+                {"role":"user","content":"find \"x\"","name":"u","content":"last wins"},
+                {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",
+                    "function":{"name":"get","arguments":"{\"id\": [1, 2]}"}},
+                    {"id":"c2","function":{"name":"bad","arguments":"{not json"}},{"id":3}]},
+                {"role":"tool","tool_call_id":"c1","content":"{\"ok\": true}"},
+                {"role":"assistant","content":"done","tool_calls":"not a list"},
+                {"role":"tool","content":7},
+                {"role":"other","content":"x"}, {"content":"no role"}, 5, null, [1], "s"],
+                "tools":[{"type":"function","function":{"name":"get"}}],"temperature":0.0}"#,
+            r#"{"messages":[]}"#,
+            r#"{"messages":null,"seed":1}"#,
+            r#"{"messages":{"role":"user"}}"#,
+            r#"{"messages":"x"}"#,
+            "{}",
+        ];
+        for body in bodies {
+            let v: Value = serde_json::from_str(body).unwrap();
+            let full = parse(Api::Chat, &v);
+            for _ in 0..2 {
+                let w = parse_without_schemas(body.as_bytes(), "r", &sets, true).unwrap();
+                assert!(w.rest.is_empty());
+                assert_eq!(
+                    w.chat,
+                    Some((full.system.clone(), full.turns.clone())),
+                    "{body}"
+                );
+                assert_eq!(w.tool_names, full.tools, "{body}");
+            }
+        }
+        // the first body's turns, spelled out
+        let full = parse(Api::Chat, &serde_json::from_str(bodies[0]).unwrap());
+        assert_eq!(full.system, "be\nbrief\nab");
+        assert_eq!(full.turns.len(), 5);
+        assert_eq!(full.tool_calls_so_far(), 3);
+        assert_eq!(full.last_user(), Some("last wins"));
+    }
+
+    #[test]
+    fn a_lean_read_refuses_what_is_not_one_json_object() {
+        let sets = ToolSets::default();
+        let known = r#"{"tools":[{"name":"a"}]}"#;
+        assert!(lean(known, "r", &sets).is_some());
+        for body in [
+            "",
+            "[]",
+            "{",
+            r#"{"tools":[{"name":"a"}]"#,
+            r#"{"tools":[{"name":"a"}]]}"#,
+            r#"{"tools":[{"name":"a"}] x}"#,
+            r#"{"tools":[{"name":"a"}]} {}"#,
+            r#"{"tools":[1]}"#,
+            r#"{"a":1,}"#,
+            r#"{"a" 1}"#,
+            r"{a:1}",
+            r#"{"a":tru}"#,
+        ] {
+            assert_eq!(lean(body, "r", &sets), None, "{body}");
+            assert!(
+                serde_json::from_str::<Value>(body).is_err()
+                    || body == "[]"
+                    || body.contains("[1]"),
+                "{body}"
+            );
         }
     }
 }

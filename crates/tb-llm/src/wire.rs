@@ -292,19 +292,22 @@ pub(crate) fn request_body_bytes_with(
     tools_json: Option<&[u8]>,
 ) -> Result<Vec<u8>, WireError> {
     let shared = tools_json.map(bytes::Bytes::copy_from_slice);
-    let parts = request_body_segments(cfg, native, tools, shared.as_ref())?;
+    let parts = request_body_segments(cfg, native, tools, shared.as_ref(), None)?;
     Ok(parts.concat())
 }
 
 /// The request body as segments whose concatenation is [`request_body_bytes`]: the tools'
 /// list, when `tools_json` ([`tools_json`] of `tools`) is given, is that buffer shared (a
 /// reference count, not a copy), so the ~100 KB of schemas an agent request carries are held
-/// once per tool set however many requests are in flight.
+/// once per tool set however many requests are in flight. `native_json`, when given, must be
+/// [`NativeJson`] of `native`: the conversation's items written once each, when they were
+/// added, instead of again for every request.
 pub(crate) fn request_body_segments(
     cfg: &LlmConfig,
     native: &[Value],
     tools: Option<&ToolSet>,
     tools_json: Option<&bytes::Bytes>,
+    native_json: Option<&NativeJson>,
 ) -> Result<Vec<bytes::Bytes>, WireError> {
     let BodyParts {
         map,
@@ -321,7 +324,15 @@ pub(crate) fn request_body_segments(
         put(&mut out, k)?;
         out.push(b':');
         match (borrowed, tools) {
-            (Some((nk, items)), _) if k == nk => put(&mut out, items)?,
+            (Some((nk, items)), _) if k == nk => match native_json {
+                Some(j) if j.items == items.len() => {
+                    out.reserve(j.json.len() + 2);
+                    out.push(b'[');
+                    out.extend_from_slice(&j.json);
+                    out.push(b']');
+                }
+                _ => put(&mut out, items)?,
+            },
             (_, Some(t)) if k == "tools" => match tools_json {
                 Some(j) if !j.is_empty() => {
                     segments.push(bytes::Bytes::from(std::mem::take(&mut out)));
@@ -335,6 +346,31 @@ pub(crate) fn request_body_segments(
     out.push(b'}');
     segments.push(bytes::Bytes::from(out));
     Ok(segments)
+}
+
+/// A conversation's items as the compact JSON of the list without its brackets (each item
+/// as `serde_json::to_vec` writes it, joined by commas: what writing the list writes
+/// between `[` and `]`), kept beside the items as they are added, so a request writes each
+/// item once in the conversation's life rather than once per request.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NativeJson {
+    json: Vec<u8>,
+    /// Items written.
+    items: usize,
+}
+
+impl NativeJson {
+    /// Appends items (the conversation's next ones, in order).
+    pub(crate) fn extend<'a>(&mut self, items: impl IntoIterator<Item = &'a Value>) {
+        for v in items {
+            if self.items > 0 {
+                self.json.push(b',');
+            }
+            // writing a Value to a Vec cannot fail
+            let _ = serde_json::to_writer(&mut self.json, v);
+            self.items += 1;
+        }
+    }
 }
 
 /// Appends a value as compact JSON (what `serde_json::to_vec` writes).
@@ -1109,8 +1145,14 @@ mod tests {
                 let with = request_body_bytes_with(c, n, t, json.as_deref()).unwrap();
                 assert_eq!(with, bytes);
                 let shared = json.map(bytes::Bytes::from);
-                let segments = request_body_segments(c, n, t, shared.as_ref()).unwrap();
+                let segments = request_body_segments(c, n, t, shared.as_ref(), None).unwrap();
                 assert_eq!(segments.concat(), bytes);
+                // the conversation written item by item beforehand: the same bytes
+                let mut pre = NativeJson::default();
+                pre.extend(n);
+                let pre_segments =
+                    request_body_segments(c, n, t, shared.as_ref(), Some(&pre)).unwrap();
+                assert_eq!(pre_segments.concat(), bytes);
                 // where the body's tools are the given ones (not removed or replaced by the
                 // config), they are the tools' buffer itself, not a copy
                 if let (Some(j), Some(t)) = (&shared, t)

@@ -120,16 +120,20 @@ async fn retries_429_and_listed_5xx_then_succeeds() {
 
 #[tokio::test]
 async fn a_lean_server_reads_the_same_requests_without_tool_schemas() {
-    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Vec<String>, usize, bool)>>>;
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Vec<String>, String, bool)>>>;
     let mut seen: Vec<Seen> = Vec::new();
-    for options in [MockOptions::default(), MockOptions::lean()] {
+    for options in [
+        MockOptions::default(),
+        MockOptions::lean(),
+        MockOptions::campaign(),
+    ] {
         let server = MockServer::start_with(options).await.unwrap();
         let log: Seen = std::sync::Arc::default();
         let l = log.clone();
         server.set_script("a", move |r: &tb_llm::mock::MockRequest| {
             l.lock().unwrap().push((
                 r.tools.clone(),
-                r.turns.len(),
+                format!("{:?} {:?}", r.system, r.turns),
                 r.body.get("tools").is_some(),
             ));
             Reply::Text(format!("{} tools", r.tools.len()))
@@ -142,21 +146,30 @@ async fn a_lean_server_reads_the_same_requests_without_tool_schemas() {
             let client = LlmClient::new(&cfg(&server, "a", api)).unwrap();
             let mut s = ChatSession::new(client, &[tool(), second.clone()]).unwrap();
             s.add(&[Message::text("system", "sys"), Message::text("user", "hi")]);
-            let c = s.complete().await.unwrap();
-            assert!(
-                matches!(&c.messages[0], Message::Text { content, .. } if content == "2 tools"),
-                "{api:?}: {:?}",
-                c.messages
-            );
+            // twice: the second request carries the tool list the server has seen
+            for _ in 0..2 {
+                let c = s.complete().await.unwrap();
+                assert!(
+                    matches!(&c.messages[0], Message::Text { content, .. } if content == "2 tools"),
+                    "{api:?}: {:?}",
+                    c.messages
+                );
+                s.add(&[Message::text("user", "more")]);
+            }
         }
         seen.push(log);
     }
-    let (full, lean) = (seen[0].lock().unwrap(), seen[1].lock().unwrap());
-    assert_eq!(full.len(), 3);
-    for (f, l) in full.iter().zip(lean.iter()) {
-        assert_eq!(f.0, ["get_order", "find"]);
-        assert_eq!((&f.0, f.1), (&l.0, l.1));
-        assert!(f.2 && !l.2);
+    let full = seen[0].lock().unwrap();
+    assert_eq!(full.len(), 6);
+    assert!(full[1].1.contains("more") && full[1].1.contains("2 tools"));
+    for lean in [seen[1].lock().unwrap(), seen[2].lock().unwrap()] {
+        assert_eq!(lean.len(), 6);
+        for (f, l) in full.iter().zip(lean.iter()) {
+            assert_eq!(f.0, ["get_order", "find"]);
+            assert_eq!(f.1, l.1);
+            assert_eq!(&f.0, &l.0);
+            assert!(f.2 && !l.2);
+        }
     }
 }
 
