@@ -328,7 +328,8 @@ pub fn py_cmp(a: &Value, b: &Value) -> Option<Ordering> {
 /// `<`, `<=`, `>`, `>=`, including set and dict-view inclusion (`items() >= {...}.items()`).
 pub fn order(op: CmpOp, a: &Value, b: &Value) -> R<bool> {
     if let (Some(x), Some(y)) = (as_set(a)?, as_set(b)?) {
-        let sub = |p: &indexmap::IndexMap<Key, Value>, q: &indexmap::IndexMap<Key, Value>| {
+        let sub = |p: &crate::value::FastIndexMap<Key, Value>,
+                   q: &crate::value::FastIndexMap<Key, Value>| {
             p.keys().all(|k| q.contains_key(k))
         };
         return Ok(match op {
@@ -365,7 +366,7 @@ pub fn order(op: CmpOp, a: &Value, b: &Value) -> R<bool> {
 }
 
 /// Sets and set-like dict views as key sets.
-fn as_set(v: &Value) -> R<Option<indexmap::IndexMap<Key, Value>>> {
+fn as_set(v: &Value) -> R<Option<crate::value::FastIndexMap<Key, Value>>> {
     Ok(match v {
         Value::Set(s) => Some(s.borrow().map.clone()),
         Value::DictView(d, kind @ (ViewKind::Keys | ViewKind::Items)) => {

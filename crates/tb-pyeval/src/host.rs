@@ -2,7 +2,7 @@
 
 use crate::interp::{ExcKind, Interp, R, raise};
 use crate::repr::to_str;
-use crate::value::{Object, Value, from_json, lazy_json_field};
+use crate::value::{JsonRef, Object, Seg, Value, from_json, lazy_json_field, lazy_value};
 use std::sync::Arc;
 
 /// Builds `x` from the reference's JSON form of a `TestContext` (what its test subprocess
@@ -25,15 +25,19 @@ pub fn context_value(ctx: &Arc<serde_json::Value>) -> Value {
         "effects",
         lazy_json_field(ctx, "effects").unwrap_or_else(empty_dict),
     ));
-    let tool_calls = get("tool_calls")
-        .and_then(serde_json::Value::as_array)
-        .map(|calls| calls.iter().map(tool_call_response).collect())
-        .unwrap_or_default();
+    let root = JsonRef::root(ctx);
+    // The messages' fields are read lazily too (a dict field converted when the body reads it).
+    let list_of = |key: &str, each: fn(&JsonRef) -> Value| -> Vec<Value> {
+        if !get(key).is_some_and(serde_json::Value::is_array) {
+            return Vec::new();
+        }
+        let list = root.child(Seg::Key(key));
+        let n = list.get().as_array().map_or(0, Vec::len);
+        (0..n).map(|i| each(&list.child(Seg::Index(i)))).collect()
+    };
+    let tool_calls = list_of("tool_calls", tool_call_response);
     attrs.push(("tool_calls", Value::list(tool_calls)));
-    let messages = get("messages")
-        .and_then(serde_json::Value::as_array)
-        .map(|m| m.iter().map(message).collect())
-        .unwrap_or_default();
+    let messages = list_of("messages", message);
     attrs.push(("messages", Value::list(messages)));
     attrs.push((
         "init_result",
@@ -57,21 +61,24 @@ fn empty_dict() -> Value {
     Value::dict(crate::value::Dict::default())
 }
 
-fn tool_call_response(v: &serde_json::Value) -> Value {
+fn tool_call_response(at: &JsonRef) -> Value {
+    let field = |k: &str| {
+        at.get()
+            .get(k)
+            .map_or(Value::None, |_| message(&at.child(Seg::Key(k))))
+    };
     Object::new_value(
         "ToolCallResponse",
         [
-            ("tool_call", v.get("tool_call").map_or(Value::None, message)),
-            (
-                "tool_response",
-                v.get("tool_response").map_or(Value::None, message),
-            ),
+            ("tool_call", field("tool_call")),
+            ("tool_response", field("tool_response")),
         ],
     )
 }
 
 /// A message (`Text`, `ToolCall`, `ToolResponse`, ...) as an object of its class `T`.
-fn message(v: &serde_json::Value) -> Value {
+fn message(at: &JsonRef) -> Value {
+    let v = at.get();
     let Some(map) = v.as_object() else {
         return from_json(v);
     };
@@ -83,7 +90,10 @@ fn message(v: &serde_json::Value) -> Value {
     if let Value::Object(o) = &obj {
         let mut attrs = o.attrs.borrow_mut();
         for (k, val) in map {
-            attrs.insert(std::rc::Rc::from(k.as_str()), from_json(val));
+            attrs.insert(
+                std::rc::Rc::from(k.as_str()),
+                lazy_value(at, Seg::Key(k), val),
+            );
         }
     }
     obj

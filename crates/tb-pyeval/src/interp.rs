@@ -15,7 +15,7 @@ use ruff_text_size::Ranged;
 
 use crate::builtins;
 use crate::repr::{repr, to_str};
-use crate::value::{Builtin, Dict, Module, Set, TypeKind, Value, py_eq};
+use crate::value::{Builtin, Dict, FastState, Module, Set, TypeKind, Value, py_eq};
 use crate::{Judge, LineIndex};
 
 /// Deepest nesting of calls and expressions the evaluator follows before it answers
@@ -154,7 +154,7 @@ impl FnDef {
 /// A scope: the module (globals), a function call's locals, or a comprehension's.
 #[derive(Debug)]
 pub struct Env {
-    pub vars: RefCell<HashMap<String, Value>>,
+    pub vars: RefCell<HashMap<String, Value, FastState>>,
     /// For function scopes: names that are local (read before assignment is an error).
     pub local_names: Option<Rc<HashSet<String>>>,
     pub parent: Option<Rc<Env>>,
@@ -163,18 +163,52 @@ pub struct Env {
 impl Env {
     pub fn module() -> Rc<Env> {
         Rc::new(Env {
-            vars: RefCell::new(HashMap::new()),
+            vars: RefCell::new(HashMap::default()),
             local_names: None,
             parent: None,
         })
     }
     fn child(parent: &Rc<Env>, local_names: Option<Rc<HashSet<String>>>) -> Rc<Env> {
         Rc::new(Env {
-            vars: RefCell::new(HashMap::new()),
+            vars: RefCell::new(HashMap::default()),
             local_names,
             parent: Some(parent.clone()),
         })
     }
+}
+
+/// The top-level defs of a parsed file, made once and shared by every run of its tests: each
+/// def (by the address of its statement in the file) and its local names (by the address of
+/// the shared def).
+#[derive(Debug, Default)]
+pub struct SharedDefs {
+    defs: HashMap<usize, Rc<ast::StmtFunctionDef>, FastState>,
+    locals: HashMap<usize, Rc<HashSet<String>>, FastState>,
+}
+
+impl SharedDefs {
+    /// Shares the def `stmt` (a statement of the file, which must outlive its runs).
+    pub fn add(&mut self, stmt: &ast::StmtFunctionDef) {
+        let def = Rc::new(stmt.clone());
+        let names = local_names(&FnDef::Def(def.clone()));
+        self.locals
+            .insert(Rc::as_ptr(&def).cast::<u8>() as usize, Rc::new(names));
+        self.defs.insert(std::ptr::from_ref(stmt) as usize, def);
+    }
+}
+
+/// The names local to a function: its parameters and every name assigned in its body.
+fn local_names(def: &FnDef) -> HashSet<String> {
+    let mut names = HashSet::new();
+    if let Some(params) = def.parameters() {
+        for p in &params.args {
+            names.insert(p.parameter.name.id.to_string());
+        }
+    }
+    if let FnDef::Def(d) = def {
+        crate::check::collect_assigned(&d.body, &mut names);
+    }
+    names
 }
 
 /// One evaluation of a test file.
@@ -186,7 +220,7 @@ pub struct Interp<'a> {
     /// Cache of local-name sets per function definition (by address of the def).
     locals_cache: HashMap<usize, Rc<HashSet<String>>>,
     /// Top-level defs, shared instead of cloned.
-    pub shared_defs: HashMap<usize, Rc<ast::StmtFunctionDef>>,
+    shared: Option<&'a SharedDefs>,
 }
 
 impl<'a> Interp<'a> {
@@ -197,8 +231,15 @@ impl<'a> Interp<'a> {
             prints: String::new(),
             depth: 0,
             locals_cache: HashMap::new(),
-            shared_defs: HashMap::new(),
+            shared: None,
         }
+    }
+
+    /// Evaluates with the top-level defs of the file shared (not cloned per run).
+    #[must_use]
+    pub fn with_shared(mut self, shared: &'a SharedDefs) -> Self {
+        self.shared = Some(shared);
+        self
     }
 
     fn line_of(&self, node: &impl Ranged) -> u32 {
@@ -314,7 +355,10 @@ impl<'a> Interp<'a> {
                 }
             }
             Stmt::FunctionDef(def) => {
-                let rc = match self.shared_defs.get(&(std::ptr::from_ref(def) as usize)) {
+                let shared = self
+                    .shared
+                    .and_then(|s| s.defs.get(&(std::ptr::from_ref(def) as usize)));
+                let rc = match shared {
                     Some(rc) => rc.clone(),
                     None => Rc::new(def.clone()),
                 };
@@ -507,19 +551,14 @@ impl<'a> Interp<'a> {
             FnDef::Def(d) => Rc::as_ptr(d).cast::<u8>() as usize,
             FnDef::Lambda(l) => Rc::as_ptr(l).cast::<u8>() as usize,
         };
-        let local_names = if let Some(l) = self.locals_cache.get(&key) {
+        let cached = self
+            .shared
+            .and_then(|s| s.locals.get(&key))
+            .or_else(|| self.locals_cache.get(&key));
+        let local_names = if let Some(l) = cached {
             l.clone()
         } else {
-            let mut names = HashSet::new();
-            if let Some(params) = def.parameters() {
-                for p in &params.args {
-                    names.insert(p.parameter.name.id.to_string());
-                }
-            }
-            if let FnDef::Def(d) = &def {
-                crate::check::collect_assigned(&d.body, &mut names);
-            }
-            let rc = Rc::new(names);
+            let rc = Rc::new(local_names(&def));
             self.locals_cache.insert(key, rc.clone());
             rc
         };
@@ -537,7 +576,14 @@ impl<'a> Interp<'a> {
     fn assign(&mut self, target: &Expr, value: Value, env: &Rc<Env>) -> R<()> {
         match target {
             Expr::Name(n) => {
-                env.vars.borrow_mut().insert(n.id.to_string(), value);
+                // Rebinding (every round of a loop) allocates no new name.
+                let mut vars = env.vars.borrow_mut();
+                match vars.get_mut(n.id.as_str()) {
+                    Some(slot) => *slot = value,
+                    None => {
+                        vars.insert(n.id.to_string(), value);
+                    }
+                }
             }
             Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
                 let items = builtins::iterate(&value)?;

@@ -160,7 +160,7 @@ pub struct TestFile {
     /// Test functions (a first statement that is a `"""!` string), by name, with their index
     /// in `body`.
     tests: Vec<(String, usize)>,
-    shared_defs: Vec<(usize, Rc<ruff_python_ast::StmtFunctionDef>)>,
+    shared_defs: interp::SharedDefs,
 }
 
 impl std::fmt::Debug for TestFile {
@@ -204,13 +204,13 @@ impl TestFile {
         let module: ModModule = parsed.into_syntax();
         let mut body = module.body;
         let mut tests = Vec::new();
-        let mut shared_defs = Vec::new();
+        let mut shared_defs = interp::SharedDefs::default();
         for (i, s) in body.iter_mut().enumerate() {
             if let Some(name) = is_test_function(s) {
                 tests.push((name, i));
             }
             if let Stmt::FunctionDef(f) = s {
-                shared_defs.push((i, Rc::new(f.clone())));
+                shared_defs.add(f);
             }
         }
         Ok(TestFile {
@@ -287,14 +287,7 @@ impl TestFile {
                 name: test.to_string(),
             });
         };
-        let mut interp = Interp::new(judge, &self.lines);
-        for (i, def) in &self.shared_defs {
-            if let Some(Stmt::FunctionDef(f)) = self.body.get(*i) {
-                interp
-                    .shared_defs
-                    .insert(std::ptr::from_ref(f) as usize, def.clone());
-            }
-        }
+        let mut interp = Interp::new(judge, &self.lines).with_shared(&self.shared_defs);
         let globals = Env::module();
         let x = host::context_value(ctx);
         let judge_v = host::judge_value();

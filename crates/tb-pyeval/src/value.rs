@@ -8,8 +8,16 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
+use yoke::Yoke;
 
 use crate::interp::Function;
+
+/// The hasher of the evaluator's maps: foldhash, seeded per process (SipHash was a fifth of
+/// a body's instructions).
+pub type FastState = foldhash::fast::RandomState;
+
+/// An insertion-ordered map with [`FastState`].
+pub type FastIndexMap<K, V> = IndexMap<K, V, FastState>;
 
 /// A Python value.
 #[derive(Clone, Debug)]
@@ -113,7 +121,7 @@ impl TypeKind {
 #[derive(Debug)]
 pub struct Object {
     pub class: Rc<str>,
-    pub attrs: RefCell<IndexMap<Rc<str>, Value>>,
+    pub attrs: RefCell<FastIndexMap<Rc<str>, Value>>,
 }
 
 impl Object {
@@ -142,22 +150,55 @@ pub enum Key {
 /// A dict: insertion order, Python key equality. Each entry keeps the original key value
 /// (so `{1.0: x}` still shows `1.0`).
 ///
-/// A dict converted from JSON (the effects a test reads) is lazy: it keeps a reference into
-/// the JSON and converts nothing until it is read. A lookup by key converts that one entry
-/// (and remembers it, so reading it again gives the same object, as Python does); anything
-/// that needs every entry (iteration, equality, `repr`, a change) converts them all once,
-/// reusing the entries already converted. A lazy dict behaves exactly as the dict
-/// [`from_json`] builds eagerly.
+/// A dict converted from JSON (the effects a test reads) is lazy: it keeps a pointer to its
+/// JSON object (with the document it lives in) and converts nothing until it is read. A
+/// lookup by key converts that one entry (and remembers it, so reading it again gives the
+/// same object, as Python does); anything that needs every entry (iteration, equality,
+/// `repr`, a change) converts them all once, reusing the entries already converted. A lazy
+/// dict behaves exactly as the dict [`from_json`] builds eagerly.
 #[derive(Default)]
 pub struct Dict {
-    entries: OnceCell<IndexMap<Key, (Value, Value)>>,
-    lazy: Option<Box<LazyDict>>,
+    entries: OnceCell<FastIndexMap<Key, (Value, Value)>>,
+    lazy: Option<LazyDict>,
 }
 
 /// The JSON object a lazy dict stands for, and its entries converted so far.
 struct LazyDict {
     src: JsonRef,
-    read: RefCell<HashMap<Rc<str>, Value>>,
+    read: RefCell<Read>,
+}
+
+/// The entries of a lazy dict read one by one: a short list (a body reads a few keys of a
+/// dict), a hash map past [`Read::SHORT`] entries.
+enum Read {
+    Short(Vec<(Rc<str>, Value)>),
+    Many(HashMap<Rc<str>, Value, FastState>),
+}
+
+impl Read {
+    const SHORT: usize = 8;
+
+    fn get(&self, k: &str) -> Option<&Value> {
+        match self {
+            Read::Short(v) => v.iter().find(|(n, _)| &**n == k).map(|(_, v)| v),
+            Read::Many(m) => m.get(k),
+        }
+    }
+
+    fn insert(&mut self, k: Rc<str>, v: Value) {
+        match self {
+            Read::Short(list) if list.len() < Read::SHORT => list.push((k, v)),
+            Read::Short(list) => {
+                let mut m: HashMap<Rc<str>, Value, FastState> =
+                    std::mem::take(list).into_iter().collect();
+                m.insert(k, v);
+                *self = Read::Many(m);
+            }
+            Read::Many(m) => {
+                m.insert(k, v);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Dict {
@@ -179,7 +220,7 @@ impl Clone for Dict {
 
 impl Dict {
     /// A dict with these entries.
-    pub fn from_map(map: IndexMap<Key, (Value, Value)>) -> Dict {
+    pub fn from_map(map: FastIndexMap<Key, (Value, Value)>) -> Dict {
         Dict {
             entries: OnceCell::from(map),
             lazy: None,
@@ -190,10 +231,10 @@ impl Dict {
     fn lazy(src: JsonRef) -> Dict {
         Dict {
             entries: OnceCell::new(),
-            lazy: Some(Box::new(LazyDict {
+            lazy: Some(LazyDict {
                 src,
-                read: RefCell::new(HashMap::new()),
-            })),
+                read: RefCell::new(Read::Short(Vec::new())),
+            }),
         }
     }
 
@@ -202,37 +243,35 @@ impl Dict {
         if self.entries.get().is_some() {
             return None;
         }
-        let l = self.lazy.as_deref()?;
+        let l = self.lazy.as_ref()?;
         l.src.get().as_object().map(|o| (l, o))
     }
 
     /// Every entry, in insertion order (a lazy dict converts its entries here, once).
-    pub fn map(&self) -> &IndexMap<Key, (Value, Value)> {
+    pub fn map(&self) -> &FastIndexMap<Key, (Value, Value)> {
         self.entries.get_or_init(|| {
-            let Some(l) = self.lazy.as_deref() else {
-                return IndexMap::new();
+            let Some(l) = self.lazy.as_ref() else {
+                return FastIndexMap::default();
             };
             let Some(o) = l.src.get().as_object() else {
-                return IndexMap::new();
+                return FastIndexMap::default();
             };
             let read = l.read.borrow();
-            let mut map = IndexMap::with_capacity(o.len());
+            let mut map = FastIndexMap::with_capacity_and_hasher(o.len(), FastState::default());
             for (k, v) in o {
-                let (key, value) = if let Some((key, value)) = read.get_key_value(k.as_str()) {
-                    (key.clone(), value.clone())
+                let (key, value) = if let Some(value) = read.get(k.as_str()) {
+                    (Rc::from(k.as_str()), value.clone())
                 } else {
-                    let key: Rc<str> = Rc::from(k.as_str());
-                    let value = lazy_value(l.src.child(Seg::Key(key.clone())), v);
-                    (key, value)
+                    (Rc::from(k.as_str()), lazy_value(&l.src, Seg::Key(k), v))
                 };
-                map.insert(Key::Str(key.clone()), (Value::Str(key), value));
+                map.insert(Key::Str(Rc::clone(&key)), (Value::Str(key), value));
             }
             map
         })
     }
 
     /// The entries, to change them.
-    pub fn map_mut(&mut self) -> &mut IndexMap<Key, (Value, Value)> {
+    pub fn map_mut(&mut self) -> &mut FastIndexMap<Key, (Value, Value)> {
         self.map();
         self.lazy = None;
         match self.entries.get_mut() {
@@ -248,13 +287,12 @@ impl Dict {
                 // Every key of a JSON object is a string.
                 return None;
             };
-            if let Some(v) = l.read.borrow().get(&**k) {
+            if let Some(v) = l.read.borrow().get(k) {
                 return Some(v.clone());
             }
             let (name, json) = o.get_key_value(&**k)?;
-            let name: Rc<str> = Rc::from(name.as_str());
-            let v = lazy_value(l.src.child(Seg::Key(name.clone())), json);
-            l.read.borrow_mut().insert(name, v.clone());
+            let v = lazy_value(&l.src, Seg::Key(name), json);
+            l.read.borrow_mut().insert(Rc::clone(k), v.clone());
             return Some(v);
         }
         self.map().get(key).map(|(_, v)| v.clone())
@@ -289,68 +327,67 @@ impl Dict {
 }
 
 /// One step into a JSON value.
-#[derive(Clone, Debug)]
-enum Seg {
-    Key(Rc<str>),
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Seg<'k> {
+    Key(&'k str),
     Index(usize),
 }
 
-/// A node of a shared JSON document: the root and the path from it.
+/// A node of a shared JSON document: a reference to the node, kept valid by the document's
+/// `Arc` it is yoked to, so reading it is one pointer, not a walk from the root.
 #[derive(Clone)]
-struct JsonRef {
-    root: Arc<serde_json::Value>,
-    path: Rc<[Seg]>,
-}
+pub(crate) struct JsonRef(Yoke<&'static serde_json::Value, Arc<serde_json::Value>>);
+
+/// What a step to a missing child reaches (never taken: children are made from their
+/// parent's own entries).
+static NULL: serde_json::Value = serde_json::Value::Null;
 
 impl std::fmt::Debug for JsonRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.path)
+        let v = self.get();
+        match v {
+            serde_json::Value::Object(o) => write!(f, "object of {} entries", o.len()),
+            serde_json::Value::Array(a) => write!(f, "array of {} items", a.len()),
+            other => write!(f, "{other}"),
+        }
     }
 }
 
 impl JsonRef {
-    fn get(&self) -> &serde_json::Value {
-        let mut v = &*self.root;
-        for s in self.path.iter() {
-            let next = match s {
-                Seg::Key(k) => v.get(&**k),
-                Seg::Index(i) => v.get(*i),
-            };
-            match next {
-                Some(n) => v = n,
-                None => return &serde_json::Value::Null,
-            }
-        }
-        v
+    pub(crate) fn root(doc: &Arc<serde_json::Value>) -> JsonRef {
+        JsonRef(Yoke::attach_to_cart(Arc::clone(doc), |v| v))
     }
 
-    fn child(&self, seg: Seg) -> JsonRef {
-        let mut path = Vec::with_capacity(self.path.len() + 1);
-        path.extend(self.path.iter().cloned());
-        path.push(seg);
-        JsonRef {
-            root: self.root.clone(),
-            path: path.into(),
-        }
+    pub(crate) fn get(&self) -> &serde_json::Value {
+        self.0.get()
+    }
+
+    /// The child at `seg` (one lookup in this node).
+    pub(crate) fn child(&self, seg: Seg<'_>) -> JsonRef {
+        JsonRef(self.0.map_project_cloned(|v, _| {
+            let next = match seg {
+                Seg::Key(k) => v.get(k),
+                Seg::Index(i) => v.get(i),
+            };
+            next.unwrap_or(&NULL)
+        }))
     }
 }
 
-/// The Python value of the JSON node at `at` (`v`): objects become lazy dicts; lists are
-/// built (their objects lazy), scalars converted as [`from_json`] does.
-fn lazy_value(at: JsonRef, v: &serde_json::Value) -> Value {
+/// The Python value of the JSON node `v`, the child at `seg` of `parent`: objects become
+/// lazy dicts; lists are built (their objects lazy), scalars converted as [`from_json`] does.
+pub(crate) fn lazy_value(parent: &JsonRef, seg: Seg<'_>, v: &serde_json::Value) -> Value {
     match v {
-        serde_json::Value::Object(_) => Value::dict(Dict::lazy(at)),
-        serde_json::Value::Array(a) => Value::list(
-            a.iter()
-                .enumerate()
-                .map(|(i, x)| match x {
-                    serde_json::Value::Object(_) | serde_json::Value::Array(_) => {
-                        lazy_value(at.child(Seg::Index(i)), x)
-                    }
-                    x => from_json(x),
-                })
-                .collect(),
-        ),
+        serde_json::Value::Object(_) => Value::dict(Dict::lazy(parent.child(seg))),
+        serde_json::Value::Array(a) => {
+            let at = parent.child(seg);
+            Value::list(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, x)| lazy_value(&at, Seg::Index(i), x))
+                    .collect(),
+            )
+        }
         v => from_json(v),
     }
 }
@@ -359,18 +396,14 @@ fn lazy_value(at: JsonRef, v: &serde_json::Value) -> Value {
 /// root is not an object or has no such key.
 pub fn lazy_json_field(root: &Arc<serde_json::Value>, key: &str) -> Option<Value> {
     let v = root.get(key)?;
-    let at = JsonRef {
-        root: root.clone(),
-        path: Rc::from([Seg::Key(Rc::from(key))]),
-    };
-    Some(lazy_value(at, v))
+    Some(lazy_value(&JsonRef::root(root), Seg::Key(key), v))
 }
 
 /// A set, in insertion order (CPython's order differs for strings, whose hashes are salted
 /// per process; the reference marks messages that show a set's order as varying).
 #[derive(Clone, Debug, Default)]
 pub struct Set {
-    pub map: IndexMap<Key, Value>,
+    pub map: FastIndexMap<Key, Value>,
 }
 
 impl Set {
@@ -538,8 +571,8 @@ fn dict_eq(x: &Dict, y: &Dict) -> bool {
 }
 
 /// The entries of a keys or items view as a set keyed by hash (items need hashable values).
-pub fn view_set(d: &Dict, kind: ViewKind) -> Option<IndexMap<Key, Value>> {
-    let mut out = IndexMap::new();
+pub fn view_set(d: &Dict, kind: ViewKind) -> Option<FastIndexMap<Key, Value>> {
+    let mut out = FastIndexMap::default();
     for (k, (kv, v)) in d.map() {
         match kind {
             ViewKind::Keys => {
@@ -712,6 +745,37 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn lazy_dict_keeps_identity_past_the_short_list_of_reads() {
+        // More keys read one by one than the short list holds, then every entry converted.
+        let doc = serde_json::Value::Object(
+            (0..20)
+                .map(|i| (format!("k{i}"), json!({"i": i, "l": [{"j": i}]})))
+                .collect(),
+        );
+        let v = lazy(&doc);
+        let d = dict_of(&v);
+        let read: Vec<Value> = (0..12)
+            .map(|i| d.borrow().get(&key(&format!("k{i}"))).unwrap())
+            .collect();
+        assert!(
+            d.borrow().entries.get().is_none(),
+            "lookups convert no other entry"
+        );
+        for (i, r) in read.iter().enumerate() {
+            let again = d.borrow().get(&key(&format!("k{i}"))).unwrap();
+            assert!(crate::builtins::is_same(r, &again), "k{i} read twice");
+        }
+        let map: Vec<Value> = d.borrow().map().values().map(|(_, v)| v.clone()).collect();
+        for (i, r) in read.iter().enumerate() {
+            assert!(
+                crate::builtins::is_same(r, &map[i]),
+                "k{i} in the converted map"
+            );
+        }
+        assert_eq!(repr(&v), repr(&from_json(&doc)));
+    }
+
     fn json_doc() -> impl Strategy<Value = serde_json::Value> {
         let leaf = prop_oneof![
             Just(serde_json::Value::Null),
@@ -751,6 +815,40 @@ mod tests {
     }
 
     proptest! {
+        /// Reading keys of a lazy dict in any order (repeats included), then converting it
+        /// whole: every read gives the same object each time and in the converted map, and
+        /// the dict reads as the eager one.
+        #[test]
+        fn lazy_reads_keep_identity(
+            n in 0usize..24,
+            reads in prop::collection::vec(0usize..30, 0..40),
+        ) {
+            let doc = serde_json::Value::Object(
+                (0..n).map(|i| (format!("k{i}"), json!({"i": i}))).collect(),
+            );
+            let v = lazy(&doc);
+            let d = dict_of(&v);
+            let mut seen: Vec<Option<Value>> = vec![None; 30];
+            for &r in &reads {
+                let got = d.borrow().get(&key(&format!("k{r}")));
+                prop_assert_eq!(got.is_some(), r < n);
+                if let Some(g) = got {
+                    match &seen[r] {
+                        Some(first) => prop_assert!(crate::builtins::is_same(first, &g)),
+                        None => seen[r] = Some(g),
+                    }
+                }
+            }
+            prop_assert_eq!(d.borrow().len(), n);
+            let map: Vec<Value> = d.borrow().map().values().map(|(_, v)| v.clone()).collect();
+            for (i, s) in seen.iter().enumerate() {
+                if let Some(s) = s {
+                    prop_assert!(crate::builtins::is_same(s, &map[i]));
+                }
+            }
+            prop_assert_eq!(repr(&v), repr(&from_json(&doc)));
+        }
+
         #[test]
         fn lazy_dicts_read_as_eager_ones(
             doc in json_doc(),
