@@ -200,17 +200,7 @@ impl Sandbox {
             }
             let loaded = self
                 .try_domain(server)?
-                .ok_or_else(|| SandboxError::UnknownServer {
-                    task: task.uid.clone(),
-                    server: server.clone(),
-                    known: self
-                        .domains
-                        .iter()
-                        .map(|d| d.domain.name.as_str())
-                        .chain(crate::own_servers::SERVERS.iter().copied())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })?;
+                .ok_or_else(|| self.unknown_server(task, server))?;
             let session = loaded
                 .session(config, clock)
                 .map_err(|source| SandboxError::Init {

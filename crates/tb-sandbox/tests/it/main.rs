@@ -6,3 +6,4 @@ mod order_independence;
 mod prepared_parity;
 mod pydantic_coercion;
 mod stable_parity;
+mod traces;
