@@ -983,16 +983,10 @@ impl Registry {
             .server(server)
             .is_some_and(|s| s.domain.tool(tool).is_some());
         if !exists {
-            return Err(SessionError::UnknownTool(format!(
-                "{} > {}",
-                crate::input::shown(server),
-                crate::input::shown(tool)
-            )));
+            return Err(unknown_server_tool(server, tool));
         }
         if !slot.tools.contains(tool) {
-            return Err(SessionError::BadRequest(format!(
-                "Tool {server} > {tool} is not granted to this session (it is not in the session's tool list)"
-            )));
+            return Err(server_tool_not_granted(server, tool));
         }
         self.call_any(slot, Some(server.to_string()), tool, args, None)
             .await
@@ -1007,20 +1001,9 @@ impl Registry {
         tool: &str,
         args: Value,
     ) -> Result<CallOutcome, SessionError> {
-        let unknown = || {
-            SessionError::UnknownTool(format!(
-                "{} > {}",
-                crate::input::shown(server),
-                crate::input::shown(tool)
-            ))
-        };
         if !slot.tools.contains(tool) {
             // not granted (or no such tool at all): refused without asking the server
-            return Err(SessionError::BadRequest(format!(
-                "Tool {} > {} is not granted to this session (it is not in the session's tool list)",
-                crate::input::shown(server),
-                crate::input::shown(tool)
-            )));
+            return Err(server_tool_not_granted(server, tool));
         }
         let started = Instant::now();
         let mut guard = self.lock_live(slot).await?;
@@ -1032,7 +1015,7 @@ impl Registry {
             match tokio::time::timeout(remaining, remote.call_server(server, tool, &args)).await {
                 Err(_) => Err(SessionError::Timeout(slot.call_timeout)),
                 Ok(Err(message)) => Err(SessionError::Backend(message)),
-                Ok(Ok(None)) => Err(unknown()),
+                Ok(Ok(None)) => Err(unknown_server_tool(server, tool)),
                 Ok(Ok(Some(text))) => Ok(CallOutcome::Reply(tb_sandbox::ToolReply::ok(text))),
             };
         self.after_remote_call(slot, guard, tool, args, &out);
@@ -1421,6 +1404,24 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         Some(m) => format!("panicked with message {m:?}"),
         None => "panicked".to_string(),
     }
+}
+
+/// `__reserved__server_tool` naming a server or tool the session does not have.
+fn unknown_server_tool(server: &str, tool: &str) -> SessionError {
+    SessionError::UnknownTool(format!(
+        "{} > {}",
+        crate::input::shown(server),
+        crate::input::shown(tool)
+    ))
+}
+
+/// `__reserved__server_tool` naming a tool outside the session's grant.
+fn server_tool_not_granted(server: &str, tool: &str) -> SessionError {
+    SessionError::BadRequest(format!(
+        "Tool {} > {} is not granted to this session (it is not in the session's tool list)",
+        crate::input::shown(server),
+        crate::input::shown(tool)
+    ))
 }
 
 #[cfg(test)]
