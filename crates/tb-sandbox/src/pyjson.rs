@@ -189,13 +189,13 @@ impl KeyPlan {
         KeyPlan { keys, sorted }
     }
 
-    /// Writes the object of `entries` as [`write_object_stable`] does, if its keys are this
-    /// plan's in this order; otherwise writes nothing and returns false.
-    pub fn write<'a, S: Sink>(
+    /// Calls `f` with the values of `entries` in the order the plan holds its keys, if the
+    /// entries' keys are exactly this plan's in this order (`None` otherwise).
+    pub fn with_values<'a, R>(
         &self,
-        out: &mut S,
         mut entries: impl Iterator<Item = (&'a String, &'a Value)>,
-    ) -> bool {
+        f: impl FnOnce(&[&'a Value]) -> R,
+    ) -> Option<R> {
         const STACK: usize = 64;
         static NULL: Value = Value::Null;
         let n = self.keys.len();
@@ -210,19 +210,38 @@ impl KeyPlan {
         for (slot, key) in vals.iter_mut().zip(self.keys.iter()) {
             match entries.next() {
                 Some((k, v)) if k == key => *slot = v,
-                _ => return false,
+                _ => return None,
             }
         }
         if entries.next().is_some() {
-            return false;
+            return None;
         }
-        out.push_byte(b'{');
-        for (pos, text) in &self.sorted {
-            out.push_str(text);
-            write_canonical_stable(out, vals[*pos]);
-        }
-        out.push_byte(b'}');
-        true
+        Some(f(vals))
+    }
+
+    /// Per key in byte order: the key and its position in the plan's order.
+    pub fn sorted(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.sorted
+            .iter()
+            .map(|(pos, _)| (self.keys[*pos].as_str(), *pos))
+    }
+
+    /// Writes the object of `entries` as [`write_object_stable`] does, if its keys are this
+    /// plan's in this order; otherwise writes nothing and returns false.
+    pub fn write<'a, S: Sink>(
+        &self,
+        out: &mut S,
+        entries: impl Iterator<Item = (&'a String, &'a Value)>,
+    ) -> bool {
+        self.with_values(entries, |vals| {
+            out.push_byte(b'{');
+            for (pos, text) in &self.sorted {
+                out.push_str(text);
+                write_canonical_stable(out, vals[*pos]);
+            }
+            out.push_byte(b'}');
+        })
+        .is_some()
     }
 }
 
@@ -230,6 +249,16 @@ impl KeyPlan {
 /// [`write_object_planned`]). A copy starts empty; any two compare equal (a cache, not data).
 #[derive(Debug, Default)]
 pub struct KeyPlanCell(std::sync::OnceLock<KeyPlan>);
+
+impl KeyPlanCell {
+    /// The plan, made from `entries`' keys if there is none yet.
+    pub fn get_or_init<'a>(
+        &self,
+        entries: impl Iterator<Item = (&'a String, &'a Value)>,
+    ) -> &KeyPlan {
+        self.0.get_or_init(|| KeyPlan::new(entries.map(|(k, _)| k)))
+    }
+}
 
 impl Clone for KeyPlanCell {
     fn clone(&self) -> Self {
@@ -252,10 +281,10 @@ pub fn write_object_planned<'a, S: Sink>(
     plan: &KeyPlanCell,
     entries: impl Iterator<Item = (&'a String, &'a Value)> + Clone,
 ) {
-    let p = plan
-        .0
-        .get_or_init(|| KeyPlan::new(entries.clone().map(|(k, _)| k)));
-    if !p.write(out, entries.clone()) {
+    if !plan
+        .get_or_init(entries.clone())
+        .write(out, entries.clone())
+    {
         write_object_stable(out, entries);
     }
 }

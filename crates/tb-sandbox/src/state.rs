@@ -681,6 +681,7 @@ impl State {
                         &ca[oa[r]].row,
                         &cb[ob[r]].row,
                         &def.unstable,
+                        &def.stable_keys,
                         path,
                         out,
                     );
