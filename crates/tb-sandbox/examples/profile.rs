@@ -4,7 +4,7 @@
 //! ```sh
 //! cargo build --release -p tb-sandbox --example profile
 //! valgrind --tool=callgrind --toggle-collect='profile::work*' \
-//!     target/release/examples/profile session 5      # or: prepared 5, warm 5, replay 1, replay-full 1
+//!     target/release/examples/profile session 5      # or: prepared 5, warm 5, replay 1, replay-2h 1, replay-full 1
 //! # the golden tool calls, reads and writes apart:
 //! valgrind --tool=callgrind --toggle-collect='profile::call_read' \
 //!     target/release/examples/profile calls 1        # or: profile::call_write
@@ -113,29 +113,42 @@ fn work_warm(domains: &[Loaded], tasks: &[Task], clock: Clock) {
     }
 }
 
+/// How [`work_replay`] runs the reference's segment.
+#[derive(Clone, Copy, PartialEq)]
+enum Replay {
+    /// As `tb bench`'s `replay_all_s`: the golden hash streamed from the tables, the stable
+    /// diff (one hash per server, the golden one, as the reference's segment).
+    Streamed,
+    /// The same plus the initial state's hash (the segment before issue 26's h-27replay).
+    TwoHashes,
+    /// Both stable states built as values, hashed and diffed whole.
+    Full,
+}
+
 #[inline(never)]
-fn work_replay(domains: &[Loaded], tasks: &[Task], clock: Clock, full: bool) {
+fn work_replay(domains: &[Loaded], tasks: &[Task], clock: Clock, how: Replay) {
     for t in tasks {
         let Ok(mut s) = domains[t.loaded].session_uncached(&t.config, clock) else {
             continue;
         };
-        if full {
+        if how == Replay::Full {
             let initial = s.state.stable_state();
-            let h0 = hash_stable(&initial);
             for (tool, p) in &t.calls {
                 black_box(s.call(tool, p));
             }
             let golden = s.state.stable_state();
             let h1 = hash_stable(&golden);
-            black_box((h0, h1, deep_diff(&initial, &golden)));
+            black_box((h1, deep_diff(&initial, &golden)));
         } else {
             let initial = s.state.clone();
-            let h0 = initial.hash();
+            if how == Replay::TwoHashes {
+                black_box(initial.hash());
+            }
             for (tool, p) in &t.calls {
                 black_box(s.call(tool, p));
             }
             let h1 = s.state.hash();
-            black_box((h0, h1, initial.stable_diff(&s.state)));
+            black_box((h1, initial.stable_diff(&s.state)));
         }
     }
 }
@@ -202,6 +215,7 @@ fn common(a: &str, b: &str) -> usize {
 fn stats(domains: &[Loaded], tasks: &[Task], clock: Clock) {
     let bases: Vec<String> = domains.iter().map(|d| text(&d.base)).collect();
     let (mut n0, mut n1, mut p0, mut p1, mut prev) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let mut g0 = 0usize;
     let mut prev_text = String::new();
     for t in tasks {
         let Ok(mut s) = domains[t.loaded].session_uncached(&t.config, clock) else {
@@ -215,13 +229,15 @@ fn stats(domains: &[Loaded], tasks: &[Task], clock: Clock) {
         n0 += a.len();
         n1 += b.len();
         p0 += common(&a, &bases[t.loaded]);
+        g0 += common(&b, &bases[t.loaded]);
         prev += common(&a, &prev_text);
         p1 += common(&b, &a);
         prev_text = a;
     }
     eprintln!(
-        "initial bytes {n0} shared-with-base prefix {p0} shared-with-prev-task {prev}; golden bytes {n1} shared-with-initial prefix {p1}; must hash {}",
-        n0 - p0 + n1 - p1
+        "initial bytes {n0} shared-with-base prefix {p0} shared-with-prev-task {prev}; golden bytes {n1} shared-with-initial prefix {p1}; must hash {} (both hashes), {} (the golden one, resumed from the base: shared-with-base prefix {g0})",
+        n0 - p0 + n1 - p1,
+        n1 - g0
     );
 }
 
@@ -265,12 +281,13 @@ fn main() {
             "session" => work_sessions(&domains, &tasks, clock),
             "prepared" => work_prepared(&prepared),
             "warm" => work_warm(&domains, &tasks, clock),
-            "replay" => work_replay(&domains, &tasks, clock, false),
-            "replay-full" => work_replay(&domains, &tasks, clock, true),
+            "replay" => work_replay(&domains, &tasks, clock, Replay::Streamed),
+            "replay-2h" => work_replay(&domains, &tasks, clock, Replay::TwoHashes),
+            "replay-full" => work_replay(&domains, &tasks, clock, Replay::Full),
             "stats" => stats(&domains, &tasks, clock),
             "calls" => work_calls(&domains, &tasks, clock, &kinds),
             other => panic!(
-                "unknown mode {other} (session, prepared, warm, replay, replay-full, stats, calls)"
+                "unknown mode {other} (session, prepared, warm, replay, replay-2h, replay-full, stats, calls)"
             ),
         }
     }

@@ -48,22 +48,40 @@ pub(crate) fn diff_lists_lazy(
 
 /// The entries [`deep_diff`] gives at `path` for two rows as the stable state holds them
 /// (`unstable` fields dropped, every scalar list sorted at any depth), read from the stored
-/// rows: nothing is copied or hashed; the keys of each object are sorted and merged.
+/// rows: nothing is copied or hashed. When both rows hold exactly `plan`'s keys in its order
+/// (rows of one table do), the keys are taken in the plan's byte order; otherwise each row's
+/// keys are sorted and merged.
 pub(crate) fn diff_stable_rows(
     a: &Map<String, Value>,
     b: &Map<String, Value>,
     unstable: &[String],
+    plan: &crate::pyjson::KeyPlanCell,
     path: &mut String,
     out: &mut Vec<Value>,
 ) {
     let keep = |(k, _): &(&String, &Value)| !unstable.iter().any(|u| u == *k);
-    diff_objects(
-        a.iter().filter(keep),
-        b.iter().filter(keep),
-        true,
-        path,
-        out,
-    );
+    let p = plan.get_or_init(a.iter().filter(keep));
+    let planned = p.with_values(a.iter().filter(keep), |va| {
+        p.with_values(b.iter().filter(keep), |vb| {
+            // Rows are never at the root: each key is `.key` after the row's path.
+            let len = path.len();
+            for (key, pos) in p.sorted() {
+                path.push('.');
+                path.push_str(key);
+                diff_values(va[pos], vb[pos], true, path, out);
+                path.truncate(len);
+            }
+        })
+    });
+    if !matches!(planned, Some(Some(()))) {
+        diff_objects(
+            a.iter().filter(keep),
+            b.iter().filter(keep),
+            true,
+            path,
+            out,
+        );
+    }
 }
 
 /// `deep_diff(a, b)` of two values, or with `stable`, of their stable forms (every non-empty
@@ -442,9 +460,58 @@ mod tests {
             };
             let mut out = Vec::new();
             let mut p = String::from("t[0]");
-            diff_stable_rows(&a, &b, &unstable, &mut p, &mut out);
+            let plan = crate::pyjson::KeyPlanCell::default();
+            diff_stable_rows(&a, &b, &unstable, &plan, &mut p, &mut out);
             prop_assert_eq!(p.as_str(), "t[0]");
             prop_assert_eq!(text(&out), text(&oracle(&strip(&a), &strip(&b), true, "t[0]")));
+        }
+
+        /// Pairs of rows of one layout (the same keys in the same order, the planned path)
+        /// and some of another (the fallback), through one plan.
+        #[test]
+        fn diff_stable_rows_through_a_plan_equals_the_oracle(
+            keys in proptest::collection::btree_set("[a-f\\.\u{e9}]{0,3}", 0..7),
+            pairs in proptest::collection::vec(
+                (proptest::collection::vec(value(), 7), proptest::collection::vec(value(), 7), 0usize..4),
+                1..5,
+            ),
+            unstable in proptest::collection::vec("[a-f]", 0..2),
+        ) {
+            let keys: Vec<String> = keys.into_iter().rev().collect();
+            let plan = crate::pyjson::KeyPlanCell::default();
+            let strip = |m: &Map<String, Value>| -> Value {
+                Value::Object(
+                    m.iter()
+                        .filter(|(k, _)| !unstable.contains(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                )
+            };
+            for (va, vb, change) in &pairs {
+                let row = |vals: &[Value]| -> Map<String, Value> {
+                    keys.iter().cloned().zip(vals.iter().cloned()).collect()
+                };
+                let (a, mut b) = (row(va), row(vb));
+                match change {
+                    // Another key order on one side.
+                    1 if keys.len() > 1 => {
+                        let v = b.shift_remove(&keys[0]).unwrap_or(Value::Null);
+                        b.insert(keys[0].clone(), v);
+                    }
+                    // A key missing on one side.
+                    2 if !keys.is_empty() => {
+                        b.shift_remove(&keys[keys.len() - 1]);
+                    }
+                    // The same values: no entries.
+                    3 => b = a.clone(),
+                    _ => {}
+                }
+                let mut out = Vec::new();
+                let mut p = String::from("t[0]");
+                diff_stable_rows(&a, &b, &unstable, &plan, &mut p, &mut out);
+                prop_assert_eq!(p.as_str(), "t[0]");
+                prop_assert_eq!(text(&out), text(&oracle(&strip(&a), &strip(&b), true, "t[0]")));
+            }
         }
     }
 

@@ -153,6 +153,142 @@ pub fn write_object_stable<'a, S: Sink>(
     out.push_byte(b'}');
 }
 
+/// The keys of one object layout in stable order, escaped once. Rows of one table hold the same
+/// keys in the same order (a model's fields), so sorting and escaping them is done once per
+/// table rather than per row: [`write_object_planned`] writes a row through its table's plan
+/// when the row's keys are exactly the plan's, in the same order, and falls back to
+/// [`write_object_stable`] otherwise. Either way the text is the same.
+#[derive(Debug)]
+pub struct KeyPlan {
+    /// The keys in the order the objects hold them.
+    keys: Box<[String]>,
+    /// Per key in byte order: its position in `keys` and its text (`,` before all but the
+    /// first, then the escaped key and `:`).
+    sorted: Box<[(usize, Box<str>)]>,
+}
+
+impl KeyPlan {
+    /// The plan of objects holding `keys` (unique) in this order.
+    pub fn new<'a>(keys: impl Iterator<Item = &'a String>) -> Self {
+        let keys: Box<[String]> = keys.cloned().collect();
+        let mut by_bytes: Vec<usize> = (0..keys.len()).collect();
+        by_bytes.sort_by(|&a, &b| keys[a].as_bytes().cmp(keys[b].as_bytes()));
+        let sorted = by_bytes
+            .into_iter()
+            .enumerate()
+            .map(|(n, pos)| {
+                let mut t = String::new();
+                if n > 0 {
+                    t.push(',');
+                }
+                write_json_str(&mut t, &keys[pos]);
+                t.push(':');
+                (pos, t.into_boxed_str())
+            })
+            .collect();
+        KeyPlan { keys, sorted }
+    }
+
+    /// Calls `f` with the values of `entries` in the order the plan holds its keys, if the
+    /// entries' keys are exactly this plan's in this order (`None` otherwise).
+    pub fn with_values<'a, R>(
+        &self,
+        mut entries: impl Iterator<Item = (&'a String, &'a Value)>,
+        f: impl FnOnce(&[&'a Value]) -> R,
+    ) -> Option<R> {
+        const STACK: usize = 64;
+        static NULL: Value = Value::Null;
+        let n = self.keys.len();
+        let mut stack: [&Value; STACK] = [&NULL; STACK];
+        let mut heap: Vec<&Value>;
+        let vals: &mut [&Value] = if n <= STACK {
+            &mut stack[..n]
+        } else {
+            heap = vec![&NULL; n];
+            &mut heap
+        };
+        for (slot, key) in vals.iter_mut().zip(self.keys.iter()) {
+            match entries.next() {
+                Some((k, v)) if k == key => *slot = v,
+                _ => return None,
+            }
+        }
+        if entries.next().is_some() {
+            return None;
+        }
+        Some(f(vals))
+    }
+
+    /// Per key in byte order: the key and its position in the plan's order.
+    pub fn sorted(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.sorted
+            .iter()
+            .map(|(pos, _)| (self.keys[*pos].as_str(), *pos))
+    }
+
+    /// Writes the object of `entries` as [`write_object_stable`] does, if its keys are this
+    /// plan's in this order; otherwise writes nothing and returns false.
+    pub fn write<'a, S: Sink>(
+        &self,
+        out: &mut S,
+        entries: impl Iterator<Item = (&'a String, &'a Value)>,
+    ) -> bool {
+        self.with_values(entries, |vals| {
+            out.push_byte(b'{');
+            for (pos, text) in &self.sorted {
+                out.push_str(text);
+                write_canonical_stable(out, vals[*pos]);
+            }
+            out.push_byte(b'}');
+        })
+        .is_some()
+    }
+}
+
+/// A [`KeyPlan`] made from the first object written through it (see
+/// [`write_object_planned`]). A copy starts empty; any two compare equal (a cache, not data).
+#[derive(Debug, Default)]
+pub struct KeyPlanCell(std::sync::OnceLock<KeyPlan>);
+
+impl KeyPlanCell {
+    /// The plan, made from `entries`' keys if there is none yet.
+    pub fn get_or_init<'a>(
+        &self,
+        entries: impl Iterator<Item = (&'a String, &'a Value)>,
+    ) -> &KeyPlan {
+        self.0.get_or_init(|| KeyPlan::new(entries.map(|(k, _)| k)))
+    }
+}
+
+impl Clone for KeyPlanCell {
+    fn clone(&self) -> Self {
+        KeyPlanCell::default()
+    }
+}
+
+impl PartialEq for KeyPlanCell {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// [`write_object_stable`] through `plan` (made from these entries' keys if it has none yet):
+/// the keys' order and text come from the plan when the entries hold exactly its keys in its
+/// order, else the entries are sorted and escaped as [`write_object_stable`] does. The same
+/// text either way.
+pub fn write_object_planned<'a, S: Sink>(
+    out: &mut S,
+    plan: &KeyPlanCell,
+    entries: impl Iterator<Item = (&'a String, &'a Value)> + Clone,
+) {
+    if !plan
+        .get_or_init(entries.clone())
+        .write(out, entries.clone())
+    {
+        write_object_stable(out, entries);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +303,100 @@ mod tests {
             out,
             r#"{"a":[[1,2],{"y":["a","b"],"z":1}],"b":[true,1.5,3,"a"]}"#
         );
+    }
+
+    /// Keys and strings that need escapes or are not ASCII, and plain ones.
+    fn text() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::prop_oneof![
+            "[a-z_]{0,6}",
+            "[\\x00-\\x1f\"\\\\/a\u{e9}\u{2028}\u{1F600}\u{7f}]{0,6}",
+            proptest::string::string_regex("\\PC{0,5}").expect("regex"),
+        ]
+    }
+
+    fn value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(|f| json!(f)),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec((text(), inner), 0..4)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn stable(m: &serde_json::Map<String, Value>) -> String {
+        let mut out = String::new();
+        write_object_stable(&mut out, m.iter());
+        out
+    }
+
+    proptest::proptest! {
+        /// Rows written through one plan (made from the first row's keys) give the text of
+        /// `write_object_stable`, whether a row holds the plan's keys in its order (the
+        /// planned path) or other keys or another order (the fallback).
+        #[test]
+        fn planned_rows_equal_the_sorting_writer(
+            keys in proptest::collection::btree_set(text(), 0..12),
+            rows in proptest::collection::vec(
+                (proptest::collection::vec(value(), 12), proptest::option::of(0usize..4), proptest::prelude::any::<usize>()),
+                1..6,
+            ),
+            extra in text(),
+        ) {
+            let keys: Vec<String> = keys.into_iter().rev().collect();
+            let plan = KeyPlanCell::default();
+            for (i, (vals, change, seed)) in rows.iter().enumerate() {
+                let mut m: serde_json::Map<String, Value> = keys
+                    .iter()
+                    .cloned()
+                    .zip(vals.iter().cloned())
+                    .collect();
+                // Later rows: some keep the layout, others drop, add or move a key.
+                match change.filter(|_| i > 0) {
+                    Some(0) if !keys.is_empty() => {
+                        m.remove(&keys[*seed % keys.len()]);
+                    }
+                    Some(1) => {
+                        m.insert(extra.clone(), Value::Bool(true));
+                    }
+                    Some(2) if keys.len() > 1 => {
+                        let k = &keys[*seed % keys.len()];
+                        let v = m.remove(k).unwrap_or(Value::Null);
+                        m.insert(k.clone(), v);
+                    }
+                    _ => {}
+                }
+                let mut out = String::new();
+                write_object_planned(&mut out, &plan, m.iter());
+                proptest::prop_assert_eq!(out, stable(&m));
+            }
+        }
+    }
+
+    #[test]
+    fn a_planned_row_sorts_and_escapes_its_keys() {
+        let plan = KeyPlanCell::default();
+        let m = json!({"z\u{e9}": "\u{1F600}\n", "a\"b": [2, 1], "": {"y": 1, "x": "\u{7f}"}});
+        let Value::Object(m) = m else { unreachable!() };
+        for _ in 0..2 {
+            let mut out = String::new();
+            write_object_planned(&mut out, &plan, m.iter());
+            assert_eq!(out, stable(&m));
+            assert_eq!(
+                out,
+                r#"{"":{"x":"\u007f","y":1},"a\"b":[1,2],"z\u00e9":"\ud83d\ude00\n"}"#
+            );
+        }
     }
 
     #[test]

@@ -269,6 +269,8 @@ pub struct TableDef {
     pub unstable: Vec<String>,
     /// The row model.
     pub model: Arc<Model>,
+    /// The rows' keys in stable order, escaped once (how a row's stable text is written).
+    pub(crate) stable_keys: crate::pyjson::KeyPlanCell,
 }
 
 /// A toolset line: a folder of the reference package with its namespace.
@@ -378,6 +380,7 @@ fn parse_one(doc: &mut SchemaDoc, source_name: &str, text: &str) -> Result<(), S
                         id: None,
                         unstable: Vec::new(),
                         model: Arc::new(empty_model(&name)),
+                        stable_keys: crate::pyjson::KeyPlanCell::default(),
                     };
                     let mut m = empty_model(&name);
                     for w in words {

@@ -155,6 +155,19 @@ pub struct State {
 }
 
 impl TableDef {
+    /// Writes a row's canonical stable text (unstable fields skipped, keys sorted, scalar
+    /// lists sorted), the keys' order and text from this table's plan
+    /// ([`pyjson::write_object_planned`]).
+    pub(crate) fn write_stable_row<S: pyjson::Sink>(&self, out: &mut S, row: &Row) {
+        let unstable = &self.unstable;
+        pyjson::write_object_planned(
+            out,
+            &self.stable_keys,
+            row.iter()
+                .filter(|(k, _)| !unstable.iter().any(|u| u == *k)),
+        );
+    }
+
     /// `get_id()` of a row, if the model has one.
     pub fn row_id(&self, row: &Row) -> Option<Value> {
         match self.id.as_ref()? {
@@ -668,6 +681,7 @@ impl State {
                         &ca[oa[r]].row,
                         &cb[ob[r]].row,
                         &def.unstable,
+                        &def.stable_keys,
                         path,
                         out,
                     );

@@ -5,7 +5,6 @@
 //! (or table) reached for writing through [`Table::cell_mut`] (or `State`'s table access)
 //! forgets what it remembered, so a cache is never stale.
 
-use crate::pyjson;
 use crate::schema::TableDef;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -45,15 +44,7 @@ impl Cell {
             thread_local!(static BUF: std::cell::RefCell<String> = const {
                 std::cell::RefCell::new(String::new())
             });
-            let write = |s: &mut String| {
-                let unstable = &def.unstable;
-                pyjson::write_object_stable(
-                    s,
-                    self.row
-                        .iter()
-                        .filter(|(k, _)| !unstable.iter().any(|u| u == *k)),
-                );
-            };
+            let write = |s: &mut String| def.write_stable_row(s, &self.row);
             BUF.with(|b| {
                 // (Not re-entered: writing a text writes no other text; a fresh buffer if so.)
                 let Ok(mut s) = b.try_borrow_mut() else {
