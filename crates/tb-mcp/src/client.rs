@@ -184,8 +184,10 @@ impl McpServer {
             what: what.to_string(),
             message: e.to_string(),
         };
+        // rmcp's transport on tb-mcp's backend: the URL parsed once, a `tools/call` reply read
+        // as a `CallToolResult` (see `crate::sdk_http`).
         let transport = StreamableHttpClientTransport::with_client(
-            self.http.clone(),
+            crate::sdk_http::SdkHttpClient::new(self.http.clone(), mcp_url),
             StreamableHttpClientTransportConfig::with_uri(mcp_url.to_string()),
         );
         let client = ().serve(transport).await.map_err(|e| mcp_err("initialize", &e))?;
