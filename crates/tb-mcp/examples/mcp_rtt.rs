@@ -8,16 +8,19 @@
 //! ```
 //!
 //! MODE is one of:
-//! - `rmcp` (default): the official SDK's client (rmcp, through `tb_mcp::McpTools`);
+//! - `rmcp` (default): the official SDK's client (rmcp, through `tb_mcp::McpTools`, on
+//!   tb-mcp's HTTP backend `tb_mcp::sdk_http::SdkHttpClient`);
+//! - `stock`: the same client on rmcp's own reqwest backend, the result turned into a
+//!   `ToolReply` as `McpTools::call` does (what `McpTools` did before it had its backend);
 //! - `raw`: the same `tools/call` as a pre-built body POSTed with a plain reqwest client;
 //! - `tcp`: the same HTTP request bytes written on a blocking `std::net::TcpStream` and the
 //!   reply read by its `Content-Length` (no client library at all);
 //! - `pingpong`: no HTTP server: a thread echoing a reply of the same size for every request of
 //!   the same size on a loopback socket (the kernel's and the scheduler's share alone);
-//! - `all`: every mode above in turn.
+//! - `all`: every mode above in turn (`stock` after `rmcp`).
 //!
 //! The server is tb-mcp's (`tb_mcp::http::spawn`) on a 2-worker runtime of its own, as
-//! `tb mcp-start` runs it; the client runs on a single-threaded runtime on the main thread.
+//! `tb mcp-start` runs it (`--server-threads N` for another count); the client runs on a single-threaded runtime on the main thread.
 //! With `--url http://HOST:PORT` the client talks to a server in another process instead
 //! (`tb mcp-start --no-auth`), so the figure includes no in-process shortcut at all.
 //!
@@ -126,10 +129,17 @@ fn main() {
     let mut n = 2000usize;
     let mut mode = "rmcp".to_string();
     let mut url: Option<String> = None;
+    let mut server_threads = 2usize;
     let mut argv = std::env::args().skip(1);
     while let Some(a) = argv.next() {
         match a.as_str() {
             "--url" => url = argv.next(),
+            "--server-threads" => {
+                server_threads = argv
+                    .next()
+                    .and_then(|t| t.parse().ok())
+                    .expect("--server-threads N");
+            }
             m if m.parse::<usize>().is_ok() => n = m.parse().unwrap(),
             m => mode = m.to_string(),
         }
@@ -156,7 +166,7 @@ fn main() {
         .find(|(t, _)| tool_name.is_none_or(|n| n == t))
         .expect("a golden call");
     let server_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(server_threads.max(1))
         .enable_all()
         .build()
         .unwrap();
@@ -204,6 +214,47 @@ fn main() {
             (us, cpu0)
         });
         report(&format!("rmcp ({tool})"), &mut us, cpu0);
+    }
+    if all || mode == "stock" {
+        use rmcp::ServiceExt;
+        let client = rt.block_on(async {
+            let http = reqwest::Client::builder().no_proxy().build().unwrap();
+            let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                http,
+                rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                    mcp_url.clone(),
+                ),
+            );
+            ().serve(transport).await.unwrap()
+        });
+        let serde_json::Value::Object(obj) = &args else {
+            panic!("arguments must be an object")
+        };
+        let call = async || {
+            let params =
+                rmcp::model::CallToolRequestParams::new(tool.clone()).with_arguments(obj.clone());
+            let result = client.call_tool(params).await.unwrap();
+            tb_mcp::client::reply_of(&tool, &result)
+        };
+        let (mut us, cpu0) = rt.block_on(async {
+            let mut us = Vec::with_capacity(n);
+            for _ in 0..(n / 10).clamp(10, 500) {
+                std::hint::black_box(call().await);
+            }
+            let cpu0 = cpu();
+            for _ in 0..n {
+                let t0 = Instant::now();
+                std::hint::black_box(call().await);
+                us.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+            (us, cpu0)
+        });
+        report(
+            &format!("rmcp on its reqwest backend ({tool})"),
+            &mut us,
+            cpu0,
+        );
+        let _ = rt.block_on(client.cancel());
     }
     if all || mode == "raw" {
         let http = reqwest::Client::builder().no_proxy().build().unwrap();

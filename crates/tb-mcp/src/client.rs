@@ -184,8 +184,10 @@ impl McpServer {
             what: what.to_string(),
             message: e.to_string(),
         };
+        // rmcp's transport on tb-mcp's backend: the URL parsed once, a `tools/call` reply read
+        // as a `CallToolResult` (see `crate::sdk_http`).
         let transport = StreamableHttpClientTransport::with_client(
-            self.http.clone(),
+            crate::sdk_http::SdkHttpClient::new(self.http.clone(), mcp_url),
             StreamableHttpClientTransportConfig::with_uri(mcp_url.to_string()),
         );
         let client = ().serve(transport).await.map_err(|e| mcp_err("initialize", &e))?;
@@ -269,7 +271,7 @@ impl McpTools {
                 what: format!("tools/call {tool}"),
                 message: e.to_string(),
             })?;
-        Ok(reply_of(tool, &result))
+        Ok(reply_from(tool, result))
     }
 
     /// The effects as the admin surface gives them (`result_hash`, `golden_hash`, `passed`,
@@ -324,6 +326,35 @@ pub fn verdicts_of(effects: &Value) -> Vec<StateVerdict> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// [`reply_of`] for a result that is no longer needed: a result the server marked `ok` whose
+/// `structuredContent` is an object written exactly as the text (the in-process text of that
+/// value, as tb-mcp's server sends it) gives that value without parsing the text again (the
+/// text parses to that very value: the writer's numbers and strings read back exactly);
+/// anything else goes through [`reply_of`].
+pub fn reply_from(tool: &str, mut result: CallToolResult) -> ToolReply {
+    let ok = result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(OUTCOME_META))
+        .is_some_and(|m| m.as_str() == Some("ok"));
+    if ok
+        && matches!(result.structured_content, Some(Value::Object(_)))
+        && let Some(text) = result.content.iter().find_map(|c| c.as_text())
+    {
+        let outcome = CallOutcome::Ok(result.structured_content.take().unwrap_or_default());
+        if outcome.to_text(tool) == text.text {
+            return ToolReply {
+                text: text.text.clone(),
+                outcome,
+            };
+        }
+        if let CallOutcome::Ok(v) = outcome {
+            result.structured_content = Some(v);
+        }
+    }
+    reply_of(tool, &result)
 }
 
 /// Turns an MCP tool result back into the in-process outcome and text.
@@ -436,5 +467,84 @@ impl tb_eval::tools::RemoteTools for McpServer {
 
     fn describe(&self) -> String {
         format!("MCP server {}", self.base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rmcp::model::ContentBlock;
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            prop_oneof![
+                Just(-0.0f64),
+                Just(1e16),
+                Just(5.0),
+                Just(1e-7),
+                Just(1.5e300)
+            ]
+            .prop_map(Value::from),
+            any::<String>().prop_map(Value::from),
+            "[\\x00-\\x1f\"\\\\/\u{7f}-\u{ffff}]{0,6}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((any::<String>(), inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn object() -> impl Strategy<Value = Value> {
+        prop::collection::vec((any::<String>(), json_value()), 0..6)
+            .prop_map(|kv| Value::Object(kv.into_iter().collect()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// The server's result for an `ok` object gives, without the text parse, what the text
+        /// parse gives; a result whose `structuredContent` is not the text's value is read
+        /// from the text.
+        #[test]
+        fn a_structured_ok_result_reads_as_its_text_does(v in object(), w in object()) {
+            let result = crate::mcp::call_result("t", CallOutcome::Ok(v));
+            prop_assert_eq!(reply_from("t", result.clone()), reply_of("t", &result));
+            let mut other = result.clone();
+            other.structured_content = Some(w);
+            prop_assert_eq!(reply_from("t", other.clone()), reply_of("t", &other));
+        }
+    }
+
+    #[test]
+    fn other_results_read_as_before() {
+        let mut results = vec![
+            crate::mcp::call_result("t", CallOutcome::ToolFailed("no".into())),
+            crate::mcp::call_result("t", CallOutcome::UnknownTool("t".into())),
+            crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!([1, 2]))),
+            crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!("s"))),
+        ];
+        // marked ok, structured, but the text is not JSON / is another value / is missing
+        let mut r = crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!({"a": 1})));
+        r.content = vec![ContentBlock::text("not json")];
+        results.push(r.clone());
+        r.content = vec![ContentBlock::text("{\"a\": 2}")];
+        results.push(r.clone());
+        r.content = vec![];
+        results.push(r.clone());
+        r.meta = None;
+        results.push(r);
+        for r in results {
+            assert_eq!(reply_from("t", r.clone()), reply_of("t", &r), "{r:?}");
+        }
     }
 }

@@ -7,7 +7,8 @@
 // Client input reaches this module: no panicking index or string slice.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonRpcRequest};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// JSON-RPC's error codes.
@@ -178,6 +179,22 @@ pub fn check(bytes: &[u8]) -> Result<Option<ClientJsonRpcMessage>, Rejection> {
             }
         }
     }
+    // A `tools/call` request read as one: what rmcp's untagged message type yields for it (its
+    // other request variants need another `method`; its shape check needs an `id` and no
+    // `result` or `error`), without trying the other variants first. Anything it does not
+    // read goes through the generic parse below, errors and all.
+    if method == Some("tools/call")
+        && matches!(obj.get("id"), Some(Value::String(_) | Value::Number(_)))
+        && !obj.contains_key("result")
+        && !obj.contains_key("error")
+        && let Ok(request) = JsonRpcRequest::<CallToolRequest>::deserialize(&v)
+    {
+        return Ok(Some(ClientJsonRpcMessage::Request(JsonRpcRequest {
+            jsonrpc: request.jsonrpc,
+            id: request.id,
+            request: ClientRequest::CallToolRequest(request.request),
+        })));
+    }
     match serde_json::from_value::<ClientJsonRpcMessage>(v) {
         Ok(msg) => {
             if let ClientJsonRpcMessage::Request(r) = &msg
@@ -243,5 +260,62 @@ mod tests {
         );
         assert!(check(br#"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#).is_ok());
         assert!(check(br"[]").unwrap().is_none());
+    }
+
+    /// A `tools/call` read as one equals rmcp's generic parse of it, its `_meta` extension
+    /// included, and whatever the typed read refuses gets the generic parse's answer.
+    #[test]
+    fn tools_calls_read_typed_equal_the_generic_parse() {
+        let generic = |b: &[u8]| {
+            let v: Value = serde_json::from_slice(b).unwrap();
+            serde_json::from_value::<ClientJsonRpcMessage>(v)
+        };
+        let meta = |m: &ClientJsonRpcMessage| match m {
+            ClientJsonRpcMessage::Request(r) => match &r.request {
+                ClientRequest::CallToolRequest(c) => {
+                    format!("{:?}", c.extensions.get::<rmcp::model::RequestMetaObject>())
+                }
+                other => format!("not a call: {other:?}"),
+            },
+            other => format!("not a request: {other:?}"),
+        };
+        let params = [
+            r#"{"name":"t"}"#,
+            r#"{"name":"t","arguments":null}"#,
+            r#"{"name":"t","arguments":{"a":[1,2.5,{"b":null}],"c":"é"}}"#,
+            r#"{"name":"t","arguments":{},"_meta":{"progressToken":3}}"#,
+            r#"{"name":"t","_meta":{"progressToken":"p","other":{"x":1}}}"#,
+            r#"{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-06-18"}}"#,
+            r#"{"name":"t","task":{"ttl":1000}}"#,
+            r#"{"name":"t","extra":[1]}"#,
+        ];
+        for (i, p) in params.iter().enumerate() {
+            for id in [format!("{i}"), format!("\"id{i}\"")] {
+                for extra in ["", r#","x":{"y":1}"#] {
+                    let m = format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{p}{extra}}}"#
+                    );
+                    let ours = check(m.as_bytes()).unwrap().unwrap();
+                    let theirs = generic(m.as_bytes()).unwrap();
+                    assert_eq!(format!("{ours:?}"), format!("{theirs:?}"), "{m}");
+                    assert_eq!(meta(&ours), meta(&theirs), "{m}");
+                    assert!(
+                        meta(&ours).starts_with("Some") == p.contains("_meta"),
+                        "{m}"
+                    );
+                }
+            }
+        }
+        // refused by the typed read: the generic parse answers (here: not a request, or
+        // rmcp's "not the shape MCP defines" for params its call type cannot read)
+        for m in [
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":5}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","inputResponses":5}}"#,
+        ] {
+            let ours = format!("{:?}", check(m.as_bytes()));
+            assert!(!ours.starts_with("Ok(Some(Request"), "{m}: {ours}");
+        }
     }
 }

@@ -8,6 +8,8 @@
 //! - [`http`]: the HTTP application (MCP, admin, Session Proxy API) and the idle reaper.
 //! - [`stdio`]: one session over stdio.
 //! - [`client`]: [`client::McpTools`], a client that runs a task through a server.
+//! - [`sdk_http`]: the HTTP backend of that client's rmcp transport (a `tools/call` reply
+//!   parsed as what it answers).
 
 pub mod client;
 pub mod error;
@@ -16,6 +18,7 @@ pub mod input;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod registry;
+pub mod sdk_http;
 pub mod stdio;
 
 pub use client::{McpServer, McpTools, ToolReply};

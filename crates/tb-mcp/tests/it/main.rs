@@ -10,4 +10,5 @@ mod hostile;
 mod infer_remote;
 mod own_servers;
 mod python_sdk;
+mod sdk_backend;
 mod session_proxy;
