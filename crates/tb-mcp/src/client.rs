@@ -394,8 +394,8 @@ pub fn reply_of(tool: &str, result: &CallToolResult) -> ToolReply {
         Some(v) if failed => {
             CallOutcome::ToolFailed(v["error"].as_str().unwrap_or_default().to_string())
         }
-        Some(v) => CallOutcome::Ok(v),
-        None => CallOutcome::Ok(Value::String(text.clone())),
+        Some(v) => CallOutcome::Ok(v.into()),
+        None => CallOutcome::Ok(Value::String(text.clone()).into()),
     };
     ToolReply { text, outcome }
 }

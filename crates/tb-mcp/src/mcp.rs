@@ -129,7 +129,7 @@ pub fn call_result(tool: &str, outcome: CallOutcome) -> CallToolResult {
         outcome => {
             let text = outcome.to_text(tool);
             let structured = match outcome {
-                CallOutcome::Ok(v @ Value::Object(_)) => Some(v),
+                CallOutcome::Ok(v) if v.is_object() => Some(v.into_value()),
                 CallOutcome::ToolFailed(_) => Some(outcome.to_json(tool)),
                 _ => None,
             };

@@ -1512,7 +1512,10 @@ mod tests {
                 Err(e) => panic!("{e}"),
             }
         }
-        assert_eq!(answered, Some(CallOutcome::Ok(json!({"waited": true}))));
+        assert_eq!(
+            answered,
+            Some(CallOutcome::Ok(json!({"waited": true}).into()))
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

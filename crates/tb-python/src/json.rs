@@ -30,9 +30,11 @@ pub trait Sink {
 }
 
 impl Sink for String {
+    #[inline]
     fn push_str(&mut self, s: &str) {
         String::push_str(self, s);
     }
+    #[inline]
     fn push_byte(&mut self, b: u8) {
         self.push(char::from(b));
     }
@@ -81,46 +83,53 @@ fn write_value<S: Sink>(out: &mut S, value: &Value, layout: Layout) {
             }
             out.push_byte(b']');
         }
-        Value::Object(map) => {
-            out.push_byte(b'{');
-            let (item_sep, key_sep) = match layout {
-                Layout::Canonical => (",", ":"),
-                Layout::Default => (", ", ": "),
-            };
-            let mut write_entry = |i: usize, k: &str, v: &Value| {
-                if i > 0 {
-                    out.push_str(item_sep);
-                }
-                write_str(out, k);
-                out.push_str(key_sep);
-                write_value(out, v, layout);
-            };
-            if layout == Layout::Canonical {
-                // Python sorts str keys by code point; UTF-8 byte order is the same order.
-                // Rows are usually small: sort on the stack when they fit.
-                let sorted = map
-                    .keys()
-                    .zip(map.keys().skip(1))
-                    .all(|(a, b)| a.as_bytes() < b.as_bytes());
-                if sorted {
-                    for (i, (k, v)) in map.iter().enumerate() {
-                        write_entry(i, k, v);
-                    }
-                } else {
-                    let mut keys: Vec<(&String, &Value)> = map.iter().collect();
-                    keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                    for (i, (k, v)) in keys.into_iter().enumerate() {
-                        write_entry(i, k, v);
-                    }
-                }
-            } else {
-                for (i, (k, v)) in map.iter().enumerate() {
-                    write_entry(i, k, v);
-                }
+        Value::Object(map) => write_map(out, map, layout),
+    }
+}
+
+/// Writes `json.dumps(dict)` of a JSON object (what writing `Value::Object(map)` gives).
+pub fn write_object<S: Sink>(out: &mut S, map: &serde_json::Map<String, Value>, layout: Layout) {
+    write_map(out, map, layout);
+}
+
+fn write_map<S: Sink>(out: &mut S, map: &serde_json::Map<String, Value>, layout: Layout) {
+    out.push_byte(b'{');
+    let (item_sep, key_sep) = match layout {
+        Layout::Canonical => (",", ":"),
+        Layout::Default => (", ", ": "),
+    };
+    let mut write_entry = |i: usize, k: &str, v: &Value| {
+        if i > 0 {
+            out.push_str(item_sep);
+        }
+        write_str(out, k);
+        out.push_str(key_sep);
+        write_value(out, v, layout);
+    };
+    if layout == Layout::Canonical {
+        // Python sorts str keys by code point; UTF-8 byte order is the same order.
+        // Rows are usually small: sort on the stack when they fit.
+        let sorted = map
+            .keys()
+            .zip(map.keys().skip(1))
+            .all(|(a, b)| a.as_bytes() < b.as_bytes());
+        if sorted {
+            for (i, (k, v)) in map.iter().enumerate() {
+                write_entry(i, k, v);
             }
-            out.push_byte(b'}');
+        } else {
+            let mut keys: Vec<(&String, &Value)> = map.iter().collect();
+            keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            for (i, (k, v)) in keys.into_iter().enumerate() {
+                write_entry(i, k, v);
+            }
+        }
+    } else {
+        for (i, (k, v)) in map.iter().enumerate() {
+            write_entry(i, k, v);
         }
     }
+    out.push_byte(b'}');
 }
 
 fn write_number<S: Sink>(out: &mut S, n: &Number) {
@@ -250,13 +259,39 @@ impl Options {
     }
 }
 
+/// Whether any byte is outside printable ASCII (`0x20..0x7f`) or is `"` or `\\`: eight bytes
+/// at a time (the usual zero-byte tests, exact for "is there any such byte").
+#[inline]
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w);
+        // A byte >= 0x80, a byte < 0x20, 0x7f, `"` or `\\`.
+        if x & HIGH != 0
+            || x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0
+            || has_zero(x ^ (ONES * 0x7f))
+            || has_zero(x ^ (ONES * u64::from(b'"')))
+            || has_zero(x ^ (ONES * u64::from(b'\\')))
+        {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\')
+}
+
 fn write_str<S: Sink>(out: &mut S, s: &str) {
     out.push_byte(b'"');
     let bytes = s.as_bytes();
-    // Most strings need no escape: one branch-free pass, then one copy.
-    if bytes.iter().fold(true, |ok, &b| {
-        ok & ((0x20..0x7f).contains(&b) && (b != b'"') && (b != b'\\'))
-    }) {
+    // Most strings need no escape: one pass, eight bytes at a time, then one copy.
+    if !needs_escape(bytes) {
         out.push_str(s);
         out.push_byte(b'"');
         return;
@@ -301,6 +336,27 @@ fn write_str<S: Sink>(out: &mut S, s: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_eight_byte_escape_test_equals_the_byte_test() {
+        let slow = |b: &[u8]| {
+            b.iter()
+                .any(|&c| !(0x20..0x7f).contains(&c) || c == b'"' || c == b'\\')
+        };
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for c in 0u8..=255 {
+            for pos in 0..17 {
+                let mut v = vec![b'a'; 17];
+                v[pos] = c;
+                cases.push(v.clone());
+                v.truncate(pos + 1);
+                cases.push(v);
+            }
+        }
+        for v in &cases {
+            assert_eq!(super::needs_escape(v), slow(v), "{v:?}");
+        }
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -152,6 +152,45 @@ fn validate_model_fast(
     })
 }
 
+/// [`validate_model`] of `base` with `updates` set over it (a key of `base` has its value
+/// replaced, a new key is added; a later update of a key wins), for a `base` that is the
+/// model's own valid dump (every field, in order) of a model that gives such a dump back
+/// unchanged ([`Model::revalidates_to_itself`]): only the updated fields are validated, the
+/// others are kept as they are (validating them would give them back). `None` when that does
+/// not hold or when anything fails: the caller then validates the merged row in full, which
+/// gives the errors.
+pub fn validate_update(
+    model: &Model,
+    base: &Map<String, Value>,
+    updates: &[(&str, &Value)],
+    ctx: Ctx<'_>,
+) -> Option<Map<String, Value>> {
+    let fields = &model.fields;
+    if fields.len() > FAST_FIELDS
+        || base.len() != fields.len()
+        || !model.revalidates_to_itself()
+        || !base.keys().zip(fields).all(|(k, f)| *k == f.name)
+    {
+        return None;
+    }
+    // The last value given for each field (a later update of a key replaces an earlier one).
+    let mut given: [Option<&Value>; FAST_FIELDS] = [None; FAST_FIELDS];
+    for (k, v) in updates {
+        match fields.iter().position(|f| f.name == *k) {
+            Some(i) => *given.get_mut(i)? = Some(*v),
+            None if model.forbid_extra => return None,
+            None => {}
+        }
+    }
+    let mut out = base.clone();
+    for (((_, slot), field), g) in out.iter_mut().zip(fields).zip(given) {
+        if let Some(v) = g {
+            *slot = validate(&field.kind, v, ctx).ok()?;
+        }
+    }
+    Some(out)
+}
+
 /// [`validate_model`] by hashed key lookups (large models and inputs).
 fn validate_model_keyed(
     model: &Model,
@@ -1018,6 +1057,64 @@ mod tests {
         /// The template path (names compared, values set in place) gives what the keyed path
         /// gives: the same row, in the same order, or the same errors in the same order, for
         /// inputs with keys in any order, missing, invalid or extra.
+        /// An update validated field by field over a validated row gives what validating the
+        /// merged row in full gives, whenever it gives anything; it gives nothing only where
+        /// the full validation fails, a field would not validate to itself or the row is not
+        /// the model's dump.
+        #[test]
+        fn an_update_over_a_valid_row_equals_the_full_validation(
+            base in proptest::collection::vec((0usize..5, 0usize..6), 0..6),
+            updates in proptest::collection::vec((0usize..7, 0usize..6), 0..6),
+            forbid in proptest::bool::ANY,
+        ) {
+            let f = |name: &str, kind: Kind, default: Default| Field {
+                name: name.into(),
+                kind,
+                default,
+                description: String::new(),
+            };
+            let m = Model {
+                name: "Row".into(),
+                forbid_extra: forbid,
+                description: String::new(),
+                template: crate::schema::RowTemplate::default(),
+                fields: vec![
+                    f("id", Kind::Str, Default::Value(json!("0"))),
+                    f("n", Kind::Int, Default::Value(json!(0))),
+                    f("at", Kind::DateTime, Default::Now),
+                    f("tags", Kind::List(Box::new(Kind::Str)), Default::Value(json!([]))),
+                    f("x", Kind::Optional(Box::new(Kind::Float)), Default::Value(Value::Null)),
+                ],
+            };
+            let names = ["id", "n", "at", "tags", "x", "extra", "zz"];
+            let values = [
+                json!("7"),
+                json!(3),
+                json!("2025-10-01T13:00:05+00:00"),
+                json!(["a"]),
+                json!(2.5),
+                json!("2.0"),
+            ];
+            let mut input = Map::new();
+            for (k, v) in base {
+                input.insert(names[k].to_string(), values[v].clone());
+            }
+            let Ok(row) = validate_model(&m, &Value::Object(input), CTX) else {
+                return Ok(());
+            };
+            let ups: Vec<(&str, &Value)> =
+                updates.iter().map(|&(k, v)| (names[k], &values[v])).collect();
+            let mut merged = row.clone();
+            for (k, v) in &ups {
+                merged.insert((*k).to_string(), (*v).clone());
+            }
+            let full = validate_model(&m, &Value::Object(merged), CTX);
+            match validate_update(&m, &row, &ups, CTX) {
+                Some(got) => proptest::prop_assert_eq!(Ok(got), full),
+                None => proptest::prop_assert!(full.is_err()),
+            }
+        }
+
         #[test]
         fn the_fast_path_equals_the_keyed_path(
             keys in proptest::collection::vec((0usize..7, 0usize..4), 0..10),

@@ -21,5 +21,5 @@ pub use runtime::{
     Args, CallOutcome, Clock, Domain, DomainError, Loaded, Prepared, ServerSession, Session, Tool,
     ToolReply,
 };
-pub use state::{Row, State, StateError};
-pub use tool::{Fields, ToolError, ToolFn, ToolResult, Tools, wrap};
+pub use state::{Row, SharedRow, State, StateError};
+pub use tool::{Fields, Output, ToolError, ToolFn, ToolResult, Tools, wrap};

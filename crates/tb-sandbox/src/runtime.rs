@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-pub use crate::tool::{ToolError, ToolFn, ToolResult, Tools};
+pub use crate::tool::{Output, ToolError, ToolFn, ToolResult, Tools};
 
 /// What the agent reads when a tool panics (the reference's shape for an unexpected
 /// exception, without any internal text).
@@ -64,7 +64,7 @@ pub struct Domain {
     pub name: String,
     layout: Layout,
     tools: Vec<Tool>,
-    index: HashMap<String, usize>,
+    index: foldhash::HashMap<String, usize>,
     patched: Mutex<PatchCache>,
     /// The tool list shown to clients when it is not the declarations' own (a tool surface:
     /// the reference's order, descriptions and schemas).
@@ -352,7 +352,6 @@ impl Loaded {
             state,
             clock,
             sources,
-            call_args: Value::Null,
             now_naive: now,
         })
     }
@@ -486,7 +485,6 @@ impl Prepared {
             state,
             clock: self.clock,
             sources: self.sources.clone(),
-            call_args: Value::Null,
             now_naive: self.now.clone(),
         })
     }
@@ -576,8 +574,8 @@ impl Clock {
 /// What calling a tool gave.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallOutcome {
-    /// The tool ran; its result.
-    Ok(Value),
+    /// The tool ran; its result (rows it shows may be shared with the state).
+    Ok(Output),
     /// The tool failed; the full error message (`Tool execution failed: ...`).
     ToolFailed(String),
     /// No such tool in this session.
@@ -592,7 +590,7 @@ impl CallOutcome {
     /// An unknown tool is reported as the in-process system does (`Unknown tool: x`).
     pub fn to_json(&self, tool: &str) -> Value {
         match self {
-            CallOutcome::Ok(v) => v.clone(),
+            CallOutcome::Ok(v) => v.to_value(),
             CallOutcome::ToolFailed(msg) => json!({"error": msg, "tool": tool}),
             CallOutcome::UnknownTool(name) => {
                 json!({"error": format!("Unknown tool: {name}"), "tool": tool})
@@ -605,8 +603,13 @@ impl CallOutcome {
     pub fn to_text(&self, tool: &str) -> String {
         match self {
             CallOutcome::Reply(r) => r.text.clone(),
-            // The result written as it is (not copied first).
-            CallOutcome::Ok(v) => pyjson::dumps(v, pyjson::Layout::Default),
+            // The result written as it is (not copied first; shared rows read in place).
+            CallOutcome::Ok(Output::Value(v)) => pyjson::dumps(v, pyjson::Layout::Default),
+            CallOutcome::Ok(o) => {
+                let mut s = String::with_capacity(1024);
+                o.write_text(&mut s);
+                s
+            }
             _ => pyjson::dumps(&self.to_json(tool), pyjson::Layout::Default),
         }
     }
@@ -632,9 +635,6 @@ pub struct Session {
     pub clock: Clock,
     /// The scenario's policy sources (for policy search), shared by the sessions of a domain.
     pub sources: Arc<Vec<Value>>,
-    /// The raw (unvalidated) arguments of the call in progress, for tools whose reference
-    /// reads what the caller actually sent (`model_dump(exclude_unset=True)`, field aliases).
-    pub call_args: Value,
     now_naive: String,
 }
 
@@ -686,6 +686,32 @@ impl Session {
         Ok(self.state.replace_built(table, row, ctx)?)
     }
 
+    /// [`Session::insert_built`], the stored row shared with the result
+    /// ([`State::insert_built_shared`]).
+    pub fn insert_built_shared(
+        &mut self,
+        table: &str,
+        row: crate::state::Row,
+    ) -> Result<crate::state::SharedRow, ToolError> {
+        let ctx = Ctx {
+            now: &self.now_naive,
+        };
+        Ok(self.state.insert_built_shared(table, row, ctx)?)
+    }
+
+    /// [`Session::replace_built`], the stored row shared with the result
+    /// ([`State::replace_built_shared`]).
+    pub fn replace_built_shared(
+        &mut self,
+        table: &str,
+        row: crate::state::Row,
+    ) -> Result<crate::state::SharedRow, ToolError> {
+        let ctx = Ctx {
+            now: &self.now_naive,
+        };
+        Ok(self.state.replace_built_shared(table, row, ctx)?)
+    }
+
     /// Calls a tool by name with raw JSON arguments, as the reference's server does: input
     /// validation first (errors as `Input validation failed: loc: msg; ...`), then the tool.
     ///
@@ -727,9 +753,9 @@ impl Session {
                 ));
             }
         };
-        self.call_args = args.clone();
         // A failing tool leaves the state as it was at the failure point, as in the reference.
-        match tool.run.call(self, &validated) {
+        // The raw arguments are lent to the tools that read them ([`ToolFn::with_raw_args`]).
+        match tool.run.call_output(self, &validated, args) {
             Ok(v) => CallOutcome::Ok(v),
             Err(e) => CallOutcome::ToolFailed(format!("Tool execution failed: {e}")),
         }
@@ -902,7 +928,7 @@ mod tests {
         // The session is still usable, and keeps what the tool wrote before failing.
         assert_eq!(
             s.call("explode", &json!({"id": "ab"})),
-            CallOutcome::Ok(json!({"head": "a"}))
+            CallOutcome::Ok(json!({"head": "a"}).into())
         );
         assert_eq!(
             s.state.get("items", &json!("a")).unwrap().unwrap()["n"],
@@ -938,7 +964,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             s.call("bump", &json!({"id": "a", "by": "2"})),
-            CallOutcome::Ok(json!({"item": {"id": "a", "n": 2}}))
+            CallOutcome::Ok(json!({"item": {"id": "a", "n": 2}}).into())
         );
         assert_eq!(
             s.call("bump", &json!({"by": 0})).to_text("bump"),

@@ -13,7 +13,6 @@ use crate::coerce::{self, Ctx, ValidationError};
 use crate::pyjson;
 use crate::schema::{IdSpec, SchemaDoc, TableDef};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tb_python::{py_eq, py_str};
@@ -22,7 +21,7 @@ mod hash;
 mod table;
 
 use table::{Cell, Table};
-pub use table::{Rows, RowsIter};
+pub use table::{Rows, RowsIter, SharedRow};
 
 /// One row: field name to JSON-mode value, in model field order.
 pub type Row = Map<String, Value>;
@@ -67,7 +66,7 @@ pub enum StateError {
 #[derive(Debug, Clone)]
 pub struct Layout {
     doc: Arc<SchemaDoc>,
-    index: Arc<HashMap<String, usize>>,
+    index: Arc<foldhash::HashMap<String, usize>>,
     /// Table positions in the order the stable state's canonical text has them (names by
     /// code point; of two tables with one name, the later one, as a map insert keeps it).
     sorted: Arc<Vec<usize>>,
@@ -274,7 +273,7 @@ impl State {
                 })?;
                 rows.push(row);
             }
-            state.tables[i] = Arc::new(Table::from_rows(rows));
+            state.tables[i] = Arc::new(Table::from_validated_rows(rows));
         }
         Ok(state)
     }
@@ -388,6 +387,27 @@ impl State {
         })
     }
 
+    /// [`State::validate_row`] of the row at `pos` of `table` with `updates` set over it (a
+    /// field's value replaced, a new key added; a later update of a key wins), validating
+    /// only the updated fields: for a stored row that is its model's validated dump, untouched
+    /// since (stored by load, a data patch, insert or replace), of a model that gives such a
+    /// dump back unchanged ([`coerce::validate_update`]). `None` when that does not hold or
+    /// anything fails: validate the merged row then (which gives the errors).
+    pub fn validate_row_update(
+        &self,
+        table: &str,
+        pos: usize,
+        updates: &[(&str, &Value)],
+        ctx: Ctx<'_>,
+    ) -> Option<Row> {
+        let i = self.layout.position(table)?;
+        let cell = self.tables.get(i)?.cells().get(pos)?;
+        if !cell.is_validated() {
+            return None;
+        }
+        coerce::validate_update(&self.layout.tables().get(i)?.model, &cell.row, updates, ctx)
+    }
+
     /// `db.create`: validates, refuses an existing id, appends. Returns the stored row.
     pub fn insert(&mut self, table: &str, input: &Value, ctx: Ctx<'_>) -> Result<Row, StateError> {
         let row = self.validate_row(table, input, ctx)?;
@@ -420,8 +440,43 @@ impl State {
         }
     }
 
+    /// [`State::insert_built`], the stored row shared with the result (not copied).
+    pub fn insert_built_shared(
+        &mut self,
+        table: &str,
+        row: Row,
+        ctx: Ctx<'_>,
+    ) -> Result<SharedRow, StateError> {
+        let row = if self.def(table)?.model.revalidates_to_itself() {
+            row
+        } else {
+            self.validate_row(table, &Value::Object(row), ctx)?
+        };
+        self.insert_cell(table, row).map(SharedRow::new)
+    }
+
+    /// [`State::replace_built`], the stored row shared with the result (not copied).
+    pub fn replace_built_shared(
+        &mut self,
+        table: &str,
+        row: Row,
+        ctx: Ctx<'_>,
+    ) -> Result<SharedRow, StateError> {
+        let row = if self.def(table)?.model.revalidates_to_itself() {
+            row
+        } else {
+            self.validate_row(table, &Value::Object(row), ctx)?
+        };
+        self.replace_cell(table, row).map(SharedRow::new)
+    }
+
     /// [`State::insert`] of a validated row.
     fn insert_row(&mut self, table: &str, row: Row) -> Result<Row, StateError> {
+        self.insert_cell(table, row).map(|c| c.row.clone())
+    }
+
+    /// [`State::insert_row`], giving the stored cell.
+    fn insert_cell(&mut self, table: &str, row: Row) -> Result<Arc<Cell>, StateError> {
         let i = self.pos(table)?;
         let def = &self.layout.tables()[i];
         if let Some(id) = def.row_id(&row)
@@ -432,10 +487,9 @@ impl State {
         {
             return Err(StateError::Duplicate(py_str(&id)));
         }
-        self.table_mut(i)
-            .cells_mut()
-            .push(Arc::new(Cell::new(row.clone())));
-        Ok(row)
+        let cell = Arc::new(Cell::validated(row));
+        self.table_mut(i).cells_mut().push(Arc::clone(&cell));
+        Ok(cell)
     }
 
     /// `db.update`: validates, replaces every row with the same id in place (the whole row).
@@ -446,20 +500,25 @@ impl State {
 
     /// [`State::replace`] of a validated row.
     fn replace_row(&mut self, table: &str, row: Row) -> Result<Row, StateError> {
+        self.replace_cell(table, row).map(|c| c.row.clone())
+    }
+
+    /// [`State::replace_row`], giving the stored cell.
+    fn replace_cell(&mut self, table: &str, row: Row) -> Result<Arc<Cell>, StateError> {
         let i = self.pos(table)?;
         let layout = self.layout.clone();
         let def = &layout.tables()[i];
         let id = def.row_id(&row).ok_or(StateError::NoId)?;
-        let mut stored: Option<Arc<Cell>> = None;
+        let cell = Arc::new(Cell::validated(row));
+        let mut found = false;
         for c in self.table_mut(i).cells_mut() {
             if def.id_matches(&c.row, &id) {
-                *c = stored
-                    .get_or_insert_with(|| Arc::new(Cell::new(row.clone())))
-                    .clone();
+                *c = Arc::clone(&cell);
+                found = true;
             }
         }
-        if stored.is_some() {
-            Ok(row)
+        if found {
+            Ok(cell)
         } else {
             Err(StateError::Missing(py_str(&id)))
         }
@@ -520,7 +579,7 @@ impl State {
                 let existing = id
                     .as_ref()
                     .and_then(|id| target.iter().position(|c| def.id_matches(&c.row, id)));
-                let cell = Arc::new(Cell::new(row));
+                let cell = Arc::new(Cell::validated(row));
                 match existing {
                     Some(p) => target[p] = cell,
                     None => target.push(cell),

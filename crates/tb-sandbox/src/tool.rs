@@ -23,7 +23,7 @@
 //! otherwise.
 
 use crate::runtime::{Args, Session};
-use crate::state::{Row, StateError};
+use crate::state::{Row, SharedRow, StateError};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -206,12 +206,10 @@ impl Fields for Map<String, Value> {
 /// `model_dump(mode="json", exclude_none=True)` on one model level: the row without its
 /// null fields.
 pub fn exclude_none(m: &Map<String, Value>) -> Value {
-    Value::Object(
-        m.iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-    )
+    // A copy of the map keeps its index (no key is hashed again); removing keeps the order.
+    let mut m = m.clone();
+    m.retain(|_, v| !v.is_null());
+    Value::Object(m)
 }
 
 /// An output model's `model_dump(exclude_none=True)` from its (field, value) pairs: the
@@ -234,6 +232,122 @@ pub fn wrap(key: &str, value: impl Into<Value>) -> Value {
     Value::Object(m)
 }
 
+/// What a tool answers, for the functions that show stored rows as they are: a JSON value
+/// whose parts may be rows shared with the state (written into the result text straight from
+/// the stored rows, not copied first). Object keys are distinct.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// A plain JSON value.
+    Value(Value),
+    /// A stored row, shared.
+    Row(SharedRow),
+    /// A list.
+    List(Vec<Output>),
+    /// An object, its (distinct) keys in order.
+    Object(Vec<(String, Output)>),
+}
+
+impl Output {
+    /// `{key: inner}`.
+    pub fn wrap(key: &str, inner: Output) -> Output {
+        Output::Object(vec![(key.to_string(), inner)])
+    }
+
+    /// The JSON value (rows copied).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Output::Value(v) => v.clone(),
+            Output::Row(r) => Value::Object(Row::clone(r)),
+            Output::List(items) => Value::Array(items.iter().map(Output::to_value).collect()),
+            Output::Object(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_value()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The JSON value (rows the state still holds copied).
+    pub fn into_value(self) -> Value {
+        match self {
+            Output::Value(v) => v,
+            Output::Row(r) => Value::Object(r.into_row()),
+            Output::List(items) => {
+                Value::Array(items.into_iter().map(Output::into_value).collect())
+            }
+            Output::Object(entries) => Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into_value()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Whether the value is a JSON object.
+    pub fn is_object(&self) -> bool {
+        match self {
+            Output::Value(v) => v.is_object(),
+            Output::Row(_) | Output::Object(_) => true,
+            Output::List(_) => false,
+        }
+    }
+
+    /// Appends Python's `json.dumps` of the value (what `dumps(&self.to_value())` gives).
+    pub fn write_text(&self, out: &mut String) {
+        use crate::pyjson::Layout;
+        match self {
+            Output::Value(v) => crate::pyjson::write(out, v, Layout::Default),
+            Output::Row(r) => tb_python::json::write_object(out, r, Layout::Default),
+            Output::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    item.write_text(out);
+                }
+                out.push(']');
+            }
+            Output::Object(entries) => {
+                out.push('{');
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    crate::pyjson::write_json_str(out, k);
+                    out.push_str(": ");
+                    v.write_text(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+impl From<Value> for Output {
+    fn from(v: Value) -> Self {
+        Output::Value(v)
+    }
+}
+
+impl PartialEq for Output {
+    /// Equal as JSON values.
+    fn eq(&self, other: &Self) -> bool {
+        self.to_value() == other.to_value()
+    }
+}
+
+impl PartialEq<Value> for Output {
+    fn eq(&self, other: &Value) -> bool {
+        match self {
+            Output::Value(v) => v == other,
+            o => o.to_value() == *other,
+        }
+    }
+}
+
 impl Session {
     /// A copy of the row of `table` whose id is the string `id` (`db.get_by_id`), if any.
     pub fn row_by_id(&self, table: &str, id: &str) -> Result<Option<Row>, ToolError> {
@@ -244,7 +358,7 @@ impl Session {
     }
 }
 
-type DynToolFn<S> = dyn Fn(&mut S, &Args) -> ToolResult + Send + Sync;
+type DynToolFn<S> = dyn Fn(&mut S, &Args, &Value) -> Result<Output, ToolError> + Send + Sync;
 
 /// A tool's function: a plain `fn` or a closure carrying data (a variant, a prefix), on the
 /// session `S` it runs on (the runtime's [`Session`] unless a server keeps its own state).
@@ -253,12 +367,37 @@ pub struct ToolFn<S = Session>(Arc<DynToolFn<S>>);
 impl<S> ToolFn<S> {
     /// Wraps a function or closure.
     pub fn new(f: impl Fn(&mut S, &Args) -> ToolResult + Send + Sync + 'static) -> Self {
+        ToolFn(Arc::new(move |s: &mut S, a: &Args, _: &Value| {
+            f(s, a).map(Output::Value)
+        }))
+    }
+
+    /// Wraps a function or closure whose result may show stored rows as they are
+    /// ([`Output`]).
+    pub fn output(
+        f: impl Fn(&mut S, &Args) -> Result<Output, ToolError> + Send + Sync + 'static,
+    ) -> Self {
+        ToolFn(Arc::new(move |s: &mut S, a: &Args, _: &Value| f(s, a)))
+    }
+
+    /// Wraps a function that also reads the raw (unvalidated) arguments of its call, as the
+    /// caller sent them (for tools whose reference reads what was actually sent:
+    /// `model_dump(exclude_unset=True)`, field aliases), lent by the runtime (not copied).
+    pub fn with_raw_args(
+        f: impl Fn(&mut S, &Args, &Value) -> Result<Output, ToolError> + Send + Sync + 'static,
+    ) -> Self {
         ToolFn(Arc::new(f))
     }
 
-    /// Runs it.
+    /// Runs it (raw arguments unknown: null).
     pub fn call(&self, s: &mut S, a: &Args) -> ToolResult {
-        (self.0)(s, a)
+        (self.0)(s, a, &Value::Null).map(Output::into_value)
+    }
+
+    /// Runs it with the raw arguments of the call, its result as it gave it (rows shared,
+    /// not copied).
+    pub fn call_output(&self, s: &mut S, a: &Args, raw: &Value) -> Result<Output, ToolError> {
+        (self.0)(s, a, raw)
     }
 }
 
@@ -451,6 +590,55 @@ mod tests {
             text(&wrap("items", items.clone())),
             text(&json!({ "items": items }))
         );
+    }
+
+    #[test]
+    fn an_output_with_shared_rows_reads_and_writes_as_its_value() {
+        let layout = crate::state::Layout::new(
+            crate::schema::parse(&[(
+                "d.tables",
+                "table items file=x/items id=id\n  id str\n  n int = 0\n  t str? = null\n",
+            )])
+            .unwrap(),
+        );
+        let mut state = crate::State::empty(layout);
+        let ctx = crate::coerce::Ctx {
+            now: "2020-01-01T00:00:00",
+        };
+        for (id, n) in [("a", 1), ("b\u{e9}\"", 2)] {
+            state
+                .insert("items", &json!({"id": id, "n": n}), ctx)
+                .unwrap();
+        }
+        let rows = state.rows("items").unwrap();
+        let shared = Output::Object(vec![
+            (
+                "items".into(),
+                Output::List(vec![
+                    Output::Row(rows.shared(0).unwrap()),
+                    Output::Row(rows.shared(1).unwrap()),
+                    Output::Value(json!([1.0, null])),
+                ]),
+            ),
+            ("k\n".into(), Output::wrap("x", Output::Value(json!({})))),
+        ]);
+        let want =
+            json!({"items": [rows[0].clone(), rows[1].clone(), [1.0, null]], "k\n": {"x": {}}});
+        let mut text = String::new();
+        shared.write_text(&mut text);
+        let dumps = |v: &Value| crate::pyjson::dumps(v, crate::pyjson::Layout::Default);
+        assert_eq!(text, dumps(&want));
+        assert!(shared.is_object());
+        assert_eq!(shared, want);
+        let kept = rows.shared(0).unwrap();
+        // A later write copies the row it changes: the shared one keeps what it showed.
+        let mut state = state;
+        state
+            .replace("items", &json!({"id": "a", "n": 5}), ctx)
+            .unwrap();
+        assert_eq!(kept["n"], json!(1));
+        assert_eq!(state.rows("items").unwrap()[0]["n"], json!(5));
+        assert_eq!(shared.into_value(), want);
     }
 
     #[test]

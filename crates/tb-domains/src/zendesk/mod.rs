@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use std::sync::OnceLock;
 use tb_python::py_str;
 use tb_sandbox::coerce::ValidationError;
-use tb_sandbox::{Args, Fields, Session, StateError, ToolError, Tools, wrap};
+use tb_sandbox::{Args, Fields, Output, Session, StateError, ToolError, ToolFn, Tools, wrap};
 
 /// Which zendesk implementation a domain uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,19 +148,30 @@ fn tools_text(v: Variant) -> &'static str {
 pub fn toolkit(variant: Variant) -> (&'static str, Tools) {
     let sp = spec(variant);
     let mut t = Tools::new();
-    t.add("zendesk_create_item", move |s: &mut Session, a: &Args| {
-        create_item(sp, s, a)
-    })
+    // The three that read what the caller sent (its raw arguments); the four that show stored
+    // rows share them with the result ([`Output`]).
+    t.add_fn(
+        "zendesk_create_item",
+        ToolFn::with_raw_args(move |s: &mut Session, a: &Args, raw: &Value| {
+            create_item(sp, s, a, raw)
+        }),
+    )
     .add("zendesk_delete_item", delete_item)
-    .add("zendesk_get_item", get_item)
-    .add("zendesk_get_items", move |s: &mut Session, a: &Args| {
-        get_items(sp, s, a)
-    })
+    .add_fn("zendesk_get_item", ToolFn::output(get_item))
+    .add_fn(
+        "zendesk_get_items",
+        ToolFn::with_raw_args(move |s: &mut Session, a: &Args, raw: &Value| {
+            get_items(sp, s, a, raw)
+        }),
+    )
     .add("zendesk_get_tables", get_tables)
     .add("zendesk_search_articles", search_articles)
-    .add("zendesk_update_item", move |s: &mut Session, a: &Args| {
-        update_item(sp, s, a)
-    });
+    .add_fn(
+        "zendesk_update_item",
+        ToolFn::with_raw_args(move |s: &mut Session, a: &Args, raw: &Value| {
+            update_item(sp, s, a, raw)
+        }),
+    );
     (tools_text(variant), t)
 }
 
@@ -210,32 +221,45 @@ fn position(s: &Session, table: &str, id: &str) -> Result<Option<usize>, ToolErr
     Ok(s.state
         .rows(&store(table))?
         .iter()
-        .position(|r| match r.get("id") {
+        .position(|r| match id_field(r) {
             Some(Value::String(v)) => v == id,
             Some(v) => py_str(v) == id,
             None => false,
         }))
 }
 
+/// A row's `id` (usually its first field: looked at before hashing the name).
+fn id_field(r: &Map<String, Value>) -> Option<&Value> {
+    match r.iter().next() {
+        Some((k, v)) if k == "id" => Some(v),
+        _ => r.get("id"),
+    }
+}
+
 /// The fields of `item` the caller actually sent (`model_dump(exclude_unset=True)` of the
 /// union member the input validated as), in model order, with their validated values.
-fn sent_fields(s: &Session, a: &Args) -> Map<String, Value> {
-    sent_refs(s, a)
+fn sent_fields(a: &Args, raw: &Value) -> Map<String, Value> {
+    sent_refs(a, raw)
         .into_iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
 
 /// [`sent_fields`] without copying: the (field, validated value) pairs, in model order.
-fn sent_refs<'a>(s: &'a Session, a: &'a Args) -> Vec<(&'a String, &'a Value)> {
+fn sent_refs<'a>(a: &'a Args, raw: &Value) -> Vec<(&'a String, &'a Value)> {
     let Some(validated) = a.get("item").and_then(Value::as_object) else {
         return Vec::new();
     };
-    match s.call_args.get("item").and_then(Value::as_object) {
-        Some(raw) => validated
-            .iter()
-            .filter(|(k, _)| raw.contains_key(*k))
-            .collect(),
+    match raw.get("item").and_then(Value::as_object) {
+        // The sent keys in a small set with a fast hasher (a SipHash lookup per model
+        // field otherwise).
+        Some(raw) => {
+            let sent: foldhash::HashSet<&str> = raw.keys().map(String::as_str).collect();
+            validated
+                .iter()
+                .filter(|(k, _)| sent.contains(k.as_str()))
+                .collect()
+        }
         // Called without raw arguments (direct calls): take every non-null value as sent.
         None => validated.iter().filter(|(_, v)| !v.is_null()).collect(),
     }
@@ -376,7 +400,7 @@ fn neobank_tags(tags: Option<&Value>) -> Value {
 // Tools
 // ------------------------------------------------------------------------------------------
 
-fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+fn create_item(sp: Spec, s: &mut Session, a: &Args, raw: &Value) -> Result<Output, ToolError> {
     let table = crud_table(a)?;
     let count = s.state.count(&store(table))?;
     let new_id = if table == "ticket_comments" {
@@ -386,7 +410,7 @@ fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     } else {
         Value::String((count + 1).to_string())
     };
-    let mut data = sent_fields(s, a);
+    let mut data = sent_fields(a, raw);
     data.insert("id".into(), new_id.clone());
     let is_ticket = table == "tickets";
     let mut original_tags = None;
@@ -453,7 +477,7 @@ fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
         }
     }
     let row = build_row(s, table, data, "Failed to create item")?;
-    let row = s.insert_built(&store(table), row)?;
+    let row = s.insert_built_shared(&store(table), row)?;
     if sp.status_violations && is_ticket {
         let status = row.value("status");
         if status != json!("open") {
@@ -464,17 +488,25 @@ fn create_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
             )?;
         }
     }
-    let mut out = row;
-    if let Some(tags) = original_tags {
-        out.insert(
-            "tags".into(),
-            if tags.is_array() { tags } else { json!([]) },
-        );
-    }
-    Ok(wrap("item", out))
+    Ok(item_result(row, original_tags))
 }
 
-fn get_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+/// `{"item": row}`: the stored row as it is, or a copy showing the tags as sent.
+fn item_result(row: tb_sandbox::SharedRow, original_tags: Option<Value>) -> Output {
+    match original_tags {
+        None => Output::wrap("item", Output::Row(row)),
+        Some(tags) => {
+            let mut out = row.into_row();
+            out.insert(
+                "tags".into(),
+                if tags.is_array() { tags } else { json!([]) },
+            );
+            Output::Value(wrap("item", out))
+        }
+    }
+}
+
+fn get_item(s: &mut Session, a: &Args) -> Result<Output, ToolError> {
     let table = crud_table(a)?;
     let id = a.str_or_empty("id");
     let pos = position(s, table, id)?.ok_or_else(|| {
@@ -483,13 +515,10 @@ fn get_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             enum_member(table)
         ))
     })?;
-    let row = s
-        .state
-        .rows(&store(table))?
-        .get(pos)
-        .cloned()
-        .unwrap_or_default();
-    Ok(wrap("item", row))
+    Ok(match s.state.rows(&store(table))?.shared(pos) {
+        Some(row) => Output::wrap("item", Output::Row(row)),
+        None => Output::Value(wrap("item", Value::Object(Map::new()))),
+    })
 }
 
 fn delete_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
@@ -511,7 +540,7 @@ fn delete_item(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     Ok(json!({ "success": true }))
 }
 
-fn update_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+fn update_item(sp: Spec, s: &mut Session, a: &Args, raw: &Value) -> Result<Output, ToolError> {
     let table = crud_table(a)?;
     if table == "ticket_comments" {
         return Err(ToolError::new(
@@ -522,12 +551,6 @@ fn update_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     let pos = position(s, table, id)?.ok_or_else(|| {
         ToolError::new(format!("Item with ID '{id}' not found in table '{table}'"))
     })?;
-    let mut data = s
-        .state
-        .rows(&store(table))?
-        .get(pos)
-        .cloned()
-        .unwrap_or_default();
     let list_field = match table {
         "tickets" => Some("tags"),
         "organizations" => Some("domain_names"),
@@ -537,7 +560,7 @@ fn update_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     let mut original_tags = None;
     // The sent fields are distinct keys: a list in their order is the map the reference builds.
     let mut updates: Vec<(String, Value)> = Vec::new();
-    for (k, v) in sent_refs(s, a) {
+    for (k, v) in sent_refs(a, raw) {
         if v.is_null() {
             if sp.update_null_lists_to_empty && list_field == Some(k.as_str()) {
                 updates.push((k.clone(), json!([])));
@@ -570,27 +593,37 @@ fn update_item(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> 
             *v = tags;
         }
     }
-    for (k, v) in updates {
-        data.insert(k, v);
-    }
-    data.insert(
+    updates.push((
         "updated_at".into(),
         json!(if is_ticket {
             TICKET_UPDATED_AT
         } else {
             CREATED_AT
         }),
-    );
-    let row = build_row(s, table, data, "Failed to update item")?;
-    let row = s.replace_built(&store(table), row)?;
-    let mut out = row;
-    if let Some(tags) = original_tags {
-        out.insert(
-            "tags".into(),
-            if tags.is_array() { tags } else { json!([]) },
-        );
-    }
-    Ok(wrap("item", out))
+    ));
+    // The stored row with the updates set over it, validated as `Model(**data)`: only the
+    // updated fields when the stored row is a validated dump (the others would validate to
+    // themselves); the merged row in full otherwise, and for the error text.
+    let refs: Vec<(&str, &Value)> = updates.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let row = if let Some(row) = s
+        .state
+        .validate_row_update(&store(table), pos, &refs, s.ctx())
+    {
+        row
+    } else {
+        let mut data = s
+            .state
+            .rows(&store(table))?
+            .get(pos)
+            .cloned()
+            .unwrap_or_default();
+        for (k, v) in updates {
+            data.insert(k, v);
+        }
+        build_row(s, table, data, "Failed to update item")?
+    };
+    let row = s.replace_built_shared(&store(table), row)?;
+    Ok(item_result(row, original_tags))
 }
 
 fn get_tables(_s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
@@ -620,12 +653,12 @@ fn get_tables(_s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
 }
 
 /// A `get_items` paging/query argument: by its `$` alias, else by its plain name
-/// (the reference's input accepts both; the alias wins).
-fn query_arg(s: &Session, a: &Args, name: &str) -> Result<Value, ToolError> {
-    let alias = format!("${name}");
-    let raw = s.call_args.as_object();
-    if raw.is_none_or(|r| r.contains_key(&alias)) {
-        return Ok(a.get(&alias).cloned().unwrap_or(Value::Null));
+/// (the reference's input accepts both; the alias wins). `alias` is `$<name>`.
+fn query_arg(s: &Session, a: &Args, raw: &Value, alias: &str) -> Result<Value, ToolError> {
+    let name = alias.strip_prefix('$').unwrap_or(alias);
+    let raw = raw.as_object();
+    if raw.is_none_or(|r| r.contains_key(alias)) {
+        return Ok(a.get(alias).cloned().unwrap_or(Value::Null));
     }
     let Some(v) = raw.and_then(|r| r.get(name)) else {
         return Ok(Value::Null);
@@ -633,7 +666,7 @@ fn query_arg(s: &Session, a: &Args, name: &str) -> Result<Value, ToolError> {
     let kind = s
         .domain
         .tool("zendesk_get_items")
-        .and_then(|t| t.decl.input.field(&alias).map(|f| f.kind.clone()))
+        .and_then(|t| t.decl.input.field(alias).map(|f| f.kind.clone()))
         .ok_or_else(|| ToolError::new(format!("zendesk_get_items has no {alias}")))?;
     tb_sandbox::coerce::validate(&kind, v, s.ctx()).map_err(|errs| {
         let details: Vec<String> = errs
@@ -656,28 +689,29 @@ fn attribute(row: &Map<String, Value>, name: &str, table: &str, sp: Spec, defaul
     }
 }
 
-fn get_items(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+fn get_items(sp: Spec, s: &mut Session, a: &Args, raw: &Value) -> Result<Output, ToolError> {
     let table = crud_table(a)?;
-    let filter = query_arg(s, a, "filter")?;
-    let orderby = query_arg(s, a, "orderby")?;
-    let skip = query_arg(s, a, "skip")?;
-    let top = query_arg(s, a, "top")?;
-    let select = query_arg(s, a, "select")?;
+    let filter = query_arg(s, a, raw, "$filter")?;
+    let orderby = query_arg(s, a, raw, "$orderby")?;
+    let skip = query_arg(s, a, raw, "$skip")?;
+    let top = query_arg(s, a, raw, "$top")?;
+    let select = query_arg(s, a, raw, "$select")?;
     let all = s.state.rows(&store(table))?;
-    let mut rows: Vec<&Map<String, Value>> = all.iter().collect();
+    // Row positions, filtered and ordered; the rows shown are shared with the result.
+    let mut rows: Vec<usize> = (0..all.len()).collect();
     if let Some(f) = filter.as_str().filter(|f| !f.is_empty()) {
         let fail =
             |e: odata::FilterError| ToolError::new(format!("Failed to parse OData filter: {e}"));
         let ast = odata::parse(f).map_err(fail)?;
         let mut kept = Vec::new();
-        for r in rows {
+        for (i, r) in all.iter().enumerate() {
             let lookup = |name: &str| attribute(r, name, table, sp, Value::Null);
             let ev = odata::Evaluator {
                 lookup: &lookup,
                 ne_ge_le_always_true: sp.ne_ge_le_always_true,
             };
             if ev.eval(&ast).map_err(fail)? {
-                kept.push(r);
+                kept.push(i);
             }
         }
         rows = kept;
@@ -688,6 +722,7 @@ fn get_items(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             let desc = words.next().is_some_and(|w| w.to_lowercase() == "desc");
             let keys: Vec<Value> = rows
                 .iter()
+                .filter_map(|&i| all.get(i))
                 .map(|r| attribute(r, field, table, sp, json!("")))
                 .collect();
             if let Some(order) = sorted_order(&keys, desc) {
@@ -709,21 +744,25 @@ fn get_items(sp: Spec, s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .as_str()
         .filter(|t| !t.is_empty())
         .map(|t| t.split(',').map(|f| f.trim().to_string()).collect());
-    let items: Vec<Value> = rows
-        .into_iter()
-        .skip(skip)
-        .take(top)
-        .map(|r| match &fields {
-            Some(f) => Value::Object(
-                r.iter()
-                    .filter(|(k, _)| f.iter().any(|x| x == *k))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            ),
-            None => Value::Object(r.clone()),
-        })
-        .collect();
-    Ok(wrap("items", items))
+    let shown = rows.into_iter().skip(skip).take(top);
+    let items: Vec<Output> = match &fields {
+        Some(f) => shown
+            .filter_map(|i| all.get(i))
+            .map(|r| {
+                Output::Value(Value::Object(
+                    r.iter()
+                        .filter(|(k, _)| f.iter().any(|x| x == *k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ))
+            })
+            .collect(),
+        None => shown
+            .filter_map(|i| all.shared(i))
+            .map(Output::Row)
+            .collect(),
+    };
+    Ok(Output::wrap("items", Output::List(items)))
 }
 
 /// Python's `sorted(range(n), key=keys.__getitem__, reverse=desc)`, or None when Python's sort

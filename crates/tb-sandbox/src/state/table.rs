@@ -19,21 +19,45 @@ use super::Row;
 pub(crate) struct Cell {
     pub(crate) row: Row,
     text: OnceLock<Box<str>>,
+    /// Whether the row is its table model's own validated dump, untouched since (stored by
+    /// load, a data patch, insert or replace; not by [`super::State::set_row`] or a write in
+    /// place): an update may then validate only the fields it changes.
+    validated: bool,
 }
 
 impl Clone for Cell {
     /// A copy to write to: the text is written again when needed.
     fn clone(&self) -> Self {
-        Cell::new(self.row.clone())
+        Cell {
+            row: self.row.clone(),
+            text: OnceLock::new(),
+            validated: self.validated,
+        }
     }
 }
 
 impl Cell {
+    /// A row stored as given (not known to be a validated dump).
     pub(crate) fn new(row: Row) -> Self {
         Cell {
             row,
             text: OnceLock::new(),
+            validated: false,
         }
+    }
+
+    /// A row that its table model's validation gave.
+    pub(crate) fn validated(row: Row) -> Self {
+        Cell {
+            row,
+            text: OnceLock::new(),
+            validated: true,
+        }
+    }
+
+    /// Whether the row is its table model's validated dump (see [`Cell::validated`]).
+    pub(crate) fn is_validated(&self) -> bool {
+        self.validated
     }
 
     /// The row's text in the stable state's canonical JSON, for a row of `def`.
@@ -64,6 +88,36 @@ impl Cell {
     }
 }
 
+/// A stored row shared with the tables that hold it (not copied): what a tool's result may
+/// show as it is ([`crate::Output`]). Reads as a [`Row`]; a later write to the state copies
+/// the row it changes, so this one keeps what it showed.
+#[derive(Clone)]
+pub struct SharedRow(Arc<Cell>);
+
+impl SharedRow {
+    pub(crate) fn new(cell: Arc<Cell>) -> Self {
+        SharedRow(cell)
+    }
+
+    /// The row, owned (copied if the state still holds it).
+    pub fn into_row(self) -> Row {
+        Arc::try_unwrap(self.0).map_or_else(|c| c.row.clone(), |c| c.row)
+    }
+}
+
+impl std::ops::Deref for SharedRow {
+    type Target = Row;
+    fn deref(&self) -> &Row {
+        &self.0.row
+    }
+}
+
+impl std::fmt::Debug for SharedRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.row.fmt(f)
+    }
+}
+
 /// One table: shared rows in store order, and their stable-state order once asked for.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
@@ -82,9 +136,13 @@ impl Clone for Table {
 }
 
 impl Table {
-    pub(crate) fn from_rows(rows: Vec<Row>) -> Self {
+    /// A table of rows its model's validation gave.
+    pub(crate) fn from_validated_rows(rows: Vec<Row>) -> Self {
         Table {
-            cells: rows.into_iter().map(|r| Arc::new(Cell::new(r))).collect(),
+            cells: rows
+                .into_iter()
+                .map(|r| Arc::new(Cell::validated(r)))
+                .collect(),
             order: OnceLock::new(),
         }
     }
@@ -112,6 +170,7 @@ impl Table {
         let cell = self.cells_mut().get_mut(pos)?;
         let cell = Arc::make_mut(cell);
         cell.text.take();
+        cell.validated = false;
         Some(&mut cell.row)
     }
 
@@ -173,6 +232,11 @@ impl<'a> Rows<'a> {
     /// The row at `i`.
     pub fn get(&self, i: usize) -> Option<&'a Row> {
         self.cells.get(i).map(|c| &c.row)
+    }
+
+    /// The row at `i`, shared (not copied).
+    pub fn shared(&self, i: usize) -> Option<SharedRow> {
+        self.cells.get(i).map(|c| SharedRow(Arc::clone(c)))
     }
 
     /// The first row.
