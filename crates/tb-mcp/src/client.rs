@@ -343,7 +343,7 @@ pub fn reply_from(tool: &str, mut result: CallToolResult) -> ToolReply {
         && matches!(result.structured_content, Some(Value::Object(_)))
         && let Some(text) = result.content.iter().find_map(|c| c.as_text())
     {
-        let outcome = CallOutcome::Ok(result.structured_content.take().unwrap_or_default());
+        let outcome = CallOutcome::Ok(result.structured_content.take().unwrap_or_default().into());
         if outcome.to_text(tool) == text.text {
             return ToolReply {
                 text: text.text.clone(),
@@ -351,7 +351,7 @@ pub fn reply_from(tool: &str, mut result: CallToolResult) -> ToolReply {
             };
         }
         if let CallOutcome::Ok(v) = outcome {
-            result.structured_content = Some(v);
+            result.structured_content = Some(v.into_value());
         }
     }
     reply_of(tool, &result)
@@ -517,7 +517,7 @@ mod tests {
         /// from the text.
         #[test]
         fn a_structured_ok_result_reads_as_its_text_does(v in object(), w in object()) {
-            let result = crate::mcp::call_result("t", CallOutcome::Ok(v));
+            let result = crate::mcp::call_result("t", CallOutcome::Ok(v.into()));
             prop_assert_eq!(reply_from("t", result.clone()), reply_of("t", &result));
             let mut other = result.clone();
             other.structured_content = Some(w);
@@ -530,11 +530,12 @@ mod tests {
         let mut results = vec![
             crate::mcp::call_result("t", CallOutcome::ToolFailed("no".into())),
             crate::mcp::call_result("t", CallOutcome::UnknownTool("t".into())),
-            crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!([1, 2]))),
-            crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!("s"))),
+            crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!([1, 2]).into())),
+            crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!("s").into())),
         ];
         // marked ok, structured, but the text is not JSON / is another value / is missing
-        let mut r = crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!({"a": 1})));
+        let mut r =
+            crate::mcp::call_result("t", CallOutcome::Ok(serde_json::json!({"a": 1}).into()));
         r.content = vec![ContentBlock::text("not json")];
         results.push(r.clone());
         r.content = vec![ContentBlock::text("{\"a\": 2}")];

@@ -703,9 +703,11 @@ mod tests {
     #[test]
     fn the_servers_own_replies_parse_typed_and_equal_the_generic_parse() {
         let outcomes = [
-            CallOutcome::Ok(json!({"order_id": "ORD-1", "items": [1, 2.5, null, "é\u{1F600}"]})),
-            CallOutcome::Ok(json!([1, 2])),
-            CallOutcome::Ok(json!("text")),
+            CallOutcome::Ok(
+                json!({"order_id": "ORD-1", "items": [1, 2.5, null, "é\u{1F600}"]}).into(),
+            ),
+            CallOutcome::Ok(json!([1, 2]).into()),
+            CallOutcome::Ok(json!("text").into()),
             CallOutcome::ToolFailed("no such order".into()),
             CallOutcome::UnknownTool("nope".into()),
         ];
