@@ -1053,6 +1053,35 @@ mod tests {
         );
     }
 
+    /// The row model of the update and fast-path property tests: `id` (str), `n` (int, 0),
+    /// `at` (datetime, now), `tags` (list of str, []), `x` (optional float), with `id`'s and
+    /// `x`'s defaults given.
+    fn five_field_model(forbid: bool, id: Default, x: Default) -> Model {
+        let f = |name: &str, kind: Kind, default: Default| Field {
+            name: name.into(),
+            kind,
+            default,
+            description: String::new(),
+        };
+        Model {
+            name: "Row".into(),
+            forbid_extra: forbid,
+            description: String::new(),
+            template: crate::schema::RowTemplate::default(),
+            fields: vec![
+                f("id", Kind::Str, id),
+                f("n", Kind::Int, Default::Value(json!(0))),
+                f("at", Kind::DateTime, Default::Now),
+                f(
+                    "tags",
+                    Kind::List(Box::new(Kind::Str)),
+                    Default::Value(json!([])),
+                ),
+                f("x", Kind::Optional(Box::new(Kind::Float)), x),
+            ],
+        }
+    }
+
     proptest::proptest! {
         /// The template path (names compared, values set in place) gives what the keyed path
         /// gives: the same row, in the same order, or the same errors in the same order, for
@@ -1067,25 +1096,7 @@ mod tests {
             updates in proptest::collection::vec((0usize..7, 0usize..6), 0..6),
             forbid in proptest::bool::ANY,
         ) {
-            let f = |name: &str, kind: Kind, default: Default| Field {
-                name: name.into(),
-                kind,
-                default,
-                description: String::new(),
-            };
-            let m = Model {
-                name: "Row".into(),
-                forbid_extra: forbid,
-                description: String::new(),
-                template: crate::schema::RowTemplate::default(),
-                fields: vec![
-                    f("id", Kind::Str, Default::Value(json!("0"))),
-                    f("n", Kind::Int, Default::Value(json!(0))),
-                    f("at", Kind::DateTime, Default::Now),
-                    f("tags", Kind::List(Box::new(Kind::Str)), Default::Value(json!([]))),
-                    f("x", Kind::Optional(Box::new(Kind::Float)), Default::Value(Value::Null)),
-                ],
-            };
+            let m = five_field_model(forbid, Default::Value(json!("0")), Default::Value(Value::Null));
             let names = ["id", "n", "at", "tags", "x", "extra", "zz"];
             let values = [
                 json!("7"),
@@ -1120,25 +1131,7 @@ mod tests {
             keys in proptest::collection::vec((0usize..7, 0usize..4), 0..10),
             forbid in proptest::bool::ANY,
         ) {
-            let f = |name: &str, kind: Kind, default: Default| Field {
-                name: name.into(),
-                kind,
-                default,
-                description: String::new(),
-            };
-            let m = Model {
-                name: "Row".into(),
-                forbid_extra: forbid,
-                description: String::new(),
-                template: crate::schema::RowTemplate::default(),
-                fields: vec![
-                    f("id", Kind::Str, Default::Required),
-                    f("n", Kind::Int, Default::Value(json!(0))),
-                    f("at", Kind::DateTime, Default::Now),
-                    f("tags", Kind::List(Box::new(Kind::Str)), Default::Value(json!([]))),
-                    f("x", Kind::Optional(Box::new(Kind::Float)), Default::Required),
-                ],
-            };
+            let m = five_field_model(forbid, Default::Required, Default::Required);
             let names = ["id", "n", "at", "tags", "x", "extra", "zz"];
             let values = [json!("7"), json!(3), json!("2025-10-01T13:00:05+00:00"), json!(["a"])];
             let mut obj = Map::new();

@@ -668,10 +668,8 @@ impl Session {
         table: &str,
         row: crate::state::Row,
     ) -> Result<crate::state::Row, ToolError> {
-        let ctx = Ctx {
-            now: &self.now_naive,
-        };
-        Ok(self.state.insert_built(table, row, ctx)?)
+        self.insert_built_shared(table, row)
+            .map(crate::state::SharedRow::into_row)
     }
 
     /// `db.update(model)` of a row built by [`State::validate_row`] ([`State::replace_built`]).
@@ -680,10 +678,8 @@ impl Session {
         table: &str,
         row: crate::state::Row,
     ) -> Result<crate::state::Row, ToolError> {
-        let ctx = Ctx {
-            now: &self.now_naive,
-        };
-        Ok(self.state.replace_built(table, row, ctx)?)
+        self.replace_built_shared(table, row)
+            .map(crate::state::SharedRow::into_row)
     }
 
     /// [`Session::insert_built`], the stored row shared with the result

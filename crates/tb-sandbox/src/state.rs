@@ -418,11 +418,8 @@ impl State {
     /// reference validates the model's JSON dump again; that is skipped when the model's
     /// validation gives a valid dump back unchanged ([`crate::schema::Model::revalidates_to_itself`]).
     pub fn insert_built(&mut self, table: &str, row: Row, ctx: Ctx<'_>) -> Result<Row, StateError> {
-        if self.def(table)?.model.revalidates_to_itself() {
-            self.insert_row(table, row)
-        } else {
-            self.insert(table, &Value::Object(row), ctx)
-        }
+        self.insert_built_shared(table, row, ctx)
+            .map(SharedRow::into_row)
     }
 
     /// `db.update(model)` of a row built by [`State::validate_row`] for this table, as
@@ -433,11 +430,8 @@ impl State {
         row: Row,
         ctx: Ctx<'_>,
     ) -> Result<Row, StateError> {
-        if self.def(table)?.model.revalidates_to_itself() {
-            self.replace_row(table, row)
-        } else {
-            self.replace(table, &Value::Object(row), ctx)
-        }
+        self.replace_built_shared(table, row, ctx)
+            .map(SharedRow::into_row)
     }
 
     /// [`State::insert_built`], the stored row shared with the result (not copied).
