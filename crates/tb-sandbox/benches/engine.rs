@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use tb_sandbox::diff::deep_diff;
 use tb_sandbox::state::hash_stable;
 use tb_sandbox::{Clock, Loaded, Session};
+use tb_test_support::json_lines;
 
 const SERVER: &str = "sandbox_external_retail";
 
@@ -32,17 +33,6 @@ fn shared() -> Option<PathBuf> {
         .then_some(p)
 }
 
-fn lines(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .map(|t| {
-            t.lines()
-                .filter(|l| !l.trim().is_empty())
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn fixture() -> Option<Fixture> {
     let Some(shared) = shared() else {
         eprintln!("SKIPPED: benchmark data not found; set TB_SHARED to the shared folder");
@@ -53,8 +43,8 @@ fn fixture() -> Option<Fixture> {
         .load(&tb_domains::toolslib(&shared.join("thinkingbox-data")))
         .ok()?;
     let file = format!("{SERVER}_group1.jsonl");
-    let inits = lines(&shared.join("tb-bench-v1/tasks").join(&file));
-    let traces = lines(&shared.join("tb-bench-v1/traces").join(&file));
+    let inits = json_lines(&shared.join("tb-bench-v1/tasks").join(&file));
+    let traces = json_lines(&shared.join("tb-bench-v1/traces").join(&file));
     let tasks = traces
         .iter()
         .filter_map(|t| {

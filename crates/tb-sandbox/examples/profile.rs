@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use tb_sandbox::diff::deep_diff;
 use tb_sandbox::state::hash_stable;
 use tb_sandbox::{Clock, Loaded};
+use tb_test_support::json_lines;
 
 /// The `tb` binary's allocator, so profiles show what `tb bench` runs.
 #[global_allocator]
@@ -27,17 +28,6 @@ struct Task {
     loaded: usize,
     config: Value,
     calls: Vec<(String, Value)>,
-}
-
-fn lines(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .map(|t| {
-            t.lines()
-                .filter(|l| !l.trim().is_empty())
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn load(shared: &std::path::Path) -> (Vec<Loaded>, Vec<Task>) {
@@ -52,8 +42,8 @@ fn load(shared: &std::path::Path) -> (Vec<Loaded>, Vec<Task>) {
     files.sort();
     for file in files {
         let name = file.file_name().unwrap_or_default().to_string_lossy();
-        let inits = lines(&shared.join("tb-bench-v1/tasks").join(name.as_ref()));
-        for t in lines(&file) {
+        let inits = json_lines(&shared.join("tb-bench-v1/tasks").join(name.as_ref()));
+        for t in json_lines(&file) {
             let server = t["domain"].as_str().unwrap_or_default().to_string();
             let loaded = if let Some(i) = domains.iter().position(|d| d.domain.name == server) {
                 i

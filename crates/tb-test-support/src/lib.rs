@@ -48,6 +48,19 @@ pub fn data() -> PathBuf {
     p
 }
 
+/// The JSON values of a JSON Lines file (the recorded traces and task configs of
+/// `tb-bench-v1`), one per non-blank line that parses; none when the file cannot be read.
+pub fn json_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .map(|t| {
+            t.lines()
+                .filter(|l| !l.trim().is_empty())
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `text` as a regular expression matching exactly itself, for insta filters that redact a
 /// path (a temporary directory, the checkout) from a snapshot.
 pub fn regex_literal(text: &str) -> String {

@@ -5,17 +5,7 @@
 use serde_json::Value;
 use std::path::PathBuf;
 use tb_sandbox::Loaded;
-
-fn lines(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .map(|t| {
-            t.lines()
-                .filter(|l| !l.trim().is_empty())
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use tb_test_support::json_lines;
 
 /// Calls `f(loaded, config, trace, id)` for every trace, in file order; how many there were.
 pub(crate) fn for_each(mut f: impl FnMut(&Loaded, &Value, &Value, &str)) -> usize {
@@ -30,9 +20,9 @@ pub(crate) fn for_each(mut f: impl FnMut(&Loaded, &Value, &Value, &str)) -> usiz
     files.sort();
     for file in files {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
-        let inits = lines(&shared.join("tb-bench-v1/tasks").join(&name));
+        let inits = json_lines(&shared.join("tb-bench-v1/tasks").join(&name));
         let mut loaded = std::collections::HashMap::new();
-        for t in lines(&file) {
+        for t in json_lines(&file) {
             let server = t["domain"].as_str().unwrap().to_string();
             let l = loaded.entry(server.clone()).or_insert_with(|| {
                 tb_domains::by_name(&server)
