@@ -1,13 +1,15 @@
-//! The data-gated test attributes, used through `tb-test-support` (see there). Dev-only.
+//! The gated test attributes, used through `tb-test-support` (see there). Dev-only.
 //!
 //! `#[data_test]` and `#[shared_test]` add `#[ignore = "..."]` to the test they mark when this
-//! crate's build script found no data (outside CI only); otherwise they return it unchanged.
+//! crate's build script found no data (outside CI only); `#[reference_test]` does when it found
+//! no checkouts of the reference's code (in CI too). Otherwise they return the test unchanged.
 //! No dependencies: the item is not parsed, only its leading attributes are walked.
 
 use proc_macro::{Delimiter, TokenStream, TokenTree};
 
 const NO_DATA: &str = "benchmark data not found when the tests were built; set THINKINGBOX_DATA or TB_SHARED and rebuild (CI fails instead)";
-const NO_SHARED: &str = "the shared folder (thinkingbox-data, tb-bench-v1, thinkingbox) was not found when the tests were built; set TB_SHARED and rebuild (CI fails instead)";
+const NO_SHARED: &str = "the shared folder (thinkingbox-data, tb-bench-v1) was not found when the tests were built; set TB_SHARED and rebuild (CI fails instead)";
+const NO_REFERENCE: &str = "needs the reference's code: checkouts of microsoft/thinkingbox (at THINKINGBOX_FRAMEWORK) and of microsoft/thinkingbox-data with its servers (at THINKINGBOX_REFERENCE_DATA), or both under ~/.cache/thinkingbox-rs/reference/ (see CONTRIBUTING.md); set them and rebuild";
 
 /// Marks a test that needs a thinkingbox-data checkout (`tb_test_support::data()`).
 #[proc_macro_attribute]
@@ -19,6 +21,13 @@ pub fn data_test(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn shared_test(attr: TokenStream, item: TokenStream) -> TokenStream {
     mark(attr, item, cfg!(tb_no_shared), NO_SHARED)
+}
+
+/// Marks a test that needs the reference's code checkouts (`tb_test_support::framework()`,
+/// `tb_test_support::reference_data()`): ignored wherever they are not found, CI included.
+#[proc_macro_attribute]
+pub fn reference_test(attr: TokenStream, item: TokenStream) -> TokenStream {
+    mark(attr, item, cfg!(tb_no_reference), NO_REFERENCE)
 }
 
 fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> TokenStream {

@@ -2,34 +2,68 @@
 //!
 //! - Where the benchmark data is: [`shared`] (`$TB_SHARED`, else `shared` beside the
 //!   workspace) and [`data`] (`$THINKINGBOX_DATA`, else `thinkingbox-data` in it).
-//! - Data-gated tests: mark them `#[tb_test_support::data_test]` (needs thinkingbox-data) or
-//!   `#[tb_test_support::shared_test]` (needs the whole shared folder: data, `tb-bench-v1`,
-//!   `thinkingbox`), beside their `#[test]`. When the data was not found at build time and `CI`
-//!   is unset, the marked tests are compiled `#[ignore]`d, so libtest reports them as ignored,
-//!   never as passed. In CI (`CI=true`) they are never ignored and a missing dataset fails
-//!   them. The decision is made by the build script of `tb-test-macros` (libtest has no skip at
-//!   run time); it reruns when `TB_SHARED`, `THINKINGBOX_DATA` or `CI` change.
+//! - Three kinds of tests. Tests on our own code and fixtures need nothing and always run.
+//!   Tests on the benchmark's data are marked `#[tb_test_support::data_test]` (needs the data
+//!   of thinkingbox-data) or `#[tb_test_support::shared_test]` (needs the shared folder: the
+//!   data and `tb-bench-v1`): when the data was not found at build time and `CI` is unset, they
+//!   are compiled `#[ignore]`d, so libtest reports them as ignored, never as passed; in CI
+//!   (`CI=true`) they are never ignored and missing data fails them. Tests on the reference's
+//!   code are marked `#[tb_test_support::reference_test]`: they need checkouts of the
+//!   framework ([`framework`]) and of the full data repository ([`reference_data`]), which a
+//!   fresh machine cannot have, so they are ignored wherever those are not found, CI
+//!   included. The decisions are made by the build script of `tb-test-macros` (libtest has no
+//!   skip at run time); it reruns when `TB_SHARED`, `THINKINGBOX_DATA`,
+//!   `THINKINGBOX_FRAMEWORK`, `THINKINGBOX_REFERENCE_DATA`, `HOME` or `CI` change.
 //! - [`REPLAY_CLOCK`]: the time the reference traces were recorded at.
 
 #[path = "lookup.rs"]
 mod lookup;
 
-pub use lookup::{data_present, in_ci, shared_present, workspace_root};
+pub use lookup::{data_present, in_ci, reference_present, shared_present, workspace_root};
 use std::path::PathBuf;
-pub use tb_test_macros::{data_test, shared_test};
+pub use tb_test_macros::{data_test, reference_test, shared_test};
 
 /// The instant the recorded reference traces (`tb-bench-v1/traces`) were taken at; replays and
 /// golden hashes need tools to see this time.
 pub const REPLAY_CLOCK: &str = "2026-11-30T12:00:00Z";
 
-/// The shared folder (`$TB_SHARED`, else `shared` beside the workspace), holding
-/// `thinkingbox-data`, `tb-bench-v1` and `thinkingbox`. Panics, naming the path and the
-/// variable, when it is not there: call it from `#[shared_test]`s only.
+/// The shared folder (`$TB_SHARED`, else `shared` beside the workspace), holding the
+/// benchmark's data (`thinkingbox-data`) and what the reference produced on it
+/// (`tb-bench-v1`). Panics, naming the path and the variable, when it is not there: call it
+/// from `#[shared_test]`s only.
 pub fn shared() -> PathBuf {
     let p = lookup::shared_dir();
     assert!(
         shared_present(&p),
-        "the shared folder (thinkingbox-data, tb-bench-v1, thinkingbox) is not at {}; set TB_SHARED",
+        "the shared folder (thinkingbox-data, tb-bench-v1) is not at {}; set TB_SHARED",
+        p.display()
+    );
+    p
+}
+
+/// The reference framework's checkout (microsoft/thinkingbox at the commit the parity tests
+/// were recorded with): `$THINKINGBOX_FRAMEWORK`, else
+/// `~/.cache/thinkingbox-rs/reference/thinkingbox`. Panics, naming where it looked, when it
+/// is not there: call it from `#[reference_test]`s only.
+pub fn framework() -> PathBuf {
+    let p = lookup::framework_root().unwrap_or_default();
+    assert!(
+        lookup::framework_present(&p),
+        "the reference framework checkout is not at {:?}; set THINKINGBOX_FRAMEWORK",
+        p.display()
+    );
+    p
+}
+
+/// A full checkout of the data repository, the servers' Python sources included
+/// (microsoft/thinkingbox-data at its release tag): `$THINKINGBOX_REFERENCE_DATA`, else
+/// `~/.cache/thinkingbox-rs/reference/thinkingbox-data`. Panics, naming where it looked, when
+/// it is not there: call it from `#[reference_test]`s only.
+pub fn reference_data() -> PathBuf {
+    let p = lookup::reference_data_root().unwrap_or_default();
+    assert!(
+        lookup::reference_data_present(&p),
+        "no full thinkingbox-data checkout (with servers/**/*.py) at {:?}; set THINKINGBOX_REFERENCE_DATA",
         p.display()
     );
     p

@@ -1,4 +1,5 @@
-// Shared by the library and its build script (`#[path]`-included there): where the data is.
+// Shared by the library and its build script (`#[path]`-included there): where the benchmark's
+// data and the reference's code checkouts are.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -25,16 +26,55 @@ pub fn data_root() -> PathBuf {
     var("THINKINGBOX_DATA").unwrap_or_else(|| shared_dir().join("thinkingbox-data"))
 }
 
-/// Whether `root` looks like a thinkingbox-data checkout.
+/// Whether `root` holds the benchmark's data (a data checkout, or the data part of one: the
+/// dataset and `servers/servers.yaml` with the servers' initial data).
 pub fn data_present(root: &Path) -> bool {
-    root.join("dataset").is_dir() && root.join("servers").is_dir()
+    root.join("dataset").is_dir() && root.join("servers/servers.yaml").is_file()
 }
 
-/// Whether `shared` holds the data, the recorded reference behaviour and the framework.
+/// Whether `shared` holds the data and the recorded reference behaviour (`tb-bench-v1`).
 pub fn shared_present(shared: &Path) -> bool {
-    data_present(&shared.join("thinkingbox-data"))
-        && shared.join("tb-bench-v1/traces").is_dir()
-        && shared.join("thinkingbox").is_dir()
+    data_present(&shared.join("thinkingbox-data")) && shared.join("tb-bench-v1/traces").is_dir()
+}
+
+/// Where checkouts of the reference's repositories are looked for when no variable names
+/// them: `$HOME/.cache/thinkingbox-rs/reference`, outside every repository.
+pub fn reference_cache() -> Option<PathBuf> {
+    var("HOME").map(|h| h.join(".cache/thinkingbox-rs/reference"))
+}
+
+/// The reference framework's checkout (microsoft/thinkingbox): `$THINKINGBOX_FRAMEWORK`, else
+/// `thinkingbox` in [`reference_cache`].
+pub fn framework_root() -> Option<PathBuf> {
+    var("THINKINGBOX_FRAMEWORK").or_else(|| reference_cache().map(|c| c.join("thinkingbox")))
+}
+
+/// A full checkout of the data repository, servers' sources included
+/// (microsoft/thinkingbox-data): `$THINKINGBOX_REFERENCE_DATA`, else `thinkingbox-data` in
+/// [`reference_cache`].
+pub fn reference_data_root() -> Option<PathBuf> {
+    var("THINKINGBOX_REFERENCE_DATA")
+        .or_else(|| reference_cache().map(|c| c.join("thinkingbox-data")))
+}
+
+/// Whether `root` is a framework checkout (it holds the simulated user's and judge's sources).
+pub fn framework_present(root: &Path) -> bool {
+    root.join("thinkingbox/common/judge.py").is_file()
+        && root.join("thinkingbox/common/user_simulated_answer.py").is_file()
+}
+
+/// Whether `root` is a full data checkout: the data and the servers' Python package.
+pub fn reference_data_present(root: &Path) -> bool {
+    data_present(root)
+        && root
+            .join("servers/tb_business_ops_servers_202606/pyproject.toml")
+            .is_file()
+}
+
+/// Both reference checkouts, when both are found.
+pub fn reference_present() -> bool {
+    framework_root().is_some_and(|p| framework_present(&p))
+        && reference_data_root().is_some_and(|p| reference_data_present(&p))
 }
 
 /// Whether this runs in CI (`CI` set to anything but empty, `0` or `false`).
