@@ -34,21 +34,26 @@ pub fn clock<'a>(now: impl Into<Option<&'a String>>) -> Result<tb_sandbox::Clock
     }
 }
 
-/// What the model is shown: `--surface` (tool texts and schemas) and `--framework` (the
-/// simulated user's and the judge's prompts). One group, flattened into each command that
-/// shows tools or prompts.
+/// What the model is shown: `--surface` (tool texts and schemas) and `--framework` or
+/// `--prompts` (the simulated user's and the judge's prompts). One group, flattened into each
+/// command that shows tools or prompts.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SurfaceArgs {
     /// Tool surface: `reference` (the reference's tool order, descriptions and schemas, read
-    /// from the data checkout's server sources), `own` (ours, in the reference's order and
-    /// schema structure), or `auto` (`reference` when the data root holds the servers'
-    /// Python sources, else `own`).
+    /// from the servers' Python sources of a full data checkout), `own` (ours, in the
+    /// reference's order and schema structure), `auto` (`reference` when the data root holds
+    /// the servers' sources, else `own`), or the path of a surface file (written by
+    /// `tb tools --export surface`).
     #[arg(long, default_value = "auto", value_parser = parse_surface)]
     pub surface: tb_eval::surface::SurfaceMode,
     /// A checkout of the reference framework (microsoft/thinkingbox): the simulated user's
     /// and the judge's prompts are read from it (default: our own prompts).
     #[arg(long, env = "THINKINGBOX_FRAMEWORK")]
     pub framework: Option<PathBuf>,
+    /// A prompt file (written by `tb tools --export prompts`): the simulated user's and the
+    /// judge's prompts, instead of a framework checkout's or ours.
+    #[arg(long, value_name = "FILE")]
+    pub prompts: Option<PathBuf>,
 }
 
 fn parse_surface(s: &str) -> Result<tb_eval::surface::SurfaceMode, String> {
@@ -56,16 +61,29 @@ fn parse_surface(s: &str) -> Result<tb_eval::surface::SurfaceMode, String> {
 }
 
 impl SurfaceArgs {
-    /// The surface, resolved against the data root.
+    /// The surface, resolved against the data root; `auto` says on stderr what it picked.
     pub fn surface(&self, root: &Path) -> Result<tb_eval::surface::Surface> {
-        Ok(tb_eval::surface::Surface::resolve(self.surface, root)?)
+        let s = tb_eval::surface::Surface::resolve(&self.surface, root)?;
+        if s.picked_because.is_some() {
+            eprintln!("{}", s.describe());
+        }
+        Ok(s)
     }
 
-    /// The prompts (`--framework`, else ours).
+    /// The prompts (`--prompts`, else `--framework`, else ours; not both).
     pub fn prompts(&self) -> Result<std::sync::Arc<tb_eval::prompts::Prompts>> {
-        Ok(std::sync::Arc::new(tb_eval::prompts::Prompts::resolve(
-            self.framework.as_deref(),
-        )?))
+        let p = match (&self.prompts, &self.framework) {
+            (Some(_), Some(f)) => {
+                return Err(anyhow::anyhow!(
+                    "--prompts and --framework (or THINKINGBOX_FRAMEWORK={}) both name the \
+                     prompts; give one",
+                    f.display()
+                ));
+            }
+            (Some(file), None) => tb_eval::prompts::Prompts::from_file(file)?,
+            (None, f) => tb_eval::prompts::Prompts::resolve(f.as_deref())?,
+        };
+        Ok(std::sync::Arc::new(p))
     }
 }
 

@@ -82,7 +82,7 @@ pub fn run(a: &OpenenvArgs) -> Result<ExitCode> {
     let mut options = tb_openenv::Options::new(root, Some(a.config.clone()));
     options.test_list.clone_from(&a.test_list);
     options.agent.clone_from(&a.agent);
-    options.surface = a.shown.surface;
+    options.surface = a.shown.surface.clone();
     options.prompts = a.shown.prompts()?;
     options.clock = crate::common::clock(&a.now)?;
     options.max_envs = a.max_concurrent_envs;

@@ -1,5 +1,7 @@
 //! `tb tools --task ID`: prints, as JSON, exactly the system messages and the tool list the
 //! agent gets in its first request for an API (for audits and diffs between surfaces).
+//! `tb tools --export surface|prompts`: prints the resolved tool surface or prompts as a
+//! surface or prompt file, for `--surface FILE` and `--prompts FILE`.
 
 use anyhow::{Result, anyhow};
 use clap::Args;
@@ -10,8 +12,12 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 pub struct ToolsArgs {
     /// The task (`file.py:function`).
-    #[arg(long)]
-    pub task: String,
+    #[arg(long, required_unless_present = "export")]
+    pub task: Option<String>,
+    /// Print the resolved tool surface (`surface`) or prompts (`prompts`) as a file that
+    /// `--surface FILE` or `--prompts FILE` reads, instead of a task's first request.
+    #[arg(long, value_name = "WHAT", value_parser = ["surface", "prompts"], conflicts_with = "task")]
+    pub export: Option<String>,
     /// The API whose encoding to show: `chat`, `responses` or `anthropic`.
     #[arg(long, default_value = "chat")]
     pub api: String,
@@ -38,10 +44,20 @@ pub fn run(a: &ToolsArgs) -> Result<ExitCode> {
             ));
         }
     };
+    if a.export.as_deref() == Some("prompts") {
+        let p = a.shown.prompts()?;
+        println!("{}", serde_json::to_string_pretty(&p.to_file_json())?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let root = crate::common::data_root(&a.data)?;
     let surface = a.shown.surface(&root)?;
+    if a.export.is_some() {
+        println!("{}", serde_json::to_string_pretty(&surface.to_file_json())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let task_id = a.task.as_deref().unwrap_or_default();
     let (ds, sandbox) = crate::common::open_with(&root, &surface)?;
-    let task = ds.load_task(&a.task)?;
+    let task = ds.load_task(task_id)?;
     let mut view = tb_eval::view::agent_view(&sandbox, &ds, &a.agent, &task, provider)
         .map_err(anyhow::Error::msg)?;
     view["api"] = serde_json::json!(a.api);

@@ -2,8 +2,9 @@
 //! the reference's, read at run time from the user's checkout of the framework
 //! (`--framework PATH` / `THINKINGBOX_FRAMEWORK`): module-level string constants of
 //! `thinkingbox/common/user_simulated_answer.py` and `thinkingbox/common/judge.py`, and the
-//! sanitising table of the former. Templates are filled with Python `str.format` semantics,
-//! and their placeholders must be exactly the ones our code fills.
+//! sanitising table of the former; or from a prompt file (`--prompts FILE`, JSON, what
+//! `tb tools --export prompts` writes). Templates are filled with Python `str.format`
+//! semantics, and their placeholders must be exactly the ones our code fills.
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -33,7 +34,26 @@ pub enum PromptSource {
         /// Its git HEAD commit, or `unknown`.
         commit: String,
     },
+    /// A prompt file.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The sha256 of its bytes.
+        sha256: String,
+    },
 }
+
+/// The keys of a prompt file, each a string but `sanitize` (a list of `[from, to]` pairs)
+/// and the optional `judge_system_motivation`.
+pub const PROMPT_FILE_KEYS: [&str; 7] = [
+    "user_system",
+    "user_system_with_end",
+    "user_template",
+    "sanitize",
+    "judge_system",
+    "judge_template",
+    "judge_system_motivation",
+];
 
 /// Every prompt text a run sends besides the dataset's own (agent instructions, queries).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,6 +156,93 @@ impl Prompts {
         Ok(p)
     }
 
+    /// The prompts of a prompt file: a JSON object with [`PROMPT_FILE_KEYS`] (unknown keys
+    /// are errors), templates holding exactly the placeholders our code fills.
+    pub fn from_file(path: &Path) -> Result<Self, PromptError> {
+        let file = path.display().to_string();
+        let err = |message: String| PromptError {
+            file: file.clone(),
+            line: 0,
+            message,
+        };
+        let bytes =
+            std::fs::read(path).map_err(|e| err(format!("cannot read the prompt file: {e}")))?;
+        let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| PromptError {
+            file: file.clone(),
+            line: e.line(),
+            message: e.to_string(),
+        })?;
+        let obj = doc
+            .as_object()
+            .ok_or_else(|| err("a prompt file is a JSON object".into()))?;
+        if let Some(k) = obj.keys().find(|k| !PROMPT_FILE_KEYS.contains(&k.as_str())) {
+            return Err(err(format!(
+                "unknown key `{k}` (known: {})",
+                PROMPT_FILE_KEYS.join(", ")
+            )));
+        }
+        let text = |k: &str| -> Result<String, PromptError> {
+            obj.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| err(format!("`{k}` is missing or not a string")))
+        };
+        let template = |k: &str, fields: &[&str]| -> Result<String, PromptError> {
+            let t = text(k)?;
+            let got = placeholders(&t).map_err(|m| err(format!("`{k}`: {m}")))?;
+            if !got.iter().map(String::as_str).eq(sorted(fields)) {
+                return Err(err(format!(
+                    "`{k}` has placeholders {{{}}}, expected exactly {{{}}}",
+                    got.into_iter().collect::<Vec<_>>().join(", "),
+                    fields.join(", ")
+                )));
+            }
+            Ok(t)
+        };
+        let sanitize = match obj.get("sanitize") {
+            Some(serde_json::Value::Array(pairs)) => pairs
+                .iter()
+                .map(|p| match p.as_array().map(Vec::as_slice) {
+                    Some([serde_json::Value::String(a), serde_json::Value::String(b)]) => {
+                        Ok((a.clone(), b.clone()))
+                    }
+                    _ => Err(err("`sanitize` holds a pair that is not [from, to]".into())),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => return Err(err("`sanitize` is missing or not a list of pairs".into())),
+        };
+        let judge_system_motivation = match obj.get("judge_system_motivation") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(_) => Some(text("judge_system_motivation")?),
+        };
+        Ok(Prompts {
+            source: PromptSource::File {
+                path: path.to_path_buf(),
+                sha256: sha256_hex(&bytes),
+            },
+            user_system: text("user_system")?,
+            user_system_with_end: text("user_system_with_end")?,
+            user_template: template("user_template", &USER_TEMPLATE_FIELDS)?,
+            sanitize,
+            judge_system: text("judge_system")?,
+            judge_template: template("judge_template", &JUDGE_TEMPLATE_FIELDS)?,
+            judge_system_motivation,
+        })
+    }
+
+    /// The prompts as a prompt file holds them (what `tb tools --export prompts` writes).
+    pub fn to_file_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "user_system": self.user_system,
+            "user_system_with_end": self.user_system_with_end,
+            "user_template": self.user_template,
+            "sanitize": self.sanitize,
+            "judge_system": self.judge_system,
+            "judge_template": self.judge_template,
+            "judge_system_motivation": self.judge_system_motivation,
+        })
+    }
+
     /// `--framework` if given, else `THINKINGBOX_FRAMEWORK`, else our own prompts.
     pub fn resolve(framework: Option<&Path>) -> Result<Self, PromptError> {
         match framework
@@ -147,11 +254,12 @@ impl Prompts {
         }
     }
 
-    /// `own` or `framework`.
+    /// `own`, `framework` or `file`.
     pub fn source_name(&self) -> &'static str {
         match self.source {
             PromptSource::Own => "own",
             PromptSource::Framework { .. } => "framework",
+            PromptSource::File { .. } => "file",
         }
     }
 
@@ -192,9 +300,16 @@ impl Prompts {
     pub fn provenance(&self) -> serde_json::Value {
         let mut m = serde_json::Map::new();
         m.insert("origin".into(), self.source_name().into());
-        if let PromptSource::Framework { path, commit } = &self.source {
-            m.insert("framework".into(), path.display().to_string().into());
-            m.insert("framework_commit".into(), commit.clone().into());
+        match &self.source {
+            PromptSource::Own => {}
+            PromptSource::Framework { path, commit } => {
+                m.insert("framework".into(), path.display().to_string().into());
+                m.insert("framework_commit".into(), commit.clone().into());
+            }
+            PromptSource::File { path, sha256 } => {
+                m.insert("file".into(), path.display().to_string().into());
+                m.insert("file_sha256".into(), sha256.clone().into());
+            }
         }
         let sanitize = serde_json::to_string(&self.sanitize).unwrap_or_default();
         let mut h = serde_json::Map::new();
@@ -211,6 +326,12 @@ impl Prompts {
         m.insert("sha256".into(), h.into());
         serde_json::Value::Object(m)
     }
+}
+
+fn sorted<'a>(fields: &[&'a str]) -> Vec<&'a str> {
+    let mut v = fields.to_vec();
+    v.sort_unstable();
+    v
 }
 
 /// Lower-case hex sha256.

@@ -6,19 +6,23 @@
 //! - `reference`: the reference's own tool list (order, descriptions, input schemas after the
 //!   framework client's transform), read at run time from the user's thinkingbox-data
 //!   checkout (`servers/**/*.py`).
+//! - a surface file: tool lists recorded earlier (`tb tools --export surface` writes one),
+//!   for a surface pinned across runs or machines without the servers' sources.
 //! - `auto` (default): `reference` when the data root holds the servers' Python sources and a
 //!   reader is available, else `own`.
 //!
 //! The reader of the servers' Python sources is the `tb-pysurface` crate; what it extracts is
 //! checked against our declarations before it is used (a mismatch names tool and parameter).
+//! A surface file's lists are checked against the declarations too (every declared tool
+//! listed once, nothing else).
 
 use serde_json::{Map, Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tb_sandbox::Domain;
 
 /// `--surface`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SurfaceMode {
     /// The reference's texts from the data checkout.
     Reference,
@@ -27,6 +31,8 @@ pub enum SurfaceMode {
     /// `reference` when the checkout holds the servers' sources, else `own`.
     #[default]
     Auto,
+    /// Tool lists recorded in a surface file.
+    File(PathBuf),
 }
 
 impl std::str::FromStr for SurfaceMode {
@@ -36,7 +42,8 @@ impl std::str::FromStr for SurfaceMode {
             "reference" => Ok(SurfaceMode::Reference),
             "own" => Ok(SurfaceMode::Own),
             "auto" => Ok(SurfaceMode::Auto),
-            _ => Err(format!("unknown surface `{s}` (reference, own or auto)")),
+            "" => Err("empty surface (reference, own, auto or a surface file)".into()),
+            path => Ok(SurfaceMode::File(PathBuf::from(path))),
         }
     }
 }
@@ -48,17 +55,23 @@ pub enum SurfaceKind {
     Reference,
     /// Ours.
     Own,
+    /// A surface file's.
+    File,
 }
 
 impl SurfaceKind {
-    /// `reference` or `own`.
+    /// `reference`, `own` or `file`.
     pub fn name(self) -> &'static str {
         match self {
             SurfaceKind::Reference => "reference",
             SurfaceKind::Own => "own",
+            SurfaceKind::File => "file",
         }
     }
 }
+
+/// The key of a surface file that holds the lists, by server.
+const FILE_SERVERS: &str = "servers";
 
 /// A surface that cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,6 +87,10 @@ pub struct Surface {
     pub reader: Option<&'static str>,
     /// The data checkout's git HEAD commit, or `unknown`.
     pub data_commit: String,
+    /// For a surface file: its path and the sha256 of its bytes.
+    pub file: Option<(PathBuf, String)>,
+    /// Why `auto` picked what it picked (`None` when the surface was named).
+    pub picked_because: Option<String>,
     /// Per server (in `tb_domains::SERVERS` order): its tool list.
     pub servers: Vec<(String, Arc<Vec<Value>>)>,
     /// The sha256 of lists whose hash is already known (from the surface cache), by the list
@@ -85,7 +102,7 @@ impl Surface {
     /// Resolves `mode` against a data root. The reference surface comes from the user's
     /// surface cache when it holds the lists of this checkout and executable
     /// ([`crate::surface_cache`]), else it is read from the checkout and cached.
-    pub fn resolve(mode: SurfaceMode, data_root: &Path) -> Result<Surface, SurfaceError> {
+    pub fn resolve(mode: &SurfaceMode, data_root: &Path) -> Result<Surface, SurfaceError> {
         Self::resolve_with_cache(
             mode,
             data_root,
@@ -96,17 +113,38 @@ impl Surface {
     /// [`Surface::resolve`] with the surface cache in `cache` (`None`: no cache, the
     /// servers' sources are always read).
     pub fn resolve_with_cache(
-        mode: SurfaceMode,
+        mode: &SurfaceMode,
         data_root: &Path,
         cache: Option<&Path>,
     ) -> Result<Surface, SurfaceError> {
+        let mut picked_because = None;
         let kind = match mode {
             SurfaceMode::Own => SurfaceKind::Own,
-            SurfaceMode::Reference => SurfaceKind::Reference,
+            SurfaceMode::Reference => {
+                if !reader::has_server_sources(data_root) {
+                    return Err(SurfaceError(format!(
+                        "`reference` reads the servers' Python sources, and {} has none (this \
+                         looks like the benchmark's data only); point --data or \
+                         THINKINGBOX_DATA at a full checkout of microsoft/thinkingbox-data, or \
+                         give a surface file written by `tb tools --export surface`",
+                        data_root.join("servers").display()
+                    )));
+                }
+                SurfaceKind::Reference
+            }
+            SurfaceMode::File(path) => return Surface::from_file(path, data_root),
             SurfaceMode::Auto => {
                 if reader::available() && reader::has_server_sources(data_root) {
+                    picked_because = Some(format!(
+                        "the servers' sources are in {}",
+                        data_root.join("servers").display()
+                    ));
                     SurfaceKind::Reference
                 } else {
+                    picked_because = Some(format!(
+                        "{} holds no servers' sources; `reference` needs a full data checkout",
+                        data_root.join("servers").display()
+                    ));
                     SurfaceKind::Own
                 }
             }
@@ -114,7 +152,8 @@ impl Surface {
         let mut servers = Vec::new();
         let mut known_sha256 = Vec::new();
         match kind {
-            SurfaceKind::Own => {
+            // a file returned above
+            SurfaceKind::Own | SurfaceKind::File => {
                 let domains = tb_domains::all().map_err(|e| SurfaceError(e.to_string()))?;
                 for d in domains {
                     servers.push((d.name.clone(), Arc::new(d.tool_list())));
@@ -163,9 +202,101 @@ impl Surface {
             kind,
             reader: (kind == SurfaceKind::Reference).then_some(reader::NAME),
             data_commit: crate::prompts::git_head(data_root),
+            file: None,
+            picked_because,
             servers,
             known_sha256,
         })
+    }
+
+    /// The surface recorded in a surface file (`{"servers": {"<server>": [tool, ...]}}`, each
+    /// tool as clients list it: `name`, `description`, `inputSchema`), checked against our
+    /// declarations: every declared server and tool, nothing else.
+    pub fn from_file(path: &Path, data_root: &Path) -> Result<Surface, SurfaceError> {
+        let fail = |m: String| SurfaceError(format!("surface file {}: {m}", path.display()));
+        let bytes = std::fs::read(path).map_err(|e| {
+            fail(format!(
+                "{e} (give reference, own, auto, or a surface file written by \
+                 `tb tools --export surface`)"
+            ))
+        })?;
+        let doc: Value = serde_json::from_slice(&bytes).map_err(|e| fail(e.to_string()))?;
+        let Some(Value::Object(by_server)) = doc.get(FILE_SERVERS) else {
+            return Err(fail(format!("no `{FILE_SERVERS}` object")));
+        };
+        let domains = tb_domains::declared().map_err(|e| SurfaceError(e.to_string()))?;
+        if let Some(extra) = by_server
+            .keys()
+            .find(|k| !domains.iter().any(|d| &d.name == *k))
+        {
+            return Err(fail(format!("`{FILE_SERVERS}.{extra}` is not a known server")));
+        }
+        let mut servers = Vec::new();
+        for d in domains.iter() {
+            let list = by_server
+                .get(&d.name)
+                .ok_or_else(|| fail(format!("no tool list for server `{}`", d.name)))?;
+            let tools = list.as_array().ok_or_else(|| {
+                fail(format!("`{FILE_SERVERS}.{}` is not a list of tools", d.name))
+            })?;
+            for (i, t) in tools.iter().enumerate() {
+                let at = format!("`{FILE_SERVERS}.{}[{i}]`", d.name);
+                let o = t
+                    .as_object()
+                    .ok_or_else(|| fail(format!("{at} is not an object")))?;
+                for (key, ok) in [
+                    ("name", o.get("name").is_some_and(Value::is_string)),
+                    (
+                        "description",
+                        o.get("description").is_some_and(Value::is_string),
+                    ),
+                    (
+                        "inputSchema",
+                        o.get("inputSchema").is_some_and(Value::is_object),
+                    ),
+                ] {
+                    if !ok {
+                        return Err(fail(format!("{at}.{key} is missing or of the wrong type")));
+                    }
+                }
+            }
+            let list = Arc::new(tools.clone());
+            d.with_listing_shared(list.clone())
+                .map_err(|e| fail(e.to_string()))?;
+            servers.push((d.name.clone(), list));
+        }
+        let sha = crate::prompts::sha256_hex(&bytes);
+        Ok(Surface {
+            kind: SurfaceKind::File,
+            reader: None,
+            data_commit: crate::prompts::git_head(data_root),
+            file: Some((path.to_path_buf(), sha)),
+            picked_because: None,
+            servers,
+            known_sha256: Vec::new(),
+        })
+    }
+
+    /// The surface as a surface file holds it (what `tb tools --export surface` writes).
+    pub fn to_file_json(&self) -> Value {
+        let servers: Map<String, Value> = self
+            .servers
+            .iter()
+            .map(|(n, l)| (n.clone(), Value::Array(l.as_ref().clone())))
+            .collect();
+        json!({ FILE_SERVERS: servers })
+    }
+
+    /// One line saying which surface this is and, for `auto`, why.
+    pub fn describe(&self) -> String {
+        let mut s = format!("tool surface: {}", self.kind.name());
+        if let Some((p, _)) = &self.file {
+            s.push_str(&format!(" ({})", p.display()));
+        }
+        if let Some(why) = &self.picked_because {
+            s.push_str(&format!(" (auto: {why})"));
+        }
+        s
     }
 
     /// Our own surface (no data root needed).
@@ -175,6 +306,8 @@ impl Surface {
             kind: SurfaceKind::Own,
             reader: None,
             data_commit: "unknown".into(),
+            file: None,
+            picked_because: None,
             servers: domains
                 .iter()
                 .map(|d| (d.name.clone(), Arc::new(d.tool_list())))
@@ -189,8 +322,9 @@ impl Surface {
             SurfaceKind::Own => Ok(tb_domains::all()
                 .map_err(|e| SurfaceError(e.to_string()))?
                 .to_vec()),
-            // The reference's lists replace ours: the domains as declared, not shaped.
-            SurfaceKind::Reference => tb_domains::declared()
+            // The reference's (or a file's) lists replace ours: the domains as declared, not
+            // shaped.
+            SurfaceKind::Reference | SurfaceKind::File => tb_domains::declared()
                 .map_err(|e| SurfaceError(e.to_string()))?
                 .iter()
                 .map(|d| {
@@ -230,12 +364,17 @@ impl Surface {
 
     /// For the run manifest and records.
     pub fn provenance(&self) -> Value {
-        json!({
+        let mut p = json!({
             "surface": self.kind.name(),
             "reader": self.reader,
             "data_commit": self.data_commit,
             "tools_sha256": self.server_hashes(),
-        })
+        });
+        if let Some((path, sha)) = &self.file {
+            p["file"] = json!(path.display().to_string());
+            p["file_sha256"] = json!(sha);
+        }
+        p
     }
 }
 
@@ -403,6 +542,10 @@ mod tests {
     #[test]
     fn modes_parse() {
         assert_eq!("auto".parse::<SurfaceMode>().unwrap(), SurfaceMode::Auto);
-        assert!("x".parse::<SurfaceMode>().is_err());
+        assert_eq!(
+            "x.json".parse::<SurfaceMode>().unwrap(),
+            SurfaceMode::File("x.json".into())
+        );
+        assert!("".parse::<SurfaceMode>().is_err());
     }
 }

@@ -242,7 +242,7 @@ impl Shared {
             .map_err(|e| tb_core::error_text(&e))?;
         let uids: Vec<&str> = tasks.iter().map(|t| t.uid.as_str()).collect();
         let uids_json = serde_json::to_string(&uids).map_err(|e| tb_core::error_text(&e))?;
-        let surface = tb_eval::surface::Surface::resolve(o.surface, ds.root())
+        let surface = tb_eval::surface::Surface::resolve(&o.surface, ds.root())
             .map_err(|e| tb_core::error_text(&e))?;
         let sandbox =
             Sandbox::load_with(ds.root(), &surface).map_err(|e| tb_core::error_text(&e))?;

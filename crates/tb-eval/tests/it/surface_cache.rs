@@ -27,15 +27,15 @@ fn cache_files(dir: &Path) -> Vec<std::path::PathBuf> {
 fn cached_reference_surface_equals_the_uncached_one() {
     let root = tb_test_support::data();
     let cache = tempfile::tempdir().unwrap();
-    let uncached = Surface::resolve_with_cache(SurfaceMode::Reference, &root, None).unwrap();
+    let uncached = Surface::resolve_with_cache(&SurfaceMode::Reference, &root, None).unwrap();
     assert!(cache_files(cache.path()).is_empty());
     let cold =
-        Surface::resolve_with_cache(SurfaceMode::Reference, &root, Some(cache.path())).unwrap();
+        Surface::resolve_with_cache(&SurfaceMode::Reference, &root, Some(cache.path())).unwrap();
     let files = cache_files(cache.path());
     assert_eq!(files.len(), 1, "the cold run stores the surface: {files:?}");
     let stored = std::fs::metadata(&files[0]).unwrap().modified().unwrap();
     let warm =
-        Surface::resolve_with_cache(SurfaceMode::Reference, &root, Some(cache.path())).unwrap();
+        Surface::resolve_with_cache(&SurfaceMode::Reference, &root, Some(cache.path())).unwrap();
     assert_eq!(
         std::fs::metadata(&files[0]).unwrap().modified().unwrap(),
         stored,
@@ -48,7 +48,7 @@ fn cached_reference_surface_equals_the_uncached_one() {
         assert_eq!(s.provenance(), uncached.provenance());
     }
     // `auto` on a checkout with sources is the same reference surface.
-    let auto = Surface::resolve_with_cache(SurfaceMode::Auto, &root, Some(cache.path())).unwrap();
+    let auto = Surface::resolve_with_cache(&SurfaceMode::Auto, &root, Some(cache.path())).unwrap();
     assert_eq!(lists(&auto), lists(&uncached));
 }
 
@@ -72,17 +72,17 @@ fn a_changed_checkout_misses_the_cache() {
     let copy = tempfile::tempdir().unwrap();
     copy_tree(&root.join("servers"), &copy.path().join("servers"));
     let cache = tempfile::tempdir().unwrap();
-    Surface::resolve_with_cache(SurfaceMode::Reference, copy.path(), Some(cache.path())).unwrap();
+    Surface::resolve_with_cache(&SurfaceMode::Reference, copy.path(), Some(cache.path())).unwrap();
     let k1 = stored_key(cache.path());
     let yaml = copy.path().join("servers/servers.yaml");
     let text = std::fs::read_to_string(&yaml).unwrap();
     std::fs::write(&yaml, format!("{text}\n# edited\n")).unwrap();
     let second =
-        Surface::resolve_with_cache(SurfaceMode::Reference, copy.path(), Some(cache.path()))
+        Surface::resolve_with_cache(&SurfaceMode::Reference, copy.path(), Some(cache.path()))
             .unwrap();
     let k2 = stored_key(cache.path());
     assert_ne!(k1, k2, "the edit is a miss, stored under a new key");
-    let uncached = Surface::resolve_with_cache(SurfaceMode::Reference, copy.path(), None).unwrap();
+    let uncached = Surface::resolve_with_cache(&SurfaceMode::Reference, copy.path(), None).unwrap();
     assert_eq!(lists(&second), lists(&uncached));
 }
 
