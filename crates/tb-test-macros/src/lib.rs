@@ -41,6 +41,8 @@ fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> Tok
     }
     // After the item's own attributes (`#[test]`, `#[tokio::test]`, docs), so that attribute
     // macros such as `tokio::test` see and keep it.
+    // Gates stack (`#[shared_test] #[reference_test]`): the first one that ignores wins, since
+    // libtest takes one `#[ignore]`.
     let tokens: Vec<TokenTree> = item.into_iter().collect();
     let mut i = 0;
     while let (Some(TokenTree::Punct(p)), Some(TokenTree::Group(g))) =
@@ -48,6 +50,9 @@ fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> Tok
     {
         if p.as_char() != '#' || g.delimiter() != Delimiter::Bracket {
             break;
+        }
+        if is_ignore(g) {
+            return tokens.into_iter().collect();
         }
         i += 2;
     }
@@ -59,4 +64,9 @@ fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> Tok
     out.extend(ignore_attr);
     out.extend(tokens.iter().skip(i).cloned());
     out
+}
+
+/// Whether an attribute's bracket group is `ignore` or `ignore = "..."`.
+fn is_ignore(group: &proc_macro::Group) -> bool {
+    matches!(group.stream().into_iter().next(), Some(TokenTree::Ident(i)) if i.to_string() == "ignore")
 }

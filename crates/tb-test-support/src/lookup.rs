@@ -60,7 +60,9 @@ pub fn reference_data_root() -> Option<PathBuf> {
 /// Whether `root` is a framework checkout (it holds the simulated user's and judge's sources).
 pub fn framework_present(root: &Path) -> bool {
     root.join("thinkingbox/common/judge.py").is_file()
-        && root.join("thinkingbox/common/user_simulated_answer.py").is_file()
+        && root
+            .join("thinkingbox/common/user_simulated_answer.py")
+            .is_file()
 }
 
 /// Whether `root` is a full data checkout: the data and the servers' Python package.
