@@ -56,15 +56,17 @@ pub struct SurfaceArgs {
     pub prompts: Option<PathBuf>,
 }
 
-fn parse_surface(s: &str) -> Result<tb_eval::surface::SurfaceMode, String> {
+/// `--surface`'s parser.
+pub fn parse_surface(s: &str) -> Result<tb_eval::surface::SurfaceMode, String> {
     s.parse()
 }
 
 impl SurfaceArgs {
-    /// The surface, resolved against the data root; `auto` says on stderr what it picked.
+    /// The surface, resolved against the data root; on a checkout of the data repository
+    /// (`servers/servers.yaml`), where there is a choice, `auto` says on stderr what it picked.
     pub fn surface(&self, root: &Path) -> Result<tb_eval::surface::Surface> {
         let s = tb_eval::surface::Surface::resolve(&self.surface, root)?;
-        if s.picked_because.is_some() {
+        if s.picked_because.is_some() && root.join("servers/servers.yaml").is_file() {
             eprintln!("{}", s.describe());
         }
         Ok(s)

@@ -17,6 +17,10 @@ pub struct ValidateArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// The tool surface a run would show the model: `reference`, `own`, `auto` or a surface
+    /// file (see `tb infer --help`); it must resolve, and the summary names it.
+    #[arg(long, default_value = "auto", value_parser = crate::common::parse_surface)]
+    pub surface: tb_eval::surface::SurfaceMode,
     #[command(flatten)]
     pub servers: crate::common::ServerArgs,
 }
@@ -111,12 +115,23 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
     }
     // Every test file's Python must be within what the test-body evaluator runs.
     problems.extend(tb_eval::pybody::check_test_files(&root, &tasks));
+    let surface = match tb_eval::surface::Surface::resolve(&a.surface, &root) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            problems.push(e.to_string());
+            None
+        }
+    };
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"tasks": tasks.len(), "scenarios": summary, "problems": problems, "warnings": warnings})
-            )?
+            serde_json::to_string_pretty(&serde_json::json!({
+                "tasks": tasks.len(),
+                "scenarios": summary,
+                "surface": surface.as_ref().map(tb_eval::surface::Surface::provenance),
+                "problems": problems,
+                "warnings": warnings,
+            }))?
         );
     } else {
         println!(
@@ -139,6 +154,9 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
             tasks.len(),
             a.test_list.display()
         );
+        if let Some(s) = &surface {
+            println!("{}", s.describe());
+        }
         for w in &warnings {
             println!("warning: {w}");
         }

@@ -572,8 +572,14 @@ impl MsStore {
     /// Reads the tools' texts from the checkout's server source (`MS_STORE_SOURCE`).
     pub fn load(data_root: &Path) -> Result<MsStore, String> {
         let path = data_root.join(MS_STORE_SOURCE);
-        let src = std::fs::read_to_string(&path)
-            .map_err(|e| format!("{}: cannot read the ms_store server: {e}", path.display()))?;
+        let src = std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "{}: cannot read the ms_store server: {e} (its answers are read from the \
+                     server's source: point --data or THINKINGBOX_DATA at a full checkout of \
+                     microsoft/thinkingbox-data)",
+                path.display()
+            )
+        })?;
         let items = tb_dataset::py_assignments(&src)
             .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.message))?;
         let mut texts = Vec::new();

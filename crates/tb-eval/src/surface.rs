@@ -136,13 +136,13 @@ impl Surface {
             SurfaceMode::Auto => {
                 if reader::available() && reader::has_server_sources(data_root) {
                     picked_because = Some(format!(
-                        "the servers' sources are in {}",
+                        "the servers' sources are under {}",
                         data_root.join("servers").display()
                     ));
                     SurfaceKind::Reference
                 } else {
                     picked_because = Some(format!(
-                        "{} holds no servers' sources; `reference` needs a full data checkout",
+                        "no servers' sources under {}",
                         data_root.join("servers").display()
                     ));
                     SurfaceKind::Own
@@ -210,8 +210,9 @@ impl Surface {
     }
 
     /// The surface recorded in a surface file (`{"servers": {"<server>": [tool, ...]}}`, each
-    /// tool as clients list it: `name`, `description`, `inputSchema`), checked against our
-    /// declarations: every declared server and tool, nothing else.
+    /// tool as the agent is given it: `name`, `description`, and `inputSchema` after the
+    /// framework client's [`client_transform`]), checked against our declarations: every
+    /// declared server and tool, nothing else.
     pub fn from_file(path: &Path, data_root: &Path) -> Result<Surface, SurfaceError> {
         let fail = |m: String| SurfaceError(format!("surface file {}: {m}", path.display()));
         let bytes = std::fs::read(path).map_err(|e| {
@@ -229,15 +230,20 @@ impl Surface {
             .keys()
             .find(|k| !domains.iter().any(|d| &d.name == *k))
         {
-            return Err(fail(format!("`{FILE_SERVERS}.{extra}` is not a known server")));
+            return Err(fail(format!(
+                "`{FILE_SERVERS}.{extra}` is not a known server"
+            )));
         }
         let mut servers = Vec::new();
-        for d in domains.iter() {
+        for d in domains {
             let list = by_server
                 .get(&d.name)
                 .ok_or_else(|| fail(format!("no tool list for server `{}`", d.name)))?;
             let tools = list.as_array().ok_or_else(|| {
-                fail(format!("`{FILE_SERVERS}.{}` is not a list of tools", d.name))
+                fail(format!(
+                    "`{FILE_SERVERS}.{}` is not a list of tools",
+                    d.name
+                ))
             })?;
             for (i, t) in tools.iter().enumerate() {
                 let at = format!("`{FILE_SERVERS}.{}[{i}]`", d.name);

@@ -235,6 +235,7 @@ fn golden_calls_typed_in_tmux_pass_and_the_saved_record_reads_back() {
         @"
     PASS sandbox_external_retail_group1.py:test_case_ST002_001::repeat::0: as recorded (2 call(s) replayed)
     1 record(s) graded as recorded, 0 changed
+    tool surface: own (auto: no servers' sources under [DATA]/servers)
     "
     );
     let (code, agg) = tb(&["agg", &file]);
