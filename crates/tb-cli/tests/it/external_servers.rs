@@ -529,18 +529,6 @@ fn two_hundred_attempts_at_concurrency_16_leave_no_process_behind() {
 
 // ---- the reference's v1 servers, forced external ----
 
-/// The benchmark data with the business-ops servers (panics when missing: call from
-/// `#[tb_test_support::data_test]`s only).
-fn shared_data() -> PathBuf {
-    let root = tb_test_support::data();
-    assert!(
-        root.join("servers/tb_business_ops_servers_202606").is_dir(),
-        "no servers/tb_business_ops_servers_202606 under {}",
-        root.display()
-    );
-    root
-}
-
 /// The scenario text without its `world_state.<server>.sources` block (as
 /// tb-bench-v1/requests/scripts/strip_sources.py does it).
 fn strip_sources(text: &str) -> (String, usize) {
@@ -564,10 +552,11 @@ fn strip_sources(text: &str) -> (String, usize) {
 }
 
 #[cfg(unix)]
-#[tb_test_support::data_test]
+#[tb_test_support::reference_test]
 #[test]
 fn the_reference_v1_servers_forced_external_give_the_native_verdicts_and_tool_texts() {
-    let data = shared_data();
+    // the data repository's checkout with its servers' sources
+    let data = tb_test_support::reference_data();
     let Some(py) = tb_test_support::python(
         "TB_SERVERS_PYTHON",
         "py-tbservers",

@@ -26,10 +26,6 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn shared() -> PathBuf {
-    tb_test_support::shared()
-}
-
 fn missing(what: String) -> Option<Reference> {
     assert!(std::env::var_os("CI").is_none(), "{what}");
     eprintln!("SKIPPED: {what}");
@@ -45,12 +41,7 @@ struct Reference {
 impl Reference {
     fn find() -> Option<Reference> {
         let data = tb_test_support::data();
-        let framework = shared().join("thinkingbox");
-        assert!(
-            framework.join("thinkingbox/common/chat_types.py").is_file(),
-            "the reference framework checkout not found at {}",
-            framework.display()
-        );
+        let framework = tb_test_support::framework();
         let python = std::env::var_os("TB_REFERENCE_PYTHON").map_or_else(
             || workspace().join("target/py-reference/bin/python"),
             PathBuf::from,
@@ -249,6 +240,7 @@ fn same_numbers(r: &Reference, file: &Path) -> Value {
 }
 
 #[tb_test_support::shared_test]
+#[tb_test_support::reference_test]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
     let Some(r) = Reference::find() else { return };

@@ -2,9 +2,15 @@
 //! (`tb-bench-v1/requests/all-requests.tar.xz`: the first task of each of the 7 task files,
 //! three APIs, the `agent` and `agent-ask` deployments, every request of every role and
 //! turn), when it runs against the same scripted mock (`requests/scripts/mockdump.py`,
-//! whose behaviour the server below implements) with `--surface reference --framework
-//! <checkout>` and one attempt at a time. Bodies are compared as a multiset per run and
-//! role, so the order between tasks does not matter.
+//! whose behaviour the server below implements) with one attempt at a time. Bodies are
+//! compared as a multiset per run and role, so the order between tasks does not matter.
+//!
+//! Two ways to show the model the reference's texts are checked:
+//! - a surface file and a prompt file built here from what the reference recorded (its
+//!   servers' tool listings in `tb-bench-v1/tools`, its first user and judge requests): this
+//!   needs the benchmark's data only and runs everywhere the data is;
+//! - `--surface reference --framework <checkout>`, read from the reference's own checkouts
+//!   (a `#[reference_test]`).
 //!
 //! In `own` mode the first agent request of each task equals the reference's once every
 //! description text is masked (tool descriptions and schema `description`s).
@@ -34,9 +40,8 @@ const ASK: &str = "Could you confirm your email?";
 fn shared() -> PathBuf {
     let p = tb_test_support::shared();
     assert!(
-        p.join("tb-bench-v1/requests/all-requests.tar.xz").is_file()
-            && p.join("thinkingbox/thinkingbox/common/judge.py").is_file(),
-        "the recorded requests (tb-bench-v1/requests) or the framework (thinkingbox) are not in {}",
+        p.join("tb-bench-v1/requests/all-requests.tar.xz").is_file(),
+        "the recorded requests (tb-bench-v1/requests) are not in {}",
         p.display()
     );
     p
@@ -45,6 +50,169 @@ fn shared() -> PathBuf {
 fn data_root(shared: &Path) -> PathBuf {
     std::env::var_os("THINKINGBOX_DATA")
         .map_or_else(|| shared.join("thinkingbox-data"), PathBuf::from)
+}
+
+/// How a run is shown the reference's texts, and what its provenance must then say.
+struct Shown {
+    /// `--data`.
+    data: PathBuf,
+    /// The options naming the surface and the prompts.
+    args: Vec<String>,
+    /// The surface provenance names.
+    surface: &'static str,
+    /// The prompts' origin provenance names.
+    prompts: &'static str,
+}
+
+impl Shown {
+    /// From files built out of what the reference recorded (`surface`: `file` or `own`).
+    fn recorded(shared: &Path, dir: &Path, surface: &'static str) -> Shown {
+        let surface_file = recorded_surface(shared, dir);
+        let prompt_file = recorded_prompts(shared, dir);
+        let surface_arg = if surface == "own" {
+            "own".to_string()
+        } else {
+            surface_file.display().to_string()
+        };
+        Shown {
+            data: data_root(shared),
+            args: vec![
+                "--surface".into(),
+                surface_arg,
+                "--prompts".into(),
+                prompt_file.display().to_string(),
+            ],
+            surface,
+            prompts: "file",
+        }
+    }
+
+    /// From the reference's checkouts (`surface`: `reference` or `own`; call from
+    /// `#[reference_test]`s only).
+    fn reference(surface: &'static str) -> Shown {
+        Shown {
+            data: tb_test_support::reference_data(),
+            args: vec![
+                "--surface".into(),
+                surface.into(),
+                "--framework".into(),
+                tb_test_support::framework().display().to_string(),
+            ],
+            surface,
+            prompts: "framework",
+        }
+    }
+}
+
+/// A surface file (`{"servers": {server: [tool]}}`) holding the tool listings the reference's
+/// servers sent over MCP, as `tb-bench-v1/tools/<server>.json` recorded them, each input schema
+/// as the framework's client hands it to the agent (`client_transform`, whose equality with the
+/// reference's is checked by the bodies of the reference-checkout test).
+fn recorded_surface(shared: &Path, dir: &Path) -> PathBuf {
+    let mut servers = Map::new();
+    let tools = shared.join("tb-bench-v1/tools");
+    let mut files: Vec<_> = std::fs::read_dir(&tools)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    for f in files {
+        let doc: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        let list: Vec<Value> = doc["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t["name"],
+                    "description": t["description"],
+                    "inputSchema": tb_eval::surface::client_transform(t["input_schema"].clone())
+                        .unwrap(),
+                })
+            })
+            .collect();
+        servers.insert(doc["domain"].as_str().unwrap().to_string(), list.into());
+    }
+    let path = dir.join("recorded-surface.json");
+    std::fs::write(
+        &path,
+        serde_json::to_vec(&json!({ "servers": servers })).unwrap(),
+    )
+    .unwrap();
+    path
+}
+
+/// A prompt file holding the simulated user's and the judge's texts as the reference sent
+/// them in its first user request (`requests/user.json`, task `test_bmd_001` of the
+/// `agent-ask` run) and first judge request (`requests/judge.json`): the inserted parts are
+/// put back as placeholders. The captured runs never let the user end the conversation,
+/// never escape inserted text and never ask with the motivation prompt, so those entries
+/// are the plain user prompt, no escapes and none.
+fn recorded_prompts(shared: &Path, dir: &Path) -> PathBuf {
+    let reqs = shared.join("tb-bench-v1/requests");
+    let read = |name: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(reqs.join(name)).unwrap()).unwrap()
+    };
+    let text =
+        |body: &Value, i: usize| body["messages"][i]["content"].as_str().unwrap().to_string();
+    let escape = |t: &str| t.replace('{', "{{").replace('}', "}}");
+    let put_back = |mut t: String, parts: &[(&str, &str)]| {
+        for (inserted, field) in parts {
+            assert_eq!(t.matches(inserted).count(), 1, "`{inserted}` once in {t}");
+            t = t.replace(inserted, &format!("{{{field}}}"));
+        }
+        t
+    };
+
+    let task: Value = serde_json::from_str(
+        std::fs::read_to_string(shared.join("tb-bench-v1/tasks/external_booking_v1_group1.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let query = task["query"].as_str().unwrap();
+    let context = task["user_context"].as_str().unwrap();
+    let user = read("user.json");
+    let transcript = format!("User: {query}\n\nAssistant: {ASK}");
+    // in this order: the transcript holds the last message too
+    let user_template = put_back(
+        escape(&text(&user, 1)),
+        &[
+            (&escape(&transcript), "transcript"),
+            (&escape(context), "user_context"),
+            (ASK, "last_assistant_message"),
+        ],
+    );
+
+    let judge = read("judge.json");
+    let message = "Everything is taken care of. &lt;DONE&gt;";
+    let judge_user = text(&judge, 1);
+    let question = judge_user
+        .split_once("</message>\n")
+        .map(|(_, q)| q)
+        .unwrap();
+    let judge_template = put_back(
+        escape(&judge_user),
+        &[(message, "message"), (&escape(question), "question")],
+    );
+
+    let user_system = text(&user, 0);
+    let prompts = json!({
+        "user_system": user_system,
+        "user_system_with_end": user_system,
+        "user_template": user_template,
+        "sanitize": [],
+        "judge_system": text(&judge, 0),
+        "judge_template": judge_template,
+        "judge_system_motivation": null,
+    });
+    let path = dir.join("recorded-prompts.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&prompts).unwrap()).unwrap();
+    path
 }
 
 // ---------------------------------------------------------------------------------------
@@ -305,14 +473,13 @@ fn config(addr: std::net::SocketAddr, ty: &str, path: &str, agent: &str) -> Stri
 }
 
 struct Setup {
-    shared: PathBuf,
     dir: tempfile::TempDir,
     mock: Arc<Mock>,
     addr: std::net::SocketAddr,
 }
 
 impl Setup {
-    async fn new(shared: PathBuf) -> Setup {
+    async fn new(shared: &Path) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let tasks = shared.join("tb-bench-v1/tasks");
         let mut list = String::new();
@@ -330,12 +497,7 @@ impl Setup {
         }
         std::fs::write(dir.path().join("list7.yaml"), list).unwrap();
         let (mock, addr) = start_mock(&tasks).await;
-        Setup {
-            shared,
-            dir,
-            mock,
-            addr,
-        }
+        Setup { dir, mock, addr }
     }
 
     /// Runs `tb infer` for one run; returns the bodies received per model name.
@@ -345,7 +507,7 @@ impl Setup {
         ty: &str,
         path: &str,
         agent: &str,
-        extra: &[&str],
+        shown: &Shown,
     ) -> BTreeMap<String, Vec<Vec<u8>>> {
         let cfg = self.dir.path().join(format!("config-{name}.yaml"));
         std::fs::write(&cfg, config(self.addr, ty, path, agent)).unwrap();
@@ -354,7 +516,7 @@ impl Setup {
         let mut args: Vec<String> = [
             "infer",
             "--data",
-            data_root(&self.shared).to_str().unwrap(),
+            shown.data.to_str().unwrap(),
             "-c",
             cfg.to_str().unwrap(),
             "--agent",
@@ -372,7 +534,7 @@ impl Setup {
         .iter()
         .map(std::string::ToString::to_string)
         .collect();
-        args.extend(extra.iter().map(std::string::ToString::to_string));
+        args.extend(shown.args.iter().cloned());
         let o = tokio::task::spawn_blocking(move || {
             Command::new(env!("CARGO_BIN_EXE_tb"))
                 .args(&args)
@@ -392,11 +554,6 @@ impl Setup {
         let recs = std::fs::read_to_string(&out).unwrap();
         assert_eq!(recs.lines().count(), 7, "{name}: 7 records");
         // provenance: every record and the manifest say what the model was shown
-        let want_surface = if extra.contains(&"own") {
-            "own"
-        } else {
-            "reference"
-        };
         let manifest: Value = serde_json::from_str(
             &std::fs::read_to_string(self.dir.path().join(format!("{name}_run_metadata.json")))
                 .unwrap(),
@@ -407,7 +564,7 @@ impl Setup {
             .map(|l| serde_json::from_str::<Value>(l).unwrap()["provenance"].clone())
             .chain(std::iter::once(manifest["provenance"].clone()))
         {
-            assert_eq!(p["surface"]["surface"], want_surface, "{name}: {p}");
+            assert_eq!(p["surface"]["surface"], shown.surface, "{name}: {p}");
             assert_eq!(
                 p["surface"]["tools_sha256"]
                     .as_object()
@@ -415,13 +572,18 @@ impl Setup {
                 Some(5),
                 "{name}"
             );
-            assert_eq!(p["prompts"]["origin"], "framework", "{name}");
+            assert_eq!(p["prompts"]["origin"], shown.prompts, "{name}");
             assert_eq!(
                 p["prompts"]["sha256"].as_object().map(serde_json::Map::len),
                 Some(6),
                 "{name}"
             );
-            assert!(p["prompts"]["framework_commit"].is_string(), "{name}");
+            let origin_key = if shown.prompts == "file" {
+                "file_sha256"
+            } else {
+                "framework_commit"
+            };
+            assert!(p["prompts"][origin_key].is_string(), "{name}: {p}");
         }
         let mut by_role: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
         for (m, b) in self.mock.dump.lock().unwrap().drain(..) {
@@ -502,31 +664,14 @@ fn extract(shared: &Path) -> tempfile::TempDir {
     dir
 }
 
-#[tb_test_support::shared_test]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reference_mode_sends_the_reference_bodies_byte_for_byte() {
-    let shared = shared();
-    let bodies = extract(&shared);
-    let setup = Setup::new(shared.clone()).await;
-    let framework = shared.join("thinkingbox");
+/// Runs the six capture runs as `shown` says and compares every body with the reference's.
+async fn sends_the_reference_bodies_byte_for_byte(shared: &Path, setup: &Setup, shown: &Shown) {
+    let bodies = extract(shared);
     let (mut total, mut same) = (0, 0);
     let mut report = Vec::new();
     for (name, ty, path, agent) in RUNS {
         let reference = reference_bodies(bodies.path(), name);
-        let ours = setup
-            .run(
-                name,
-                ty,
-                path,
-                agent,
-                &[
-                    "--surface",
-                    "reference",
-                    "--framework",
-                    framework.to_str().unwrap(),
-                ],
-            )
-            .await;
+        let ours = setup.run(name, ty, path, agent, shown).await;
         for (role, refs) in &reference {
             let got = ours.get(role).cloned().unwrap_or_default();
             let (n, example) = matched(refs, &got);
@@ -554,6 +699,27 @@ async fn reference_mode_sends_the_reference_bodies_byte_for_byte() {
         "bodies byte-identical: {same}/{total}\n{}",
         report.join("\n")
     );
+}
+
+/// With the tool listings and prompts the reference recorded, given as files: the benchmark's
+/// data is all this needs.
+#[tb_test_support::shared_test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recorded_surface_and_prompts_send_the_reference_bodies_byte_for_byte() {
+    let shared = shared();
+    let setup = Setup::new(&shared).await;
+    let shown = Shown::recorded(&shared, setup.dir.path(), "file");
+    sends_the_reference_bodies_byte_for_byte(&shared, &setup, &shown).await;
+}
+
+/// With the surface read from the servers' sources and the prompts from the framework.
+#[tb_test_support::shared_test]
+#[tb_test_support::reference_test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reference_checkouts_send_the_reference_bodies_byte_for_byte() {
+    let shared = shared();
+    let setup = Setup::new(&shared).await;
+    sends_the_reference_bodies_byte_for_byte(&shared, &setup, &Shown::reference("reference")).await;
 }
 
 /// Every description text replaced by a marker: the tool's and, in its schema, each
@@ -598,9 +764,9 @@ fn mask(tool: &mut Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn own_mode_first_agent_requests_equal_the_references_but_for_descriptions() {
     let shared = shared();
-    let setup = Setup::new(shared.clone()).await;
+    let setup = Setup::new(&shared).await;
     let reqs = shared.join("tb-bench-v1/requests");
-    let framework = shared.join("thinkingbox");
+    let shown = Shown::recorded(&shared, setup.dir.path(), "own");
     for (name, ty, path, agent, sub) in [
         ("chat", "aoai", "chat/completions", "agent", ""),
         (
@@ -612,20 +778,7 @@ async fn own_mode_first_agent_requests_equal_the_references_but_for_descriptions
         ),
         ("anthropic", "anthropic", "messages", "agent", "anthropic/"),
     ] {
-        let ours = setup
-            .run(
-                name,
-                ty,
-                path,
-                agent,
-                &[
-                    "--surface",
-                    "own",
-                    "--framework",
-                    framework.to_str().unwrap(),
-                ],
-            )
-            .await;
+        let ours = setup.run(name, ty, path, agent, &shown).await;
         // the first agent request of each task: the ones with one user message and nothing after
         let firsts: Vec<Value> = ours["agent"]
             .iter()
@@ -706,10 +859,7 @@ async fn own_mode_first_agent_requests_equal_the_references_but_for_descriptions
 
 /// `tb tools` prints the system messages and the tools of the reference's first agent
 /// request, for each API.
-#[tb_test_support::shared_test]
-#[test]
-fn tb_tools_prints_what_the_agent_gets() {
-    let shared = shared();
+fn tb_tools_prints_what_the_agent_gets(shared: &Path, data: &Path, surface: &str, kind: &str) {
     let reqs = shared.join("tb-bench-v1/requests");
     for (api, sub) in [
         ("chat", ""),
@@ -720,13 +870,13 @@ fn tb_tools_prints_what_the_agent_gets() {
             .args([
                 "tools",
                 "--data",
-                data_root(&shared).to_str().unwrap(),
+                data.to_str().unwrap(),
                 "--task",
                 "sandbox_consulting_group1.py:test_csa_001",
                 "--api",
                 api,
                 "--surface",
-                "reference",
+                surface,
             ])
             .env("TB_LOG", "error")
             .output()
@@ -749,6 +899,29 @@ fn tb_tools_prints_what_the_agent_gets() {
             _ => json!(reference["input"].as_array().unwrap()[..2]),
         };
         assert_eq!(view["system"], system, "{api}: system");
-        assert_eq!(view["surface"]["surface"], "reference");
+        assert_eq!(view["surface"]["surface"], kind);
     }
+}
+
+#[tb_test_support::shared_test]
+#[test]
+fn tb_tools_prints_what_the_agent_gets_from_a_surface_file() {
+    let shared = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let file = recorded_surface(&shared, dir.path());
+    tb_tools_prints_what_the_agent_gets(
+        &shared,
+        &data_root(&shared),
+        file.to_str().unwrap(),
+        "file",
+    );
+}
+
+#[tb_test_support::shared_test]
+#[tb_test_support::reference_test]
+#[test]
+fn tb_tools_prints_what_the_agent_gets_from_the_servers_sources() {
+    let shared = shared();
+    let data = tb_test_support::reference_data();
+    tb_tools_prints_what_the_agent_gets(&shared, &data, "reference", "reference");
 }

@@ -3,27 +3,23 @@
 //! and `ms_store` servers: every scripted record of `tb-bench-v1/tools-servers/traces/`
 //! (solutions, noops, probes) replayed through the episode loop as `tb replay` does, at the
 //! record's clock: each call's result text, each server's effects hash, both verdicts.
+//! `ms_store` reads its answers from the reference server's source, so its file needs the
+//! data repository's checkout (a test on the reference's code).
 
 use crate::common;
 
+use std::path::Path;
 use tb_eval::script_replay::{ScriptEnv, ScriptSummary, read_script_records, replay_script};
 use tb_sandbox::Clock;
 
-#[tb_test_support::shared_test]
-#[tokio::test(flavor = "current_thread")]
-async fn setup_check_scripts_replay_through_the_episode_loop() {
+/// Replays every scripted record of the given trace files on the data checkout at `root`.
+async fn replay(root: &Path, files: &[&str]) -> ScriptSummary {
     let shared = common::shared();
-    let root = shared.join("thinkingbox-data");
-    let ds = tb_dataset::Dataset::open(&root).unwrap();
-    let sandbox = tb_eval::sandbox::Sandbox::load(&root).unwrap();
+    let ds = tb_dataset::Dataset::open(root).unwrap();
+    let sandbox = tb_eval::sandbox::Sandbox::load(root).unwrap();
     let agent = ds.agent("think").ok();
     let mut s = ScriptSummary::default();
-    for file in [
-        "banking",
-        "banking_email",
-        "email_system_org",
-        "mcs_defaults",
-    ] {
+    for file in files {
         let path = shared.join(format!("tb-bench-v1/tools-servers/traces/{file}.jsonl"));
         for record in read_script_records(&path).unwrap() {
             let task = ds.load_task(record["id"].as_str().unwrap()).unwrap();
@@ -38,7 +34,7 @@ async fn setup_check_scripts_replay_through_the_episode_loop() {
         }
     }
     eprintln!(
-        "setup-check scripts: {} traces, calls {}/{}, effects {}/{}, verdicts {}/{}, finish {}",
+        "setup-check scripts {files:?}: {} traces, calls {}/{}, effects {}/{}, verdicts {}/{}, finish {}",
         s.traces,
         s.calls_match,
         s.calls,
@@ -50,7 +46,28 @@ async fn setup_check_scripts_replay_through_the_episode_loop() {
     );
     let shown: Vec<String> = s.mismatches.iter().map(|m| format!("{m:?}")).collect();
     assert!(s.mismatches.is_empty(), "{}", shown.join("\n"));
-    assert_eq!((s.traces, s.calls, s.effects), (42, 81, 45));
-    assert_eq!((s.calls_match, s.effects_match), (81, 45));
-    assert_eq!((s.verdicts_match, s.finish_match), (84, 42));
+    s
+}
+
+/// `online_banking` and `email_system` are ours entirely: the benchmark's data is enough.
+#[tb_test_support::shared_test]
+#[tokio::test(flavor = "current_thread")]
+async fn setup_check_scripts_replay_through_the_episode_loop() {
+    let root = common::shared().join("thinkingbox-data");
+    let s = replay(&root, &["banking", "banking_email", "email_system_org"]).await;
+    assert_eq!((s.traces, s.calls, s.effects), (35, 73, 38));
+    assert_eq!((s.calls_match, s.effects_match), (73, 38));
+    assert_eq!((s.verdicts_match, s.finish_match), (70, 35));
+}
+
+/// `ms_store` answers with texts read from the reference server's source.
+#[tb_test_support::shared_test]
+#[tb_test_support::reference_test]
+#[tokio::test(flavor = "current_thread")]
+async fn ms_store_scripts_replay_through_the_episode_loop() {
+    let root = tb_test_support::reference_data();
+    let s = replay(&root, &["mcs_defaults"]).await;
+    assert_eq!((s.traces, s.calls, s.effects), (7, 8, 7));
+    assert_eq!((s.calls_match, s.effects_match), (8, 7));
+    assert_eq!((s.verdicts_match, s.finish_match), (14, 7));
 }

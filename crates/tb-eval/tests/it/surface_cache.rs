@@ -22,10 +22,10 @@ fn cache_files(dir: &Path) -> Vec<std::path::PathBuf> {
         .unwrap_or_default()
 }
 
-#[tb_test_support::data_test]
+#[tb_test_support::reference_test]
 #[test]
 fn cached_reference_surface_equals_the_uncached_one() {
-    let root = tb_test_support::data();
+    let root = tb_test_support::reference_data();
     let cache = tempfile::tempdir().unwrap();
     let uncached = Surface::resolve_with_cache(&SurfaceMode::Reference, &root, None).unwrap();
     assert!(cache_files(cache.path()).is_empty());
@@ -65,10 +65,10 @@ fn stored_key(dir: &Path) -> String {
 
 /// In a copy of the servers tree, an edit to one Python file is a miss: the surface is read
 /// again (and equals an uncached read) and stored under a new key.
-#[tb_test_support::data_test]
+#[tb_test_support::reference_test]
 #[test]
 fn a_changed_checkout_misses_the_cache() {
-    let root = tb_test_support::data();
+    let root = tb_test_support::reference_data();
     let copy = tempfile::tempdir().unwrap();
     copy_tree(&root.join("servers"), &copy.path().join("servers"));
     let cache = tempfile::tempdir().unwrap();

@@ -3,15 +3,16 @@
 //! order, descriptions and input schemas with their key order; and its structure equals our
 //! `.tools` declarations.
 //!
-//! Data: `$THINKINGBOX_DATA`, else `<workspace>/../shared/thinkingbox-data`; the reference
-//! records: `$TB_SHARED/tb-bench-v1`, else `<workspace>/../shared/tb-bench-v1`. Missing data
-//! fails the test when `CI` is set; otherwise the tests are built ignored.
+//! The servers' sources come from a checkout of the data repository
+//! (`tb_test_support::reference_data()`): tests on the reference's code, ignored with the
+//! reason where it is not found. The recorded lists come from `tb-bench-v1` in the shared
+//! folder.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn data_root() -> PathBuf {
-    let root = tb_test_support::data();
+    let root = tb_test_support::reference_data();
     assert!(
         tb_pysurface::has_server_sources(&root),
         "no server sources under {}",
@@ -56,6 +57,7 @@ fn first_diff(a: &Value, b: &Value, path: &str) -> Option<String> {
 }
 
 #[tb_test_support::shared_test]
+#[tb_test_support::reference_test]
 #[test]
 fn surface_equals_reference_list_tools() {
     let (root, dir) = (data_root(), tools_dir());
@@ -115,7 +117,7 @@ fn surface_equals_reference_list_tools() {
     assert_eq!(total, 163);
 }
 
-#[tb_test_support::data_test]
+#[tb_test_support::reference_test]
 #[test]
 fn surface_structure_equals_our_declarations() {
     let root = data_root();
@@ -147,7 +149,7 @@ fn copy_sources(from: &Path, to: &Path) {
     }
 }
 
-#[tb_test_support::data_test]
+#[tb_test_support::reference_test]
 #[test]
 fn changed_reference_model_is_a_mismatch_naming_tool_and_parameter() {
     let root = data_root();
@@ -192,7 +194,7 @@ fn changed_reference_model_is_a_mismatch_naming_tool_and_parameter() {
     );
 }
 
-#[tb_test_support::data_test]
+#[tb_test_support::reference_test]
 #[test]
 fn reading_servers_together_equals_reading_them_one_by_one() {
     let root = data_root();
@@ -208,6 +210,7 @@ fn reading_servers_together_equals_reading_them_one_by_one() {
 /// fastmcp 3) against their recorded surfaces (`tb-bench-v1/tools-servers/surface`): the
 /// listed schema and the one the agent gets, reserved tools left out.
 #[tb_test_support::shared_test]
+#[tb_test_support::reference_test]
 #[test]
 fn function_servers_equal_reference_list_tools() {
     let root = data_root();
@@ -278,7 +281,7 @@ fn function_servers_equal_reference_list_tools() {
 /// The agent's schemas of the v1 servers, as the framework client transforms the listed ones:
 /// the recorded requests' `parameters` start from these (checked in full by the request-body
 /// test); here, the transform keeps every key but the top-level titles.
-#[tb_test_support::data_test]
+#[tb_test_support::reference_test]
 #[test]
 fn agent_schemas_drop_only_top_level_titles() {
     let root = data_root();
@@ -313,6 +316,7 @@ fn agent_schemas_drop_only_top_level_titles() {
 /// its captured chat requests (`tb-bench-v1/requests/<task file>.agent.json`), once the chat
 /// encoder's own step is applied: `"additionalProperties": false` appended when missing.
 #[tb_test_support::shared_test]
+#[tb_test_support::reference_test]
 #[test]
 fn agent_schemas_equal_the_captured_chat_requests() {
     let root = data_root();
