@@ -45,8 +45,16 @@ fi
 echo "ci-python-deps: OpenEnv client python: $(cd "$OPENENV_VENV" && pwd)/bin/python" >&2
 # <<< tb-openenv <<<
 
-# >>> reference records: the framework's own record model and `tb agg` (crates/tb-cli/tests/reference_records.rs) >>>
-# The framework is not installed: the test puts ../shared/thinkingbox on PYTHONPATH. This venv
+# The reference's own checkouts (microsoft/thinkingbox, microsoft/thinkingbox-data with its
+# servers), where the tests look for them (crates/tb-test-support): the two venvs below serve
+# tests on the reference's code only, so they are made only when the checkouts are there.
+REFERENCE_CACHE="${HOME:-/nonexistent}/.cache/thinkingbox-rs/reference"
+FRAMEWORK="${THINKINGBOX_FRAMEWORK:-$REFERENCE_CACHE/thinkingbox}"
+REFERENCE_DATA="${THINKINGBOX_REFERENCE_DATA:-$REFERENCE_CACHE/thinkingbox-data}"
+
+# >>> reference records: the framework's own record model and `tb agg` (crates/tb-cli/tests/it/reference_records.rs) >>>
+if [ -f "$FRAMEWORK/thinkingbox/common/chat_types.py" ]; then
+# The framework is not installed: the test puts the framework checkout on PYTHONPATH. This venv
 # holds only what `thinkingbox.common.chat_types` and `thinkingbox.cli.agg_main` import
 # (pydantic, numpy, scipy, click, rich, PyYAML, httpx, and azure-identity, which the package's
 # `__init__` pulls in), at the versions of the reference's recorded environment
@@ -66,6 +74,9 @@ if ! "$REF_VENV/bin/python" -c 'import pydantic, numpy, scipy, click, rich, yaml
     pydantic numpy scipy click rich pyyaml httpx azure-identity
 fi
 echo "ci-python-deps: reference record python: $(cd "$REF_VENV" && pwd)/bin/python" >&2
+else
+  echo "ci-python-deps: no framework checkout at $FRAMEWORK: the reference-records venv is not made" >&2
+fi
 # <<< reference records <<<
 
 # >>> campaigns: the Kubernetes Job schema (crates/tb-cli/tests/campaign_plan.rs) >>>
@@ -83,7 +94,8 @@ if ! "$K8S_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 
 fi
 echo "ci-python-deps: Kubernetes schema python: $(cd "$K8S_VENV" && pwd)/bin/python" >&2
 # <<< campaigns <<<
-# >>> tb-external: the reference's v1 tool servers (crates/tb-cli/tests/external_servers.rs) >>>
+# >>> tb-external: the reference's v1 tool servers (crates/tb-cli/tests/it/external_servers.rs) >>>
+if [ -d "$REFERENCE_DATA/servers/tb_business_ops_servers_202606" ]; then
 # The dependencies of thinkingbox-data/servers/tb_business_ops_servers_202606 (fastmcp, pydantic,
 # odata-query, typesense), pinned to the versions of the reference's own venv
 # (tb-bench-v1/reference-python-requirements.txt), go into their own venv. The package itself is
@@ -101,4 +113,7 @@ if ! "$SERVERS_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exi
 fi
 "$SERVERS_VENV/bin/python" -c 'import fastmcp, odata_query, typesense, pydantic'
 echo "ci-python-deps: v1 tool servers python: $(cd "$SERVERS_VENV" && pwd)/bin/python" >&2
+else
+  echo "ci-python-deps: no servers' sources at $REFERENCE_DATA: the v1 servers venv is not made" >&2
+fi
 # <<< tb-external <<<
