@@ -112,10 +112,12 @@ pub fn unknown_keys(
 }
 
 /// Warnings as shown: each text once, in first-seen order, the first [`MAX_WARNINGS`] of
-/// them, then one line counting the rest.
+/// them, then one line counting the rest (a single one left is shown instead, such as the
+/// closing count of [`unknown_keys`]).
 pub fn capped(warnings: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
+    let mut extra = None;
     let mut more = 0usize;
     for w in warnings {
         if seen.contains(&w) {
@@ -123,13 +125,18 @@ pub fn capped(warnings: impl IntoIterator<Item = String>) -> Vec<String> {
         }
         if out.len() == MAX_WARNINGS {
             more += 1;
+            if extra.is_none() {
+                extra = Some(w.clone());
+            }
         } else {
             out.push(w.clone());
         }
         seen.insert(w);
     }
-    if more > 0 {
-        out.push(format!("and {more} more warning(s)"));
+    match (more, extra) {
+        (1, Some(w)) => out.push(w),
+        (0, _) => {}
+        _ => out.push(format!("and {more} more warning(s)")),
     }
     out
 }
@@ -209,5 +216,8 @@ mod tests {
         assert_eq!(out[MAX_WARNINGS - 1], "w19");
         assert_eq!(out[MAX_WARNINGS], "and 10 more warning(s)");
         assert_eq!(capped(["a".to_string(), "a".to_string()]), vec!["a"]);
+        // One mapping's warnings and its closing count pass whole.
+        let one_map: Vec<String> = (0..=MAX_WARNINGS).map(|i| format!("w{i}")).collect();
+        assert_eq!(capped(one_map.clone()), one_map);
     }
 }
