@@ -302,7 +302,7 @@ fn check_partition(s: &str) -> Result<()> {
             .any(|p| p.is_empty() || !p.chars().all(name_char))
     {
         bail!(
-            "--partition {:?}: not a Slurm partition list (names of letters, digits, `.`, `_` and `-`, separated by commas)",
+            "--partition `{}`: not a Slurm partition list (names of letters, digits, `.`, `_` and `-`, separated by commas)",
             s.escape_default().to_string()
         );
     }
@@ -325,7 +325,7 @@ fn check_time(s: &str) -> Result<()> {
     };
     if !ok {
         bail!(
-            "--time {:?}: not a Slurm time limit (minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes, days-hours:minutes:seconds, or UNLIMITED)",
+            "--time `{}`: not a Slurm time limit (minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes, days-hours:minutes:seconds, or UNLIMITED)",
             s.escape_default().to_string()
         );
     }
@@ -343,7 +343,7 @@ fn check_k8s_name(s: &str, what: &str) -> Result<()> {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
     if !ok {
         bail!(
-            "{what} {:?}: not a Kubernetes object name (lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit)",
+            "{what} `{}`: not a Kubernetes object name (lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit)",
             s.escape_default().to_string()
         );
     }
@@ -357,7 +357,7 @@ fn check_image(s: &str) -> Result<()> {
         || bad_char(s, |c| c.is_ascii_alphanumeric() || "._-/:@".contains(c)).is_some()
     {
         bail!(
-            "--image {:?}: not a container image reference (letters, digits and `._-/:@`)",
+            "--image `{}`: not a container image reference (letters, digits and `._-/:@`)",
             s.escape_default().to_string()
         );
     }
@@ -378,7 +378,7 @@ fn check_path(path: &Path, what: &str, slurm: bool) -> Result<()> {
     };
     if let Some(c) = bad {
         bail!(
-            "{what} {:?}: `{c}` cannot go into a{} script; use a path of letters, digits and `._-/+,=@~`",
+            "{what} `{}`: `{c}` cannot go into a{} script; use a path of letters, digits and `._-/+,=@~`",
             s.escape_default().to_string(),
             if slurm { " Slurm" } else { "" }
         );
