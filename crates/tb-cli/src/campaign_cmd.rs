@@ -303,7 +303,7 @@ fn check_partition(s: &str) -> Result<()> {
     {
         bail!(
             "--partition `{}`: not a Slurm partition list (names of letters, digits, `.`, `_` and `-`, separated by commas)",
-            s.escape_default().to_string()
+            s.escape_default()
         );
     }
     Ok(())
@@ -326,7 +326,7 @@ fn check_time(s: &str) -> Result<()> {
     if !ok {
         bail!(
             "--time `{}`: not a Slurm time limit (minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes, days-hours:minutes:seconds, or UNLIMITED)",
-            s.escape_default().to_string()
+            s.escape_default()
         );
     }
     Ok(())
@@ -344,7 +344,7 @@ fn check_k8s_name(s: &str, what: &str) -> Result<()> {
     if !ok {
         bail!(
             "{what} `{}`: not a Kubernetes object name (lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit)",
-            s.escape_default().to_string()
+            s.escape_default()
         );
     }
     Ok(())
@@ -358,7 +358,7 @@ fn check_image(s: &str) -> Result<()> {
     {
         bail!(
             "--image `{}`: not a container image reference (letters, digits and `._-/:@`)",
-            s.escape_default().to_string()
+            s.escape_default()
         );
     }
     Ok(())
@@ -379,7 +379,7 @@ fn check_path(path: &Path, what: &str, slurm: bool) -> Result<()> {
     if let Some(c) = bad {
         bail!(
             "{what} `{}`: `{c}` cannot go into a{} script; use a path of letters, digits and `._-/+,=@~`",
-            s.escape_default().to_string(),
+            s.escape_default(),
             if slurm { " Slurm" } else { "" }
         );
     }
