@@ -250,10 +250,265 @@ fn sh_quote(s: &str) -> String {
     }
 }
 
+/// A YAML double-quoted scalar holding `s` exactly, on one line: JSON's escapes (which YAML
+/// reads as they are), plus the line breaks YAML 1.1 knows and JSON does not escape.
+fn yaml_quote(s: &str) -> String {
+    let json = serde_json::to_string(s).unwrap_or_default();
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        // YAML 1.1 reads these as line breaks (NEL, LS, PS) or refuses them raw (DEL, C1
+        // controls, the noncharacters U+FFFE and U+FFFF).
+        if matches!(
+            c,
+            '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}'
+        ) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The first character of `s` outside `ok`, shown escaped, if any.
+fn bad_char(s: &str, ok: impl Fn(char) -> bool) -> Option<String> {
+    s.chars()
+        .find(|c| !ok(*c))
+        .map(|c| c.escape_default().to_string())
+}
+
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "._-".contains(c)
+}
+
+/// A campaign name: letters, digits, `.`, `_`, `-`, at most 100 characters.
+fn check_name(name: &str, what: &str) -> Result<()> {
+    if name.is_empty() || name.len() > 100 {
+        bail!("{what}: a campaign name has 1 to 100 characters");
+    }
+    if let Some(c) = bad_char(name, name_char) {
+        bail!(
+            "{what}: `{c}` is not allowed in a campaign name (letters, digits, `.`, `_` and `-` only)"
+        );
+    }
+    Ok(())
+}
+
+/// A Slurm partition list: names of letters, digits, `.`, `_`, `-`, separated by commas.
+fn check_partition(s: &str) -> Result<()> {
+    if s.is_empty()
+        || s.len() > 200
+        || s.split(',')
+            .any(|p| p.is_empty() || !p.chars().all(name_char))
+    {
+        bail!(
+            "--partition `{}`: not a Slurm partition list (names of letters, digits, `.`, `_` and `-`, separated by commas)",
+            s.escape_default()
+        );
+    }
+    Ok(())
+}
+
+/// A Slurm time limit: `minutes`, `minutes:seconds`, `hours:minutes:seconds`, `days-hours`,
+/// `days-hours:minutes`, `days-hours:minutes:seconds`, or `UNLIMITED`/`INFINITE`.
+fn check_time(s: &str) -> Result<()> {
+    let num = |x: &str| !x.is_empty() && x.len() <= 9 && x.bytes().all(|b| b.is_ascii_digit());
+    let ok = if ["unlimited", "infinite"].contains(&s.to_ascii_lowercase().as_str()) {
+        true
+    } else {
+        // `days-` is optional before `hours[:minutes[:seconds]]` (or the minutes forms).
+        let (days_ok, rest) = s
+            .split_once('-')
+            .map_or((true, s), |(days, rest)| (num(days), rest));
+        let parts: Vec<&str> = rest.split(':').collect();
+        days_ok && parts.len() <= 3 && parts.iter().all(|p| num(p))
+    };
+    if !ok {
+        bail!(
+            "--time `{}`: not a Slurm time limit (minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes, days-hours:minutes:seconds, or UNLIMITED)",
+            s.escape_default()
+        );
+    }
+    Ok(())
+}
+
+/// A Kubernetes object name (DNS subdomain): lower-case letters, digits, `-` and `.`,
+/// starting and ending with a letter or digit, at most 253 characters.
+fn check_k8s_name(s: &str, what: &str) -> Result<()> {
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let ok = s.len() <= 253
+        && edge(s.chars().next())
+        && edge(s.chars().last())
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+    if !ok {
+        bail!(
+            "{what} `{}`: not a Kubernetes object name (lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit)",
+            s.escape_default()
+        );
+    }
+    Ok(())
+}
+
+/// A container image reference: letters, digits and `._-/:@`.
+fn check_image(s: &str) -> Result<()> {
+    if s.is_empty()
+        || s.len() > 500
+        || bad_char(s, |c| c.is_ascii_alphanumeric() || "._-/:@".contains(c)).is_some()
+    {
+        bail!(
+            "--image `{}`: not a container image reference (letters, digits and `._-/:@`)",
+            s.escape_default()
+        );
+    }
+    Ok(())
+}
+
+/// A path written into a script or shown in the plan's instructions: no control characters;
+/// for Slurm (it goes unquoted into `#SBATCH --output=`, where `%` is a file-name pattern),
+/// only letters, digits and `._-/+,=@~`.
+fn check_path(path: &Path, what: &str, slurm: bool) -> Result<()> {
+    let Some(s) = path.to_str() else {
+        bail!("{what} {}: not valid UTF-8", path.display());
+    };
+    let bad = if slurm {
+        bad_char(s, |c| c.is_ascii_alphanumeric() || "._-/+,=@~".contains(c))
+    } else {
+        bad_char(s, |c| !c.is_control())
+    };
+    if let Some(c) = bad {
+        bail!(
+            "{what} `{}`: `{c}` cannot go into a{} script; use a path of letters, digits and `._-/+,=@~`",
+            s.escape_default(),
+            if slurm { " Slurm" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// Every value of the plan that reaches a script or a manifest, checked before anything is
+/// written.
+fn check_plan_values(p: &PlanArgs) -> Result<()> {
+    let slurm = p.scheduler == Scheduler::Slurm;
+    if let Some(n) = &p.name {
+        check_name(n, "--name")?;
+    }
+    if let Some(part) = &p.partition {
+        check_partition(part)?;
+    }
+    if let Some(t) = &p.time {
+        check_time(t)?;
+    }
+    check_path(&p.output, "--output", slurm)?;
+    if let Some(t) = &p.tb {
+        check_path(t, "--tb", false)?;
+    }
+    if !slurm {
+        check_image(&p.image)?;
+        check_k8s_name(&p.data_claim, "--data-claim")?;
+        check_k8s_name(&p.campaign_claim, "--campaign-claim")?;
+        if let Some(secret) = &p.secret {
+            check_k8s_name(secret, "--secret")?;
+        }
+    }
+    Ok(())
+}
+
+/// Keys whose values are credentials, wherever they are in a config, and (any key) under
+/// `headers`.
+const SECRET_KEYS: &[&str] = &["api_key", "client_secret", "password", "token"];
+
+/// A `${VAR}` reference and nothing else.
+fn is_reference(s: &str) -> bool {
+    s.strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .is_some_and(|v| {
+            v.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+/// The places (`field`, line) of a config holding a literal credential.
+fn literal_secrets(
+    v: &Value,
+    ptr: &str,
+    field: &str,
+    secret: bool,
+    lines: &std::collections::HashMap<String, usize>,
+    out: &mut Vec<(String, usize)>,
+) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let f = if field.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{field}.{k}")
+                };
+                let s = secret
+                    || SECRET_KEYS.contains(&k.as_str())
+                    || (k == "headers" && x.is_object());
+                let p = format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1"));
+                literal_secrets(x, &p, &f, s, lines, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                literal_secrets(
+                    x,
+                    &format!("{ptr}/{i}"),
+                    &format!("{field}[{i}]"),
+                    secret,
+                    lines,
+                    out,
+                );
+            }
+        }
+        Value::Null => {}
+        Value::String(s) if s.is_empty() || is_reference(s) => {}
+        _ if secret => out.push((field.to_string(), tb_dataset::keys::line_of(lines, ptr))),
+        _ => {}
+    }
+}
+
+/// Refuses a config that holds a literal key: the campaign folder is copied to every shard,
+/// so it gets only `${VAR}` references (the key itself is never shown).
+fn check_config_secrets(config: &Path) -> Result<()> {
+    let text =
+        std::fs::read_to_string(config).with_context(|| format!("reading {}", config.display()))?;
+    let mut lines = std::collections::HashMap::new();
+    let v = tb_dataset::yaml::load_with_lines(&text, Some(&mut lines)).map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}:{}: {}",
+            config.display(),
+            e.line,
+            e.column,
+            e.message
+        )
+    })?;
+    let mut found = Vec::new();
+    literal_secrets(&v, "", "", false, &lines, &mut found);
+    if let Some((field, line)) = found.first() {
+        bail!(
+            "{}:{line}: `{field}` holds a literal key{}; a campaign folder is shared with every shard and keeps no keys: write it as a reference, e.g. `api_key: ${{OPENAI_API_KEY}}` (or `api_key_env: OPENAI_API_KEY`), and set the variable where the shards run (Kubernetes: --secret)",
+            config.display(),
+            if found.len() > 1 {
+                format!(" (and {} more place(s))", found.len() - 1)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
 fn plan(p: &PlanArgs) -> Result<ExitCode> {
     if p.shards == 0 {
         bail!("--shards must be at least 1");
     }
+    check_plan_values(p)?;
     let parsed = InferCli::try_parse_from(
         std::iter::once("tb infer".to_string()).chain(p.infer.iter().cloned()),
     )
@@ -286,6 +541,9 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
             );
         }
     }
+    if let Some(c) = &parsed.config {
+        check_config_secrets(c)?;
+    }
     let root = crate::common::data_root(&parsed.data)?;
     let root = std::fs::canonicalize(&root).unwrap_or(root);
     let ds = tb_dataset::Dataset::open(&root)?;
@@ -294,10 +552,20 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
         .with_context(|| format!("creating {}", dir.display()))?;
     std::fs::create_dir_all(dir.join("logs"))?;
     let dir = std::fs::canonicalize(dir)?;
-    let name = p.name.clone().unwrap_or_else(|| {
-        dir.file_name()
-            .map_or_else(|| "campaign".into(), |n| n.to_string_lossy().into_owned())
-    });
+    check_path(&dir, "the campaign folder", p.scheduler == Scheduler::Slurm)?;
+    let name = if let Some(n) = &p.name {
+        n.clone()
+    } else {
+        let n = dir
+            .file_name()
+            .map_or_else(|| "campaign".into(), |n| n.to_string_lossy().into_owned());
+        check_name(
+            &n,
+            "the campaign folder's name (the campaign's name by default)",
+        )
+        .map_err(|e| anyhow::anyhow!("{e}; pass --name"))?;
+        n
+    };
     // The options each shard passes to `tb infer`: everything but the data root, the task
     // selection (now `testlist.yaml`) and the config (now `config.yaml`).
     let mut rest = Vec::new();
@@ -324,7 +592,7 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
     }
     let list: String = tasks
         .iter()
-        .map(|t| format!("- {}\n", serde_json::to_string(&t.uid).unwrap()))
+        .map(|t| format!("- {}\n", yaml_quote(&t.uid)))
         .collect();
     std::fs::write(dir.join(TEST_LIST), list)?;
     let config = match &parsed.config {
@@ -378,45 +646,8 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
     let mut next = String::new();
     match p.scheduler {
         Scheduler::Slurm => {
-            let mut s = String::new();
-            let _ = writeln!(s, "#!/bin/bash");
-            let _ = writeln!(
-                s,
-                "# Campaign {name} ({id}): {} shard(s), written by `tb campaign plan`.",
-                p.shards
-            );
-            let _ = writeln!(
-                s,
-                "# Array task i runs shard i of the keys; a requeued task resumes by key."
-            );
-            let _ = writeln!(s, "#SBATCH --job-name=tb-{}", dns_name(&name));
-            let _ = writeln!(s, "#SBATCH --array=0-{}", p.shards - 1);
-            let _ = writeln!(s, "#SBATCH --cpus-per-task={}", p.cpus);
-            let _ = writeln!(s, "#SBATCH --requeue");
-            let _ = writeln!(s, "#SBATCH --open-mode=append");
-            let _ = writeln!(s, "#SBATCH --output={}/logs/shard-%a.log", dir.display());
-            if let Some(part) = &p.partition {
-                let _ = writeln!(s, "#SBATCH --partition={part}");
-            }
-            if let Some(t) = &p.time {
-                let _ = writeln!(s, "#SBATCH --time={t}");
-            }
-            let _ = writeln!(s, "set -euo pipefail");
-            let _ = writeln!(
-                s,
-                "exec {tb_q} campaign run {dir_q} --shard \"$SLURM_ARRAY_TASK_ID\""
-            );
+            let (s, m) = slurm_scripts(p, &name, &id, &dir, &tb_q, &dir_q);
             write_script(&dir.join("slurm.sbatch"), &s)?;
-            let mut m = String::new();
-            let _ = writeln!(m, "#!/bin/bash");
-            let _ = writeln!(
-                m,
-                "# Merge and verify campaign {name} ({id}); run it (or `sbatch --dependency=afterok:JOBID` it) when the array is done."
-            );
-            let _ = writeln!(m, "#SBATCH --job-name=tb-{}-merge", dns_name(&name));
-            let _ = writeln!(m, "#SBATCH --output={}/logs/merge.log", dir.display());
-            let _ = writeln!(m, "set -euo pipefail");
-            let _ = writeln!(m, "exec {tb_q} campaign merge {dir_q}");
             write_script(&dir.join("merge.sh"), &m)?;
             let _ = writeln!(
                 next,
@@ -479,6 +710,57 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `slurm.sbatch` and `merge.sh`, from values [`check_plan_values`] has checked (`tb_q` and
+/// `dir_q` shell-quoted).
+fn slurm_scripts(
+    p: &PlanArgs,
+    name: &str,
+    id: &str,
+    dir: &Path,
+    tb_q: &str,
+    dir_q: &str,
+) -> (String, String) {
+    let mut s = String::new();
+    let _ = writeln!(s, "#!/bin/bash");
+    let _ = writeln!(
+        s,
+        "# Campaign {name} ({id}): {} shard(s), written by `tb campaign plan`.",
+        p.shards
+    );
+    let _ = writeln!(
+        s,
+        "# Array task i runs shard i of the keys; a requeued task resumes by key."
+    );
+    let _ = writeln!(s, "#SBATCH --job-name=tb-{}", dns_name(name));
+    let _ = writeln!(s, "#SBATCH --array=0-{}", p.shards - 1);
+    let _ = writeln!(s, "#SBATCH --cpus-per-task={}", p.cpus);
+    let _ = writeln!(s, "#SBATCH --requeue");
+    let _ = writeln!(s, "#SBATCH --open-mode=append");
+    let _ = writeln!(s, "#SBATCH --output={}/logs/shard-%a.log", dir.display());
+    if let Some(part) = &p.partition {
+        let _ = writeln!(s, "#SBATCH --partition={part}");
+    }
+    if let Some(t) = &p.time {
+        let _ = writeln!(s, "#SBATCH --time={t}");
+    }
+    let _ = writeln!(s, "set -euo pipefail");
+    let _ = writeln!(
+        s,
+        "exec {tb_q} campaign run {dir_q} --shard \"$SLURM_ARRAY_TASK_ID\""
+    );
+    let mut m = String::new();
+    let _ = writeln!(m, "#!/bin/bash");
+    let _ = writeln!(
+        m,
+        "# Merge and verify campaign {name} ({id}); run it (or `sbatch --dependency=afterok:JOBID` it) when the array is done."
+    );
+    let _ = writeln!(m, "#SBATCH --job-name=tb-{}-merge", dns_name(name));
+    let _ = writeln!(m, "#SBATCH --output={}/logs/merge.log", dir.display());
+    let _ = writeln!(m, "set -euo pipefail");
+    let _ = writeln!(m, "exec {tb_q} campaign merge {dir_q}");
+    (s, m)
+}
+
 fn write_script(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     #[cfg(unix)]
@@ -490,9 +772,9 @@ fn write_script(path: &Path, text: &str) -> Result<()> {
 }
 
 /// The Indexed Job (or, with `merge`, the one-pod merge Job) as YAML. Strings are written as
-/// JSON strings, which YAML reads as they are.
+/// one-line double-quoted scalars ([`yaml_quote`]), after [`check_plan_values`].
 fn k8s_manifest(p: &PlanArgs, name: &str, id: &str, merge: bool) -> String {
-    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let q = yaml_quote;
     let job = if merge {
         format!("tb-{}-merge", dns_name(name))
     } else {
@@ -830,5 +1112,229 @@ mod tests {
         assert_eq!(dns_name("***"), "campaign");
         assert_eq!(sh_quote("/a/b-c.d"), "/a/b-c.d");
         assert_eq!(sh_quote("a b'c"), "'a b'\\''c'");
+    }
+
+    #[test]
+    fn slurm_times_and_partitions() {
+        for t in [
+            "30",
+            "30:00",
+            "04:00:00",
+            "2-0",
+            "2-12",
+            "2-12:30",
+            "2-12:30:00",
+            "UNLIMITED",
+            "infinite",
+        ] {
+            assert!(check_time(t).is_ok(), "{t}");
+        }
+        for t in [
+            "",
+            "1:2:3:4",
+            "a",
+            "1-",
+            "-1",
+            "1-2-3",
+            "04:00:00\n#SBATCH --x",
+            "1 h",
+            "$(id)",
+        ] {
+            assert!(check_time(t).is_err(), "{t:?}");
+        }
+        for p in ["gpu", "gpu,cpu-long", "a.b_c"] {
+            assert!(check_partition(p).is_ok(), "{p}");
+        }
+        for p in ["", "gpu,", "gpu\nid", "a b", "$(id)", "a'b"] {
+            assert!(check_partition(p).is_err(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn literal_keys_are_found_and_references_are_not() {
+        let v = serde_json::json!({
+            "agent_model": {"credential": {"type": "api-key", "api_key": "sk-1"}},
+            "judge_model": {"api_key": "${JUDGE_KEY}", "headers": {"x-org": "org-1", "auth": "${H}"}},
+            "user_model": {"api_key_env": "USER_KEY", "token": null},
+        });
+        let mut found = Vec::new();
+        literal_secrets(
+            &v,
+            "",
+            "",
+            false,
+            &std::collections::HashMap::new(),
+            &mut found,
+        );
+        let fields: Vec<&str> = found.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "agent_model.credential.api_key",
+                "judge_model.headers.x-org"
+            ]
+        );
+        assert!(is_reference("${A_1}"));
+        assert!(!is_reference("${A}x") && !is_reference("x${A}") && !is_reference("${1A}"));
+    }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Text built from safe pieces and hostile ones: line breaks, quotes, command
+        /// substitution, YAML document markers, comment and pattern characters.
+        fn hostile() -> impl Strategy<Value = String> {
+            let pieces = prop::sample::select(vec![
+                "a",
+                "Z9",
+                ".",
+                "_",
+                "-",
+                "gpu",
+                "01",
+                ":",
+                ",",
+                "/",
+                "\n",
+                "\r",
+                "'",
+                "\"",
+                "$(id)",
+                "`id`",
+                "\n---\n",
+                "--- ",
+                " ",
+                "%",
+                "#",
+                "\u{85}",
+                "\u{2028}",
+                "\u{7f}",
+                "\t",
+                "\\",
+                "{",
+                "}",
+                "\u{1b}]0;x\u{7}",
+            ]);
+            prop::collection::vec(pieces, 0..6).prop_map(|v| v.concat())
+        }
+
+        /// A valid value (four times in five) or hostile text, so that whole plans are
+        /// accepted often enough to check what they write.
+        fn or_hostile(valid: &'static str) -> impl Strategy<Value = String> {
+            prop_oneof![4 => valid.prop_map(|s| s), 1 => hostile()]
+        }
+
+        fn plan_args(
+            name: String,
+            partition: String,
+            time: String,
+            image: String,
+            claim: String,
+            secret: String,
+            dir: String,
+        ) -> PlanArgs {
+            PlanArgs {
+                scheduler: Scheduler::Slurm,
+                shards: 3,
+                output: PathBuf::from(format!("/c/{dir}")),
+                name: Some(name),
+                tb: None,
+                partition: Some(partition),
+                time: Some(time),
+                cpus: 2,
+                image,
+                data_claim: claim.clone(),
+                campaign_claim: claim,
+                secret: Some(secret),
+                parallelism: None,
+                force: false,
+                infer: vec![],
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            /// Whatever each field holds, a plan either refuses it or writes scripts and
+            /// manifests in which every value stays on its own line, as it was given.
+            #[test]
+            fn every_field_is_refused_or_kept_in_its_place(
+                name in or_hostile("[A-Za-z0-9._-]{1,20}"),
+                partition in or_hostile("[a-z]{1,5}(,[a-z0-9_]{1,5}){0,2}"),
+                time in or_hostile("(30|04:00:00|2-12:30|UNLIMITED|[0-9]{1,3}:[0-9]{2})"),
+                image in or_hostile("[a-z]{1,8}(/[a-z]{1,8})?(:[a-z0-9.]{1,5})?"),
+                claim in or_hostile("[a-z0-9]([a-z0-9.-]{0,10}[a-z0-9])?"),
+                secret in or_hostile("[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?"),
+                dir in or_hostile("[A-Za-z0-9._-]{1,10}"),
+            ) {
+                let mut p = plan_args(name.clone(), partition.clone(), time.clone(), image.clone(),
+                    claim.clone(), secret.clone(), dir.clone());
+                for scheduler in [Scheduler::Slurm, Scheduler::K8s] {
+                    p.scheduler = scheduler;
+                    if check_plan_values(&p).is_err() {
+                        continue;
+                    }
+                    let checked = if scheduler == Scheduler::Slurm {
+                        vec![&name, &partition, &time, &dir]
+                    } else {
+                        vec![&name, &partition, &time, &image, &claim, &secret]
+                    };
+                    for v in checked {
+                        prop_assert!(!v.contains(['\n', '\r', '\'', '"', '$', '`', ' ', '#', '%', '\u{85}', '\u{2028}']), "{:?}", v);
+                    }
+                    match scheduler {
+                        Scheduler::Slurm => {
+                            let dir_q = sh_quote(&p.output.display().to_string());
+                            let (s, m) = slurm_scripts(&p, &name, "0123", &p.output, "tb", &dir_q);
+                            prop_assert_eq!(s.lines().count(), 13);
+                            prop_assert_eq!(m.lines().count(), 6);
+                            let expected_partition = format!("#SBATCH --partition={partition}");
+                            let expected_time = format!("#SBATCH --time={time}");
+                            prop_assert!(s.lines().any(|l| l == expected_partition));
+                            prop_assert!(s.lines().any(|l| l == expected_time));
+                        }
+                        Scheduler::K8s => {
+                            let y = k8s_manifest(&p, &name, "0123", false);
+                            let v = tb_dataset::yaml::load(&y).expect("one YAML document");
+                            let c = &v["spec"]["template"]["spec"]["containers"][0];
+                            prop_assert_eq!(c["image"].as_str(), Some(image.as_str()));
+                            prop_assert_eq!(c["envFrom"][0]["secretRef"]["name"].as_str(), Some(secret.as_str()));
+                            let vols = &v["spec"]["template"]["spec"]["volumes"];
+                            prop_assert_eq!(vols[0]["persistentVolumeClaim"]["claimName"].as_str(), Some(claim.as_str()));
+                            prop_assert!(y.lines().all(|l| !l.starts_with("---")));
+                        }
+                    }
+                }
+            }
+
+            /// Any text, quoted for YAML, is read back as that text, from one line.
+            #[test]
+            fn yaml_quoting_round_trips(s in any::<String>(), h in hostile()) {
+                for s in [s, h] {
+                    let q = yaml_quote(&s);
+                    let breaks = ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'];
+                    prop_assert!(!q.contains(breaks), "{:?}", q);
+                    prop_assert_eq!(tb_dataset::yaml::load(&q), Ok(Value::String(s)));
+                }
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// Any text without NUL, shell-quoted, is one word with that text for bash.
+            #[test]
+            fn shell_quoting_round_trips_through_bash(s in "[^\u{0}]{0,12}", h in hostile()) {
+                for s in [s, h] {
+                    let out = std::process::Command::new("bash")
+                        .arg("-c")
+                        .arg(format!("printf %s {}", sh_quote(&s)))
+                        .output()
+                        .expect("bash runs");
+                    prop_assert_eq!(String::from_utf8_lossy(&out.stdout), s);
+                }
+            }
+        }
     }
 }

@@ -191,3 +191,28 @@ impl ServerArgs {
         ))))
     }
 }
+
+/// Prints a console command's text: control characters (escape sequences, carriage returns,
+/// backspaces) shown as `�` unless `raw` (`--raw`), line breaks and tabs kept.
+pub fn print_text(text: &str, raw: bool) {
+    if raw {
+        print!("{text}");
+    } else {
+        print!("{}", tb_core::text::printable(text));
+    }
+}
+
+/// Prints JSON text: unless `raw`, the characters a terminal acts on that JSON leaves raw are
+/// written as `\uXXXX` escapes (the value read back is the same).
+pub fn print_json(text: &str, raw: bool) {
+    if raw {
+        println!("{text}");
+    } else {
+        println!("{}", tb_core::text::printable_json(text));
+    }
+}
+
+/// A warning or message of a console command on standard error, control characters shown.
+pub fn eprint_text(text: &str) {
+    eprintln!("{}", tb_core::text::printable(text));
+}

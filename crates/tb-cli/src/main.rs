@@ -106,7 +106,12 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprint!("{}", tb_llm::redact::redact(&error_report(&e)));
+            // Errors quote file contents and record fields: control characters are shown.
+            let report = error_report(&e);
+            eprint!(
+                "{}",
+                tb_core::text::printable(&tb_llm::redact::redact(&report))
+            );
             ExitCode::from(2)
         }
     }

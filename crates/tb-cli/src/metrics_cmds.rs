@@ -1,6 +1,7 @@
 //! `tb agg`, `tb report`, `tb show`, `tb sbs`: reading trial records and reporting on them.
 //! The numbers and rules live in `tb-metrics` (see `docs/metrics.md`).
 
+use crate::common::{eprint_text, print_json, print_text};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use std::io::Read;
@@ -40,6 +41,10 @@ pub struct AggArgs {
     /// tokens; see examples/prices.yaml.
     #[arg(long)]
     pub prices: Option<PathBuf>,
+    /// Print text from the records as it is, control characters and escape sequences
+    /// included (by default they are shown as `�`).
+    #[arg(long)]
+    pub raw: bool,
 }
 
 /// `tb report` arguments.
@@ -73,6 +78,10 @@ pub struct ShowArgs {
     /// Print system prompts and long tool results in full.
     #[arg(long)]
     pub full: bool,
+    /// Print text from the records as it is, control characters and escape sequences
+    /// included (by default they are shown as `�`).
+    #[arg(long)]
+    pub raw: bool,
 }
 
 /// `tb sbs` arguments.
@@ -90,6 +99,10 @@ pub struct SbsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Print text from the records as it is, control characters and escape sequences
+    /// included (by default they are shown as `�`).
+    #[arg(long)]
+    pub raw: bool,
 }
 
 fn read_runs(files: &[PathBuf]) -> Result<Vec<Run>> {
@@ -130,7 +143,7 @@ pub fn load_prices(path: &Path) -> Result<PriceTable> {
 pub fn agg(a: &AggArgs) -> Result<()> {
     let runs = read_runs(&a.files)?;
     if let Some(w) = tb_metrics::surface_mix::surface_mix(&runs.iter().collect::<Vec<_>>()) {
-        eprintln!("{w}");
+        eprint_text(&w);
     }
     let prices = a.prices.as_deref().map(load_prices).transpose()?;
     let reports = tb_metrics::model_reports(&runs, prices.as_ref());
@@ -139,19 +152,26 @@ pub fn agg(a: &AggArgs) -> Result<()> {
         return Ok(());
     }
     match a.format {
-        AggFormat::Table => print!("{}", format::to_text(&reports)),
-        AggFormat::Markdown => print!("{}", format::to_markdown(&reports)),
-        AggFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&format::to_json(&reports))?
+        AggFormat::Table => print_text(&format::to_text(&reports), a.raw),
+        AggFormat::Markdown => print_text(&format::to_markdown(&reports), a.raw),
+        AggFormat::Json => print_json(
+            &serde_json::to_string_pretty(&format::to_json(&reports))?,
+            a.raw,
         ),
         AggFormat::Reference => {
+            let mut out = String::new();
             for r in &reports {
                 if reports.len() > 1 {
-                    println!("== {} ({})", r.model, r.file);
+                    // The heading stays one line, raw or not.
+                    out.push_str(&std::format!(
+                        "== {} ({})\n",
+                        tb_core::text::printable_line(&r.model),
+                        r.file
+                    ));
                 }
-                print!("{}", format::reference_lines(&r.summary));
+                out.push_str(&format::reference_lines(&r.summary));
             }
+            print_text(&out, a.raw);
         }
     }
     Ok(())
@@ -172,9 +192,9 @@ pub fn report(a: &ReportArgs) -> Result<()> {
 pub fn show(a: &ShowArgs) -> Result<()> {
     let run = tb_metrics::read_run(&a.file)?;
     let attempt = show::find_attempt(&run, &a.uid, a.repeat)?;
-    print!(
-        "{}",
-        show::render_attempt(attempt, show::ShowOptions { full: a.full })
+    print_text(
+        &show::render_attempt(attempt, show::ShowOptions { full: a.full }),
+        a.raw,
     );
     Ok(())
 }
@@ -190,13 +210,16 @@ pub fn sbs(a: &SbsArgs) -> Result<()> {
     let base = tb_metrics::read_run(&a.baseline)?;
     let cand = tb_metrics::read_run(&a.candidate)?;
     if let Some(w) = tb_metrics::surface_mix::surface_mix(&[&base, &cand]) {
-        eprintln!("{w}");
+        eprint_text(&w);
     }
     let r = sbs::compare(&base, &cand, a.pct_lift);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        print_json(&serde_json::to_string_pretty(&r)?, a.raw);
     } else {
-        print!("{}", sbs::sbs_table(&r, &base.model, &cand.model).to_text());
+        print_text(
+            &sbs::sbs_table(&r, &base.model, &cand.model).to_text(),
+            a.raw,
+        );
     }
     Ok(())
 }

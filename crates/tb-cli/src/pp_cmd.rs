@@ -15,6 +15,10 @@ pub struct PpArgs {
     /// Which line of a JSONL (1-based).
     #[arg(long)]
     pub line: Option<usize>,
+    /// Print text from the records as it is, control characters and escape sequences
+    /// included (by default they are shown as `�`).
+    #[arg(long)]
+    pub raw: bool,
 }
 
 /// Reads one record from a file (see [`PpArgs`]).
@@ -206,9 +210,9 @@ pub fn render(r: &TrialRecord) -> String {
 
 /// Runs `tb pp`.
 pub fn run(a: &PpArgs) -> Result<()> {
-    print!(
-        "{}",
-        tb_llm::redact::redact(&render(&read_record(&a.file, a.line)?))
+    crate::common::print_text(
+        &tb_llm::redact::redact(&render(&read_record(&a.file, a.line)?)),
+        a.raw,
     );
     Ok(())
 }

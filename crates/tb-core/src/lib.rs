@@ -4,6 +4,7 @@
 pub mod record;
 pub mod tags;
 pub mod task;
+pub mod text;
 
 pub use record::{
     FinishReason, Message, RubricVerdict, StateVerdict, TestResult, TestTags, ToolCall,

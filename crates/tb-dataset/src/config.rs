@@ -360,7 +360,7 @@ impl Scenario {
                 .unwrap_or_default(),
             path: path.to_path_buf(),
             raw,
-            warnings,
+            warnings: crate::keys::capped(warnings),
         })
     }
 
@@ -466,7 +466,7 @@ impl AgentConfig {
             builtin_tools,
             path: path.to_path_buf(),
             raw,
-            warnings,
+            warnings: crate::keys::capped(warnings),
         })
     }
 }

@@ -35,8 +35,16 @@ impl Table {
     /// Plain text with aligned columns.
     pub fn to_text(&self) -> String {
         let n = self.header.len();
-        let mut w: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
-        for r in &self.rows {
+        // A cell stays on its line: line breaks and tabs in it are shown as `�`.
+        let one_line = |c: &str| c.replace(['\n', '\r', '\t'], "\u{fffd}");
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| one_line(c)).collect())
+            .collect();
+        let header: Vec<String> = self.header.iter().map(|h| one_line(h)).collect();
+        let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+        for r in &rows {
             for (i, c) in r.iter().enumerate().take(n) {
                 w[i] = w[i].max(c.chars().count());
             }
@@ -61,8 +69,8 @@ impl Table {
             }
             s.trim_end().to_string()
         };
-        let mut out = format!("{}\n", self.title);
-        out.push_str(&line(&self.header));
+        let mut out = format!("{}\n", one_line(&self.title));
+        out.push_str(&line(&header));
         out.push('\n');
         out.push_str(
             &w.iter()
@@ -71,7 +79,7 @@ impl Table {
                 .join("  "),
         );
         out.push('\n');
-        for r in &self.rows {
+        for r in &rows {
             out.push_str(&line(r));
             out.push('\n');
         }
@@ -84,7 +92,10 @@ impl Table {
 
     /// A GitHub-flavoured Markdown table (pipes in cells escaped).
     pub fn to_markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|");
+        let esc = |s: &str| {
+            s.replace('|', "\\|")
+                .replace(['\n', '\r', '\t'], "\u{fffd}")
+        };
         let mut out = format!("### {}\n\n", self.title);
         out.push_str(&format!(
             "| {} |\n",

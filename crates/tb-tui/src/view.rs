@@ -87,17 +87,10 @@ fn width(s: &str) -> usize {
 }
 
 /// Text from models, tools and files made safe to draw: control characters (escape
-/// sequences included) become `�`, tabs spaces, `\r\n` a line break.
+/// sequences included) become `�` ([`tb_core::text::printable`], as the console commands
+/// print them), tabs spaces, `\r\n` a line break.
 pub fn printable(text: &str) -> String {
-    text.replace("\r\n", "\n")
-        .chars()
-        .map(|c| match c {
-            '\n' => '\n',
-            '\t' => ' ',
-            c if c.is_control() => '\u{fffd}',
-            c => c,
-        })
-        .collect()
+    tb_core::text::printable(text).replace('\t', " ")
 }
 
 /// Wraps text to `w` cells: at spaces where it can, else hard; `indent` on every line but

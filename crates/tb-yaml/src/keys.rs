@@ -61,8 +61,12 @@ pub fn line_of(lines: &HashMap<String, usize>, ptr: &str) -> usize {
     }
 }
 
+/// Warnings shown for one file (or one mapping) before the rest are summed up in one line.
+pub const MAX_WARNINGS: usize = 20;
+
 /// One warning per key of `map` (at JSON pointer `ptr`, named `field` in messages; empty at
-/// the top level) that is not in `known`: `file:line: unknown key ...`.
+/// the top level) that is not in `known`: `file:line: unknown key ...`. Past
+/// [`MAX_WARNINGS`] unknown keys, the rest are counted in one closing line.
 pub fn unknown_keys(
     path: &Path,
     lines: &HashMap<String, usize>,
@@ -72,18 +76,23 @@ pub fn unknown_keys(
     known: &[&str],
 ) -> Vec<String> {
     let mut out = Vec::new();
+    let place = if field.is_empty() {
+        String::new()
+    } else {
+        format!(" in `{field}`")
+    };
+    let mut more = 0usize;
     for key in map.keys() {
         if known.contains(&key.as_str()) {
+            continue;
+        }
+        if out.len() == MAX_WARNINGS {
+            more += 1;
             continue;
         }
         let escaped = key.replace('~', "~0").replace('/', "~1");
         let line = line_of(lines, &format!("{ptr}/{escaped}"));
         let shown: String = key.chars().take(80).collect();
-        let place = if field.is_empty() {
-            String::new()
-        } else {
-            format!(" in `{field}`")
-        };
         let hint = did_you_mean(key, known)
             .map(|k| format!(" (did you mean `{k}`?)"))
             .unwrap_or_default();
@@ -91,6 +100,43 @@ pub fn unknown_keys(
             "{}:{line}: unknown key `{shown}`{place}{hint}; it is ignored",
             path.display()
         ));
+    }
+    if more > 0 {
+        out.push(format!(
+            "{}:{}: and {more} more unknown key(s){place}; they are ignored",
+            path.display(),
+            line_of(lines, ptr)
+        ));
+    }
+    out
+}
+
+/// Warnings as shown: each text once, in first-seen order, the first [`MAX_WARNINGS`] of
+/// them, then one line counting the rest (a single one left is shown instead, such as the
+/// closing count of [`unknown_keys`]).
+pub fn capped(warnings: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    let mut extra = None;
+    let mut more = 0usize;
+    for w in warnings {
+        if seen.contains(&w) {
+            continue;
+        }
+        if out.len() == MAX_WARNINGS {
+            more += 1;
+            if extra.is_none() {
+                extra = Some(w.clone());
+            }
+        } else {
+            out.push(w.clone());
+        }
+        seen.insert(w);
+    }
+    match (more, extra) {
+        (1, Some(w)) => out.push(w),
+        (0, _) => {}
+        _ => out.push(format!("and {more} more warning(s)")),
     }
     out
 }
@@ -131,5 +177,47 @@ mod tests {
                 "c.yaml:1: unknown key `zzz` in `agent_model`; it is ignored",
             ]
         );
+    }
+
+    #[test]
+    fn many_unknown_keys_give_a_bounded_list() {
+        let mut m = Map::new();
+        for i in 0..100_000 {
+            m.insert(format!("k{i}"), json!(i));
+        }
+        m.insert("seed".into(), json!(1));
+        let mut lines = HashMap::new();
+        lines.insert("/m".to_string(), 3);
+        let w = unknown_keys(
+            Path::new("c.yaml"),
+            &lines,
+            &m,
+            "/m",
+            "agent_model",
+            &["seed"],
+        );
+        assert_eq!(w.len(), MAX_WARNINGS + 1);
+        assert_eq!(
+            w[0],
+            "c.yaml:3: unknown key `k0` in `agent_model`; it is ignored"
+        );
+        assert_eq!(
+            w[MAX_WARNINGS],
+            "c.yaml:3: and 99980 more unknown key(s) in `agent_model`; they are ignored"
+        );
+    }
+
+    #[test]
+    fn capped_warnings_are_deduplicated_then_counted() {
+        let ws = (0..50).map(|i| format!("w{}", i % 30));
+        let out = capped(ws);
+        assert_eq!(out.len(), MAX_WARNINGS + 1);
+        assert_eq!(out[0], "w0");
+        assert_eq!(out[MAX_WARNINGS - 1], "w19");
+        assert_eq!(out[MAX_WARNINGS], "and 10 more warning(s)");
+        assert_eq!(capped(["a".to_string(), "a".to_string()]), vec!["a"]);
+        // One mapping's warnings and its closing count pass whole.
+        let one_map: Vec<String> = (0..=MAX_WARNINGS).map(|i| format!("w{i}")).collect();
+        assert_eq!(capped(one_map.clone()), one_map);
     }
 }

@@ -21,6 +21,7 @@ mod scanner;
 use scanner::{Directive, Mark, Scanner, Tok, Token};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 pub use resolve::{ScalarKind, resolve_plain};
 
@@ -50,7 +51,10 @@ const CORE: &str = "tag:yaml.org,2002:";
 /// Nesting the reader follows (flow collections are refused as they open, in the scanner).
 pub(crate) const MAX_DEPTH: usize = 128;
 /// Nodes that alias expansion may copy in one document (guards against "billion laughs").
-const MAX_ALIAS_NODES: usize = 1_000_000;
+pub const MAX_ALIAS_NODES: usize = 1_000_000;
+/// Bytes of scalar text (keys and values) that alias expansion may copy in one document: one
+/// large scalar aliased many times is bounded by this, not by the node count.
+pub const MAX_ALIAS_BYTES: usize = 32 << 20;
 
 /// A composed node. Scalars carry their resolved tag.
 #[derive(Debug, Clone)]
@@ -62,9 +66,10 @@ struct Node {
 
 #[derive(Debug, Clone)]
 enum NodeKind {
-    Scalar(String),
-    Seq(Vec<Node>),
-    Map(Vec<(Node, Node)>),
+    // Shared, so that an anchor (and every alias of it) costs a pointer, not a copy.
+    Scalar(Rc<str>),
+    Seq(Rc<Vec<Node>>),
+    Map(Rc<Vec<(Node, Node)>>),
 }
 
 /// Load a YAML document as `yaml.safe_load` would, as JSON. An empty stream gives `Null`.
@@ -88,6 +93,7 @@ pub fn load_with_lines(
         open_anchors: Vec::new(),
         depth: 0,
         nodes: 0,
+        alias_bytes: 0,
     };
     let Some(node) = p.parse_single_document()? else {
         return Ok(Value::Null);
@@ -170,10 +176,13 @@ struct Parser {
     tokens: Vec<Token>,
     pos: usize,
     tag_handles: HashMap<String, String>,
-    anchors: HashMap<String, Node>,
+    /// Each anchor's node, with its size once an alias has measured it.
+    anchors: HashMap<String, (Node, Option<(usize, usize)>)>,
     open_anchors: Vec<String>,
     depth: usize,
+    /// Nodes and bytes of text copied by aliases so far.
     nodes: usize,
+    alias_bytes: usize,
 }
 
 #[derive(PartialEq, Eq, Clone, Copy)]
@@ -343,12 +352,17 @@ impl Parser {
         Ok(Some(self.parse_node(true, false)?))
     }
 
-    fn count(&mut self, mark: Mark, n: usize) -> Result<(), YamlError> {
-        self.nodes = self.nodes.saturating_add(n);
-        if self.nodes > MAX_ALIAS_NODES {
+    /// Counts what an alias copies against the alias budget (nodes and bytes of text).
+    fn count(&mut self, mark: Mark, (nodes, bytes): (usize, usize)) -> Result<(), YamlError> {
+        self.nodes = self.nodes.saturating_add(nodes);
+        self.alias_bytes = self.alias_bytes.saturating_add(bytes);
+        if self.nodes > MAX_ALIAS_NODES || self.alias_bytes > MAX_ALIAS_BYTES {
             return Err(YamlError::at(
                 mark,
-                format!("aliases expand to more than {MAX_ALIAS_NODES} nodes"),
+                format!(
+                    "aliases expand to more than the alias budget ({MAX_ALIAS_NODES} nodes, {} MiB of text)",
+                    MAX_ALIAS_BYTES >> 20
+                ),
             ));
         }
         Ok(())
@@ -366,15 +380,16 @@ impl Parser {
                     format!("recursive alias '{name}' has no JSON form"),
                 ));
             }
-            let Some(n) = self.anchors.get(&name) else {
+            let Some((n, size)) = self.anchors.get_mut(&name) else {
                 return Err(YamlError::at(
                     t.start,
                     format!("found undefined alias '{name}'"),
                 ));
             };
+            // The size is measured once per anchor (the walk stops past the budget).
+            let size = *size.get_or_insert_with(|| node_size(n));
             let mut n = n.clone();
             n.mark = t.start;
-            let size = node_size(&n);
             self.count(t.start, size)?;
             return Ok(n);
         }
@@ -440,7 +455,7 @@ impl Parser {
         let node = if indentless && self.kind() == K::BlockEntry {
             let items = self.parse_indentless_sequence()?;
             Node {
-                kind: NodeKind::Seq(items),
+                kind: NodeKind::Seq(Rc::new(items)),
                 tag: coll_tag("seq"),
                 mark: start,
             }
@@ -459,7 +474,7 @@ impl Parser {
                         format!("{CORE}str")
                     };
                     Node {
-                        kind: NodeKind::Scalar(value),
+                        kind: NodeKind::Scalar(value.into()),
                         tag: resolved,
                         mark: start,
                     }
@@ -467,7 +482,7 @@ impl Parser {
                 K::FlowSeqStart => {
                     let items = self.parse_flow_sequence()?;
                     Node {
-                        kind: NodeKind::Seq(items),
+                        kind: NodeKind::Seq(Rc::new(items)),
                         tag: coll_tag("seq"),
                         mark: start,
                     }
@@ -475,7 +490,7 @@ impl Parser {
                 K::FlowMapStart => {
                     let pairs = self.parse_flow_mapping()?;
                     Node {
-                        kind: NodeKind::Map(pairs),
+                        kind: NodeKind::Map(Rc::new(pairs)),
                         tag: coll_tag("map"),
                         mark: start,
                     }
@@ -483,7 +498,7 @@ impl Parser {
                 K::BlockSeqStart if block => {
                     let items = self.parse_block_sequence()?;
                     Node {
-                        kind: NodeKind::Seq(items),
+                        kind: NodeKind::Seq(Rc::new(items)),
                         tag: coll_tag("seq"),
                         mark: start,
                     }
@@ -491,7 +506,7 @@ impl Parser {
                 K::BlockMapStart if block => {
                     let pairs = self.parse_block_mapping()?;
                     Node {
-                        kind: NodeKind::Map(pairs),
+                        kind: NodeKind::Map(Rc::new(pairs)),
                         tag: coll_tag("map"),
                         mark: start,
                     }
@@ -503,7 +518,7 @@ impl Parser {
                         tag.clone().unwrap_or_default()
                     };
                     Node {
-                        kind: NodeKind::Scalar(String::new()),
+                        kind: NodeKind::Scalar("".into()),
                         tag: resolved,
                         mark: start,
                     }
@@ -517,7 +532,7 @@ impl Parser {
         };
         if let Some((a, _)) = anchor {
             self.open_anchors.retain(|x| x != &a);
-            self.anchors.insert(a, node.clone());
+            self.anchors.insert(a, (node.clone(), None));
         }
         self.depth -= 1;
         Ok(node)
@@ -625,7 +640,7 @@ impl Parser {
                     empty_scalar(self.mark(), None)
                 };
                 items.push(Node {
-                    kind: NodeKind::Map(vec![(key, value)]),
+                    kind: NodeKind::Map(Rc::new(vec![(key, value)])),
                     tag: format!("{CORE}map"),
                     mark: start,
                 });
@@ -681,23 +696,33 @@ impl Parser {
 
 fn empty_scalar(mark: Mark, _tag: Option<String>) -> Node {
     Node {
-        kind: NodeKind::Scalar(String::new()),
+        kind: NodeKind::Scalar("".into()),
         tag: format!("{CORE}null"),
         mark,
     }
 }
 
-fn node_size(n: &Node) -> usize {
-    match &n.kind {
-        NodeKind::Scalar(_) => 1,
-        NodeKind::Seq(items) => 1 + items.iter().map(node_size).sum::<usize>(),
-        NodeKind::Map(pairs) => {
-            1 + pairs
-                .iter()
-                .map(|(k, v)| node_size(k) + node_size(v))
-                .sum::<usize>()
+/// Nodes and bytes of scalar text under `n` (saturating; the walk stops once either is past
+/// the alias budget, so measuring a huge shared tree stays cheap).
+fn node_size(n: &Node) -> (usize, usize) {
+    // Deeper than the constructor goes is not walked: such a document is refused anyway.
+    fn walk(n: &Node, depth: usize, acc: &mut (usize, usize)) {
+        if acc.0 > MAX_ALIAS_NODES || acc.1 > MAX_ALIAS_BYTES || depth > MAX_DEPTH {
+            return;
+        }
+        acc.0 += 1;
+        match &n.kind {
+            NodeKind::Scalar(s) => acc.1 = acc.1.saturating_add(s.len()),
+            NodeKind::Seq(items) => items.iter().for_each(|i| walk(i, depth + 1, acc)),
+            NodeKind::Map(pairs) => pairs.iter().for_each(|(k, v)| {
+                walk(k, depth + 1, acc);
+                walk(v, depth + 1, acc);
+            }),
         }
     }
+    let mut acc = (0, 0);
+    walk(n, 0, &mut acc);
+    acc
 }
 
 /// Python dict key identity: `1 == 1.0 == True`, `0 == False`.
@@ -757,7 +782,7 @@ impl Constructor<'_> {
             }
             (NodeKind::Seq(items), Some(t @ ("omap" | "pairs"))) => {
                 let mut out = Vec::new();
-                for it in items {
+                for it in items.iter() {
                     let NodeKind::Map(p) = &it.kind else {
                         return Err(YamlError::at(
                             it.mark,
@@ -828,7 +853,7 @@ impl Constructor<'_> {
         if k.tag == format!("{CORE}value") {
             // PyYAML turns the `=` value key into a plain string key.
             if let NodeKind::Scalar(s) = &k.kind {
-                return Ok((KeyId::Str(s.clone()), s.clone()));
+                return Ok((KeyId::Str(s.to_string()), s.to_string()));
             }
         }
         if !matches!(k.kind, NodeKind::Scalar(_)) {
@@ -884,13 +909,13 @@ fn flatten_mapping(node: &Node) -> Result<Vec<(&Node, &Node)>, YamlError> {
     };
     let mut merge: Vec<(&Node, &Node)> = Vec::new();
     let mut own: Vec<(&Node, &Node)> = Vec::new();
-    for (k, v) in pairs {
+    for (k, v) in pairs.iter() {
         if k.tag == format!("{CORE}merge") {
             match &v.kind {
                 NodeKind::Map(_) => merge.extend(flatten_mapping(v)?),
                 NodeKind::Seq(items) => {
                     let mut sub = Vec::new();
-                    for it in items {
+                    for it in items.iter() {
                         if !matches!(it.kind, NodeKind::Map(_)) {
                             return Err(YamlError::at(
                                 it.mark,

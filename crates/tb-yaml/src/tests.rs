@@ -105,6 +105,59 @@ fn hostile_inputs_do_not_panic() {
     }
 }
 
+/// One large scalar aliased many times: the alias budget counts bytes of text, so the copy
+/// is refused at the alias that crosses it, before anything is expanded.
+#[test]
+fn aliases_of_a_large_scalar_are_bounded_in_bytes() {
+    let big = "x".repeat(10 << 20);
+    let mut doc = format!("a: &big {big}\nl:\n");
+    for _ in 0..400 {
+        doc.push_str("- *big\n");
+    }
+    let e = load(&doc).unwrap_err();
+    assert_eq!(
+        e.message,
+        format!(
+            "aliases expand to more than the alias budget ({} nodes, {} MiB of text)",
+            super::MAX_ALIAS_NODES,
+            super::MAX_ALIAS_BYTES >> 20
+        )
+    );
+    // 10 MiB copied three times fits in 32 MiB; the fourth copy does not: line 2 is `l:`,
+    // the aliases start on line 3.
+    assert_eq!((e.line, e.column), (6, 3));
+    // Under the budget, the copies are made.
+    let small = "y".repeat(1 << 20);
+    let v = load(&format!("a: &s {small}\nl: [*s, *s, *s]\n")).unwrap();
+    assert_eq!(v["l"].as_array().unwrap().len(), 3);
+    assert!(
+        v["l"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x.as_str() == Some(&small[..]))
+    );
+}
+
+/// Anchors nested in anchors share their nodes: a large scalar under 100 nested anchors is
+/// held once, not once per anchor.
+#[test]
+fn nested_anchors_share_their_nodes() {
+    let big = "z".repeat(1 << 20);
+    let mut doc = String::new();
+    for i in 0..100 {
+        doc.push_str(&format!("&a{i} ["));
+    }
+    doc.push_str(&big);
+    doc.push_str(&"]".repeat(100));
+    let v = load(&doc).unwrap();
+    let mut x = &v;
+    for _ in 0..100 {
+        x = &x[0];
+    }
+    assert_eq!(x.as_str().map(str::len), Some(1 << 20));
+}
+
 mod prop {
     use super::super::load;
     use proptest::prelude::*;

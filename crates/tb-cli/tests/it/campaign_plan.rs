@@ -313,3 +313,113 @@ fn slurm_script_shards_status_and_foreign_shards() {
     assert_ne!(code, 0);
     insta::assert_snapshot!(redacted(&text, d.path()), @"error: [TMP]/a/shards/shard-1.jsonl holds records of another campaign ([ID:b]), not of [ID:a]");
 }
+
+/// Hostile values in every field that reaches `slurm.sbatch`, `merge.sh` or a manifest
+/// (newlines, quotes, `$()`, YAML document markers): each is refused by name before anything
+/// is written.
+#[test]
+fn hostile_plan_values_are_refused_before_anything_is_written() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("c");
+    let bad = [
+        "x\n#SBATCH --wrap=id",
+        "x'$(id)'",
+        "x\"; id; \"",
+        "`id`",
+        "x\n---\nkind: Pod",
+    ];
+    let cases: Vec<(&str, &str, &str)> = [
+        ("slurm", "--name"),
+        ("slurm", "--partition"),
+        ("slurm", "--time"),
+        ("k8s", "--name"),
+        ("k8s", "--image"),
+        ("k8s", "--secret"),
+        ("k8s", "--data-claim"),
+        ("k8s", "--campaign-claim"),
+    ]
+    .into_iter()
+    .flat_map(|(s, f)| bad.iter().map(move |b| (s, f, *b)))
+    .collect();
+    for (scheduler, flag, value) in cases {
+        let (code, text) = plan(&dir, scheduler, "2", &[flag, value]);
+        assert_eq!(code, 2, "{scheduler} {flag} {value:?}: {text}");
+        assert!(text.contains(flag), "{flag}: {text}");
+        assert!(!dir.exists(), "{flag} {value:?}: the folder was written");
+    }
+    // The campaign folder's path, and its name as the default campaign name.
+    for (scheduler, folder) in [
+        ("slurm", "a\nb"),
+        ("slurm", "a b"),
+        ("slurm", "a%j"),
+        ("k8s", "a\nb"),
+    ] {
+        let dir = d.path().join(folder);
+        let (code, text) = plan(&dir, scheduler, "2", &[]);
+        assert_eq!(code, 2, "{folder:?}: {text}");
+        assert!(text.contains("--output"), "{text}");
+        assert!(!dir.exists());
+    }
+    let dir = d.path().join("it's");
+    let (code, text) = plan(&dir, "k8s", "2", &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("pass --name"), "{text}");
+    assert!(!dir.join("k8s-job.yaml").exists());
+    let (code, text) = plan(&dir, "k8s", "2", &["--name", "its"]);
+    assert_eq!(code, 0, "{text}");
+}
+
+/// A config holding a literal key is refused with the place and `${VAR}`; the key is neither
+/// copied into the campaign folder nor shown. The same config with a reference is planned.
+#[test]
+fn a_config_with_a_literal_key_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("c");
+    let cfg = d.path().join("cfg.yaml");
+    let key = "sk-live-0123456789abcdef";
+    std::fs::write(
+        &cfg,
+        format!("agent_model:\n  type: openai\n  deployment: m\n  endpoint_url: http://x/v1\n  credential:\n    type: api-key\n    api_key: {key}\n"),
+    )
+    .unwrap();
+    let ex = example();
+    let plan_with_config = || {
+        tb(&[
+            "campaign",
+            "plan",
+            "--scheduler",
+            "slurm",
+            "--shards",
+            "2",
+            "--output",
+            dir.to_str().unwrap(),
+            "--",
+            "--data",
+            ex.to_str().unwrap(),
+            "--test-list",
+            ex.join("testlist.yaml").to_str().unwrap(),
+            "--agent",
+            "golden",
+            "--config",
+            cfg.to_str().unwrap(),
+        ])
+    };
+    let (code, text) = plan_with_config();
+    assert_eq!(code, 2, "{text}");
+    assert!(!text.contains(key), "{text}");
+    assert!(
+        text.contains("cfg.yaml:7: `agent_model.credential.api_key` holds a literal key"),
+        "{text}"
+    );
+    assert!(text.contains("${OPENAI_API_KEY}"), "{text}");
+    assert!(!dir.exists());
+    std::fs::write(
+        &cfg,
+        "agent_model:\n  type: openai\n  deployment: m\n  endpoint_url: http://x/v1\n  credential:\n    type: api-key\n    api_key: ${MY_KEY}\n",
+    )
+    .unwrap();
+    let (code, text) = plan_with_config();
+    assert_eq!(code, 0, "{text}");
+    let copied = std::fs::read_to_string(dir.join("config.yaml")).unwrap();
+    assert!(copied.contains("api_key: ${MY_KEY}"));
+}

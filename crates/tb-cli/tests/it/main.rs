@@ -12,6 +12,7 @@ mod reference_records;
 mod reference_requests;
 mod secrets_and_auth;
 mod slurm;
+mod terminal_output;
 mod tui_tmux;
 mod usage;
 mod validate_hostile;

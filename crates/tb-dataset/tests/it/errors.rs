@@ -265,3 +265,32 @@ fn test_tags_are_hydrated_as_the_reference_does() {
     let e = ds.load_task("c.py:test_t").unwrap_err();
     insta::assert_snapshot!(shown(d.path(), &e), @r#"[ROOT]/dataset/test_case/c.py:7: test_t: category "bogus" is not in the tag taxonomy (expected one of: user, xpia, direct-msg, refusal)"#);
 }
+
+/// A scenario with an unknown key in each of 5,000 tool entries and 3,000 at its root: the
+/// warnings are a bounded list (the first ones, then a count), each naming file and line.
+#[test]
+fn many_unknown_keys_give_capped_warnings() {
+    let mut text = String::from("world_state:\n  srv: {}\n");
+    for i in 0..3000 {
+        text.push_str(&format!("zz{i}: 1\n"));
+    }
+    text.push_str("tools:\n");
+    for i in 0..5000 {
+        text.push_str(&format!("  - name: t{i}\n    nmae: x\n"));
+    }
+    let (dir, ds) = dataset(&[("dataset/scenario/many.yaml", &text)]);
+    let sc = ds.scenario("many").expect("scenario");
+    let w: Vec<String> = sc.warnings.iter().map(|w| shown(dir.path(), w)).collect();
+    assert_eq!(w.len(), tb_dataset::keys::MAX_WARNINGS + 1, "{w:?}");
+    assert_eq!(
+        w[0],
+        "[ROOT]/dataset/scenario/many.yaml:3: unknown key `zz0`; it is ignored"
+    );
+    assert_eq!(
+        w[19],
+        "[ROOT]/dataset/scenario/many.yaml:22: unknown key `zz19`; it is ignored"
+    );
+    // The root's own closing count, the first tool entry's warning, and the other 4,999
+    // entries': 2 + 4,999 warnings counted in the last line.
+    assert_eq!(w[20], "and 5001 more warning(s)");
+}
