@@ -474,7 +474,11 @@ impl ServerConn {
     ///
     /// The process group is killed in both cases: whatever the server started in it (a
     /// worker, a wrapper's child) does not outlive the server.
+    ///
+    /// On Linux, the processes descending from the server when the shutdown begins are killed
+    /// too, wherever they are (a child that made its own session or group included).
     pub async fn shutdown(mut self, grace: Duration) {
+        let family = descendants(self.pid);
         let _ = tokio::time::timeout(grace, self.client.cancel()).await;
         if let Some(mut child) = self.child.take() {
             match tokio::time::timeout(grace, child.wait()).await {
@@ -482,6 +486,7 @@ impl ServerConn {
                 Err(_) => kill_and_reap(&mut child, self.group.0.take()).await,
             }
         }
+        kill_all(&family);
     }
 }
 
@@ -582,6 +587,66 @@ fn kill_group(pid: Option<u32>) {
     let _ = pid;
 }
 
+/// A process: its pid and its start time (clock ticks since boot), so a pid used again by
+/// another process is not taken for it.
+type Proc = (i32, u64);
+
+/// `(ppid, start time)` of a process, from `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
+fn proc_stat(pid: i32) -> Option<(i32, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // after the command's `)`: state ppid pgrp session ... starttime (the 20th field on)
+    let rest: Vec<&str> = s.rsplit_once(") ")?.1.split(' ').collect();
+    Some((rest.get(1)?.parse().ok()?, rest.get(19)?.parse().ok()?))
+}
+
+/// Every process descending from `pid` now (not `pid` itself).
+fn descendants(pid: Option<u32>) -> Vec<Proc> {
+    #[cfg(target_os = "linux")]
+    {
+        let Some(root) = pid.and_then(|p| i32::try_from(p).ok()) else {
+            return Vec::new();
+        };
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let all: Vec<(i32, i32, u64)> = dir
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|p| proc_stat(p).map(|(pp, t)| (p, pp, t)))
+            .collect();
+        let mut out: Vec<Proc> = Vec::new();
+        let mut parents = vec![root];
+        while let Some(parent) = parents.pop() {
+            for &(p, pp, t) in &all {
+                if pp == parent && p != root && !out.iter().any(|(q, _)| *q == p) {
+                    out.push((p, t));
+                    parents.push(p);
+                }
+            }
+        }
+        out
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        Vec::new()
+    }
+}
+
+/// Kills the processes of `procs` that still run (the same process: same start time).
+fn kill_all(procs: &[Proc]) {
+    #[cfg(target_os = "linux")]
+    for &(pid, start) in procs {
+        if proc_stat(pid).is_some_and(|(_, t)| t == start)
+            && let Some(p) = rustix::process::Pid::from_raw(pid)
+        {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = procs;
+}
+
 /// A server's process group, killed when dropped: a server dropped without
 /// [`ServerConn::shutdown`] (a session abandoned mid-call) has its process killed on drop
 /// (`kill_on_drop`), and its group goes with it.
@@ -594,8 +659,8 @@ impl Drop for ProcessGroup {
     }
 }
 
-/// A client builder carrying the servers file's headers on every request. Errors name the
-/// header, never its value (it may be a secret).
+/// A client builder carrying the servers file's headers on every request, following no
+/// redirect. Errors name the header, never its value (it may be a secret).
 fn http_client(
     server: &str,
     headers: &[(String, String)],
@@ -610,7 +675,10 @@ fn http_client(
         value.set_sensitive(true);
         map.insert(name, value);
     }
-    Ok(reqwest::Client::builder().default_headers(map))
+    // no redirect is followed: the file's headers (tokens) go to its endpoint only
+    Ok(reqwest::Client::builder()
+        .default_headers(map)
+        .redirect(reqwest::redirect::Policy::none()))
 }
 
 /// MCP initialize and tools/list over a remote transport within `budget`.

@@ -214,3 +214,14 @@ async fn a_child_in_the_servers_group_does_not_outlive_a_clean_exit() {
         );
     }
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_in_its_own_session_does_not_outlive_a_clean_exit() {
+    if let Some(outlived) = child_outlives("child-session").await {
+        assert!(
+            !outlived,
+            "the server's child (own session) is still running after shutdown"
+        );
+    }
+}
