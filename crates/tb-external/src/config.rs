@@ -8,6 +8,7 @@
 //!     command: ["{python}", "-m", "my_shop.server"]
 //!     env: {MY_SHOP_MODE: test}
 //!     cwd: /optional/working/dir  # relative: from this file's folder
+//!     pass_env: [MY_SHOP_TOKEN]     # ours: tb's variables passed on beside the minimal set
 //!   remote_crm:
 //!     type: mcp-remote              # an MCP endpoint; one MCP session per tb session
 //!     transport: streamable-http
@@ -25,8 +26,12 @@
 //! `{env[NAME]}` by the environment variable, as the reference's `str.format` does; `{{`/`}}`
 //! are literal braces. `type: streamable-http` (or `sse`) with `url` is accepted as a short
 //! form of `mcp-remote` with that transport. Keys of ours (the reference ignores unknown keys): `prefer: external`
-//! (run this server from the file even when `tb` has a native domain of the same name) and
-//! `max_concurrency` (sessions of this server alive at once).
+//! (run this server from the file even when `tb` has a native domain of the same name),
+//! `max_concurrency` (sessions of this server alive at once) and `pass_env`.
+//!
+//! A process server's environment is not tb's: only `PATH`, `HOME`, `LANG`, `LANGUAGE`,
+//! `LC_*` and `TMPDIR`, the variables `pass_env` names, and its `env` (model keys never reach
+//! a server unless named).
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -55,6 +60,9 @@ pub enum ServerKind {
         env: Vec<(String, String)>,
         /// Working directory.
         cwd: Option<PathBuf>,
+        /// Ours: names of tb's environment variables passed on, beside the minimal set
+        /// (`PATH`, `HOME`, `LANG`, `LANGUAGE`, `LC_*`, `TMPDIR`).
+        pass_env: Vec<String>,
     },
     /// `mcp-remote` with `transport: streamable-http`.
     StreamableHttp {
@@ -298,7 +306,7 @@ impl Parser<'_> {
         let mut known: Vec<&str> = vec!["type", "name", "prefer", "max_concurrency"];
         let kind = match ty {
             "mcp-process" => {
-                known.extend(["command", "env", "cwd", "transport"]);
+                known.extend(["command", "env", "cwd", "transport", "pass_env"]);
                 let command = match m.get("command") {
                     None | Some(Value::Null) => {
                         return Err(here(format!(
@@ -358,7 +366,36 @@ impl Parser<'_> {
                         ));
                     }
                 };
-                ServerKind::Process { command, env, cwd }
+                let pass_env = match m.get("pass_env") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(a)) => a
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| match v.as_str() {
+                            Some(n) if !n.is_empty() && !n.contains(['=', '\0']) => {
+                                Ok(n.to_string())
+                            }
+                            _ => Err(self.err(
+                                &format!("{}/{i}", at("pass_env")),
+                                format!(
+                                    "server `{name}`: every `pass_env` item must be a variable name"
+                                ),
+                            )),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                    Some(_) => {
+                        return Err(self.err(
+                            &at("pass_env"),
+                            format!("server `{name}`: `pass_env` must be a list of variable names"),
+                        ));
+                    }
+                };
+                ServerKind::Process {
+                    command,
+                    env,
+                    cwd,
+                    pass_env,
+                }
             }
             "mcp-remote" | "streamable-http" | "sse" => {
                 known.extend([
@@ -554,7 +591,8 @@ mod tests {
             ServerKind::Process {
                 command: vec!["{python}".into(), "-m".into(), "pkg.a".into()],
                 env: vec![("TYPESENSE_API_KEY".into(), "Fake".into())],
-                cwd: None
+                cwd: None,
+                pass_env: Vec::new(),
             }
         );
         assert_eq!(c.servers[1].line, 8);

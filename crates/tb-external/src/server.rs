@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::AsyncBufReadExt;
+use tokio::io::AsyncReadExt;
 
 /// A legacy SSE stream with nothing on it (not even the servers' 15 s pings) for this long is
 /// taken as gone (the reference's `sse_read_timeout`).
@@ -82,6 +82,85 @@ impl StderrTail {
     }
 }
 
+/// The most of one stderr line kept (bytes); the rest of the line is counted and dropped.
+const STDERR_LINE_MAX: usize = 4096;
+
+/// Reads a server's stderr to its end, line by line, handing each line (lossy UTF-8, cut at
+/// [`STDERR_LINE_MAX`] bytes with the count of the rest) to `line`. It keeps reading whatever
+/// comes (invalid UTF-8, no newline at all), so the server never blocks on a full pipe, and it
+/// holds at most one cut line.
+async fn drain_stderr<R: tokio::io::AsyncRead + Unpin>(mut r: R, mut line: impl FnMut(String)) {
+    let mut buf = vec![0u8; 8192];
+    let mut cur: Vec<u8> = Vec::new();
+    let mut dropped = 0u64;
+    let mut emit = |cur: &mut Vec<u8>, dropped: &mut u64| {
+        if *dropped == 0 && cur.last() == Some(&b'\r') {
+            cur.pop();
+        }
+        let mut l = String::from_utf8_lossy(cur).into_owned();
+        if *dropped > 0 {
+            l.push_str(&format!("… ({} more bytes)", *dropped));
+        }
+        cur.clear();
+        *dropped = 0;
+        line(l);
+    };
+    loop {
+        let n = match r.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let mut rest = &buf[..n];
+        loop {
+            let (part, end) = match rest.iter().position(|b| *b == b'\n') {
+                Some(i) => (&rest[..i], Some(i)),
+                None => (rest, None),
+            };
+            let room = STDERR_LINE_MAX.saturating_sub(cur.len()).min(part.len());
+            cur.extend_from_slice(&part[..room]);
+            dropped += (part.len() - room) as u64;
+            match end {
+                Some(i) => {
+                    emit(&mut cur, &mut dropped);
+                    rest = &rest[i + 1..];
+                }
+                None => break,
+            }
+        }
+    }
+    if !cur.is_empty() || dropped > 0 {
+        emit(&mut cur, &mut dropped);
+    }
+}
+
+/// Variables a server process gets from tb's environment: the minimal set (`PATH`, `HOME`,
+/// `LANG`, `LANGUAGE`, `LC_*`, `TMPDIR`) and the names its `pass_env` lists. Nothing else, so
+/// model keys and tokens reach a server only when its entry names them.
+pub fn server_env(
+    pass_env: &[String],
+    get: impl Fn(&str) -> Option<std::ffi::OsString>,
+    all: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    const MINIMAL: [&str; 5] = ["PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR"];
+    let mut out: Vec<(std::ffi::OsString, std::ffi::OsString)> = all
+        .filter(|(k, _)| k.to_str().is_some_and(|k| k.starts_with("LC_")))
+        .collect();
+    for k in MINIMAL
+        .iter()
+        .copied()
+        .chain(pass_env.iter().map(String::as_str))
+    {
+        if let Some(v) = get(k)
+            && !out.iter().any(|(n, _)| n == k)
+        {
+            out.push((k.into(), v));
+        }
+    }
+    out
+}
+
 /// A started server, ready for a session.
 pub struct ServerConn {
     /// The server's name.
@@ -89,6 +168,7 @@ pub struct ServerConn {
     client: RunningService<RoleClient, ()>,
     child: Option<tokio::process::Child>,
     pid: Option<u32>,
+    group: ProcessGroup,
     stderr: StderrTail,
     /// Why the transport closed (legacy SSE servers), for error messages.
     closed: Option<CloseReason>,
@@ -126,7 +206,12 @@ impl ServerConn {
     pub async fn start(spec: &ServerSpec, opts: &StartOptions) -> Result<Self, ExternalError> {
         let t0 = Instant::now();
         match &spec.kind {
-            ServerKind::Process { command, env, cwd } => {
+            ServerKind::Process {
+                command,
+                env,
+                cwd,
+                pass_env,
+            } => {
                 let argv = command
                     .iter()
                     .map(|c| substitute(c, &opts.python))
@@ -134,8 +219,14 @@ impl ServerConn {
                     .map_err(|e| which_failed(&spec.name, "command", e))?;
                 let mut cmd = tokio::process::Command::new(&argv[0]);
                 cmd.args(&argv[1..])
+                    // a minimal environment: never tb's model keys unless the file names them
+                    .env_clear()
+                    .envs(server_env(
+                        pass_env,
+                        |k| std::env::var_os(k),
+                        std::env::vars_os(),
+                    ))
                     .envs(env.iter().map(|(k, v)| (k, v)))
-                    .env_remove("RUST_LOG")
                     // quiet fastmcp's banner and info logs, as the reference does
                     .env(
                         "FASTMCP_LOG_LEVEL",
@@ -164,18 +255,16 @@ impl ServerConn {
                 let stdout = child.stdout.take().map(|inner| WatchedStdout {
                     inner,
                     end: stdout_end.clone(),
+                    line: 0,
                 });
                 let stderr_tail = StderrTail::default();
                 if let Some(err) = child.stderr.take() {
                     let tail = stderr_tail.clone();
                     let name = spec.name.clone();
-                    tokio::spawn(async move {
-                        let mut lines = tokio::io::BufReader::new(err).lines();
-                        while let Ok(Some(l)) = lines.next_line().await {
-                            tracing::debug!(target: "tb_external::stderr", "{name}: {l}");
-                            tail.push(l);
-                        }
-                    });
+                    tokio::spawn(drain_stderr(err, move |l| {
+                        tracing::debug!(target: "tb_external::stderr", "{name}: {l}");
+                        tail.push(l);
+                    }));
                 }
                 let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
                     kill_and_reap(&mut child, pid).await;
@@ -205,6 +294,7 @@ impl ServerConn {
                             client,
                             child: Some(child),
                             pid,
+                            group: ProcessGroup(pid),
                             stderr: stderr_tail,
                             closed: None,
                             stdout_end: Some(stdout_end),
@@ -337,7 +427,15 @@ impl ServerConn {
         pending.disarm();
         let r = match r {
             Ok(Ok(r)) => return Ok(r),
-            Ok(Err(e)) => self.failure(&format!("tools/call {tool}"), e.to_string()),
+            // the transport's own reason (a message over the size limit, stdout closed)
+            // says more than rmcp's "Transport closed"
+            Ok(Err(e)) => self.failure(
+                &format!("tools/call {tool}"),
+                self.stdout_end
+                    .as_ref()
+                    .and_then(CloseReason::get)
+                    .unwrap_or_else(|| e.to_string()),
+            ),
             Err(_) => self.failure(
                 &format!("tools/call {tool}"),
                 format!("no reply within {:.1}s", budget.as_secs_f64()),
@@ -373,14 +471,22 @@ impl ServerConn {
 
     /// Ends the connection, then the process: stdin closed, up to `grace` to exit, then
     /// killed (its process group) and reaped.
+    ///
+    /// The process group is killed in both cases: whatever the server started in it (a
+    /// worker, a wrapper's child) does not outlive the server.
+    ///
+    /// On Linux, the processes descending from the server when the shutdown begins are killed
+    /// too, wherever they are (a child that made its own session or group included).
     pub async fn shutdown(mut self, grace: Duration) {
+        let family = descendants(self.pid);
         let _ = tokio::time::timeout(grace, self.client.cancel()).await;
         if let Some(mut child) = self.child.take() {
             match tokio::time::timeout(grace, child.wait()).await {
-                Ok(_) => {}
-                Err(_) => kill_and_reap(&mut child, self.pid).await,
+                Ok(_) => kill_group(self.group.0.take()),
+                Err(_) => kill_and_reap(&mut child, self.group.0.take()).await,
             }
         }
+        kill_all(&family);
     }
 }
 
@@ -404,10 +510,20 @@ impl Drop for MarkBrokenOnDrop<'_> {
 /// A stdio server's stdout, noting in `end` when it ends (EOF or a read error): rmcp's
 /// service does not report a closed stdio transport (`is_closed` stays false), so a dead
 /// server would otherwise look alive until a call to it fails.
+///
+/// It also counts the bytes of the message being read: one over rmcp's limit for a line
+/// ([`MAX_MESSAGE_BYTES`]) would be dropped by rmcp without a word, and the call it answers
+/// would wait out its whole budget. Such a reply ends the transport at once, with the limit
+/// as the reason.
 struct WatchedStdout {
     inner: tokio::process::ChildStdout,
     end: CloseReason,
+    /// Bytes of the current line so far.
+    line: usize,
 }
+
+/// The largest message a stdio server can send: rmcp's line limit.
+pub const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
 impl tokio::io::AsyncRead for WatchedStdout {
     fn poll_read(
@@ -424,6 +540,26 @@ impl tokio::io::AsyncRead for WatchedStdout {
                 this.end
                     .set("the server closed its stdout (the process ended?)".into());
             }
+            std::task::Poll::Ready(Ok(())) => {
+                let new = &buf.filled()[before..];
+                let first = new.iter().position(|b| *b == b'\n');
+                let ended = first.map_or(0, |f| this.line.saturating_add(f));
+                this.line = match new.iter().rposition(|b| *b == b'\n') {
+                    Some(i) => new.len() - i - 1,
+                    None => this.line.saturating_add(new.len()),
+                };
+                if this.line.max(ended) >= MAX_MESSAGE_BYTES {
+                    let why = format!(
+                        "the server sent a message of more than {MAX_MESSAGE_BYTES} bytes ({} MiB), the transport's size limit",
+                        MAX_MESSAGE_BYTES >> 20
+                    );
+                    this.end.set(why.clone());
+                    return std::task::Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        why,
+                    )));
+                }
+            }
             std::task::Poll::Ready(Err(e)) => this.end.set(format!("reading its stdout: {e}")),
             _ => {}
         }
@@ -433,22 +569,98 @@ impl tokio::io::AsyncRead for WatchedStdout {
 
 /// Kills the process (and its group) and waits for it.
 async fn kill_and_reap(child: &mut tokio::process::Child, pid: Option<u32>) {
+    kill_group(pid);
+    let _ = child.kill().await;
+}
+
+/// Kills the process group we created for a server (`process_group(0)`: its id is the
+/// server's pid). It may be gone already.
+fn kill_group(pid: Option<u32>) {
     #[cfg(unix)]
     if let Some(pid) = pid
         .and_then(|p| i32::try_from(p).ok())
         .and_then(rustix::process::Pid::from_raw)
     {
-        // The process group we created for the child (`process_group(0)`: its id is the
-        // child's pid). It may be gone already; the child itself is killed below.
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
     #[cfg(not(unix))]
     let _ = pid;
-    let _ = child.kill().await;
 }
 
-/// A client builder carrying the servers file's headers on every request. Errors name the
-/// header, never its value (it may be a secret).
+/// A process: its pid and its start time (clock ticks since boot), so a pid used again by
+/// another process is not taken for it.
+type Proc = (i32, u64);
+
+/// `(ppid, start time)` of a process, from `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
+fn proc_stat(pid: i32) -> Option<(i32, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // after the command's `)`: state ppid pgrp session ... starttime (the 20th field on)
+    let rest: Vec<&str> = s.rsplit_once(") ")?.1.split(' ').collect();
+    Some((rest.get(1)?.parse().ok()?, rest.get(19)?.parse().ok()?))
+}
+
+/// Every process descending from `pid` now (not `pid` itself).
+fn descendants(pid: Option<u32>) -> Vec<Proc> {
+    #[cfg(target_os = "linux")]
+    {
+        let Some(root) = pid.and_then(|p| i32::try_from(p).ok()) else {
+            return Vec::new();
+        };
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let all: Vec<(i32, i32, u64)> = dir
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|p| proc_stat(p).map(|(pp, t)| (p, pp, t)))
+            .collect();
+        let mut out: Vec<Proc> = Vec::new();
+        let mut parents = vec![root];
+        while let Some(parent) = parents.pop() {
+            for &(p, pp, t) in &all {
+                if pp == parent && p != root && !out.iter().any(|(q, _)| *q == p) {
+                    out.push((p, t));
+                    parents.push(p);
+                }
+            }
+        }
+        out
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        Vec::new()
+    }
+}
+
+/// Kills the processes of `procs` that still run (the same process: same start time).
+fn kill_all(procs: &[Proc]) {
+    #[cfg(target_os = "linux")]
+    for &(pid, start) in procs {
+        if proc_stat(pid).is_some_and(|(_, t)| t == start)
+            && let Some(p) = rustix::process::Pid::from_raw(pid)
+        {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = procs;
+}
+
+/// A server's process group, killed when dropped: a server dropped without
+/// [`ServerConn::shutdown`] (a session abandoned mid-call) has its process killed on drop
+/// (`kill_on_drop`), and its group goes with it.
+#[derive(Debug, Default)]
+struct ProcessGroup(Option<u32>);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        kill_group(self.0.take());
+    }
+}
+
+/// A client builder carrying the servers file's headers on every request, following no
+/// redirect. Errors name the header, never its value (it may be a secret).
 fn http_client(
     server: &str,
     headers: &[(String, String)],
@@ -463,7 +675,10 @@ fn http_client(
         value.set_sensitive(true);
         map.insert(name, value);
     }
-    Ok(reqwest::Client::builder().default_headers(map))
+    // no redirect is followed: the file's headers (tokens) go to its endpoint only
+    Ok(reqwest::Client::builder()
+        .default_headers(map)
+        .redirect(reqwest::redirect::Policy::none()))
 }
 
 /// MCP initialize and tools/list over a remote transport within `budget`.
@@ -500,6 +715,7 @@ where
             client,
             child: None,
             pid: None,
+            group: ProcessGroup::default(),
             stderr: StderrTail::default(),
             closed,
             stdout_end: None,
@@ -612,7 +828,125 @@ pub fn agent_schema(schema: &Value) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    /// A reader handing out `chunks` one read at a time.
+    struct Chunks(std::collections::VecDeque<Vec<u8>>);
+
+    impl tokio::io::AsyncRead for Chunks {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            if let Some(mut c) = self.0.pop_front() {
+                let n = c.len().min(buf.remaining());
+                buf.put_slice(&c[..n]);
+                if n < c.len() {
+                    self.0.push_front(c.split_off(n));
+                }
+            }
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    fn drained(chunks: Vec<Vec<u8>>) -> Vec<String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut out = Vec::new();
+        rt.block_on(drain_stderr(Chunks(chunks.into()), |l| out.push(l)));
+        out
+    }
+
+    /// What the reader must give: the input split at newlines, each line lossy and cut.
+    fn expected(all: &[u8]) -> Vec<String> {
+        let mut parts: Vec<&[u8]> = all.split(|b| *b == b'\n').collect();
+        if parts.last().is_some_and(|p| p.is_empty()) {
+            parts.pop();
+        }
+        parts
+            .into_iter()
+            .map(|p| {
+                let p = match p.strip_suffix(b"\r") {
+                    Some(q) if p.len() <= STDERR_LINE_MAX => q,
+                    _ => p,
+                };
+                let keep = p.len().min(STDERR_LINE_MAX);
+                let mut l = String::from_utf8_lossy(&p[..keep]).into_owned();
+                if p.len() > keep {
+                    l.push_str(&format!("… ({} more bytes)", p.len() - keep));
+                }
+                l
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stderr_lines_are_cut_lossy_and_drained_to_the_end() {
+        let mut flood = vec![b'e'; 10 << 20];
+        flood.extend_from_slice(b"\n\xff\xfe bad \xc3\x28 end\r\nlast without newline");
+        let chunks: Vec<Vec<u8>> = flood.chunks(8192).map(<[u8]>::to_vec).collect();
+        let lines = drained(chunks);
+        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines[0],
+            format!("{}… ({} more bytes)", "e".repeat(4096), (10 << 20) - 4096)
+        );
+        assert_eq!(lines[1], "\u{fffd}\u{fffd} bad \u{fffd}( end");
+        assert_eq!(lines[2], "last without newline");
+    }
+
+    proptest! {
+        #[test]
+        fn stderr_reading_matches_splitting_the_whole_stream(
+            chunks in proptest::collection::vec(
+                proptest::collection::vec(
+                    prop_oneof![Just(b'\n'), Just(0xffu8), Just(b'\r'), any::<u8>(), Just(b'a')],
+                    0..6000,
+                ),
+                0..8,
+            )
+        ) {
+            let all: Vec<u8> = chunks.concat();
+            prop_assert_eq!(drained(chunks), expected(&all));
+        }
+    }
+
+    #[test]
+    fn servers_get_the_minimal_environment_and_named_variables_only() {
+        let tb_env: Vec<(std::ffi::OsString, std::ffi::OsString)> = [
+            ("PATH", "/bin"),
+            ("HOME", "/home/u"),
+            ("LC_ALL", "C.UTF-8"),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("ANTHROPIC_API_KEY", "sk-2"),
+            ("MY_TOKEN", "t"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).into(), (*v).into()))
+        .collect();
+        let get = |k: &str| {
+            tb_env
+                .iter()
+                .find(|(n, _)| n.to_str() == Some(k))
+                .map(|(_, v)| v.clone())
+        };
+        let names = |pass: &[String]| {
+            let mut v: Vec<String> = server_env(pass, get, tb_env.clone().into_iter())
+                .into_iter()
+                .map(|(k, _)| k.into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&[]), ["HOME", "LC_ALL", "PATH"]);
+        assert_eq!(
+            names(&["MY_TOKEN".into(), "PATH".into(), "UNSET".into()]),
+            ["HOME", "LC_ALL", "MY_TOKEN", "PATH"]
+        );
+    }
 
     #[test]
     fn schema_shaping() {

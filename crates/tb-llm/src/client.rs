@@ -202,6 +202,9 @@ fn shared_http(connect_timeout: Duration) -> Result<reqwest::Client, String> {
         .pool_max_idle_per_host(connections_per_endpoint())
         .pool_idle_timeout(Duration::from_secs(90))
         .tcp_nodelay(true)
+        // A 3xx is the endpoint's answer, never followed: a redirect to another origin would
+        // otherwise be sent the request (and, for some headers, the key) again.
+        .redirect(reqwest::redirect::Policy::none())
         .tls_backend_preconfigured(tls)
         .build()
         .map_err(|e| e.to_string())?;
@@ -371,9 +374,24 @@ impl LlmClient {
                             .get(reqwest::header::RETRY_AFTER)
                             .and_then(|v| v.to_str().ok())
                             .map(str::to_string);
-                        match resp.text().await {
-                            Ok(text) if (200..300).contains(&status) => {
-                                match serde_json::from_str::<Value>(&text)
+                        if (300..400).contains(&status) {
+                            return Err(LlmError::Http {
+                                status,
+                                message: redirect_text(&resp),
+                                endpoint: self.endpoint.clone(),
+                                attempts,
+                            });
+                        }
+                        match read_capped(resp, self.cfg.max_reply_bytes).await {
+                            Ok(Err(too_large)) => {
+                                return Err(LlmError::Malformed {
+                                    message: too_large,
+                                    endpoint: self.endpoint.clone(),
+                                    attempts,
+                                });
+                            }
+                            Ok(Ok(body)) if (200..300).contains(&status) => {
+                                match serde_json::from_slice::<Value>(&body)
                                     .map_err(|e| {
                                         wire::WireError(format!(
                                             "malformed reply: the body is not JSON ({e})"
@@ -405,10 +423,10 @@ impl LlmClient {
                                     ),
                                 }
                             }
-                            Ok(text) => {
+                            Ok(Ok(body)) => {
                                 let err = LlmError::Http {
                                     status,
-                                    message: error_text(&text),
+                                    message: error_text(&String::from_utf8_lossy(&body)),
                                     endpoint: self.endpoint.clone(),
                                     attempts,
                                 };
@@ -508,6 +526,74 @@ impl LlmClient {
                 endpoint,
             })
         }
+    }
+}
+
+/// Reads a reply body up to `limit` bytes, chunk by chunk: a body announced (by its
+/// `Content-Length`) or found longer is `Ok(Err(message))`, read no further than the limit.
+async fn read_capped(
+    mut resp: reqwest::Response,
+    limit: u64,
+) -> Result<Result<Vec<u8>, String>, reqwest::Error> {
+    let too_large = |what: String| {
+        format!(
+            "the reply {what} the limit of {limit} bytes ({}, max_reply_bytes); it was not read further",
+            human_bytes(limit)
+        )
+    };
+    if let Some(n) = resp.content_length()
+        && n > limit
+    {
+        return Ok(Err(too_large(format!("announces {n} bytes, over"))));
+    }
+    let first = resp.content_length().unwrap_or(0).min(limit).min(1 << 20);
+    let mut body = Vec::with_capacity(usize::try_from(first).unwrap_or(0));
+    while let Some(chunk) = resp.chunk().await? {
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Ok(Err(too_large("is over".into())));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Ok(body))
+}
+
+/// `32 MiB`, `1.5 KiB`, `12 bytes`.
+fn human_bytes(n: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let f = n as f64;
+    if n >= 1 << 30 {
+        format!("{} GiB", f / f64::from(1u32 << 30))
+    } else if n >= 1 << 20 {
+        format!("{} MiB", f / f64::from(1u32 << 20))
+    } else if n >= 1 << 10 {
+        format!("{} KiB", f / 1024.0)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The message of a 3xx reply: where it points (scheme, host, port and path only) and that
+/// redirects are not followed.
+fn redirect_text(resp: &reqwest::Response) -> String {
+    let target = resp
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(|l| match resp.url().join(l) {
+            Ok(u) => format!(
+                "{}://{}{}{}",
+                u.scheme(),
+                u.host_str().unwrap_or(""),
+                u.port().map(|p| format!(":{p}")).unwrap_or_default(),
+                u.path()
+            ),
+            Err(_) => "an unreadable Location".into(),
+        });
+    match target {
+        Some(t) => format!(
+            "the endpoint redirects to {t}; redirects are not followed (set endpoint_url to the final URL)"
+        ),
+        None => "a redirect without a Location; redirects are not followed".into(),
     }
 }
 

@@ -130,6 +130,12 @@ impl Default for RetryConfig {
     }
 }
 
+/// Default of [`LlmConfig::max_reply_bytes`]: 32 MiB.
+pub const DEFAULT_MAX_REPLY_BYTES: u64 = 32 << 20;
+
+/// Default of [`LlmConfig::max_tool_argument_bytes`]: 1 MiB.
+pub const DEFAULT_MAX_TOOL_ARGUMENT_BYTES: u64 = 1 << 20;
+
 /// How the API key is sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Credential {
@@ -183,6 +189,12 @@ pub struct LlmConfig {
     pub extra_body: Map<String, Value>,
     /// Per-request timeout in seconds (default 60).
     pub timeout: f64,
+    /// Ours: the largest reply body read, in bytes (default [`DEFAULT_MAX_REPLY_BYTES`]); a
+    /// longer reply is a `ReplyTooLarge` error.
+    pub max_reply_bytes: u64,
+    /// Ours: the largest argument text of one tool call, in bytes (default
+    /// [`DEFAULT_MAX_TOOL_ARGUMENT_BYTES`]); a longer one is answered as an argument error.
+    pub max_tool_argument_bytes: u64,
     /// Retries.
     pub retry: RetryConfig,
     /// The key, if any.
@@ -217,6 +229,8 @@ impl LlmConfig {
             output_config: None,
             extra_body: Map::new(),
             timeout: 60.0,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            max_tool_argument_bytes: DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
             retry: RetryConfig::default(),
             credential: None,
             headers: Vec::new(),
@@ -543,11 +557,14 @@ const LLM_KEYS: &[&str] = &[
     "max_retries_malformed",
     "retry_backoff_base",
     "retry_backoff_max",
+    "max_reply_bytes",
+    "max_tool_argument_bytes",
 ];
 
 const CREDENTIAL_KEYS: &[&str] = &[
     "type",
     "api_key",
+    "header",
     "resource",
     "duration",
     "client_id",
@@ -910,6 +927,21 @@ impl Parser<'_> {
             }
             cfg.timeout = t;
         }
+        for (k, slot) in [
+            ("max_reply_bytes", &mut cfg.max_reply_bytes),
+            ("max_tool_argument_bytes", &mut cfg.max_tool_argument_bytes),
+        ] {
+            match int(k)? {
+                Some(n) if n <= 0 => {
+                    return Err(self.err(
+                        &at(k),
+                        format!("`{}` must be a positive number of bytes", f(k)),
+                    ));
+                }
+                Some(n) => *slot = n.cast_unsigned(),
+                None => {}
+            }
+        }
         // retries
         let r = &mut cfg.retry;
         for (k, slot) in [
@@ -1009,6 +1041,28 @@ impl Parser<'_> {
                 ));
             }
         };
+        let key_header = s("api_key_header")?;
+        if key_header.is_some() && cfg.credential.is_some() {
+            return Err(self.err(
+                &at("api_key_header"),
+                format!(
+                    "`{}` and `{}` cannot both be given (with a credential, name the header in `{}`)",
+                    f("api_key_header"),
+                    f("credential"),
+                    f("credential.header")
+                ),
+            ));
+        }
+        if key_header.is_some() && m.get("api_key_env").is_none_or(Value::is_null) {
+            return Err(self.err(
+                &at("api_key_header"),
+                format!(
+                    "`{}` needs `{}` (it names the header of that key)",
+                    f("api_key_header"),
+                    f("api_key_env")
+                ),
+            ));
+        }
         if let Some(var) = s("api_key_env")? {
             if cfg.credential.is_some() {
                 return Err(self.err(
@@ -1029,7 +1083,7 @@ impl Parser<'_> {
                     ),
                 ));
             };
-            let header = s("api_key_header")?.unwrap_or_else(|| "Authorization".into());
+            let header = key_header.unwrap_or_else(|| "Authorization".into());
             cfg.credential = Some(Credential {
                 api_key: Secret::new(key),
                 header,
@@ -1151,6 +1205,66 @@ mod tests {
         );
         // The warned values are not secrets' keys, and a key's value is never echoed.
         assert!(!c.warnings.iter().any(|w| w.contains(" z")));
+    }
+
+    #[test]
+    fn credential_header_is_known_and_api_key_header_beside_a_credential_is_an_error() {
+        let c = parse("judge_model:\n  type: anthropic\n  deployment: c\n  endpoint_url: http://h/v1/messages\n  credential: {type: api-key, api_key: k, header: x-api-key}\n").unwrap();
+        assert_eq!(c.warnings, Vec::<String>::new());
+        assert_eq!(
+            c.judge_model.unwrap().credential.unwrap().header,
+            "x-api-key"
+        );
+        let e = parse("judge_model:\n  type: anthropic\n  deployment: c\n  endpoint_url: http://h/v1/messages\n  credential: {type: api-key, api_key: k}\n  api_key_header: x-api-key\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cfg.yaml:6: `judge_model.api_key_header` and `judge_model.credential` cannot both be given (with a credential, name the header in `judge_model.credential.header`)"
+        );
+        let e = parse("judge_model:\n  type: aoai\n  deployment: c\n  endpoint_url: http://h/v1\n  api_key_header: x-api-key\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cfg.yaml:5: `judge_model.api_key_header` needs `judge_model.api_key_env` (it names the header of that key)"
+        );
+    }
+
+    #[test]
+    fn every_key_the_parser_reads_is_known_to_the_warning_pass() {
+        // one model config holding every key `llm` reads (with values it accepts)
+        let c = parse(concat!(
+            "orchestrator:\n  type: thinkingbox\n  agent_model:\n",
+            "    type: aoai\n    deployment: m\n    endpoint_url: http://h/v1\n",
+            "    account_name: a\n    api_version: v\n    seed: 1\n    temperature: 0.5\n",
+            "    max_completion_tokens: 9\n    top_p: 0.5\n    top_k: 3\n    is_reasoning: true\n",
+            "    reasoning_effort: low\n    reasoning_source: content\n",
+            "    use_stateful_protocol: false\n    disabled_params: [seed]\n",
+            "    parallel_tool_calls: true\n    stop_sequences: [x]\n    thinking: {}\n",
+            "    output_config: {}\n    extra_body: {}\n    timeout: 5\n",
+            "    max_reply_bytes: 1000\n    max_tool_argument_bytes: 100\n",
+            "    max_retries_too_many_requests: 1\n    max_retries_connect: 1\n",
+            "    max_retries_timeout: 1\n    max_retries_server_error: 1\n",
+            "    max_retries_malformed: 1\n    retry_backoff_base: 1\n    retry_backoff_max: 2\n",
+            "    retryable_server_errors: [500, read-error]\n",
+            "    api_key_env: MY_KEY\n    api_key_header: api-key\n    headers: {X-A: b}\n",
+            "    use_dns_cache: true\n",
+            "judge_model:\n  type: aoai\n  deployment: j\n  endpoint_url: http://h/v1\n",
+            "  credential: {type: api-key, api_key: k, header: api-key}\n",
+            "judge_type: legacy\nuser_can_end_conversation: true\nmcp_proxy: http://p\n",
+            "mcp_proxy_timeout: 3\nmcp_proxy_use_dns_cache: true\n",
+        ))
+        .unwrap();
+        assert_eq!(c.warnings, Vec::<String>::new());
+        let a = c.agent_model.unwrap();
+        assert_eq!((a.max_reply_bytes, a.max_tool_argument_bytes), (1000, 100));
+        let d = LlmConfig::chat("http://x", "m");
+        assert_eq!(
+            (d.max_reply_bytes, d.max_tool_argument_bytes),
+            (32 << 20, 1 << 20)
+        );
+        let e = parse("judge_model:\n  type: aoai\n  deployment: m\n  endpoint_url: http://x\n  max_reply_bytes: 0\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cfg.yaml:5: `judge_model.max_reply_bytes` must be a positive number of bytes"
+        );
     }
 
     #[test]

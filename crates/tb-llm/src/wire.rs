@@ -573,11 +573,42 @@ fn u(v: Option<&Value>) -> u64 {
     v.and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// The argument error of a tool call whose arguments are `len` bytes, over `limit`.
+fn arguments_too_large(len: u64, limit: u64) -> Value {
+    json!(format!(
+        "Error: the tool arguments are {len} bytes, over the limit of {limit} bytes \
+         (max_tool_argument_bytes); they were not read"
+    ))
+}
+
+/// The size of a value's JSON text, without writing it.
+fn json_len(v: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len() as u64;
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
 /// Decodes a tool call's argument text: the reference's rules (a parse error or a non-object
-/// leaves `{}` and puts `Error: ...` in the call's metadata).
-pub fn tool_call_from_text(name: &str, id: &str, args: &str) -> ToolCall {
+/// leaves `{}` and puts `Error: ...` in the call's metadata). Ours: a text over `max_bytes`
+/// is not parsed and is such an error too.
+pub fn tool_call_from_text(name: &str, id: &str, args: &str, max_bytes: u64) -> ToolCall {
     let mut metadata = Map::new();
-    let arguments = match serde_json::from_str::<Value>(args) {
+    let parsed = if args.len() as u64 > max_bytes {
+        Err(arguments_too_large(args.len() as u64, max_bytes))
+    } else {
+        serde_json::from_str::<Value>(args).map_err(|e| json!(format!("Error: {e}")))
+    };
+    let arguments = match parsed {
         Ok(Value::Object(m)) => Value::Object(m),
         Ok(_) => {
             metadata.insert(
@@ -587,7 +618,7 @@ pub fn tool_call_from_text(name: &str, id: &str, args: &str) -> ToolCall {
             json!({})
         }
         Err(e) => {
-            metadata.insert("error".into(), json!(format!("Error: {e}")));
+            metadata.insert("error".into(), e);
             json!({})
         }
     };
@@ -671,6 +702,8 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
         let m = text_with("assistant", content, &meta);
         out.push(m);
     }
+    // Tool calls whose arguments are over the bound: the conversation keeps them as `{}`.
+    let mut oversized = Vec::new();
     if let Some(calls) = msg.get("tool_calls").filter(|v| !v.is_null()) {
         let Some(calls) = calls.as_array() else {
             return Err(malformed("`tool_calls` is not a list", body));
@@ -688,13 +721,30 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
                 .get("id")
                 .and_then(Value::as_str)
                 .map_or_else(|| format!("call_{i}"), str::to_string);
-            let args = match f.and_then(|f| f.get("arguments")) {
+            let limit = cfg.max_tool_argument_bytes;
+            let arg = f.and_then(|f| f.get("arguments"));
+            let len = match arg {
+                Some(Value::String(s)) => s.len() as u64,
+                Some(v) => json_len(v),
+                None => 0,
+            };
+            if len > limit {
+                oversized.push(i);
+                tcs.push(ToolCall {
+                    metadata: Map::from_iter([("error".into(), arguments_too_large(len, limit))]),
+                    name: name.to_string(),
+                    arguments: json!({}),
+                    id,
+                });
+                continue;
+            }
+            let args = match arg {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Object(o)) => Value::Object(o.clone()).to_string(),
                 None | Some(Value::Null) => "{}".to_string(),
                 Some(other) => other.to_string(),
             };
-            tcs.push(tool_call_from_text(name, &id, &args));
+            tcs.push(tool_call_from_text(name, &id, &args, limit));
         }
         if !tcs.is_empty() {
             out.push(Message::ParallelToolCall {
@@ -715,9 +765,17 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
         },
         total_tokens: usage.get("total_tokens").and_then(Value::as_u64),
     };
+    let mut native = msg.clone();
+    for i in oversized {
+        if let Some(f) = native.pointer_mut(&format!("/tool_calls/{i}/function"))
+            && let Some(o) = f.as_object_mut()
+        {
+            o.insert("arguments".into(), json!("{}"));
+        }
+    }
     Ok(Decoded {
         messages: out,
-        native: vec![msg.clone()],
+        native: vec![native],
         usage,
     })
 }
@@ -774,7 +832,7 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError>
                     .get("arguments")
                     .and_then(Value::as_str)
                     .unwrap_or("{}");
-                let tc = tool_call_from_text(name, id, args);
+                let tc = tool_call_from_text(name, id, args, cfg.max_tool_argument_bytes);
                 if let Some(Message::ParallelToolCall { tool_calls, .. }) = out.last_mut() {
                     tool_calls.push(tc);
                 } else {
@@ -819,6 +877,15 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError>
             }
         }
         let mut clean = item.clone();
+        if ty == "function_call"
+            && item
+                .get("arguments")
+                .and_then(Value::as_str)
+                .is_some_and(|a| a.len() as u64 > cfg.max_tool_argument_bytes)
+            && let Some(o) = clean.as_object_mut()
+        {
+            o.insert("arguments".into(), json!("{}"));
+        }
         if ty == "message"
             && let Some(Value::Array(parts)) = clean.get_mut("content")
         {
@@ -901,7 +968,17 @@ fn decode_anthropic(
                             .and_then(Value::as_str)
                             .unwrap_or("")
                             .to_string();
-                        let mut input = b.get("input").cloned().unwrap_or(json!({}));
+                        let mut metadata = Map::new();
+                        let len = b.get("input").map_or(0, json_len);
+                        let mut input = if len > cfg.max_tool_argument_bytes {
+                            metadata.insert(
+                                "error".into(),
+                                arguments_too_large(len, cfg.max_tool_argument_bytes),
+                            );
+                            json!({})
+                        } else {
+                            b.get("input").cloned().unwrap_or(json!({}))
+                        };
                         if let (Some(map), Value::Object(args)) =
                             (tools.and_then(|t| t.arg_maps.get(&name)), &input)
                         {
@@ -913,7 +990,6 @@ fn decode_anthropic(
                                     .collect(),
                             );
                         }
-                        let mut metadata = Map::new();
                         if !input.is_object() {
                             metadata.insert(
                                 "error".into(),
@@ -990,6 +1066,70 @@ mod tests {
         let mut c = LlmConfig::chat("http://x", "m");
         c.provider = p;
         c
+    }
+
+    #[test]
+    fn tool_arguments_over_the_bound_are_an_argument_error_in_every_api() {
+        let big = format!("{{\"q\": \"{}\"}}", "x".repeat(100));
+        let err = json!(format!(
+            "Error: the tool arguments are {} bytes, over the limit of 50 bytes (max_tool_argument_bytes); they were not read",
+            big.len()
+        ));
+        let calls = |d: &Decoded| match d.messages.last() {
+            Some(Message::ParallelToolCall { tool_calls, .. }) => tool_calls.clone(),
+            other => panic!("{other:?}"),
+        };
+        let mut c = cfg(Provider::Responses);
+        c.max_tool_argument_bytes = 50;
+        let d = decode(
+            &c,
+            None,
+            &json!({"output": [
+            {"type": "function_call", "call_id": "a", "name": "f", "arguments": big},
+            {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"}]}),
+        )
+        .unwrap();
+        let tc = calls(&d);
+        assert_eq!(
+            (&tc[0].arguments, &tc[0].metadata["error"]),
+            (&json!({}), &err)
+        );
+        assert!(tc[1].metadata.is_empty());
+        assert_eq!(d.native[0]["arguments"], json!("{}"));
+        assert_eq!(d.native[1]["arguments"], json!("{}"));
+        let mut c = cfg(Provider::Anthropic);
+        c.max_tool_argument_bytes = 50;
+        let input: Value = serde_json::from_str(&big).unwrap();
+        let d = decode(
+            &c,
+            None,
+            &json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "a", "name": "f", "input": input}]}),
+        )
+        .unwrap();
+        let tc = calls(&d);
+        let compact = serde_json::to_string(&input).unwrap().len();
+        let err = json!(
+            err.as_str()
+                .unwrap()
+                .replace(&big.len().to_string(), &compact.to_string())
+        );
+        assert_eq!(
+            (&tc[0].arguments, &tc[0].metadata["error"]),
+            (&json!({}), &err)
+        );
+        assert!(!d.native[0].to_string().contains("xxxx"));
+        // exactly at the bound is read
+        let mut c = cfg(Provider::Chat);
+        c.max_tool_argument_bytes = big.len() as u64;
+        let d = decode(
+            &c,
+            None,
+            &json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": big}}]}}]}),
+        )
+        .unwrap();
+        assert!(calls(&d)[0].metadata.is_empty());
     }
 
     #[test]

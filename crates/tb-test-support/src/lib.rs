@@ -177,14 +177,15 @@ pub mod tiny_library {
 
     /// Writes `dir/servers.yaml` registering the library server with `marker` on its command
     /// line (so one test's processes can be counted apart from another's), plus `extra` YAML
-    /// lines of the server's entry (e.g. `    env: {...}`); its path.
+    /// lines of the server's entry (e.g. `    env: {...}`); its path. The server is passed
+    /// `$TINY_TEARDOWN_LOG` from the caller's environment.
     pub fn servers_file(dir: &Path, marker: &str, extra: &str) -> PathBuf {
         let script = root().join("server/tiny_library.py");
         let p = dir.join("servers.yaml");
         std::fs::write(
             &p,
             format!(
-                "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{{python}}\", \"{}\", \"{marker}\"]\n{extra}",
+                "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{{python}}\", \"{}\", \"{marker}\"]\n    pass_env: [TINY_TEARDOWN_LOG]\n{extra}",
                 script.display()
             ),
         )

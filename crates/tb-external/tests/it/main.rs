@@ -1,5 +1,6 @@
 //! tb-external's integration tests, one harness with a module per area.
 
+mod hostile_stdio;
 mod pool;
 mod sse_fake;
 mod sse_python;

@@ -2,3 +2,4 @@
 //! area.
 
 mod client_mock;
+mod hostile_endpoint;
