@@ -232,7 +232,7 @@ impl Surface {
             return Err(fail(format!("`{FILE_SERVERS}.{extra}` is not a known server")));
         }
         let mut servers = Vec::new();
-        for d in domains.iter() {
+        for d in domains {
             let list = by_server
                 .get(&d.name)
                 .ok_or_else(|| fail(format!("no tool list for server `{}`", d.name)))?;
