@@ -490,6 +490,39 @@ impl Shared {
 mod tests {
     use super::*;
 
+    /// The bundle hash, computed as the OpenEnv adapter computes it, of the v1 release's data
+    /// checkout (commit fcaba4c1a9debec42fda7f15bf29fe6d6b46c431) is the adapter's pinned
+    /// value.
+    #[tb_test_support::reference_test]
+    #[test]
+    fn bundle_hash_of_the_release_data_is_the_adapters_pinned_value() {
+        let root = tb_test_support::reference_data();
+        assert_eq!(
+            bundle_sha256(&root).unwrap(),
+            "16803d95d161ca06309d95f0dbbcbbb7b3fdf8a61e2b4eacfe920781b12f18ff"
+        );
+    }
+
+    #[test]
+    fn bundle_hash_covers_the_bundle_folders_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("dataset/a/__pycache__")).unwrap();
+        std::fs::write(root.join("dataset/a/x.yaml"), "x").unwrap();
+        let before = bundle_sha256(root).unwrap();
+        std::fs::write(root.join("dataset/a/__pycache__/x.pyc"), "junk").unwrap();
+        std::fs::write(root.join("dataset/a/y.pyc"), "junk").unwrap();
+        std::fs::write(root.join("README.md"), "not in the bundle").unwrap();
+        assert_eq!(bundle_sha256(root).unwrap(), before);
+        // `path \0 bytes \0` per file, sorted by path.
+        let mut h = Sha256::new();
+        h.update(b"dataset/a/x.yaml\0x\0");
+        let want: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(before, want);
+        std::fs::write(root.join("LICENSE.txt"), "L").unwrap();
+        assert_ne!(bundle_sha256(root).unwrap(), before);
+    }
+
     #[test]
     fn readiness_without_config_lists_reasons_and_no_paths() {
         let shared = Shared::new(Options::new("/nonexistent/secret/place", None));
