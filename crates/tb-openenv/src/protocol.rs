@@ -925,6 +925,221 @@ mod tests {
         );
     }
 
+    /// Whether `v` satisfies `schema` (the subset of JSON Schema that [`schema`] uses).
+    fn conforms(schema: &Value, v: &Value) -> bool {
+        if let Some(alts) = schema.get("oneOf").and_then(Value::as_array) {
+            return alts.iter().filter(|s| conforms(s, v)).count() == 1;
+        }
+        if let Some(c) = schema.get("const") {
+            return c == v;
+        }
+        if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+            return e.contains(v);
+        }
+        let types: Vec<&str> = match schema.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let kind = match v {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        if !types.is_empty() && !types.contains(&kind) {
+            return false;
+        }
+        match v {
+            Value::Array(items) => schema
+                .get("items")
+                .is_none_or(|s| items.iter().all(|i| conforms(s, i))),
+            Value::Object(m) => {
+                let props = schema.get("properties").and_then(Value::as_object);
+                let required_ok =
+                    schema
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .is_none_or(|r| {
+                            r.iter()
+                                .filter_map(Value::as_str)
+                                .all(|k| m.contains_key(k))
+                        });
+                let closed = schema.get("additionalProperties") == Some(&json!(false));
+                required_ok
+                    && m.iter().all(|(k, x)| match props.and_then(|p| p.get(k)) {
+                        Some(s) => conforms(s, x),
+                        None => !closed,
+                    })
+            }
+            _ => true,
+        }
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn name() -> impl Strategy<Value = String> {
+            "[A-Za-z_][A-Za-z0-9_]{0,16}"
+        }
+
+        fn args() -> impl Strategy<Value = Value> {
+            proptest::collection::btree_map(name(), any::<i32>(), 0..3).prop_map(|m| json!(m))
+        }
+
+        fn opt<T: std::fmt::Debug + Clone + 'static>(
+            s: impl Strategy<Value = T> + 'static,
+        ) -> impl Strategy<Value = Option<T>> {
+            proptest::option::of(s)
+        }
+
+        fn metadata(o: &mut Map<String, Value>, m: Option<Value>) {
+            if let Some(m) = m {
+                o.insert("metadata".into(), m);
+            }
+        }
+
+        /// Children of a batch or a terminal turn: distinct ids (or none), optional
+        /// arguments and `parse_error` (null or text).
+        fn children(min: usize) -> impl Strategy<Value = Value> {
+            proptest::collection::vec(
+                (name(), opt(args()), any::<bool>(), opt(opt("[ -~]{0,12}"))),
+                min..4,
+            )
+            .prop_map(|cs| {
+                let items: Vec<Value> = cs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (n, a, with_id, pe))| {
+                        let mut o = Map::new();
+                        o.insert("name".into(), json!(n));
+                        if let Some(a) = a {
+                            o.insert("arguments".into(), a);
+                        }
+                        if with_id {
+                            o.insert("call_id".into(), json!(format!("id{i}")));
+                        }
+                        if let Some(pe) = pe {
+                            o.insert("parse_error".into(), json!(pe));
+                        }
+                        Value::Object(o)
+                    })
+                    .collect();
+                json!(items)
+            })
+        }
+
+        fn meta() -> impl Strategy<Value = Option<Value>> {
+            opt(args())
+        }
+
+        /// Actions the public schema allows, within its described rules (one call or a
+        /// non-empty batch; content unless terminal calls).
+        fn action() -> impl Strategy<Value = Value> {
+            let list = meta().prop_map(|m| {
+                let mut o = Map::new();
+                o.insert("type".into(), json!("list_tools"));
+                metadata(&mut o, m);
+                Value::Object(o)
+            });
+            let single = (name(), opt(args()), opt(opt(name())), any::<bool>(), meta()).prop_map(
+                |(n, a, id, empty_batch, m)| {
+                    let mut o = Map::new();
+                    o.insert("type".into(), json!("call_tool"));
+                    o.insert("tool_name".into(), json!(n));
+                    if let Some(a) = a {
+                        o.insert("arguments".into(), a);
+                    }
+                    if let Some(id) = id {
+                        o.insert("call_id".into(), json!(id));
+                    }
+                    if empty_batch {
+                        o.insert("parallel_tool_calls".into(), json!([]));
+                    }
+                    metadata(&mut o, m);
+                    Value::Object(o)
+                },
+            );
+            let batch = (children(1), any::<bool>(), meta()).prop_map(|(c, nulls, m)| {
+                let mut o = Map::new();
+                o.insert("type".into(), json!("call_tool"));
+                o.insert("parallel_tool_calls".into(), c);
+                if nulls {
+                    o.insert("tool_name".into(), Value::Null);
+                    o.insert("arguments".into(), json!({}));
+                    o.insert("call_id".into(), Value::Null);
+                }
+                metadata(&mut o, m);
+                Value::Object(o)
+            });
+            let submit = (
+                opt(opt("[ -~]{0,20}")),
+                children(0),
+                opt(any::<bool>()),
+                meta(),
+            )
+                .prop_filter_map(
+                    "content or terminal calls",
+                    |(content, c, before, m)| {
+                        let has_calls = c.as_array().is_some_and(|a| !a.is_empty());
+                        let has_content = matches!(content, Some(Some(_)));
+                        if !has_calls && !has_content {
+                            return None;
+                        }
+                        let mut o = Map::new();
+                        o.insert("type".into(), json!("submit_message"));
+                        if let Some(content) = content {
+                            o.insert("content".into(), json!(content));
+                        }
+                        if has_calls {
+                            o.insert("terminal_tool_calls".into(), c);
+                        }
+                        if let Some(b) = before {
+                            o.insert("tool_calls_before_content".into(), json!(b));
+                        }
+                        metadata(&mut o, m);
+                        Some(Value::Object(o))
+                    },
+                );
+            prop_oneof![list, single, batch, submit]
+        }
+
+        #[test]
+        fn conforms_tells_schema_actions_from_others() {
+            let s = schema();
+            for (v, ok) in [
+                (json!({"type": "list_tools"}), true),
+                (json!({"type": "list_tools", "bogus": 1}), false),
+                (json!({"type": "call_tool", "tool_name": 3}), false),
+                (
+                    json!({"type": "submit_message", "content": "x", "terminal_tool_calls": [{"name": "a", "parse_error": 1}]}),
+                    false,
+                ),
+                (
+                    json!({"type": "submit_message", "content": "x", "terminal_tool_calls": [{"name": "a", "parse_error": null}]}),
+                    true,
+                ),
+                (json!({"type": "_finish", "reason": "harness"}), false),
+            ] {
+                assert_eq!(conforms(&s["action"], &v), ok, "{v}");
+            }
+        }
+
+        proptest! {
+            /// Every generated action satisfies the public schema, and the validator accepts it.
+            #[test]
+            fn schema_actions_are_accepted(a in action()) {
+                let s = schema();
+                prop_assert!(conforms(&s["action"], &a), "not in the schema: {a}");
+                prop_assert!(step(a.clone()).is_ok(), "refused: {a}: {:?}", step(a.clone()));
+            }
+        }
+    }
+
     #[test]
     fn envelope_shape() {
         let mut o = Map::new();
