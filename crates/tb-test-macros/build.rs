@@ -5,17 +5,23 @@
 //!   missing dataset makes the tests run and fail.
 //! - `tb_no_reference`: the reference's code checkouts (framework and full data checkout) not
 //!   found. Set in CI too: a fresh machine cannot have them.
+//! - `tb_no_adapter`: the OpenEnv ThinkingBox adapter's client checkout or its Python not
+//!   found. Set in CI too.
 
 #[path = "../tb-test-support/src/lookup.rs"]
 mod lookup;
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(tb_no_data, tb_no_shared, tb_no_reference)");
+    println!(
+        "cargo::rustc-check-cfg=cfg(tb_no_data, tb_no_shared, tb_no_reference, tb_no_adapter)"
+    );
     for var in [
         "TB_SHARED",
         "THINKINGBOX_DATA",
         "THINKINGBOX_FRAMEWORK",
         "THINKINGBOX_REFERENCE_DATA",
+        "TB_OPENENV_ADAPTER",
+        "TB_OPENENV_ADAPTER_PYTHON",
         "HOME",
         "CI",
     ] {
@@ -47,6 +53,10 @@ fn main() {
             watch(&d.join("servers/tb_business_ops_servers_202606/pyproject.toml"));
         }
         _ => println!("cargo::rustc-cfg=tb_no_reference"),
+    }
+    match lookup::adapter_root() {
+        Some(r) if lookup::adapter_present() => watch(&r.join("thinkingbox_env/client.py")),
+        _ => println!("cargo::rustc-cfg=tb_no_adapter"),
     }
 }
 

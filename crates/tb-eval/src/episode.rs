@@ -42,6 +42,11 @@ pub trait Agent: Send {
     fn raw(&self) -> Option<Value> {
         None
     }
+    /// Asked after each agent turn: a reason to end the episode now, before the end check
+    /// and the simulated user (an agent driven from outside may declare its turn final).
+    fn end_requested(&mut self) -> Option<FinishReason> {
+        None
+    }
 }
 
 /// A model as the agent: a [`ChatSession`] with the agent's tools.
@@ -607,6 +612,9 @@ pub async fn run_episode(
         st.messages.push(user_msg.clone());
         agent.observe(std::slice::from_ref(&user_msg));
         agent_turn(spec, agent, session, st, max_agent).await?;
+        if let Some(r) = agent.end_requested() {
+            return Ok(r);
+        }
         if let Some(r) = should_end(&st.messages) {
             return Ok(r);
         }

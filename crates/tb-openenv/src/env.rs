@@ -23,6 +23,105 @@ pub const ENV_NAME: &str = "thinkingbox_env";
 /// The benchmark label in observation metadata.
 pub const BENCHMARK: &str = "thinkingbox_bench";
 
+/// The observation metadata key of our own provenance (beside `execution_provenance`).
+pub const OWN_METADATA_KEY: &str = "thinkingbox_rs";
+
+/// `thinkingbox_revision`: names this program, never the reference's Python runtime.
+pub const RUNTIME_REVISION: &str = concat!("thinkingbox-rs-", env!("CARGO_PKG_VERSION"));
+
+/// `thinkingbox_source_type`: this program (the reference's runtime says `vcs`, `editable`,
+/// `local` or `installed`).
+pub const RUNTIME_SOURCE_TYPE: &str = "thinkingbox-rs";
+
+/// The top-level folders of a data root that the data bundle hash covers, with `LICENSE.txt`.
+const BUNDLE_TOP_LEVELS: [&str; 4] = ["dataset", "servers", "support", "releases"];
+
+/// The data bundle hash as the OpenEnv adapter computes it: over `LICENSE.txt` and every file
+/// under the bundle folders (no `__pycache__`, `.pyc`, `.pyo`), sorted by relative path, each
+/// fed as `path \0 bytes \0`. Folders that are absent are skipped; symlinked folders are not
+/// followed.
+fn bundle_sha256(root: &Path) -> std::io::Result<String> {
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    if root.join("LICENSE.txt").is_file() {
+        files.push(("LICENSE.txt".into(), root.join("LICENSE.txt")));
+    }
+    let mut stack: Vec<(String, PathBuf)> = BUNDLE_TOP_LEVELS
+        .iter()
+        .map(|t| ((*t).to_string(), root.join(t)))
+        .filter(|(_, p)| p.is_dir())
+        .collect();
+    while let Some((rel, dir)) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let child = format!("{rel}/{name}");
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                if name != "__pycache__" {
+                    stack.push((child, path));
+                }
+            } else if path.is_file()
+                && !std::path::Path::new(&name)
+                    .extension()
+                    .is_some_and(|e| e == "pyc" || e == "pyo")
+            {
+                files.push((child, path));
+            }
+        }
+    }
+    files.sort();
+    let mut h = Sha256::new();
+    for (rel, path) in &files {
+        h.update(rel.as_bytes());
+        h.update([0u8]);
+        h.update(std::fs::read(path)?);
+        h.update([0u8]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The data checkout's release tag and commit (`git describe --tags --exact-match`, `git
+/// rev-parse HEAD`), each `local` when it cannot be told (not a git checkout, no tag at HEAD,
+/// no git).
+fn data_release_and_revision(root: &Path) -> (String, String) {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|s| !s.is_empty() && s.len() <= 256)
+    };
+    // Only a checkout whose top is this root names the data (not a repository around it).
+    let top = git(&["rev-parse", "--show-toplevel"]).map(PathBuf::from);
+    let same = match (top.and_then(|t| t.canonicalize().ok()), root.canonicalize()) {
+        (Some(t), Ok(r)) => t == r,
+        _ => false,
+    };
+    if !same {
+        return ("local".into(), "local".into());
+    }
+    let release =
+        git(&["describe", "--tags", "--exact-match", "HEAD"]).unwrap_or_else(|| "local".into());
+    let revision = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "local".into());
+    (release, revision)
+}
+
+/// SHA-256 of the running executable (what ran), or of nothing when it cannot be read.
+fn executable_sha256() -> String {
+    let bytes = std::env::current_exe()
+        .and_then(std::fs::read)
+        .unwrap_or_default();
+    sha256_hex(&bytes)
+}
+
 /// Test list used when none is given and the data root has no `testlist.yaml`.
 pub const CANONICAL_TEST_LIST: &str =
     "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml";
@@ -96,7 +195,11 @@ pub(crate) struct Data {
     pub dataset: Dataset,
     pub tasks: HashMap<String, Arc<Task>>,
     pub run: Arc<RunEnv>,
+    /// `execution_provenance`: exactly the OpenEnv adapter's fields.
     pub provenance: Map<String, Value>,
+    /// What only this implementation knows (implementation, version, clock, surface,
+    /// prompts): sent beside `execution_provenance` under [`OWN_METADATA_KEY`].
+    pub own: Map<String, Value>,
     /// The remote tool backend ([`Options::tools`]), if any.
     pub remote: Option<Arc<dyn RemoteTools>>,
 }
@@ -256,24 +359,42 @@ impl Shared {
         for t in tasks {
             map.insert(t.uid.clone(), Arc::new(t));
         }
+        let (release, revision) = data_release_and_revision(ds.root());
+        let bundle = bundle_sha256(ds.root()).map_err(|e| format!("data bundle hash: {e}"))?;
+        let manifest_path = list
+            .strip_prefix(ds.root())
+            .unwrap_or(&list)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
         let mut provenance = Map::new();
-        provenance.insert("implementation".into(), json!("thinkingbox-rs"));
+        provenance.insert("thinkingbox_revision".into(), json!(RUNTIME_REVISION));
         provenance.insert(
-            "implementation_version".into(),
-            json!(env!("CARGO_PKG_VERSION")),
+            "thinkingbox_source_sha256".into(),
+            json!(executable_sha256()),
         );
-        provenance.insert("data_release".into(), json!("local"));
-        provenance.insert("data_revision".into(), json!("local"));
+        provenance.insert("thinkingbox_source_type".into(), json!(RUNTIME_SOURCE_TYPE));
+        provenance.insert("data_release".into(), json!(release));
+        provenance.insert("data_revision".into(), json!(revision));
         provenance.insert("config_sha256".into(), json!(self.settings.sha256));
+        provenance.insert("data_bundle_sha256".into(), json!(bundle));
+        provenance.insert("manifest_path".into(), json!(manifest_path));
         provenance.insert("manifest_sha256".into(), json!(sha256_hex(&manifest)));
         provenance.insert(
             "manifest_uids_sha256".into(),
             json!(sha256_hex(uids_json.as_bytes())),
         );
         provenance.insert("task_count".into(), json!(map.len()));
-        provenance.insert("clock".into(), json!(o.clock.now_iso()));
-        provenance.insert("surface".into(), surface.provenance());
-        provenance.insert("prompts".into(), o.prompts.provenance());
+        let mut own = Map::new();
+        own.insert("implementation".into(), json!("thinkingbox-rs"));
+        own.insert(
+            "implementation_version".into(),
+            json!(env!("CARGO_PKG_VERSION")),
+        );
+        own.insert("clock".into(), json!(o.clock.now_iso()));
+        own.insert("surface".into(), surface.provenance());
+        own.insert("prompts".into(), o.prompts.provenance());
         let mut models = self.settings.models.clone();
         models.prompts = o.prompts.clone();
         let run = RunEnv {
@@ -295,6 +416,7 @@ impl Shared {
             tasks: map,
             run: Arc::new(run),
             provenance,
+            own,
             remote,
         })
     }
@@ -344,7 +466,7 @@ impl Shared {
                 "typesense": {
                     "observable": false,
                     "ready": null,
-                    "limitation": "Not used: tools, policy search and state run in-process."
+                    "limitation": "Typesense is not used and its readiness is not observable: tools, policy search and state run in-process."
                 },
                 "reasons": reasons,
             }),
@@ -367,6 +489,39 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bundle hash, computed as the OpenEnv adapter computes it, of the v1 release's data
+    /// checkout (commit fcaba4c1a9debec42fda7f15bf29fe6d6b46c431) is the adapter's pinned
+    /// value.
+    #[tb_test_support::reference_test]
+    #[test]
+    fn bundle_hash_of_the_release_data_is_the_adapters_pinned_value() {
+        let root = tb_test_support::reference_data();
+        assert_eq!(
+            bundle_sha256(&root).unwrap(),
+            "16803d95d161ca06309d95f0dbbcbbb7b3fdf8a61e2b4eacfe920781b12f18ff"
+        );
+    }
+
+    #[test]
+    fn bundle_hash_covers_the_bundle_folders_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("dataset/a/__pycache__")).unwrap();
+        std::fs::write(root.join("dataset/a/x.yaml"), "x").unwrap();
+        let before = bundle_sha256(root).unwrap();
+        std::fs::write(root.join("dataset/a/__pycache__/x.pyc"), "junk").unwrap();
+        std::fs::write(root.join("dataset/a/y.pyc"), "junk").unwrap();
+        std::fs::write(root.join("README.md"), "not in the bundle").unwrap();
+        assert_eq!(bundle_sha256(root).unwrap(), before);
+        // `path \0 bytes \0` per file, sorted by path.
+        let mut h = Sha256::new();
+        h.update(b"dataset/a/x.yaml\0x\0");
+        let want: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(before, want);
+        std::fs::write(root.join("LICENSE.txt"), "L").unwrap();
+        assert_ne!(bundle_sha256(root).unwrap(), before);
+    }
 
     #[test]
     fn readiness_without_config_lists_reasons_and_no_paths() {

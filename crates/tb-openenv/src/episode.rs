@@ -15,7 +15,7 @@
 //! effects, diffs, model names, paths and credentials stay here; errors are fixed strings that
 //! name a stage only.
 
-use crate::env::{BENCHMARK, Data, Shared};
+use crate::env::{BENCHMARK, Data, OWN_METADATA_KEY, RUNTIME_REVISION, Shared};
 use crate::protocol::{Action, BatchCall, ErrorFrame, FieldError, TerminalCall, envelope};
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
@@ -55,7 +55,10 @@ const MAX_RESET_STR: usize = 512;
 #[derive(Debug)]
 enum Cmd {
     Reply(Vec<Message>),
-    Finish(FinishReason),
+    /// A terminal turn: recorded, and the episode ends with `end_turn_tool`.
+    Final(Vec<Message>),
+    /// The harness ends the episode; the reason is recorded as given.
+    Finish(String),
 }
 
 /// What the loop tells the server.
@@ -87,7 +90,8 @@ struct RemoteAgent {
     cmds: mpsc::Receiver<Cmd>,
     events: mpsc::Sender<Event>,
     log: Arc<Mutex<Vec<Message>>>,
-    finish: Arc<Mutex<Option<FinishReason>>>,
+    finish: Arc<Mutex<Option<String>>>,
+    end_now: bool,
 }
 
 fn client_gone(what: &str) -> LlmError {
@@ -116,6 +120,13 @@ impl Agent for RemoteAgent {
                     messages,
                     usage: None,
                 }),
+                Some(Cmd::Final(messages)) => {
+                    self.end_now = true;
+                    Ok(AgentReply {
+                        messages,
+                        usage: None,
+                    })
+                }
                 Some(Cmd::Finish(reason)) => {
                     *lock(&self.finish) = Some(reason);
                     Err(client_gone("finished by the harness"))
@@ -123,6 +134,10 @@ impl Agent for RemoteAgent {
                 None => Err(client_gone("the session ended")),
             }
         })
+    }
+
+    fn end_requested(&mut self) -> Option<FinishReason> {
+        std::mem::take(&mut self.end_now).then_some(FinishReason::EndTurnTool)
     }
 }
 
@@ -161,10 +176,16 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
     let mut st = EpisodeState::default();
     let result = run_episode(&spec, &mut agent, session.tools(), &mut st).await;
     drop(agent);
+    // The record's reason (for grading) and the reason the client sees: the harness's
+    // `_finish` reason is recorded as given.
     let reason = match result {
-        Ok(r) => Ok(r),
+        Ok(r) => Ok((r, finish_name(r))),
         Err(e) => match lock(&finish).take() {
-            Some(r) => Ok(r),
+            Some(r) => {
+                let known = serde_json::from_value::<FinishReason>(Value::String(r.clone()))
+                    .unwrap_or(FinishReason::AgentError);
+                Ok((known, r))
+            }
             None => {
                 if e.role == "user" {
                     tracing::warn!(
@@ -200,7 +221,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
                 graded: false,
             },
         },
-        Ok(reason) => {
+        Ok((reason, reason_text)) => {
             let messages = std::mem::take(&mut st.messages);
             let response = final_response(&messages);
             let mut rec = TrialRecord {
@@ -240,7 +261,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
             let grade = grade_of(&rec, &ctx.task.uid);
             Outcome {
                 messages,
-                finish_reason: finish_name(reason),
+                finish_reason: reason_text,
                 grade,
             }
         }
@@ -383,11 +404,30 @@ impl Environment {
         }
     }
 
+    /// The adapter's public metadata before a task is known: benchmark, runtime and data
+    /// revisions, the agent; our own provenance under [`OWN_METADATA_KEY`].
     fn base_metadata(&self, agent: &str) -> Map<String, Value> {
         let mut m = Map::new();
         m.insert("benchmark".into(), json!(BENCHMARK));
-        m.insert("implementation".into(), json!("thinkingbox-rs"));
+        m.insert("thinkingbox_revision".into(), json!(RUNTIME_REVISION));
+        let data = self.shared.data();
+        for k in ["data_release", "data_revision"] {
+            let v = data
+                .as_ref()
+                .and_then(|d| d.provenance.get(k).cloned())
+                .unwrap_or_else(|| json!("local"));
+            m.insert(k.into(), v);
+        }
         m.insert("agent".into(), json!(agent));
+        let own = data.map_or_else(
+            || {
+                let mut o = Map::new();
+                o.insert("implementation".into(), json!("thinkingbox-rs"));
+                o
+            },
+            |d| d.own.clone(),
+        );
+        m.insert(OWN_METADATA_KEY.into(), Value::Object(own));
         m
     }
 
@@ -610,6 +650,7 @@ impl Environment {
             events: ev_tx,
             log: log.clone(),
             finish: Arc::new(Mutex::new(None)),
+            end_now: false,
         };
         let ctx = EpisodeCtx {
             task: task.clone(),
@@ -764,7 +805,7 @@ impl Environment {
 
     /// Pushes the agent's messages to the visible log (marked as the loop marks them) and
     /// hands them to the loop. Returns the log length before them.
-    async fn submit(&mut self, mut msgs: Vec<Message>) -> Result<usize, Value> {
+    async fn submit(&mut self, mut msgs: Vec<Message>, last: bool) -> Result<usize, Value> {
         let Some(l) = &self.live else {
             return Err(self.not_active());
         };
@@ -796,7 +837,12 @@ impl Environment {
             n
         };
         self.steps += 1;
-        self.send(Cmd::Reply(msgs)).await?;
+        self.send(if last {
+            Cmd::Final(msgs)
+        } else {
+            Cmd::Reply(msgs)
+        })
+        .await?;
         Ok(start)
     }
 
@@ -878,7 +924,7 @@ impl Environment {
             metadata: Map::new(),
             tool_calls: tool_calls.clone(),
         };
-        let start = match self.submit(vec![msg]).await {
+        let start = match self.submit(vec![msg], false).await {
             Ok(s) => s,
             Err(terminal) => return terminal,
         };
@@ -949,6 +995,10 @@ impl Environment {
         envelope(o, None, false)
     }
 
+    /// `submit_message`. With terminal tool calls, it is a terminal turn: every call must
+    /// name a tool of the task and at least one an end-turn tool; the calls are recorded
+    /// (none runs) in the order the provider gave them, and the episode ends with
+    /// `end_turn_tool`.
     async fn submit_message(
         &mut self,
         content: Option<String>,
@@ -956,27 +1006,30 @@ impl Environment {
         calls_first: bool,
     ) -> Value {
         if let Some(l) = &self.live
-            && let Some(bad) = terminal
-                .iter()
-                .find(|c| !l.tools.end_turn.contains(&c.name))
+            && !terminal.is_empty()
         {
-            let msg = if l.tools.names.contains(&bad.name) {
-                "Terminal tool calls must name end-turn tools"
-            } else {
-                "Terminal tool calls must name available tools"
-            };
-            return self.step_error(msg);
+            if terminal.iter().any(|c| !l.tools.names.contains(&c.name)) {
+                return self.step_error("Terminal turn contains a tool unavailable to this task");
+            }
+            if !terminal.iter().any(|c| l.tools.end_turn.contains(&c.name)) {
+                return self.step_error("Terminal turn requires a configured end-turn tool");
+            }
         }
         let mut msgs = Vec::new();
         let text = content.map(|c| Message::text("assistant", c));
+        let last = !terminal.is_empty();
         let calls = if terminal.is_empty() {
             None
         } else {
             let mut tcs = Vec::new();
             for c in terminal {
                 let id = self.call_id(c.call_id);
+                let mut metadata = Map::new();
+                if let Some(e) = c.parse_error {
+                    metadata.insert("error".into(), json!(e));
+                }
                 tcs.push(ToolCall {
-                    metadata: Map::new(),
+                    metadata,
                     name: c.name,
                     arguments: c.arguments,
                     id,
@@ -994,7 +1047,7 @@ impl Environment {
             msgs.extend(text);
             msgs.extend(calls);
         }
-        let start = match self.submit(msgs).await {
+        let start = match self.submit(msgs, last).await {
             Ok(s) => s,
             Err(terminal) => return terminal,
         };

@@ -235,6 +235,8 @@ pub struct TerminalCall {
     pub arguments: Value,
     /// Call id, if given.
     pub call_id: Option<String>,
+    /// The provider's argument parse error, recorded with the call.
+    pub parse_error: Option<String>,
 }
 
 /// A ThinkingBox action (`step` data).
@@ -263,7 +265,8 @@ pub enum Action {
         tool_calls_before_content: bool,
     },
     /// `{"type":"_finish","reason"}`: the trusted harness ends the episode (not in the schema).
-    Finish(tb_core::FinishReason),
+    /// The reason is any string (default `harness`); it is recorded as the finish reason.
+    Finish(String),
 }
 
 struct Fields<'a> {
@@ -332,9 +335,10 @@ impl<'a> Fields<'a> {
         self.opt_str(k)
     }
 
+    /// A boolean that defaults to false when absent (null is refused).
     fn opt_bool(&mut self, k: &str) -> bool {
         match self.m.get(k) {
-            None | Some(Value::Null) => false,
+            None => false,
             Some(Value::Bool(b)) => *b,
             Some(other) => {
                 let msg = format!("must be a boolean, found {}", type_name(other));
@@ -353,9 +357,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// An object field that defaults to `{}` when absent (null is refused, as the adapter's
+    /// models refuse it).
     fn object(&mut self, k: &str) -> Option<Map<String, Value>> {
         match self.m.get(k) {
-            None | Some(Value::Null) => Some(Map::new()),
+            None => Some(Map::new()),
             Some(Value::Object(o)) => Some(o.clone()),
             Some(other) => {
                 let msg = format!("must be an object, found {}", type_name(other));
@@ -365,9 +371,10 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A list of objects that defaults to `[]` when absent (null is refused).
     fn list(&mut self, k: &str) -> Vec<Map<String, Value>> {
         match self.m.get(k) {
-            None | Some(Value::Null) => Vec::new(),
+            None => Vec::new(),
             Some(Value::Array(a)) => {
                 let mut out = Vec::new();
                 for (i, it) in a.iter().enumerate() {
@@ -393,6 +400,9 @@ impl<'a> Fields<'a> {
 
 /// Longest accepted tool name, call id or finish reason (longer is a validation error).
 pub const MAX_NAME_LEN: usize = 256;
+
+/// The finish reason of a `_finish` action that names none.
+pub const DEFAULT_FINISH_REASON: &str = "harness";
 
 impl Action {
     /// Validates an action object (`step` data). Unknown keys are refused, as the
@@ -427,15 +437,24 @@ impl Action {
             "submit_message" => Self::parse_submit(&mut f),
             "_finish" => {
                 f.allow(&["type", "metadata", "reason"]);
-                let reason = f.opt_str("reason").unwrap_or_else(|| "agent_error".into());
-                if let Ok(r) =
-                    serde_json::from_value::<tb_core::FinishReason>(Value::String(reason))
-                {
-                    Some(Action::Finish(r))
-                } else {
-                    f.err("reason", "not a finish reason (done, end_turn_tool, agent_error, agent_limit, user_limit, user_done, no_user_llm, skipped)", "value_error");
-                    None
-                }
+                let reason = match d.get("reason") {
+                    None => Some(DEFAULT_FINISH_REASON.to_string()),
+                    Some(Value::String(s)) if s.len() <= MAX_NAME_LEN => Some(s.clone()),
+                    Some(Value::String(_)) => {
+                        f.err(
+                            "reason",
+                            format!("must be at most {MAX_NAME_LEN} bytes"),
+                            "value_error",
+                        );
+                        None
+                    }
+                    Some(other) => {
+                        let msg = format!("must be a string, found {}", type_name(other));
+                        f.err("reason", msg, "type_error");
+                        None
+                    }
+                };
+                reason.map(Action::Finish)
             }
             _ => {
                 f.err(
@@ -473,19 +492,39 @@ impl Action {
             "call_id",
             "parallel_tool_calls",
         ]);
-        if f.present("parallel_tool_calls") {
-            for k in ["tool_name", "arguments", "call_id"] {
-                if f.present(k) {
-                    f.err(
-                        k,
-                        "not allowed together with parallel_tool_calls",
-                        "value_error",
-                    );
-                }
+        // `parallel_tool_calls` defaults to an empty list, which means "no batch"; a batch is
+        // a non-empty list. Exactly one of `tool_name` and a batch must be given.
+        let items = f.list("parallel_tool_calls");
+        let arguments = f.object("arguments");
+        let batch =
+            f.m.get("parallel_tool_calls")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+        let tool_name = f.opt_str("tool_name");
+        Self::check_name(f, "tool_name", tool_name.as_ref());
+        let call_id = f.opt_str("call_id");
+        Self::check_name(f, "call_id", call_id.as_ref());
+        if batch {
+            if f.present("tool_name") {
+                f.err(
+                    "tool_name",
+                    "supply exactly one of tool_name and a non-empty parallel_tool_calls",
+                    "value_error",
+                );
             }
-            let items = f.list("parallel_tool_calls");
-            if items.is_empty() && f.errors.is_empty() {
-                f.err("parallel_tool_calls", "must not be empty", "value_error");
+            if arguments.as_ref().is_some_and(|a| !a.is_empty()) {
+                f.err(
+                    "arguments",
+                    "must be empty with parallel_tool_calls (each call carries its own)",
+                    "value_error",
+                );
+            }
+            if f.present("call_id") {
+                f.err(
+                    "call_id",
+                    "must be null with parallel_tool_calls (each call carries its own)",
+                    "value_error",
+                );
             }
             let mut calls = Vec::new();
             let mut ids = std::collections::HashSet::new();
@@ -525,11 +564,13 @@ impl Action {
             }
             Some(Action::CallTools(calls))
         } else {
-            let tool_name = f.req_str("tool_name");
-            Self::check_name(f, "tool_name", tool_name.as_ref());
-            let call_id = f.opt_str("call_id");
-            Self::check_name(f, "call_id", call_id.as_ref());
-            let arguments = f.object("arguments");
+            if tool_name.is_none() && f.errors.is_empty() {
+                f.err(
+                    "tool_name",
+                    "field required (or a non-empty parallel_tool_calls)",
+                    "missing",
+                );
+            }
             Some(Action::CallTool {
                 tool_name: tool_name?,
                 arguments: arguments?,
@@ -556,11 +597,12 @@ impl Action {
             loc.push("terminal_tool_calls".into());
             loc.push(i.to_string());
             let mut c = Fields::new(it, &loc);
-            c.allow(&["name", "arguments", "call_id"]);
+            c.allow(&["name", "arguments", "call_id", "parse_error"]);
             let name = c.req_str("name");
             Self::check_name(&mut c, "name", name.as_ref());
             let call_id = c.opt_str("call_id");
             Self::check_name(&mut c, "call_id", call_id.as_ref());
+            let parse_error = c.opt_str("parse_error");
             let arguments = c.object("arguments");
             if let Some(id) = &call_id
                 && !ids.insert(id.clone())
@@ -573,6 +615,7 @@ impl Action {
                     name,
                     arguments: Value::Object(arguments),
                     call_id,
+                    parse_error,
                 });
             }
         }
@@ -635,16 +678,7 @@ pub fn schema() -> Value {
             "parse_error": {"type": ["string", "null"], "default": null}
         }
     });
-    let terminal_child = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["name"],
-        "properties": {
-            "name": {"type": "string"},
-            "arguments": {"type": "object", "default": {}},
-            "call_id": {"type": ["string", "null"], "default": null}
-        }
-    });
+    let terminal_child = tool_call_child.clone();
     let message = json!({"type": "object", "description": "A ThinkingBox message, discriminated by `T`: Text, ParallelToolCall or ToolResponse."});
     let tool = json!({
         "type": "object",
@@ -798,7 +832,14 @@ mod tests {
             json!({"type": "call_tool", "parallel_tool_calls": [{"name": "a", "call_id": "x"}, {"name": "b", "call_id": "x"}]}),
             json!({"type": "submit_message"}),
             json!({"type": "submit_message", "content": 3}),
-            json!({"type": "_finish", "reason": "because"}),
+            json!({"type": "_finish", "reason": 3}),
+            json!({"type": "_finish", "reason": null}),
+            json!({"type": "call_tool", "tool_name": "t", "arguments": null}),
+            json!({"type": "call_tool", "parallel_tool_calls": [{"name": "a", "call_id": "x"}], "arguments": {"k": 1}}),
+            json!({"type": "call_tool", "parallel_tool_calls": [{"name": "a", "call_id": "x"}], "call_id": "y"}),
+            json!({"type": "call_tool", "tool_name": "t", "parallel_tool_calls": null}),
+            json!({"type": "submit_message", "content": "x", "terminal_tool_calls": null}),
+            json!({"type": "submit_message", "content": "x", "tool_calls_before_content": null}),
             json!({"type": "verify"}),
             json!({"tool_name": "t"}),
         ] {
@@ -815,6 +856,288 @@ mod tests {
                 .unwrap(),
             ClientFrame::Step(Action::SubmitMessage { content: None, .. })
         ));
+    }
+
+    /// The actions as the OpenEnv ThinkingBox adapter's client serializes them (every field
+    /// dumped, defaults included).
+    #[test]
+    fn adapter_client_frames_are_accepted() {
+        let single = step(json!({"metadata": {}, "type": "call_tool", "tool_name": "t", "arguments": {"a": 1}, "call_id": "c1", "parallel_tool_calls": []})).unwrap();
+        assert_eq!(
+            single,
+            ClientFrame::Step(Action::CallTool {
+                tool_name: "t".into(),
+                arguments: json!({"a": 1}).as_object().unwrap().clone(),
+                call_id: Some("c1".into()),
+            })
+        );
+        let single = step(json!({"metadata": {}, "type": "call_tool", "tool_name": "t", "arguments": {}, "call_id": null, "parallel_tool_calls": []})).unwrap();
+        assert!(matches!(
+            single,
+            ClientFrame::Step(Action::CallTool { call_id: None, .. })
+        ));
+        let batch = step(json!({"metadata": {}, "type": "call_tool", "tool_name": null, "arguments": {}, "call_id": null, "parallel_tool_calls": [
+            {"name": "a", "arguments": {"x": 1}, "call_id": "c1", "parse_error": null},
+            {"name": "b", "arguments": {}, "call_id": "c2", "parse_error": "bad json"}
+        ]}))
+        .unwrap();
+        let ClientFrame::Step(Action::CallTools(calls)) = batch else {
+            panic!("not a batch: {batch:?}")
+        };
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].parse_error, None);
+        assert_eq!(calls[1].parse_error.as_deref(), Some("bad json"));
+        let submit = step(json!({"metadata": {}, "type": "submit_message", "content": "bye", "terminal_tool_calls": [
+            {"name": "End", "arguments": {}, "call_id": "t1", "parse_error": null},
+            {"name": "Other", "arguments": {}, "call_id": "t2", "parse_error": "oops"}
+        ], "tool_calls_before_content": true}))
+        .unwrap();
+        let ClientFrame::Step(Action::SubmitMessage {
+            terminal_tool_calls,
+            tool_calls_before_content: true,
+            ..
+        }) = submit
+        else {
+            panic!("not a terminal turn: {submit:?}")
+        };
+        assert_eq!(terminal_tool_calls[0].parse_error, None);
+        assert_eq!(terminal_tool_calls[1].parse_error.as_deref(), Some("oops"));
+        for (frame, reason) in [
+            (
+                json!({"metadata": {}, "type": "_finish", "reason": "harness"}),
+                "harness",
+            ),
+            (
+                json!({"metadata": {}, "type": "_finish", "reason": "limit"}),
+                "limit",
+            ),
+            (json!({"type": "_finish", "reason": ""}), ""),
+            (json!({"type": "_finish"}), DEFAULT_FINISH_REASON),
+        ] {
+            assert_eq!(
+                step(frame).unwrap(),
+                ClientFrame::Step(Action::Finish(reason.into()))
+            );
+        }
+        assert_eq!(
+            step(json!({"metadata": {}, "type": "list_tools"})).unwrap(),
+            ClientFrame::Step(Action::ListTools)
+        );
+    }
+
+    /// Whether `v` satisfies `schema` (the subset of JSON Schema that [`schema`] uses).
+    fn conforms(schema: &Value, v: &Value) -> bool {
+        if let Some(alts) = schema.get("oneOf").and_then(Value::as_array) {
+            return alts.iter().filter(|s| conforms(s, v)).count() == 1;
+        }
+        if let Some(c) = schema.get("const") {
+            return c == v;
+        }
+        if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+            return e.contains(v);
+        }
+        let types: Vec<&str> = match schema.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let kind = match v {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        if !types.is_empty() && !types.contains(&kind) {
+            return false;
+        }
+        match v {
+            Value::Array(items) => schema
+                .get("items")
+                .is_none_or(|s| items.iter().all(|i| conforms(s, i))),
+            Value::Object(m) => {
+                let props = schema.get("properties").and_then(Value::as_object);
+                let required_ok =
+                    schema
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .is_none_or(|r| {
+                            r.iter()
+                                .filter_map(Value::as_str)
+                                .all(|k| m.contains_key(k))
+                        });
+                let closed = schema.get("additionalProperties") == Some(&json!(false));
+                required_ok
+                    && m.iter().all(|(k, x)| match props.and_then(|p| p.get(k)) {
+                        Some(s) => conforms(s, x),
+                        None => !closed,
+                    })
+            }
+            _ => true,
+        }
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn name() -> impl Strategy<Value = String> {
+            "[A-Za-z_][A-Za-z0-9_]{0,16}"
+        }
+
+        fn args() -> impl Strategy<Value = Value> {
+            proptest::collection::btree_map(name(), any::<i32>(), 0..3).prop_map(|m| json!(m))
+        }
+
+        fn opt<T: std::fmt::Debug + Clone + 'static>(
+            s: impl Strategy<Value = T> + 'static,
+        ) -> impl Strategy<Value = Option<T>> {
+            proptest::option::of(s)
+        }
+
+        fn metadata(o: &mut Map<String, Value>, m: Option<Value>) {
+            if let Some(m) = m {
+                o.insert("metadata".into(), m);
+            }
+        }
+
+        /// Children of a batch or a terminal turn: distinct ids (or none), optional
+        /// arguments and `parse_error` (null or text).
+        fn children(min: usize) -> impl Strategy<Value = Value> {
+            proptest::collection::vec(
+                (name(), opt(args()), any::<bool>(), opt(opt("[ -~]{0,12}"))),
+                min..4,
+            )
+            .prop_map(|cs| {
+                let items: Vec<Value> = cs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (n, a, with_id, pe))| {
+                        let mut o = Map::new();
+                        o.insert("name".into(), json!(n));
+                        if let Some(a) = a {
+                            o.insert("arguments".into(), a);
+                        }
+                        if with_id {
+                            o.insert("call_id".into(), json!(format!("id{i}")));
+                        }
+                        if let Some(pe) = pe {
+                            o.insert("parse_error".into(), json!(pe));
+                        }
+                        Value::Object(o)
+                    })
+                    .collect();
+                json!(items)
+            })
+        }
+
+        fn meta() -> impl Strategy<Value = Option<Value>> {
+            opt(args())
+        }
+
+        /// Actions the public schema allows, within its described rules (one call or a
+        /// non-empty batch; content unless terminal calls).
+        fn action() -> impl Strategy<Value = Value> {
+            let list = meta().prop_map(|m| {
+                let mut o = Map::new();
+                o.insert("type".into(), json!("list_tools"));
+                metadata(&mut o, m);
+                Value::Object(o)
+            });
+            let single = (name(), opt(args()), opt(opt(name())), any::<bool>(), meta()).prop_map(
+                |(n, a, id, empty_batch, m)| {
+                    let mut o = Map::new();
+                    o.insert("type".into(), json!("call_tool"));
+                    o.insert("tool_name".into(), json!(n));
+                    if let Some(a) = a {
+                        o.insert("arguments".into(), a);
+                    }
+                    if let Some(id) = id {
+                        o.insert("call_id".into(), json!(id));
+                    }
+                    if empty_batch {
+                        o.insert("parallel_tool_calls".into(), json!([]));
+                    }
+                    metadata(&mut o, m);
+                    Value::Object(o)
+                },
+            );
+            let batch = (children(1), any::<bool>(), meta()).prop_map(|(c, nulls, m)| {
+                let mut o = Map::new();
+                o.insert("type".into(), json!("call_tool"));
+                o.insert("parallel_tool_calls".into(), c);
+                if nulls {
+                    o.insert("tool_name".into(), Value::Null);
+                    o.insert("arguments".into(), json!({}));
+                    o.insert("call_id".into(), Value::Null);
+                }
+                metadata(&mut o, m);
+                Value::Object(o)
+            });
+            let submit = (
+                opt(opt("[ -~]{0,20}")),
+                children(0),
+                opt(any::<bool>()),
+                meta(),
+            )
+                .prop_filter_map(
+                    "content or terminal calls",
+                    |(content, c, before, m)| {
+                        let has_calls = c.as_array().is_some_and(|a| !a.is_empty());
+                        let has_content = matches!(content, Some(Some(_)));
+                        if !has_calls && !has_content {
+                            return None;
+                        }
+                        let mut o = Map::new();
+                        o.insert("type".into(), json!("submit_message"));
+                        if let Some(content) = content {
+                            o.insert("content".into(), json!(content));
+                        }
+                        if has_calls {
+                            o.insert("terminal_tool_calls".into(), c);
+                        }
+                        if let Some(b) = before {
+                            o.insert("tool_calls_before_content".into(), json!(b));
+                        }
+                        metadata(&mut o, m);
+                        Some(Value::Object(o))
+                    },
+                );
+            prop_oneof![list, single, batch, submit]
+        }
+
+        #[test]
+        fn conforms_tells_schema_actions_from_others() {
+            let s = schema();
+            for (v, ok) in [
+                (json!({"type": "list_tools"}), true),
+                (json!({"type": "list_tools", "bogus": 1}), false),
+                (json!({"type": "call_tool", "tool_name": 3}), false),
+                (
+                    json!({"type": "submit_message", "content": "x", "terminal_tool_calls": [{"name": "a", "parse_error": 1}]}),
+                    false,
+                ),
+                (
+                    json!({"type": "submit_message", "content": "x", "terminal_tool_calls": [{"name": "a", "parse_error": null}]}),
+                    true,
+                ),
+                (json!({"type": "_finish", "reason": "harness"}), false),
+            ] {
+                assert_eq!(conforms(&s["action"], &v), ok, "{v}");
+            }
+        }
+
+        proptest! {
+            /// Every generated action satisfies the public schema, and the validator accepts it.
+            #[test]
+            fn schema_actions_are_accepted(a in action()) {
+                let s = schema();
+                prop_assert!(conforms(&s["action"], &a), "not in the schema: {a}");
+                prop_assert!(step(a.clone()).is_ok(), "refused: {a}: {:?}", step(a.clone()));
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! `#[data_test]` and `#[shared_test]` add `#[ignore = "..."]` to the test they mark when this
 //! crate's build script found no data (outside CI only); `#[reference_test]` does when it found
-//! no checkouts of the reference's code (in CI too). Otherwise they return the test unchanged.
+//! no checkouts of the reference's code (in CI too), `#[adapter_test]` when it found no checkout
+//! of the OpenEnv adapter's client (in CI too). Otherwise they return the test unchanged.
 //! No dependencies: the item is not parsed, only its leading attributes are walked.
 
 use proc_macro::{Delimiter, TokenStream, TokenTree};
@@ -10,6 +11,15 @@ use proc_macro::{Delimiter, TokenStream, TokenTree};
 const NO_DATA: &str = "benchmark data not found when the tests were built; set THINKINGBOX_DATA or TB_SHARED and rebuild (CI fails instead)";
 const NO_SHARED: &str = "the shared folder (thinkingbox-data, tb-bench-v1) was not found when the tests were built; set TB_SHARED and rebuild (CI fails instead)";
 const NO_REFERENCE: &str = "needs the reference's code: checkouts of microsoft/thinkingbox (at THINKINGBOX_FRAMEWORK) and of microsoft/thinkingbox-data with its servers (at THINKINGBOX_REFERENCE_DATA), or both under ~/.cache/thinkingbox-rs/reference/ (see CONTRIBUTING.md); set them and rebuild";
+
+const NO_ADAPTER: &str = "needs the OpenEnv ThinkingBox adapter's client: a checkout of meta-pytorch/OpenEnv envs/thinkingbox_env (the folder holding thinkingbox_env/, at TB_OPENENV_ADAPTER) and a Python with openenv 0.4.1 (at TB_OPENENV_ADAPTER_PYTHON), or both under ~/.cache/thinkingbox-rs/ (openenv-adapter/envs, openenv-venv); set them and rebuild";
+
+/// Marks a test that needs the OpenEnv ThinkingBox adapter's client
+/// (`tb_test_support::adapter()`): ignored wherever it is not found, CI included.
+#[proc_macro_attribute]
+pub fn adapter_test(attr: TokenStream, item: TokenStream) -> TokenStream {
+    mark(attr, item, cfg!(tb_no_adapter), NO_ADAPTER)
+}
 
 /// Marks a test that needs a thinkingbox-data checkout (`tb_test_support::data()`).
 #[proc_macro_attribute]

@@ -21,7 +21,21 @@ mod lookup;
 
 pub use lookup::{data_present, in_ci, reference_present, shared_present, workspace_root};
 use std::path::PathBuf;
-pub use tb_test_macros::{data_test, reference_test, shared_test};
+pub use tb_test_macros::{adapter_test, data_test, reference_test, shared_test};
+
+/// The OpenEnv ThinkingBox adapter's client: (the folder holding `thinkingbox_env/`, the
+/// Python to run it with). Panics when they are not there: call it from `#[adapter_test]`s
+/// only.
+pub fn adapter() -> (PathBuf, PathBuf) {
+    assert!(
+        lookup::adapter_present(),
+        "no OpenEnv adapter client checkout and Python; set TB_OPENENV_ADAPTER and TB_OPENENV_ADAPTER_PYTHON"
+    );
+    (
+        lookup::adapter_root().unwrap_or_default(),
+        lookup::adapter_python().unwrap_or_default(),
+    )
+}
 
 /// The instant the recorded reference traces (`tb-bench-v1/traces`) were taken at; replays and
 /// golden hashes need tools to see this time.

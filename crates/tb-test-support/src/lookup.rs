@@ -83,3 +83,26 @@ pub fn reference_present() -> bool {
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
 }
+
+/// The OpenEnv ThinkingBox adapter's client package (meta-pytorch/OpenEnv
+/// `envs/thinkingbox_env`, a local checkout never kept in this repository): the folder that
+/// holds `thinkingbox_env/`, `$TB_OPENENV_ADAPTER`, else `openenv-adapter/envs` under
+/// `$HOME/.cache/thinkingbox-rs`.
+pub fn adapter_root() -> Option<PathBuf> {
+    var("TB_OPENENV_ADAPTER")
+        .or_else(|| var("HOME").map(|h| h.join(".cache/thinkingbox-rs/openenv-adapter/envs")))
+}
+
+/// The Python that runs the adapter's client (it has `openenv` installed):
+/// `$TB_OPENENV_ADAPTER_PYTHON`, else `openenv-venv/bin/python` under
+/// `$HOME/.cache/thinkingbox-rs`.
+pub fn adapter_python() -> Option<PathBuf> {
+    var("TB_OPENENV_ADAPTER_PYTHON")
+        .or_else(|| var("HOME").map(|h| h.join(".cache/thinkingbox-rs/openenv-venv/bin/python")))
+}
+
+/// Whether the adapter's client package and its Python are there.
+pub fn adapter_present() -> bool {
+    adapter_root().is_some_and(|r| r.join("thinkingbox_env/client.py").is_file())
+        && adapter_python().is_some_and(|p| p.is_file())
+}

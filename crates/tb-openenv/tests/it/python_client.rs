@@ -173,3 +173,66 @@ async fn pypi_openenv_client_plays_a_benchmark_retail_task() {
     )
     .await;
 }
+
+/// The OpenEnv ThinkingBox adapter's own client (`ThinkingBoxEnv`, a local checkout of
+/// meta-pytorch/OpenEnv `envs/thinkingbox_env` found by `#[adapter_test]`) plays the bundled
+/// example through its whole API (tests/py/adapter_client.py): reset, list_tools, a single call
+/// and a batch, state, the closing message (reward 1.0, and 0.0 with an essential call
+/// skipped), `finish` with its default and other reasons, and terminal turns.
+#[tb_test_support::adapter_test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_adapters_client_plays_the_bundled_example() {
+    let (adapter, py) = tb_test_support::adapter();
+    let data = example();
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock().await;
+    let config = write_config(dir.path(), &mock);
+    let server = tb_openenv::spawn(
+        "127.0.0.1:0".parse().unwrap(),
+        tb_openenv::Options::new(&data, Some(config)),
+    )
+    .await
+    .unwrap();
+    server.shared.wait_loaded().await;
+    let ds = Dataset::open(&data).unwrap();
+    let sandbox = Sandbox::load(ds.root()).unwrap();
+    let uid = "brightside_retail.py:test_bs001_cancel_unshipped_order";
+    let task = ds.load_task(uid).unwrap();
+    let calls = golden_calls(&task);
+    let mut fewer = calls.clone();
+    fewer.remove(essential_call(&sandbox, &task));
+    let spec = json!({
+        "base_url": server.url(),
+        "end_turn_tool": "InjectionAttackInToolResponse",
+        "episodes": [episode_spec(uid, &calls, 1.0), episode_spec(uid, &fewer, 0.0)],
+    });
+    let spec_path = dir.path().join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/adapter_client.py");
+    let child = tokio::process::Command::new(&py)
+        .arg(&script)
+        .arg(&spec_path)
+        .env("PYTHONPATH", &adapter)
+        .kill_on_drop(true)
+        .output();
+    // A guard against a hung interpreter, not a timing check.
+    let out = tokio::time::timeout(Duration::from_mins(10), child)
+        .await
+        .expect("the adapter's client did not finish")
+        .expect("running python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the adapter's client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    let last: Value = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no result line:\n{stdout}\n{stderr}"));
+    assert_eq!(last["ok"], true, "{last}");
+    assert_eq!(last["rewards"], json!([1.0, 0.0]), "{last}");
+    eprintln!("{stdout}");
+    server.shutdown().await.unwrap();
+}

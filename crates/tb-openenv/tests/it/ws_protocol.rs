@@ -782,3 +782,148 @@ async fn airline_release_episode_gets_the_recorded_texts_and_verdict() {
     assert_eq!(o["reward"], want, "{o}");
     server.shutdown().await.unwrap();
 }
+
+/// The frames exactly as the OpenEnv ThinkingBox adapter's client (`ThinkingBoxEnv`) and its
+/// evaluator serialize them: every field dumped with its default (`metadata: {}`, an empty
+/// `parallel_tool_calls` beside a single call, null `tool_name`/`call_id` and empty
+/// `arguments` beside a batch, `parse_error: null` on every child, any `_finish` reason),
+/// and the adapter's terminal-turn rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_adapter_clients_frames_and_terminal_turns() {
+    const END: &str = "InjectionAttackInToolResponse";
+    let s = setup().await;
+    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
+    let ds = Dataset::open(&example()).unwrap();
+    let tasks = ds.load_test_list(&example().join("testlist.yaml")).unwrap();
+    let task = tasks.iter().find(|t| t.uid == BS001).unwrap();
+    let calls = golden_calls(task);
+    let mut c = Client::connect(&server.url()).await;
+    async fn reset(c: &mut Client) {
+        let f = c
+            .ask(json!({"type": "reset", "data": {"test_uid": BS001}}))
+            .await;
+        assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    }
+
+    // list_tools, single calls (with and without a call id) and a batch, then `_finish`
+    // with the client's default reason.
+    reset(&mut c).await;
+    let o = c.step(json!({"metadata": {}, "type": "list_tools"})).await;
+    assert_eq!(o["observation"]["kind"], "tools", "{o}");
+    let (t0, a0) = &calls[0];
+    let o = c
+        .step(json!({"metadata": {}, "type": "call_tool", "tool_name": t0, "arguments": a0, "call_id": "s1", "parallel_tool_calls": []}))
+        .await;
+    assert_eq!(o["observation"]["kind"], "tool", "{o}");
+    assert_eq!(o["observation"]["call_id"], "s1");
+    assert!(o["observation"].get("tool_error").is_none(), "{o}");
+    let o = c
+        .step(json!({"metadata": {}, "type": "call_tool", "tool_name": t0, "arguments": a0, "call_id": null, "parallel_tool_calls": []}))
+        .await;
+    assert_eq!(o["observation"]["kind"], "tool", "{o}");
+    let o = c
+        .step(json!({"metadata": {}, "type": "call_tool", "tool_name": null, "arguments": {}, "call_id": null, "parallel_tool_calls": [
+            {"name": calls[1].0, "arguments": calls[1].1, "call_id": "p1", "parse_error": null},
+            {"name": t0, "arguments": {}, "call_id": "p2", "parse_error": "Expecting value: line 1 column 1"}
+        ]}))
+        .await;
+    let ob = &o["observation"];
+    assert_eq!(ob["kind"], "tool_batch", "{o}");
+    assert!(ob["tool_results"][0].get("tool_error").is_none(), "{o}");
+    assert_eq!(ob["tool_results"][1]["tool_error"], "invalid_args");
+    // Conflicting single-call fields beside a batch, and neither form, are still refused.
+    for bad in [
+        json!({"metadata": {}, "type": "call_tool", "tool_name": null, "arguments": {"a": 1}, "call_id": null, "parallel_tool_calls": [{"name": t0, "arguments": {}, "call_id": "x", "parse_error": null}]}),
+        json!({"metadata": {}, "type": "call_tool", "tool_name": t0, "arguments": {}, "call_id": null, "parallel_tool_calls": [{"name": t0, "arguments": {}, "call_id": "x", "parse_error": null}]}),
+        json!({"metadata": {}, "type": "call_tool", "tool_name": null, "arguments": {}, "call_id": "c", "parallel_tool_calls": [{"name": t0, "arguments": {}, "call_id": "x", "parse_error": null}]}),
+        json!({"metadata": {}, "type": "call_tool", "tool_name": null, "arguments": {}, "call_id": null, "parallel_tool_calls": []}),
+    ] {
+        let f = c.ask(json!({"type": "step", "data": bad})).await;
+        assert_eq!(error_code(&f), "VALIDATION_ERROR", "{f}");
+    }
+    let o = c
+        .step(json!({"metadata": {}, "type": "_finish", "reason": "harness"}))
+        .await;
+    assert_eq!(o["done"], true, "{o}");
+    assert_eq!(o["observation"]["finish_reason"], "harness");
+    assert_eq!(o["observation"]["reward_type"], "fail");
+    let st = c.ask(json!({"type": "state"})).await;
+    assert_eq!(st["data"]["status"], "done");
+
+    // Any reason string is recorded.
+    reset(&mut c).await;
+    let o = c
+        .step(json!({"metadata": {}, "type": "_finish", "reason": "limit"}))
+        .await;
+    assert_eq!(o["observation"]["finish_reason"], "limit", "{o}");
+
+    // Terminal turns that the adapter refuses: no end-turn tool, a tool the task lacks.
+    reset(&mut c).await;
+    for (terminal, why) in [
+        (
+            json!([{"name": t0, "arguments": {}, "call_id": "x1", "parse_error": null}]),
+            "Terminal turn requires a configured end-turn tool",
+        ),
+        (
+            json!([{"name": END, "arguments": {}, "call_id": "x1", "parse_error": null}, {"name": "no_such_tool", "arguments": {}, "call_id": "x2", "parse_error": null}]),
+            "Terminal turn contains a tool unavailable to this task",
+        ),
+    ] {
+        let o = c
+            .step(json!({"metadata": {}, "type": "submit_message", "content": "x", "terminal_tool_calls": terminal, "tool_calls_before_content": false}))
+            .await;
+        assert_eq!(o["observation"]["kind"], "error", "{o}");
+        assert_eq!(o["observation"]["error"], why, "{o}");
+        assert_eq!(o["done"], false);
+    }
+    // An end-turn call next to a normal call: both recorded, neither runs, the episode
+    // ends with `end_turn_tool`.
+    let o = c
+        .step(json!({"metadata": {}, "type": "submit_message", "content": "I am stopping here.", "terminal_tool_calls": [
+            {"name": END, "arguments": {"reason": "r"}, "call_id": "e1", "parse_error": null},
+            {"name": calls[1].0, "arguments": calls[1].1, "call_id": "e2", "parse_error": null}
+        ], "tool_calls_before_content": false}))
+        .await;
+    assert_eq!(o["done"], true, "{o}");
+    let ob = &o["observation"];
+    assert_eq!(ob["finish_reason"], "end_turn_tool", "{o}");
+    let msgs = ob["messages"].as_array().unwrap();
+    let n = msgs.len();
+    assert_eq!(msgs[n - 2]["content"], "I am stopping here.", "{o}");
+    let batch = &msgs[n - 1];
+    assert_eq!(batch["T"], "ParallelToolCall", "{o}");
+    assert_eq!(batch["metadata"]["is_end_turn_tool"], true, "{o}");
+    let ids: Vec<&str> = batch["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["e1", "e2"]);
+    assert!(
+        !msgs.iter().any(|m| m["T"] == "ToolResponse"),
+        "no terminal call runs: {o}"
+    );
+
+    // The calls before the text, only the end-turn call: the episode ends with
+    // `end_turn_tool` (the simulated user is not asked).
+    reset(&mut c).await;
+    let o = c
+        .step(json!({"metadata": {}, "type": "submit_message", "content": "Reporting this.", "terminal_tool_calls": [
+            {"name": END, "arguments": {"reason": "r"}, "call_id": "f1", "parse_error": null}
+        ], "tool_calls_before_content": true}))
+        .await;
+    assert_eq!(o["done"], true, "{o}");
+    let ob = &o["observation"];
+    assert_eq!(ob["finish_reason"], "end_turn_tool", "{o}");
+    let msgs = ob["messages"].as_array().unwrap();
+    let n = msgs.len();
+    assert_eq!(msgs[n - 2]["T"], "ParallelToolCall", "{o}");
+    assert_eq!(msgs[n - 1]["content"], "Reporting this.", "{o}");
+    assert_eq!(
+        msgs.iter().filter(|m| m["role"] == "user").count(),
+        1,
+        "only the task's query: {o}"
+    );
+    server.shutdown().await.unwrap();
+}
