@@ -1,0 +1,177 @@
+//! The run files, read as they grow.
+//!
+//! Each file is read once up to its last complete line; later reads start where the previous
+//! one stopped and parse only the new lines, so a file that `tb infer` is still writing shows
+//! its new attempts on the next request. The text after the last newline is the line being
+//! written: it is shown once it parses as a whole record (a run written without a final
+//! newline), and otherwise only counted as pending, never reported as an error. A complete line
+//! that does not parse is kept as a bad line with its number and the reason. A file that shrank
+//! (rewritten with `--overwrite`) is read again from the start.
+
+use crate::ViewError;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+use tb_metrics::{Attempt, Run};
+
+/// A line of a run file that is not a record.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BadLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// Why it is not a record.
+    pub message: String,
+}
+
+/// One run file and what has been read of it.
+#[derive(Debug)]
+pub struct RunFile {
+    path: PathBuf,
+    stem: String,
+    /// Bytes of complete lines consumed.
+    offset: u64,
+    /// Number of complete lines consumed.
+    lines: usize,
+    /// Length and modification time at the last read.
+    seen: Option<(u64, Option<SystemTime>)>,
+    /// Complete-line attempts, in file order.
+    complete: Vec<Attempt>,
+    /// The last line without its newline, when it parses as a record.
+    tail: Option<Attempt>,
+    /// Bytes after the last newline (the line being written).
+    pub pending_bytes: u64,
+    /// Lines that are not records.
+    pub bad: Vec<BadLine>,
+    /// Why the file could not be read at the last attempt, if it could not.
+    pub unreadable: Option<String>,
+    /// Grows by one whenever what is shown changes.
+    pub generation: u64,
+}
+
+impl RunFile {
+    /// A file not read yet.
+    pub fn new(path: &Path) -> RunFile {
+        let stem = path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        RunFile {
+            path: path.to_path_buf(),
+            stem,
+            offset: 0,
+            lines: 0,
+            seen: None,
+            complete: Vec::new(),
+            tail: None,
+            pending_bytes: 0,
+            bad: Vec::new(),
+            unreadable: None,
+            generation: 0,
+        }
+    }
+
+    /// The file as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads what was appended since the last call. Returns whether anything shown changed.
+    pub fn refresh(&mut self) -> bool {
+        match self.read_new() {
+            Ok(changed) => {
+                if self.unreadable.take().is_some() || changed {
+                    self.generation += 1;
+                    return true;
+                }
+                false
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                if self.unreadable.as_deref() == Some(msg.as_str()) {
+                    return false;
+                }
+                self.unreadable = Some(msg);
+                self.generation += 1;
+                true
+            }
+        }
+    }
+
+    fn read_new(&mut self) -> Result<bool, ViewError> {
+        let path = self.path.display().to_string();
+        let io = |e: std::io::Error| ViewError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let mut f = File::open(&self.path).map_err(io)?;
+        let meta = f.metadata().map_err(io)?;
+        let stamp = (meta.len(), meta.modified().ok());
+        if self.seen == Some(stamp) {
+            return Ok(false);
+        }
+        let mut changed = false;
+        if meta.len() < self.offset {
+            // Rewritten: start again.
+            *self = RunFile {
+                generation: self.generation,
+                ..RunFile::new(&self.path)
+            };
+            changed = true;
+        }
+        self.seen = Some(stamp);
+        f.seek(SeekFrom::Start(self.offset)).map_err(io)?;
+        let mut buf = Vec::new();
+        f.take(meta.len() - self.offset)
+            .read_to_end(&mut buf)
+            .map_err(io)?;
+        let complete_len = buf.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let body = &buf[..complete_len.saturating_sub(1)];
+        for raw in body.split(|b| *b == b'\n').take_while(|_| complete_len > 0) {
+            self.lines += 1;
+            let line = self.lines;
+            let Ok(text) = std::str::from_utf8(raw) else {
+                self.bad.push(BadLine {
+                    line,
+                    message: "not UTF-8 text".into(),
+                });
+                changed = true;
+                continue;
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            changed = true;
+            match tb_metrics::parse_line(text, line) {
+                Ok(a) => self.complete.push(a),
+                Err(message) => self.bad.push(BadLine { line, message }),
+            }
+        }
+        self.offset += complete_len as u64;
+        let rest = &buf[complete_len..];
+        let old_pending = self.pending_bytes;
+        self.pending_bytes = rest.len() as u64;
+        let tail = std::str::from_utf8(rest)
+            .ok()
+            .filter(|t| !t.trim().is_empty())
+            .and_then(|t| tb_metrics::parse_line(t, self.lines + 1).ok());
+        if tail.is_some() || self.tail.is_some() || old_pending != self.pending_bytes {
+            changed = true;
+        }
+        self.tail = tail;
+        Ok(changed)
+    }
+
+    /// The attempts read so far, as a run (the model named from the records, else the stem).
+    pub fn run(&self) -> Run {
+        let mut attempts = self.complete.clone();
+        attempts.extend(self.tail.clone());
+        tb_metrics::run_of(&self.path.display().to_string(), &self.stem, attempts)
+    }
+
+    /// Whether the last line is still being written (text after the last newline that is not
+    /// a whole record yet).
+    pub fn writing(&self) -> bool {
+        self.pending_bytes > 0 && self.tail.is_none()
+    }
+}
