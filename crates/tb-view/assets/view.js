@@ -104,6 +104,7 @@ function grid() {
     });
   }
   form.addEventListener("input", render);
+  form.addEventListener("change", render);
   form.addEventListener("submit", (e) => e.preventDefault());
   window.tbReload = load;
   load();

@@ -38,6 +38,22 @@ struct Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // Asked to stop, chromedriver also ends the browsers it started; killed, it would not.
+        if let Ok(mut s) = TcpStream::connect(self.addr) {
+            let _ = write!(
+                s,
+                "GET /shutdown HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            );
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ = s.read(&mut [0u8; 256]);
+        }
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(5) {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -54,32 +70,31 @@ fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> Val
         body.len()
     )
     .expect("write");
+    // chromedriver may keep the connection open: read the header, then Content-Length bytes.
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read");
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP reply");
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_string()
-    };
-    serde_json::from_str(&body).unwrap_or_else(|e| panic!("chromedriver: {e}: {body}"))
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
+    let mut buf = vec![0u8; 16 * 1024];
+    let head_end = loop {
+        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
         }
-        out.push_str(&rest[..n]);
-        s = rest[n..].trim_start_matches("\r\n");
+        let n = s.read(&mut buf).expect("read");
+        assert!(n > 0, "chromedriver closed the connection: {raw:?}");
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("chromedriver replies with a Content-Length");
+    while raw.len() < head_end + len {
+        let n = s.read(&mut buf).expect("read");
+        assert!(n > 0, "chromedriver closed the connection early");
+        raw.extend_from_slice(&buf[..n]);
     }
-    out
+    let body = &raw[head_end..head_end + len];
+    serde_json::from_slice(body)
+        .unwrap_or_else(|e| panic!("chromedriver: {e}: {}", String::from_utf8_lossy(body)))
 }
 
 struct Session {
@@ -178,10 +193,10 @@ impl Session {
                 "/element",
                 Some(json!({"using": "css selector", "value": css})),
             );
-            if let Some(Value::String(id)) = v.as_object().and_then(|o| o.values().next()) {
-                if v.get("error").is_none() {
-                    return id.clone();
-                }
+            if let Some(Value::String(id)) = v.as_object().and_then(|o| o.values().next())
+                && v.get("error").is_none()
+            {
+                return id.clone();
             }
             assert!(t0.elapsed() < WAIT, "no element {css}: {v}");
             std::thread::sleep(Duration::from_millis(100));
