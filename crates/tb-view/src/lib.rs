@@ -110,6 +110,26 @@ pub async fn serve(
     .await
 }
 
+/// Which attempts [`report_attempts`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptSet {
+    /// Attempts that did not pass (failures, rubric failures, system errors).
+    Failed,
+    /// Every attempt.
+    All,
+}
+
+/// The attempt pages of `runs` as one HTML section with its own style (no script), for a
+/// self-contained report: per run, a list of the attempts linking to their sections, each
+/// attempt as on its `tb view` page. Returns the section and the number of attempts in it.
+pub fn report_attempts(
+    runs: Vec<tb_metrics::Run>,
+    prices: Option<&PriceTable>,
+    set: AttemptSet,
+) -> (String, usize) {
+    pages::report_attempts(runs, prices, set)
+}
+
 /// Whether a `Host` header names the loopback interface.
 pub fn loopback_host(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {

@@ -184,7 +184,36 @@ impl Views {
 }
 
 fn build_run(index: usize, f: &RunFile, prices: Option<&PriceTable>) -> RunView {
-    let run = f.run();
+    let state = FileState {
+        bad: f.bad.clone(),
+        writing: f.writing(),
+        unreadable: f.unreadable.clone(),
+        generation: f.generation,
+    };
+    RunView::new(index, f.run(), prices, state)
+}
+
+/// What the reading of a file said beside its records.
+#[derive(Debug, Clone, Default)]
+pub struct FileState {
+    /// Lines that are not records.
+    pub bad: Vec<BadLine>,
+    /// The last line is still being written.
+    pub writing: bool,
+    /// Why the file could not be read, if it could not.
+    pub unreadable: Option<String>,
+    /// The file's generation.
+    pub generation: u64,
+}
+
+impl RunView {
+    /// The view of `run` (numbered `index` in URLs).
+    pub fn new(index: usize, run: Run, prices: Option<&PriceTable>, state: FileState) -> RunView {
+        build_view(index, run, prices, state)
+    }
+}
+
+fn build_view(index: usize, run: Run, prices: Option<&PriceTable>, state: FileState) -> RunView {
     let report = tb_metrics::model_report(&run, prices);
     let costs = prices.map(|p| cost::attempt_costs(&run, p).0);
     let info: Vec<AttemptInfo> = run
@@ -221,7 +250,7 @@ fn build_run(index: usize, f: &RunFile, prices: Option<&PriceTable>) -> RunView 
         .enumerate()
         .map(|(i, a)| (a.line, i))
         .collect();
-    let tasks_json = tasks_json(index, &run, &info, &groups, f).to_string();
+    let tasks_json = tasks_json(index, &run, &info, &groups, &state).to_string();
     RunView {
         index,
         report,
@@ -229,10 +258,10 @@ fn build_run(index: usize, f: &RunFile, prices: Option<&PriceTable>) -> RunView 
         order,
         pos,
         by_line,
-        bad: f.bad.clone(),
-        writing: f.writing(),
-        unreadable: f.unreadable.clone(),
-        generation: f.generation,
+        bad: state.bad,
+        writing: state.writing,
+        unreadable: state.unreadable,
+        generation: state.generation,
         tasks_json,
         run,
     }
@@ -275,7 +304,7 @@ fn tasks_json(
     run: &Run,
     info: &[AttemptInfo],
     groups: &[Vec<usize>],
-    f: &RunFile,
+    f: &FileState,
 ) -> Value {
     let tasks: Vec<Value> = groups
         .iter()
@@ -325,7 +354,7 @@ fn tasks_json(
         "model": run.model,
         "file": run.file,
         "generation": f.generation,
-        "writing": f.writing(),
+        "writing": f.writing,
         "bad_lines": f.bad,
         "tasks": tasks,
     })

@@ -850,3 +850,69 @@ pub fn pair_page(snap: &Snapshot, a: usize, b: usize, uid: &str) -> String {
     s.push_str(FOOT);
     s
 }
+
+/// See [`crate::report_attempts`].
+pub fn report_attempts(
+    runs: Vec<tb_metrics::Run>,
+    prices: Option<&tb_metrics::cost::PriceTable>,
+    set: crate::AttemptSet,
+) -> (String, usize) {
+    // The viewer's style without its page layout (the report keeps its own).
+    let css: String = crate::CSS
+        .lines()
+        .filter(|l| {
+            !["body{", "main{", "nav{", "nav ", "h1{", ".live{"]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .collect();
+    let mut s = format!("<style>{css}</style>\n<h2>Attempts</h2>\n");
+    let mut n = 0;
+    for (k, run) in runs.into_iter().enumerate() {
+        let r = RunView::new(k, run, prices, crate::model::FileState::default());
+        let chosen: Vec<usize> = r
+            .order
+            .iter()
+            .copied()
+            .filter(|&i| set == crate::AttemptSet::All || r.info[i].status != Status::Pass)
+            .collect();
+        let _ = write!(
+            s,
+            "<h3>{} <span class=\"meta\">{} · {} attempt{}</span></h3><p class=\"legend\">",
+            esc(&r.run.model),
+            esc(&r.run.file),
+            chosen.len(),
+            if chosen.len() == 1 { "" } else { "s" }
+        );
+        for &i in &chosen {
+            let a = &r.run.attempts[i];
+            let st = r.info[i].status;
+            let _ = write!(
+                s,
+                "<a class=\"cell s-{}\" href=\"#a-{k}-{}\" title=\"{} · repetition {}\">{}</a>",
+                st.name(),
+                a.line,
+                esc(&a.uid),
+                a.repetition.map_or_else(|| "?".into(), |x| x.to_string()),
+                match st {
+                    Status::Pass => "✓",
+                    Status::Fail => "✗",
+                    Status::Rubric => "R",
+                    Status::Error => "!",
+                }
+            );
+        }
+        s.push_str("</p>\n");
+        for &i in &chosen {
+            let _ = writeln!(
+                s,
+                "<div id=\"a-{k}-{}\" class=\"report-attempt\"><p class=\"meta\">{}</p>{}</div>",
+                r.run.attempts[i].line,
+                esc(&r.run.model),
+                attempt_body(&r, i, prices.is_some())
+            );
+            n += 1;
+        }
+    }
+    (s, n)
+}

@@ -8,6 +8,7 @@
 mod browser;
 mod hostile;
 mod live;
+mod report;
 mod server;
 
 use std::io::{Read, Write};
