@@ -293,3 +293,40 @@ async fn api_compare(
     }
     json(&api::compare(&snap, a, b))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for h in [
+            "localhost",
+            "LOCALHOST:80",
+            "127.0.0.1",
+            "127.0.0.1:8765",
+            "[::1]",
+            "[::1]:9",
+        ] {
+            assert!(loopback_host(h), "{h}");
+        }
+        for h in [
+            "evil.example",
+            "127.0.0.1.evil.example",
+            "localhost.evil:80",
+            "[::2]:80",
+            "",
+            "10.0.0.1",
+        ] {
+            assert!(!loopback_host(h), "{h}");
+        }
+    }
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        assert_eq!(
+            pages::url_enc("a.py:t b&c=d/é"),
+            "a.py%3At%20b%26c%3Dd%2F%C3%A9"
+        );
+    }
+}

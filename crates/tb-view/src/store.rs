@@ -175,3 +175,53 @@ impl RunFile {
         self.pending_bytes > 0 && self.tail.is_none()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    const REC: &str = r#"{"uid":"a.py:t","messages":[],"test_result":{"result":true}}"#;
+
+    #[test]
+    fn lines_are_numbered_across_reads_and_blank_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl");
+        std::fs::write(&p, format!("{REC}\n\n{{oops\n")).unwrap();
+        let mut f = RunFile::new(&p);
+        assert!(f.refresh());
+        assert!(!f.refresh(), "nothing new");
+        assert_eq!(f.run().attempts.len(), 1);
+        assert_eq!(f.bad.len(), 1);
+        assert_eq!(f.bad[0].line, 3);
+        let mut w = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        writeln!(w, "{REC}").unwrap();
+        w.write_all(b"\xff\n").unwrap();
+        write!(w, "{}", &REC[..10]).unwrap();
+        drop(w);
+        assert!(f.refresh());
+        let run = f.run();
+        assert_eq!(
+            run.attempts.iter().map(|a| a.line).collect::<Vec<_>>(),
+            [1, 4]
+        );
+        assert_eq!(f.bad[1].line, 5);
+        assert!(f.bad[1].message.contains("UTF-8"));
+        assert!(f.writing(), "the half line is pending, not bad");
+        assert_eq!(f.bad.len(), 2);
+    }
+
+    #[test]
+    fn a_missing_file_is_unreadable_then_recovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("later.jsonl");
+        let mut f = RunFile::new(&p);
+        assert!(f.refresh());
+        assert!(f.unreadable.as_deref().unwrap().contains("later.jsonl"));
+        assert!(!f.refresh(), "the same error is not a change");
+        std::fs::write(&p, format!("{REC}\n")).unwrap();
+        assert!(f.refresh());
+        assert!(f.unreadable.is_none());
+        assert_eq!(f.run().attempts.len(), 1);
+    }
+}
