@@ -80,8 +80,8 @@ pub struct AttemptInfo {
 pub struct RunView {
     /// Its number in URLs.
     pub index: usize,
-    /// The records.
-    pub run: Run,
+    /// The records (shared with the file's reader).
+    pub run: Arc<Run>,
     /// tb-metrics' report of it.
     pub report: ModelReport,
     /// Per attempt (same order as `run.attempts`).
@@ -153,20 +153,33 @@ impl Views {
             .last
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut changed = false;
-        for f in files.iter_mut() {
-            changed |= f.refresh();
-        }
+        let stale: Vec<bool> = files.iter().map(RunFile::stale).collect();
         if let Some(s) = last.as_ref()
-            && !changed
+            && !stale.contains(&true)
         {
             return s.clone();
+        }
+        // The views of the files about to be read are let go first, so that the reader
+        // appends to its run in place instead of copying it (unless a request still holds
+        // an older view).
+        let mut prev: Vec<Option<Arc<RunView>>> = match last.take() {
+            Some(p) => match Arc::try_unwrap(p) {
+                Ok(s) => s.runs.into_iter().map(Some).collect(),
+                Err(p) => p.runs.iter().cloned().map(Some).collect(),
+            },
+            None => vec![None; files.len()],
+        };
+        for (i, f) in files.iter_mut().enumerate() {
+            if stale[i] {
+                prev[i] = None;
+                f.refresh();
+            }
         }
         let runs: Vec<Arc<RunView>> = files
             .iter()
             .enumerate()
-            .map(|(i, f)| match last.as_ref().and_then(|s| s.runs.get(i)) {
-                Some(r) if r.generation == f.generation => r.clone(),
+            .map(|(i, f)| match prev[i].take() {
+                Some(r) if r.generation == f.generation => r,
                 _ => Arc::new(build_run(i, f, self.prices.as_ref())),
             })
             .collect();
@@ -208,12 +221,22 @@ pub struct FileState {
 
 impl RunView {
     /// The view of `run` (numbered `index` in URLs).
-    pub fn new(index: usize, run: Run, prices: Option<&PriceTable>, state: FileState) -> RunView {
+    pub fn new(
+        index: usize,
+        run: Arc<Run>,
+        prices: Option<&PriceTable>,
+        state: FileState,
+    ) -> RunView {
         build_view(index, run, prices, state)
     }
 }
 
-fn build_view(index: usize, run: Run, prices: Option<&PriceTable>, state: FileState) -> RunView {
+fn build_view(
+    index: usize,
+    run: Arc<Run>,
+    prices: Option<&PriceTable>,
+    state: FileState,
+) -> RunView {
     let report = tb_metrics::model_report(&run, prices);
     let costs = prices.map(|p| cost::attempt_costs(&run, p).0);
     let info: Vec<AttemptInfo> = run

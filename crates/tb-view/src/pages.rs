@@ -869,7 +869,12 @@ pub fn report_attempts(
     let mut s = format!("<style>{css}</style>\n<h2>Attempts</h2>\n");
     let mut n = 0;
     for (k, run) in runs.into_iter().enumerate() {
-        let r = RunView::new(k, run, prices, crate::model::FileState::default());
+        let r = RunView::new(
+            k,
+            std::sync::Arc::new(run),
+            prices,
+            crate::model::FileState::default(),
+        );
         let chosen: Vec<usize> = r
             .order
             .iter()

@@ -12,8 +12,9 @@ use crate::ViewError;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
-use tb_metrics::{Attempt, Run};
+use tb_metrics::Run;
 
 /// A line of a run file that is not a record.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -35,10 +36,12 @@ pub struct RunFile {
     lines: usize,
     /// Length and modification time at the last read.
     seen: Option<(u64, Option<SystemTime>)>,
-    /// Complete-line attempts, in file order.
-    complete: Vec<Attempt>,
-    /// The last line without its newline, when it parses as a record.
-    tail: Option<Attempt>,
+    /// The attempts of complete lines in file order, then the last line without its newline
+    /// when it parses as a record (`tail`). Shared with the pages' view of the run: appending
+    /// copies it only while a request still holds an older view.
+    run: Arc<Run>,
+    /// The last attempt of `run` is the line being written.
+    tail: bool,
     /// Bytes after the last newline (the line being written).
     pub pending_bytes: u64,
     /// Lines that are not records.
@@ -56,14 +59,19 @@ impl RunFile {
             || path.display().to_string(),
             |s| s.to_string_lossy().into_owned(),
         );
+        let run = Arc::new(tb_metrics::run_of(
+            &path.display().to_string(),
+            &stem,
+            Vec::new(),
+        ));
         RunFile {
             path: path.to_path_buf(),
             stem,
             offset: 0,
             lines: 0,
             seen: None,
-            complete: Vec::new(),
-            tail: None,
+            run,
+            tail: false,
             pending_bytes: 0,
             bad: Vec::new(),
             unreadable: None,
@@ -125,6 +133,13 @@ impl RunFile {
         f.take(meta.len() - self.offset)
             .read_to_end(&mut buf)
             .map_err(io)?;
+        let file = self.path.display().to_string();
+        let run = Arc::make_mut(&mut self.run);
+        let mut attempts = std::mem::take(&mut run.attempts);
+        if std::mem::take(&mut self.tail) {
+            attempts.pop();
+            changed = true;
+        }
         let complete_len = buf.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         let body = &buf[..complete_len.saturating_sub(1)];
         for raw in body.split(|b| *b == b'\n').take_while(|_| complete_len > 0) {
@@ -143,7 +158,7 @@ impl RunFile {
             }
             changed = true;
             match tb_metrics::parse_line(text, line) {
-                Ok(a) => self.complete.push(a),
+                Ok(a) => attempts.push(a),
                 Err(message) => self.bad.push(BadLine { line, message }),
             }
         }
@@ -155,24 +170,35 @@ impl RunFile {
             .ok()
             .filter(|t| !t.trim().is_empty())
             .and_then(|t| tb_metrics::parse_line(t, self.lines + 1).ok());
-        if tail.is_some() || self.tail.is_some() || old_pending != self.pending_bytes {
+        if tail.is_some() || old_pending != self.pending_bytes {
             changed = true;
         }
-        self.tail = tail;
+        if let Some(t) = tail {
+            attempts.push(t);
+            self.tail = true;
+        }
+        *run = tb_metrics::run_of(&file, &self.stem, attempts);
         Ok(changed)
     }
 
     /// The attempts read so far, as a run (the model named from the records, else the stem).
-    pub fn run(&self) -> Run {
-        let mut attempts = self.complete.clone();
-        attempts.extend(self.tail.clone());
-        tb_metrics::run_of(&self.path.display().to_string(), &self.stem, attempts)
+    pub fn run(&self) -> Arc<Run> {
+        self.run.clone()
+    }
+
+    /// Whether the next [`RunFile::refresh`] has anything to read: the file's length or
+    /// modification time changed, or it cannot be read for the first time.
+    pub fn stale(&self) -> bool {
+        match std::fs::metadata(&self.path) {
+            Ok(m) => self.seen != Some((m.len(), m.modified().ok())) || self.unreadable.is_some(),
+            Err(_) => self.unreadable.is_none(),
+        }
     }
 
     /// Whether the last line is still being written (text after the last newline that is not
     /// a whole record yet).
     pub fn writing(&self) -> bool {
-        self.pending_bytes > 0 && self.tail.is_none()
+        self.pending_bytes > 0 && !self.tail
     }
 }
 
