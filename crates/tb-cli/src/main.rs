@@ -16,6 +16,7 @@ mod tools_cmd;
 mod tui_cmd;
 mod validate_cmd;
 mod verify_cmd;
+mod view_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -67,6 +68,9 @@ enum Command {
     Show(metrics_cmds::ShowArgs),
     /// Compare a baseline and a candidate run task by task (Bayesian).
     Sbs(metrics_cmds::SbsArgs),
+    /// Browse runs in the browser: runs, tasks x attempts, each attempt's conversation and
+    /// state diff, two runs compared; follows files still being written.
+    View(view_cmd::ViewArgs),
     /// Play a task in the terminal: as the user, as the agent, or watching, with its
     /// effects and checks at hand.
     Tui(Box<tui_cmd::TuiArgs>),
@@ -135,6 +139,7 @@ fn dispatch(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => metrics_cmds::report(a).map(|()| ExitCode::SUCCESS),
         Command::Show(a) => metrics_cmds::show(a).map(|()| ExitCode::SUCCESS),
         Command::Sbs(a) => metrics_cmds::sbs(a).map(|()| ExitCode::SUCCESS),
+        Command::View(a) => view_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Tui(a) => tui_cmd::run(a),
         Command::Tools(a) => tools_cmd::run(a),

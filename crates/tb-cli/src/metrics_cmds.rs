@@ -62,6 +62,20 @@ pub struct ReportArgs {
     /// Title of the report.
     #[arg(long, default_value = "ThinkingBox evaluation report")]
     pub title: String,
+    /// Also write attempt pages into the report (as `tb view` shows them: conversation,
+    /// verdict, diff against golden, rubrics, usage, provenance): the failed ones, or all.
+    /// For runs small enough to share as one file.
+    #[arg(long, value_enum)]
+    pub attempts: Option<ReportAttempts>,
+}
+
+/// Which attempts `tb report --attempts` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportAttempts {
+    /// Attempts that did not pass.
+    Failed,
+    /// Every attempt.
+    All,
 }
 
 /// `tb show` arguments.
@@ -182,9 +196,24 @@ pub fn report(a: &ReportArgs) -> Result<()> {
     let runs = read_runs(&a.files)?;
     let prices = a.prices.as_deref().map(load_prices).transpose()?;
     let reports = tb_metrics::model_reports(&runs, prices.as_ref());
-    let page = html::report_html(&reports, &a.title);
-    std::fs::write(&a.output, page).with_context(|| format!("writing {}", a.output.display()))?;
-    eprintln!("wrote {}", a.output.display());
+    let mut page = html::report_html(&reports, &a.title);
+    let mut note = String::new();
+    if let Some(which) = a.attempts {
+        let set = match which {
+            ReportAttempts::Failed => tb_view::AttemptSet::Failed,
+            ReportAttempts::All => tb_view::AttemptSet::All,
+        };
+        let (section, n) = tb_view::report_attempts(runs, prices.as_ref(), set);
+        let end = page.rfind("</body>").unwrap_or(page.len());
+        page.insert_str(end, &section);
+        note = format!(" with {n} attempt page{}", if n == 1 { "" } else { "s" });
+    }
+    std::fs::write(&a.output, &page).with_context(|| format!("writing {}", a.output.display()))?;
+    eprintln!(
+        "wrote {}{note} ({:.1} MB)",
+        a.output.display(),
+        page.len() as f64 / 1e6
+    );
     Ok(())
 }
 

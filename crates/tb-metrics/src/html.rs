@@ -5,7 +5,9 @@ use crate::ModelReport;
 use crate::format::{self, Table};
 use std::fmt::Write as _;
 
-/// Escapes text for HTML element content and attribute values.
+/// Escapes text for HTML element content and attribute values. Control characters other than
+/// newline and tab (ANSI escapes, NUL...) are shown as their Unicode control pictures
+/// (`\u{1b}` as `␛`), so that they are seen rather than passed to the page.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -15,6 +17,12 @@ pub fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
+            '\n' | '\t' => o.push(c),
+            c if u32::from(c) < 0x20 => {
+                o.push(char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'));
+            }
+            '\u{7f}' => o.push('\u{2421}'),
+            c if c.is_control() => o.push('\u{fffd}'),
             _ => o.push(c),
         }
     }
@@ -690,6 +698,10 @@ mod tests {
         assert_eq!(
             esc("<a href='x'>&\"</a>"),
             "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
+        assert_eq!(
+            esc("\u{1b}[31mred\u{0}\n\t\u{7f}\u{85}"),
+            "␛[31mred␀\n\t␡\u{fffd}"
         );
     }
 }

@@ -21,7 +21,7 @@ pub mod surface_mix;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub use load::{Attempt, Run, parse_run, read_run};
+pub use load::{Attempt, Run, parse_line, parse_run, read_run, run_of};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +126,13 @@ pub fn model_report(run: &Run, prices: Option<&cost::PriceTable>) -> ModelReport
 /// Builds the reports of several runs and marks the Pareto frontiers among them.
 pub fn model_reports(runs: &[Run], prices: Option<&cost::PriceTable>) -> Vec<ModelReport> {
     let mut out: Vec<ModelReport> = runs.iter().map(|r| model_report(r, prices)).collect();
+    mark_frontiers(&mut out);
+    out
+}
+
+/// Marks the Pareto frontiers (cost per success against pass@1, cost per dependable task
+/// against observed k/k) among reports built one by one with [`model_report`].
+pub fn mark_frontiers(out: &mut [ModelReport]) {
     let success: Vec<(Option<f64>, f64)> = out
         .iter()
         .map(|m| (m.cost.as_ref().and_then(|c| c.per_success), m.summary.pass1))
@@ -147,5 +154,4 @@ pub fn model_reports(runs: &[Run], prices: Option<&cost::PriceTable>) -> Vec<Mod
             c.frontier_dependable = fd[i];
         }
     }
-    out
 }

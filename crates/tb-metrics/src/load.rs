@@ -151,18 +151,29 @@ pub fn parse_run(file: &str, stem: &str, text: &str) -> Result<Run, MetricsError
             line: line_no,
             message,
         };
-        let v: Value = serde_json::from_str(t).map_err(|e| err(format!("not JSON: {e}")))?;
-        attempts.push(parse_attempt(v, line_no).map_err(err)?);
+        attempts.push(parse_line(t, line_no).map_err(err)?);
     }
+    Ok(run_of(file, stem, attempts))
+}
+
+/// Parses one record line (`line` is its 1-based number in its file); the error says what is
+/// wrong, without the file and line (the caller adds them).
+pub fn parse_line(text: &str, line: usize) -> Result<Attempt, String> {
+    let v: Value = serde_json::from_str(text.trim()).map_err(|e| format!("not JSON: {e}"))?;
+    parse_attempt(v, line)
+}
+
+/// A run of already parsed attempts: the model named as [`Run::model`] says, else `stem`.
+pub fn run_of(file: &str, stem: &str, attempts: Vec<Attempt>) -> Run {
     let model = attempts
         .iter()
         .find_map(model_of)
         .unwrap_or_else(|| stem.to_string());
-    Ok(Run {
+    Run {
         file: file.to_string(),
         model,
         attempts,
-    })
+    }
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
