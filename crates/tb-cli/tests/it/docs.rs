@@ -539,7 +539,7 @@ fn planted_history_is_found() {
 #[test]
 fn shell_lines_are_split_into_commands() {
     assert_eq!(
-        commands(r#"JOB=$(sbatch x) && tb campaign status runs/m   # progress"#),
+        commands("JOB=$(sbatch x) && tb campaign status runs/m   # progress"),
         [
             vec!["JOB=$(sbatch", "x)"],
             vec!["tb", "campaign", "status", "runs/m"]
