@@ -80,13 +80,13 @@ mod reference {
     pub const SESSION_CREATE_US: f64 = 6.0e6;
 }
 
-/// Design targets on the 2-core machine (DESIGN.md section 8; round 2: issue 26).
+/// Design targets on the 2-core machine.
 mod target {
-    /// Round 2: 0.05 s (first round: 0.2 s).
+    /// Replay of all 507 tasks, one thread.
     pub const REPLAY_ALL_S: f64 = 0.05;
-    /// Round 2: 5 us (first round: 50 us).
+    /// One cold task session.
     pub const SESSION_CREATE_US: f64 = 5.0;
-    /// Round 2 (issue 26): 80 us at the median (first round: 200 us).
+    /// One MCP `tools/call` round trip, median.
     pub const MCP_CALL_P50_US: f64 = 80.0;
     pub const IDLE_SESSIONS_10K_MIB: f64 = 1024.0;
     pub const OFFLINE_CAMPAIGN_S: f64 = 60.0;

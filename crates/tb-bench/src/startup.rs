@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// The target (issue 26).
+/// The target.
 pub(crate) const TARGET_MS: f64 = 20.0;
 
 fn time_runs(args: &[&str], env: &[(&str, &str)], runs: usize) -> Result<f64> {

@@ -18,10 +18,10 @@ use tb_domains::airline::{self, Base};
 use tb_pyeval::{FixedJudge, TestFile};
 use tb_sandbox::ServerSession;
 
-/// The reference's time per test (a fresh `TestScriptSubprocess`), issue 26.
+/// The reference's time per test (a fresh `TestScriptSubprocess`).
 pub(crate) const REFERENCE_SUBPROCESS_US: f64 = 1.7e6;
 
-/// The target for one body (issue 26).
+/// The target for one body.
 pub(crate) const TARGET_US: f64 = 50.0;
 
 /// Per recorded trace: its test function and `x`'s JSON.

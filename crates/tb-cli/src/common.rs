@@ -11,7 +11,13 @@ pub fn data_root<'a>(arg: impl Into<Option<&'a PathBuf>>) -> Result<PathBuf> {
     arg.into()
         .cloned()
         .or_else(tb_dataset::default_data_root)
-        .context("no data root: pass --data DIR (a thinkingbox-data checkout, or a folder in its layout) or set THINKINGBOX_DATA")
+        .context(
+            "no data root: pass --data DIR (a thinkingbox-data checkout, or a folder in its \
+             layout) or set THINKINGBOX_DATA. To get the benchmark:\n  \
+             git clone https://github.com/microsoft/thinkingbox-data\n  \
+             git -C thinkingbox-data checkout thinkingbox-bench-v1.0\n  \
+             export THINKINGBOX_DATA=$PWD/thinkingbox-data",
+        )
 }
 
 /// Opens the dataset and loads every domain's initial data from the same root.

@@ -18,13 +18,19 @@ mod validate_cmd;
 mod verify_cmd;
 mod view_cmd;
 
-use clap::{Parser, Subcommand};
+use anyhow::Context;
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
-/// thinkingbox-rs: an agent sandbox that grades tool-using LLM agents by the records they
-/// leave in simulated business systems.
+/// Run, grade and report tool-using LLM agents on ThinkingBox benchmarks, in one binary.
 #[derive(Debug, Parser)]
-#[command(name = "tb", version, about, long_about = None)]
+#[command(
+    name = "tb",
+    version,
+    about,
+    long_about = None,
+    after_help = "Examples:\n  tb infer --data examples/brightside --test-list examples/brightside/testlist.yaml --agent golden --repeat 3 --output out/brightside.jsonl\n  tb agg out/brightside.jsonl\n\nGuide: README.md and docs/ in the source tree."
+)]
 struct Cli {
     /// Log filter (also RUST_LOG), e.g. `info` or `tb_eval=debug`.
     #[arg(long, global = true, env = "TB_LOG", default_value = "warn")]
@@ -36,51 +42,105 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Load a test list and every file it needs; print a per-scenario summary.
+    #[command(
+        after_help = "Examples:\n  tb validate --data examples/brightside --test-list examples/brightside/testlist.yaml\n  tb validate --test-list $THINKINGBOX_DATA/releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"
+    )]
     Validate(validate_cmd::ValidateArgs),
     /// Replay recorded reference traces through our tools and compare everything.
+    #[command(
+        after_help = "Examples:\n  tb replay --now 2026-11-30T12:00:00Z tb-bench-v1/traces/*.jsonl"
+    )]
     Replay(replay_cmd::ReplayArgs),
     /// Run attempts of tasks with an agent and write one trial record per attempt.
+    #[command(
+        after_help = "Examples:\n  tb infer --data examples/brightside --test-list examples/brightside/testlist.yaml --agent golden --repeat 3 --output out/brightside.jsonl\n  tb infer -c examples/configs/vllm.yaml --agent think --test-list $LIST --repeat 4 --output out/run.jsonl"
+    )]
     Infer(Box<infer_cmd::InferArgs>),
     /// Check that a campaign's output is complete and consistent (every key once, with a
     /// verdict; same bundle and config hash).
+    #[command(after_help = "Examples:\n  tb verify out/run.jsonl --test-list $LIST --repeat 4")]
     Verify(verify_cmd::VerifyArgs),
     /// Merge shard outputs (`tb infer --shard i/n`) into one, refusing duplicates.
+    #[command(after_help = "Examples:\n  tb merge shard-0.jsonl shard-1.jsonl -o out/run.jsonl")]
     Merge(merge_cmd::MergeArgs),
     /// Sharded campaigns on a scheduler: plan (Slurm array, Kubernetes Indexed Job), run a
     /// shard, status, merge and verify.
+    #[command(
+        after_help = "Examples:\n  tb campaign plan --scheduler slurm --shards 16 --output runs/m -- -c config.yaml --agent think --test-list $LIST --repeat 20\n  tb campaign status runs/m"
+    )]
     Campaign(campaign_cmd::CampaignArgs),
     /// Serve MCP sessions (Streamable HTTP), the admin surface and the Session Proxy API.
+    #[command(
+        after_help = "Examples:\n  tb mcp-start --data examples/brightside --port 7111 --token-file token.txt"
+    )]
     McpStart(mcp_cmd::McpStartArgs),
     /// Serve one task session over MCP stdio (for desktop MCP clients).
+    #[command(
+        after_help = "Examples:\n  tb mcp-stdio --data examples/brightside --task brightside_retail.py:test_bs001_cancel_unshipped_order"
+    )]
     McpStdio(mcp_cmd::McpStdioArgs),
     /// Serve OpenEnv environments (`/ws`): the client plays the agent; tools, simulated user
     /// and judges run here.
+    #[command(after_help = "Examples:\n  tb openenv -c config.yaml --test-list $LIST --port 8000")]
     Openenv(openenv_cmd::OpenenvArgs),
     /// Pretty-print one trial record.
+    #[command(after_help = "Examples:\n  tb pp out/brightside.jsonl --line 1")]
     Pp(pp_cmd::PpArgs),
     /// Re-grade saved trial records without model calls (replays their tool calls).
+    #[command(
+        after_help = "Examples:\n  tb run-test out/brightside.jsonl --data examples/brightside"
+    )]
     RunTest(run_test_cmd::RunTestArgs),
     /// Aggregate trial records: pass@1, pass@k, pass^k, per domain.
+    #[command(
+        after_help = "Examples:\n  tb agg out/brightside.jsonl\n  tb agg out/a.jsonl out/b.jsonl --prices examples/prices.yaml"
+    )]
     Agg(metrics_cmds::AggArgs),
     /// Write a self-contained HTML report with charts and tables.
+    #[command(after_help = "Examples:\n  tb report out/a.jsonl out/b.jsonl --output report.html")]
     Report(metrics_cmds::ReportArgs),
     /// Show one attempt: conversation, tool calls and results, database changes vs golden.
+    #[command(
+        after_help = "Examples:\n  tb show out/brightside.jsonl --uid brightside_retail.py:test_bs001_cancel_unshipped_order"
+    )]
     Show(metrics_cmds::ShowArgs),
     /// Compare a baseline and a candidate run task by task (Bayesian).
+    #[command(after_help = "Examples:\n  tb sbs --baseline out/a.jsonl --candidate out/b.jsonl")]
     Sbs(metrics_cmds::SbsArgs),
     /// Browse runs in the browser: runs, tasks x attempts, each attempt's conversation and
     /// state diff, two runs compared; follows files still being written.
     View(view_cmd::ViewArgs),
     /// Play a task in the terminal: as the user, as the agent, or watching, with its
     /// effects and checks at hand.
+    #[command(
+        after_help = "Examples:\n  tb tui --data examples/brightside -n brightside_retail.py:test_bs001_cancel_unshipped_order --play agent\n  tb tui -c config.yaml -n FILE.py:TEST --play watch"
+    )]
     Tui(Box<tui_cmd::TuiArgs>),
     /// Performance figures beside the reference's (replay, sessions, tool calls, memory).
+    #[command(after_help = "Examples:\n  tb bench\n  tb bench --json --startup-only")]
     Bench(bench_cmd::BenchArgs),
     /// Print the system messages and tool list the agent gets for a task, as JSON.
+    #[command(
+        after_help = "Examples:\n  tb tools --task sandbox_consulting_group1.py:test_csa_001 --api anthropic\n  tb tools --export surface > surface.json"
+    )]
     Tools(tools_cmd::ToolsArgs),
     /// Check the benchmark itself: golden and do-nothing trajectories, mutants of the golden
     /// calls (blind spots of the check), clock dependence, look-alike tasks, rubric notes.
+    #[command(
+        after_help = "Examples:\n  tb audit --data examples/brightside --test-list examples/brightside/testlist.yaml\n  tb audit --format html --output audit.html"
+    )]
     Audit(audit_cmd::AuditArgs),
+    /// Print a shell completion script for tb on stdout.
+    #[command(
+        after_help = "Examples:\n  tb completions bash > ~/.local/share/bash-completion/completions/tb\n  tb completions zsh > ~/.zfunc/_tb\n  tb completions fish > ~/.config/fish/completions/tb.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print tb's man page (roff) on stdout.
+    #[command(after_help = "Examples:\n  tb man > tb.1 && man ./tb.1")]
+    Man,
 }
 
 /// mimalloc instead of glibc malloc: sessions, tool calls and the judge allocate and free many
@@ -144,6 +204,17 @@ fn dispatch(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Tui(a) => tui_cmd::run(a),
         Command::Tools(a) => tools_cmd::run(a),
         Command::Audit(a) => audit_cmd::run(a),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(*shell, &mut cmd, "tb", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut std::io::stdout())
+                .context("writing the man page")?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

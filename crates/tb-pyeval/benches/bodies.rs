@@ -1,7 +1,7 @@
 //! Test-body evaluation time: every airline test body (21 tasks, 44 recorded contexts, the
 //! judge answering yes and no) and the four setup-check files, evaluated in-process.
 //! The reference runs each test in a fresh subprocess (`TestScriptSubprocess`), about 1.7 s per
-//! test on this machine class (issue 26).
+//! test on this machine class.
 //!
 //!   TB_SHARED=/path/to/shared cargo bench -p tb-pyeval --bench bodies
 

@@ -109,7 +109,7 @@ enum Replay {
     /// As `tb bench`'s `replay_all_s`: the golden hash streamed from the tables, the stable
     /// diff (one hash per server, the golden one, as the reference's segment).
     Streamed,
-    /// The same plus the initial state's hash (the segment before issue 26's h-27replay).
+    /// The same plus the initial state's hash (a second sha256 the reference's segment does not compute).
     TwoHashes,
     /// Both stable states built as values, hashed and diffed whole.
     Full,

@@ -5,6 +5,7 @@ mod audit;
 mod broken_pipe;
 mod campaign;
 mod campaign_plan;
+mod docs;
 mod example;
 mod external_servers;
 mod external_sessions;

@@ -57,6 +57,17 @@ fn infer_without_tasks_says_how_to_give_them() {
 }
 
 #[test]
+fn no_data_root_says_how_to_get_the_benchmark() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list.yaml");
+    std::fs::write(&list, "- x.py:test_y\n").unwrap();
+    let tmp = dir.path().to_str().unwrap();
+    insta::with_settings!({filters => vec![(tb_test_support::regex_literal(tmp).as_str(), "[TMP]")]}, {
+        insta::assert_snapshot!(shown(&["validate", "--test-list", list.to_str().unwrap()]));
+    });
+}
+
+#[test]
 fn a_missing_data_root_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-data");
