@@ -10,9 +10,9 @@ use tb_python::{float_repr, json_float, str_repr};
 
 use crate::value::{Value, ViewKind};
 
-/// Python `repr(v)`. Containers nested deeper than `limit` are an error upstream; here
-/// recursion is bounded by the evaluator's own depth limit on what it builds, and a cycle
-/// prints as `[...]` as CPython does.
+/// Python `repr(v)`. A cycle prints as `[...]` as CPython does; containers nested past
+/// [`crate::budget::MAX_VALUE_DEPTH`] stop the walk (`...`) and leave a `RecursionError`
+/// for the evaluator to raise, and text past the memory budget stops it too.
 pub fn repr(v: &Value) -> String {
     let mut out = String::new();
     write_repr(&mut out, v, &mut Vec::new());
@@ -34,15 +34,39 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::Dict(d) => Some(std::rc::Rc::as_ptr(d).cast::<u8>() as usize),
         _ => None,
     };
-    if let Some(p) = ptr {
-        if seen.contains(&p) || seen.len() > 200 {
-            out.push_str(if matches!(v, Value::List(_)) {
-                "[...]"
-            } else {
-                "{...}"
-            });
+    if let Some(p) = ptr
+        && seen.contains(&p)
+    {
+        out.push_str(if matches!(v, Value::List(_)) {
+            "[...]"
+        } else {
+            "{...}"
+        });
+        return;
+    }
+    let nested = matches!(
+        v,
+        Value::List(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::DictView(..)
+            | Value::Object(_)
+    );
+    let _deeper = if nested {
+        if crate::budget::over(out.len()) {
             return;
         }
+        let d = crate::budget::deeper();
+        if d.is_none() {
+            out.push_str("...");
+            return;
+        }
+        d
+    } else {
+        None
+    };
+    if let Some(p) = ptr {
         seen.push(p);
     }
     match v {
@@ -179,9 +203,18 @@ pub fn json_dumps(v: &Value, opts: &DumpsOptions) -> Result<String, String> {
 }
 
 fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Result<(), String> {
-    if level > 500 {
-        return Err("maximum recursion depth exceeded while encoding a JSON object".into());
+    if crate::budget::over(out.len()) {
+        return Err("the text passed the memory budget".into());
     }
+    let _deeper = match v {
+        Value::List(_) | Value::Tuple(_) | Value::Dict(_) => match crate::budget::deeper() {
+            Some(d) => Some(d),
+            None => {
+                return Err("maximum recursion depth exceeded while encoding a JSON object".into());
+            }
+        },
+        _ => None,
+    };
     let item_sep = opts.item_sep();
     match v {
         Value::None => out.push_str("null"),
