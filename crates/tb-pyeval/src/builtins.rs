@@ -588,6 +588,17 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
             }
             Ok(V::list(out))
         }
+        (Operator::Mult, V::Tuple(t), n) | (Operator::Mult, n, V::Tuple(t))
+            if as_int(n).is_some() =>
+        {
+            let times = usize::try_from(as_int(n).unwrap_or(0).max(0)).unwrap_or(0);
+            crate::budget::fits(t.len().saturating_mul(times).saturating_mul(SLOT))?;
+            let mut out = Vec::with_capacity(t.len() * times);
+            for _ in 0..times {
+                out.extend(t.iter().cloned());
+            }
+            Ok(V::tuple(out))
+        }
         (Operator::Mod, V::Str(fmt), args) => percent_format(fmt, args),
         (Operator::BitOr | Operator::BitAnd | Operator::Sub | Operator::BitXor, _, _)
             if as_set(a)?.is_some() && as_set(b)?.is_some() =>
@@ -700,11 +711,15 @@ fn percent_format(fmt: &str, args: &Value) -> R<Value> {
                 let v = next()?;
                 used += 1;
                 match v {
-                    Value::Float(f) if f.is_finite() && f.abs() < 9.2e18 => {
-                        #[allow(clippy::cast_possible_truncation)]
-                        out.push_str(&(f.trunc() as i64).to_string());
+                    Value::Float(f) if f.is_finite() => {
+                        // The integer part exactly, as CPython's int(f) gives it.
+                        let t = f.trunc();
+                        if t == 0.0 {
+                            out.push('0');
+                        } else {
+                            out.push_str(&format!("{t:.0}"));
+                        }
                     }
-                    Value::Float(f) if f.is_finite() => return overflow(),
                     Value::Float(_) => {
                         return raise(
                             ExcKind::OverflowError,
@@ -857,14 +872,12 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
                 (None, None) => tb_python::float_repr(f.abs()),
                 (_, p) => format!("{:.*}", p.unwrap_or(6), f.abs()),
             };
-            let (int_part, frac) = text
-                .split_once('.')
-                .map_or((text.as_str(), None), |(a, b)| (a, Some(b)));
+            let (int_part, rest) = match text.find(['.', 'e']) {
+                Some(at) => (text.get(..at).unwrap_or(""), text.get(at..).unwrap_or("")),
+                None => (text.as_str(), ""),
+            };
             let mut s = group(int_part, grouping);
-            if let Some(fr) = frac {
-                s.push('.');
-                s.push_str(fr);
-            }
+            s.push_str(rest);
             if ty == Some('%') {
                 s.push('%');
             }
@@ -1865,7 +1878,7 @@ pub fn call_method(
             };
             let pred = |c: char| match &set {
                 Some(cs) => cs.contains(&c),
-                None => c.is_whitespace(),
+                None => is_py_space(c),
             };
             let out = match name {
                 "strip" => s.trim_matches(pred),
@@ -1887,22 +1900,25 @@ pub fn call_method(
                 .unwrap_or(-1);
             let parts: Vec<Value> = match &sep {
                 Value::None => {
-                    let words = s.split_whitespace();
+                    let words = s.split(is_py_space).filter(|w| !w.is_empty());
                     if maxsplit < 0 {
                         words.map(Value::str).collect()
                     } else {
                         // Rare: split on whitespace with a limit.
                         let mut out = Vec::new();
-                        let mut rest = s.trim_start();
+                        let mut rest = s.trim_start_matches(is_py_space);
                         let mut n = 0;
                         while !rest.is_empty() {
                             if n == maxsplit {
                                 out.push(Value::str(rest));
                                 break;
                             }
-                            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                            let end = rest.find(is_py_space).unwrap_or(rest.len());
                             out.push(Value::str(rest.get(..end).unwrap_or_default()));
-                            rest = rest.get(end..).unwrap_or_default().trim_start();
+                            rest = rest
+                                .get(end..)
+                                .unwrap_or_default()
+                                .trim_start_matches(is_py_space);
                             n += 1;
                         }
                         out
@@ -2211,6 +2227,12 @@ pub fn call_method(
             format!("'{}' object has no attribute '{name}'", recv.type_name()),
         ),
     }
+}
+
+/// Python's `str.isspace` for one character: Unicode white space and the separators
+/// `\x1c`..`\x1f`.
+fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
 }
 
 /// `str.splitlines`: the line boundaries CPython uses (`\n`, `\r`, `\r\n`, `\v`, `\f`,

@@ -23,6 +23,15 @@ pub fn repr(v: &Value) -> String {
 pub fn to_str(v: &Value) -> String {
     match v {
         Value::Str(s) => s.to_string(),
+        // A caught exception (`except E as e`): `str(e)` is its message.
+        Value::Object(o) if o.attrs.borrow().len() == 1 => {
+            let attrs = o.attrs.borrow();
+            match attrs.get("args") {
+                Some(Value::Tuple(t)) if t.len() == 1 => to_str(&t[0]),
+                Some(Value::Tuple(t)) if t.is_empty() => String::new(),
+                _ => repr(v),
+            }
+        }
         other => repr(other),
     }
 }

@@ -4,6 +4,7 @@
 //! errors on small files of our own; hostile bodies (deep, slow, large) in their budgets.
 
 mod budgets;
+mod cpython;
 mod recorded;
 mod unsupported;
 
