@@ -322,10 +322,33 @@ pub fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
 /// expression at most [`MAX_SOURCE_DEPTH`] levels deep as estimated from its operators.
 /// `Err((line, message))` names the first line past a bound.
 pub(crate) fn check_source_nesting(source: &str) -> Result<(), (u32, String)> {
+    let Err(message) = nesting(source) else {
+        return Ok(());
+    };
+    // The tokens carry no offsets here: the shortest prefix that already passes the bound
+    // ends on the line to name.
+    let (mut lo, mut hi) = (0usize, source.len());
+    while lo < hi {
+        let mut mid = lo + (hi - lo) / 2;
+        while !source.is_char_boundary(mid) {
+            mid += 1;
+        }
+        if mid >= hi {
+            break;
+        }
+        if nesting(source.get(..mid).unwrap_or_default()).is_err() {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let line = source.get(..hi).map_or(0, |p| p.matches('\n').count()) + 1;
+    Err((u32::try_from(line).unwrap_or(u32::MAX), message))
+}
+
+fn nesting(source: &str) -> Result<(), String> {
     use ruff_python_ast::token::TokenKind as T;
     let mut lexer = ruff_python_parser::lexer::lex(source, ruff_python_parser::Mode::Module);
-    // Lines as the tokens tell them (a line inside a triple-quoted string is not counted).
-    let mut line: u32 = 1;
     // Per open bracket: the operators since the last separator at that level, and the
     // lambdas (whose own `:` does not end what they nest).
     let mut chain: Vec<(usize, usize)> = vec![(0, 0)];
@@ -336,14 +359,11 @@ pub(crate) fn check_source_nesting(source: &str) -> Result<(), (u32, String)> {
         if kind.is_eof() {
             break;
         }
-        if kind.is_any_newline() {
-            line = line.saturating_add(1);
-        }
         match kind {
             T::Indent => {
                 indent += 1;
                 if indent >= 100 {
-                    return Err((line, "too many levels of indentation".into()));
+                    return Err("too many levels of indentation".into());
                 }
             }
             T::Dedent => indent = indent.saturating_sub(1),
@@ -358,7 +378,7 @@ pub(crate) fn check_source_nesting(source: &str) -> Result<(), (u32, String)> {
                 }
                 chain.push((0, 0));
                 if chain.len() > 201 {
-                    return Err((line, "too many nested parentheses".into()));
+                    return Err("too many nested parentheses".into());
                 }
             }
             T::Rpar | T::Rsqb | T::Rbrace if chain.len() > 1 => {
@@ -384,12 +404,9 @@ pub(crate) fn check_source_nesting(source: &str) -> Result<(), (u32, String)> {
         }
         let depth: usize = chain.iter().map(|(c, l)| c + l).sum::<usize>() + chain.len() + indent;
         if depth > MAX_SOURCE_DEPTH {
-            return Err((
-                line,
-                format!(
-                    "expression nested too deeply (more than {MAX_SOURCE_DEPTH} levels, \
+            return Err(format!(
+                "expression nested too deeply (more than {MAX_SOURCE_DEPTH} levels, \
                      tb's limit; CPython stops compiling near 3000)"
-                ),
             ));
         }
         prev = kind;
