@@ -90,6 +90,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::List(l) => {
             out.push('[');
             for (i, x) in l.borrow().iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -100,6 +103,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::Tuple(t) => {
             out.push('(');
             for (i, x) in t.iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -113,6 +119,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::Dict(d) => {
             out.push('{');
             for (i, (k, x)) in d.borrow().map().values().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -129,6 +138,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             } else {
                 out.push('{');
                 for (i, x) in s.map.values().enumerate() {
+                    if crate::budget::over(out.len()) {
+                        return;
+                    }
                     if i > 0 {
                         out.push_str(", ");
                     }
@@ -146,6 +158,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             out.push_str(name);
             out.push_str("([");
             for (i, (k, x)) in d.borrow().map().values().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -185,6 +200,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             out.push_str(&o.class);
             out.push('(');
             for (i, (k, x)) in o.attrs.borrow().iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -246,6 +264,9 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
             }
             out.push('[');
             for (i, x) in items.iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return Err("the text passed the memory budget".into());
+                }
                 if i > 0 {
                     out.push_str(item_sep);
                 }
@@ -283,6 +304,9 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
             }
             out.push('{');
             for (i, (k, x)) in entries.iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return Err("the text passed the memory budget".into());
+                }
                 if i > 0 {
                     out.push_str(item_sep);
                 }
