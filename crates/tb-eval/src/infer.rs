@@ -407,7 +407,17 @@ pub async fn grade_body(
     let ctx = std::sync::Arc::new(crate::pybody::context(&rec.messages, effects));
     let test = task.uid.rsplit(':').next().unwrap_or("");
     let run = match env.sandbox.test_source(task) {
-        Ok((path, source)) => crate::pybody::run_body(&path, &source, test, &ctx, judge).await,
+        Ok((path, source)) => {
+            // The attempt's budget (`--attempt-timeout`) is the body's too, else its default.
+            let limits = tb_pyeval::Limits {
+                time: Some(
+                    env.attempt_timeout
+                        .unwrap_or(tb_pyeval::budget::DEFAULT_TIME),
+                ),
+                ..tb_pyeval::Limits::default()
+            };
+            crate::pybody::run_body(&path, &source, test, &ctx, judge, &limits).await
+        }
         Err(e) => Err(e),
     };
     rec.metadata

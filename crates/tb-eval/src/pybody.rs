@@ -257,38 +257,63 @@ fn judge_messages(prompts: &crate::prompts::Prompts, call: &[String]) -> [Messag
 }
 
 /// Runs a task's test body on `ctx` (the reference's JSON `TestContext`, shared: the body
-/// reads the effects in place, converting only what it reads). The body is
-/// evaluated synchronously; each judge-model question suspends it: the run is repeated with
-/// the answers so far (bodies are deterministic, so it takes the same path), at most
-/// [`MAX_JUDGE_CALLS`] times. `Err` when the file cannot be read or the test is missing.
+/// reads the effects in place, converting only what it reads), within `limits` (its time
+/// budget counts across the whole run, judge calls excepted). The body is evaluated on a
+/// blocking thread of its own with a large stack, not on the async worker; each
+/// judge-model question suspends it: the run is repeated with the answers so far (bodies
+/// are deterministic, so it takes the same path), at most [`MAX_JUDGE_CALLS`] times. A
+/// budget that runs out is the test's system error naming it. `Err` when the file cannot be
+/// read or the test is missing.
 pub async fn run_body(
     path: &std::path::Path,
     source: &str,
     test: &str,
     ctx: &std::sync::Arc<Value>,
     judge: BodyJudge<'_>,
+    limits: &tb_pyeval::Limits,
 ) -> Result<BodyRun, String> {
     let mut answers: Vec<(Vec<String>, bool)> = Vec::new();
     let mut usage = tb_core::Usage::default();
+    let mut spent = std::time::Duration::ZERO;
     loop {
         let (outcome, pending, seen) = {
-            let file = tb_pyeval::TestFile::parse(path, source).map_err(|e| e.to_string())?;
-            file.check().map_err(|e| e.to_string())?;
-            let mut j = Replayed {
-                answers: &answers,
-                next: 0,
-                pending: None,
-                fixed: match judge {
-                    BodyJudge::Fixed(a) => Some(a),
-                    _ => None,
-                },
-                none: matches!(judge, BodyJudge::None),
-                seen: Vec::new(),
+            let path = path.to_path_buf();
+            let source = source.to_string();
+            let test = test.to_string();
+            let ctx = std::sync::Arc::clone(ctx);
+            let known = answers.clone();
+            let fixed = match judge {
+                BodyJudge::Fixed(a) => Some(a),
+                _ => None,
             };
-            let out = file
-                .run_shared(test, ctx, &mut j)
-                .map_err(|e| e.to_string())?;
-            (out, j.pending, j.seen)
+            let none = matches!(judge, BodyJudge::None);
+            let mut limits = limits.clone();
+            limits.time = limits.time.map(|t| t.saturating_sub(spent));
+            let started = std::time::Instant::now();
+            let run = tokio::task::spawn_blocking(move || {
+                tb_pyeval::budget::on_big_stack(move || {
+                    let file =
+                        tb_pyeval::TestFile::parse(&path, &source).map_err(|e| e.to_string())?;
+                    file.check().map_err(|e| e.to_string())?;
+                    let mut j = Replayed {
+                        answers: &known,
+                        next: 0,
+                        pending: None,
+                        fixed,
+                        none,
+                        seen: Vec::new(),
+                    };
+                    let out = file
+                        .run_limited(&test, &ctx, &mut j, &limits)
+                        .map_err(|e| e.to_string())?;
+                    Ok::<_, String>((out, j.pending, j.seen))
+                })
+                .unwrap_or_else(|| Err("the test-body evaluator's thread failed".into()))
+            })
+            .await
+            .map_err(|e| format!("the test-body evaluator failed: {e}"))??;
+            spent += started.elapsed();
+            run
         };
         let Some(call) = pending else {
             return Ok(BodyRun {

@@ -341,7 +341,16 @@ pub async fn replay_script(
     for (answer, key) in [(true, "verdict_judge_yes"), (false, "verdict_judge_no")] {
         let want = &record[key];
         summary.verdicts += 1;
-        match run_body(&path, &source, test, &ctx, BodyJudge::Fixed(answer)).await {
+        match run_body(
+            &path,
+            &source,
+            test,
+            &ctx,
+            BodyJudge::Fixed(answer),
+            &tb_pyeval::Limits::default(),
+        )
+        .await
+        {
             Ok(run) => {
                 let o = &run.outcome;
                 if json!(o.passed) == want["passed"]

@@ -8,7 +8,8 @@ use ruff_python_ast::{CmpOp, Operator};
 use crate::interp::{ExcKind, Interp, R, raise};
 use crate::repr::{DumpsOptions, json_dumps, repr, to_str};
 use crate::value::{
-    Builtin, Dict, Key, Module, Set, TypeKind, Value, ViewKind, as_f64, as_int, py_eq, view_set,
+    Builtin, Dict, Key, Module, SLOT, Set, TypeKind, Value, ViewKind, as_f64, as_int, py_eq,
+    view_set,
 };
 
 /// The builtin a bare name refers to, if any.
@@ -50,6 +51,14 @@ pub fn builtin_name(name: &str) -> Option<Value> {
 pub fn hash_key(v: &Value) -> R<Key> {
     match v.key() {
         Some(k) => Ok(k),
+        None if crate::budget::take_depth_trip() => raise(
+            ExcKind::RecursionError,
+            format!(
+                "maximum recursion depth exceeded while hashing a nested value \
+                 (tb's limit of {} levels)",
+                crate::budget::MAX_VALUE_DEPTH
+            ),
+        ),
         None => raise(
             ExcKind::TypeError,
             format!("unhashable type: '{}'", v.type_name()),
@@ -313,6 +322,7 @@ pub fn py_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::List(_) | Value::Tuple(_), Value::List(_) | Value::Tuple(_))
             if std::mem::discriminant(a) == std::mem::discriminant(b) =>
         {
+            let _deeper = crate::budget::deeper()?;
             let (x, y) = (iterate(a).ok()?, iterate(b).ok()?);
             for (p, q) in x.iter().zip(y.iter()) {
                 if !py_eq(p, q) {
@@ -408,6 +418,31 @@ fn overflow<T>() -> R<T> {
     )
 }
 
+/// `x ** y` on floats, with CPython's errors: a negative power of zero, a result too large,
+/// and a fractional power of a negative number (a complex number in CPython).
+fn float_pow(x: f64, y: f64) -> R<Value> {
+    if x == 0.0 && y < 0.0 {
+        return raise(
+            ExcKind::ZeroDivisionError,
+            "0.0 cannot be raised to a negative power",
+        );
+    }
+    if x < 0.0 && x.is_finite() && y.is_finite() && y.fract() != 0.0 {
+        return raise(
+            ExcKind::NotImplementedError,
+            "a fractional power of a negative number is a complex number, which is not supported",
+        );
+    }
+    let r = x.powf(y);
+    if r.is_infinite() && x.is_finite() && y.is_finite() {
+        return raise(
+            ExcKind::OverflowError,
+            "(34, 'Numerical result out of range')",
+        );
+    }
+    Ok(Value::Float(r))
+}
+
 /// `a <op> b`.
 #[allow(clippy::too_many_lines)]
 pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
@@ -467,7 +502,7 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
             Operator::Pow => {
                 if y < 0 {
                     #[allow(clippy::cast_precision_loss)]
-                    return Ok(V::Float((x as f64).powf(y as f64)));
+                    return float_pow(x as f64, y as f64);
                 }
                 let e = u32::try_from(y).map_or_else(|_| overflow(), Ok)?;
                 x.checked_pow(e).map_or_else(overflow, Ok)?
@@ -514,27 +549,31 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
                     r
                 }
             }
-            Operator::Pow => x.powf(y),
+            Operator::Pow => return float_pow(x, y),
             _ => return type_error(),
         }));
     }
     match (op, a, b) {
-        (Operator::Add, V::Str(x), V::Str(y)) => Ok(V::str(&format!("{x}{y}"))),
+        (Operator::Add, V::Str(x), V::Str(y)) => {
+            crate::budget::fits(x.len().saturating_add(y.len()))?;
+            Ok(V::str(&format!("{x}{y}")))
+        }
         (Operator::Add, V::List(x), V::List(y)) => {
+            let n = x.borrow().len().saturating_add(y.borrow().len());
+            crate::budget::fits(n.saturating_mul(SLOT))?;
             let mut out = x.borrow().clone();
             out.extend(y.borrow().iter().cloned());
             Ok(V::list(out))
         }
         (Operator::Add, V::Tuple(x), V::Tuple(y)) => {
+            crate::budget::fits(x.len().saturating_add(y.len()).saturating_mul(SLOT))?;
             let mut out = x.to_vec();
             out.extend(y.iter().cloned());
             Ok(V::tuple(out))
         }
         (Operator::Mult, V::Str(s), n) | (Operator::Mult, n, V::Str(s)) if as_int(n).is_some() => {
             let times = usize::try_from(as_int(n).unwrap_or(0).max(0)).unwrap_or(0);
-            if s.len().saturating_mul(times) > 64 << 20 {
-                return raise(ExcKind::OverflowError, "repeated string is too large");
-            }
+            crate::budget::fits(s.len().saturating_mul(times))?;
             Ok(V::str(&s.repeat(times)))
         }
         (Operator::Mult, V::List(l), n) | (Operator::Mult, n, V::List(l))
@@ -542,14 +581,23 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
         {
             let times = usize::try_from(as_int(n).unwrap_or(0).max(0)).unwrap_or(0);
             let l = l.borrow();
-            if l.len().saturating_mul(times) > 1 << 24 {
-                return raise(ExcKind::OverflowError, "repeated list is too large");
-            }
+            crate::budget::fits(l.len().saturating_mul(times).saturating_mul(SLOT))?;
             let mut out = Vec::with_capacity(l.len() * times);
             for _ in 0..times {
                 out.extend(l.iter().cloned());
             }
             Ok(V::list(out))
+        }
+        (Operator::Mult, V::Tuple(t), n) | (Operator::Mult, n, V::Tuple(t))
+            if as_int(n).is_some() =>
+        {
+            let times = usize::try_from(as_int(n).unwrap_or(0).max(0)).unwrap_or(0);
+            crate::budget::fits(t.len().saturating_mul(times).saturating_mul(SLOT))?;
+            let mut out = Vec::with_capacity(t.len() * times);
+            for _ in 0..times {
+                out.extend(t.iter().cloned());
+            }
+            Ok(V::tuple(out))
         }
         (Operator::Mod, V::Str(fmt), args) => percent_format(fmt, args),
         (Operator::BitOr | Operator::BitAnd | Operator::Sub | Operator::BitXor, _, _)
@@ -606,11 +654,17 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
     }
 }
 
+/// Counts `n` slots added to a list in place against the memory budget.
+pub(crate) fn grow(n: usize) -> R<()> {
+    crate::budget::take(n.saturating_mul(SLOT))
+}
+
 /// `a <op>= b`: lists and dicts change in place, everything else rebinds.
 pub fn inplace_op(op: Operator, a: Value, b: Value) -> R<Value> {
     match (&a, op) {
         (Value::List(l), Operator::Add) => {
             let items = iterate(&b)?;
+            grow(items.len())?;
             l.borrow_mut().extend(items);
             Ok(a)
         }
@@ -619,12 +673,24 @@ pub fn inplace_op(op: Operator, a: Value, b: Value) -> R<Value> {
 }
 
 fn percent_format(fmt: &str, args: &Value) -> R<Value> {
-    let args: Vec<Value> = match args {
-        Value::Tuple(t) => t.to_vec(),
-        other => vec![other.clone()],
+    // A tuple gives the arguments one by one; any other value is the one argument. A
+    // mapping (or any value with items, as CPython sees a list) may go unused.
+    let (args, unused_ok): (Vec<Value>, bool) = match args {
+        Value::Tuple(t) => (t.to_vec(), false),
+        other => (
+            vec![other.clone()],
+            matches!(other, Value::Dict(_) | Value::List(_)),
+        ),
     };
     let mut out = String::new();
     let mut it = args.iter();
+    let mut next = || -> R<&Value> {
+        match it.next() {
+            Some(v) => Ok(v),
+            None => raise(ExcKind::TypeError, "not enough arguments for format string"),
+        }
+    };
+    let mut used = 0usize;
     let mut chars = fmt.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '%' {
@@ -633,12 +699,47 @@ fn percent_format(fmt: &str, args: &Value) -> R<Value> {
         }
         match chars.next() {
             Some('%') => out.push('%'),
-            Some('s') => out.push_str(&to_str(it.next().unwrap_or(&Value::None))),
-            Some('r') => out.push_str(&repr(it.next().unwrap_or(&Value::None))),
-            Some('d') => match it.next().and_then(as_int) {
-                Some(i) => out.push_str(&i.to_string()),
-                None => return raise(ExcKind::TypeError, "%d format: a real number is required"),
-            },
+            Some('s') => {
+                out.push_str(&to_str(next()?));
+                used += 1;
+            }
+            Some('r') => {
+                out.push_str(&repr(next()?));
+                used += 1;
+            }
+            Some(conv @ ('d' | 'i')) => {
+                let v = next()?;
+                used += 1;
+                match v {
+                    Value::Float(f) if f.is_finite() => {
+                        // The integer part exactly, as CPython's int(f) gives it.
+                        let t = f.trunc();
+                        if t == 0.0 {
+                            out.push('0');
+                        } else {
+                            out.push_str(&format!("{t:.0}"));
+                        }
+                    }
+                    Value::Float(_) => {
+                        return raise(
+                            ExcKind::OverflowError,
+                            "cannot convert float infinity or NaN to integer",
+                        );
+                    }
+                    v => match as_int(v) {
+                        Some(i) => out.push_str(&i.to_string()),
+                        None => {
+                            return raise(
+                                ExcKind::TypeError,
+                                format!(
+                                    "%{conv} format: a real number is required, not {}",
+                                    v.type_name()
+                                ),
+                            );
+                        }
+                    },
+                }
+            }
             _ => {
                 return raise(
                     ExcKind::NotImplementedError,
@@ -646,6 +747,12 @@ fn percent_format(fmt: &str, args: &Value) -> R<Value> {
                 );
             }
         }
+    }
+    if used < args.len() && !unused_ok {
+        return raise(
+            ExcKind::TypeError,
+            "not all arguments converted during string formatting",
+        );
     }
     Ok(Value::str(&out))
 }
@@ -738,7 +845,23 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
         }
         (None | Some('d'), Value::Int(_) | Value::Bool(_)) if precision.is_none() => {
             let n = as_int(v).unwrap_or(0);
-            (group(&n.abs().to_string(), grouping), true)
+            (group(&n.unsigned_abs().to_string(), grouping), true)
+        }
+        (Some('g' | 'G' | 'e' | 'E'), _) | (None, Value::Float(_))
+            if as_f64(v).is_some() && (ty.is_some() || precision.is_some()) =>
+        {
+            let f = as_f64(v).unwrap_or(0.0).abs();
+            let upper = matches!(ty, Some('G' | 'E'));
+            let text = match ty {
+                Some('e' | 'E') => exp_format(f, precision.unwrap_or(6), false),
+                _ => general_format(f, precision.unwrap_or(6), ty.is_none()),
+            };
+            let (int_part, rest) = match text.find(['.', 'e']) {
+                Some(at) => (text.get(..at).unwrap_or(""), text.get(at..).unwrap_or("")),
+                None => (text.as_str(), ""),
+            };
+            let s = format!("{}{rest}", group(int_part, grouping));
+            (if upper { s.to_uppercase() } else { s }, true)
         }
         (Some('f' | 'F' | '%'), _) | (None, Value::Float(_)) if as_f64(v).is_some() => {
             let mut f = as_f64(v).unwrap_or(0.0);
@@ -749,14 +872,12 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
                 (None, None) => tb_python::float_repr(f.abs()),
                 (_, p) => format!("{:.*}", p.unwrap_or(6), f.abs()),
             };
-            let (int_part, frac) = text
-                .split_once('.')
-                .map_or((text.as_str(), None), |(a, b)| (a, Some(b)));
+            let (int_part, rest) = match text.find(['.', 'e']) {
+                Some(at) => (text.get(..at).unwrap_or(""), text.get(at..).unwrap_or("")),
+                None => (text.as_str(), ""),
+            };
             let mut s = group(int_part, grouping);
-            if let Some(fr) = frac {
-                s.push('.');
-                s.push_str(fr);
-            }
+            s.push_str(rest);
             if ty == Some('%') {
                 s.push('%');
             }
@@ -798,6 +919,55 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
         '=' => format!("{sign_text}{}{body}", fills(pad)),
         _ => format!("{}{sign_text}{body}", fills(pad)),
     })
+}
+
+/// `format(f, '.{p}e')` of a non-negative float: `d.ddde+XX` (CPython's exponent has at
+/// least two digits); `strip` drops trailing zeros of the mantissa.
+fn exp_format(f: f64, p: usize, strip: bool) -> String {
+    if !f.is_finite() {
+        return tb_python::float_repr(f);
+    }
+    let text = format!("{f:.p$e}");
+    let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut mantissa = mantissa.to_string();
+    if strip && mantissa.contains('.') {
+        mantissa = mantissa
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string();
+    }
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
+}
+
+/// The general format of a non-negative float with `p` significant digits: `format(f,
+/// '.{p}g')`, or with `repr_like` the format without a type (`f'{f:.2}'`), which switches
+/// to the exponent one digit earlier and keeps a digit after the point.
+fn general_format(f: f64, p: usize, repr_like: bool) -> String {
+    if !f.is_finite() {
+        return tb_python::float_repr(f);
+    }
+    let p = p.max(1);
+    let sci = format!("{f:.*e}", p - 1);
+    let exp: i64 = sci
+        .split_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    let p_i = i64::try_from(p).unwrap_or(i64::MAX);
+    let limit = if repr_like { p_i - 1 } else { p_i };
+    if exp < -4 || exp >= limit {
+        return exp_format(f, p - 1, true);
+    }
+    let decimals = usize::try_from(p_i - 1 - exp).unwrap_or(0);
+    let mut text = format!("{f:.decimals$}");
+    if text.contains('.') {
+        text = text.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    if repr_like && !text.contains('.') {
+        text.push_str(".0");
+    }
+    text
 }
 
 fn group(digits: &str, grouping: bool) -> String {
@@ -994,6 +1164,74 @@ fn kwarg<'k>(kwargs: &'k [(String, Value)], name: &str) -> Option<&'k Value> {
     kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
 
+/// `range(...)`'s start, stop and step.
+pub fn range_bounds(args: &[Value]) -> R<(i64, i64, i64)> {
+    arity("range", args, 1, 3)?;
+    let mut ints = Vec::with_capacity(3);
+    for a in args {
+        match as_int(a) {
+            Some(i) => ints.push(i),
+            None => {
+                return raise(
+                    ExcKind::TypeError,
+                    format!(
+                        "'{}' object cannot be interpreted as an integer",
+                        a.type_name()
+                    ),
+                );
+            }
+        }
+    }
+    let (start, stop, step) = match ints.as_slice() {
+        [stop] => (0, *stop, 1),
+        [start, stop] => (*start, *stop, 1),
+        [start, stop, step] => (*start, *stop, *step),
+        _ => (0, 0, 1),
+    };
+    if step == 0 {
+        return raise(ExcKind::ValueError, "range() arg 3 must not be zero");
+    }
+    Ok((start, stop, step))
+}
+
+/// What a `for` loop or a comprehension walks: the items of a value, or the numbers of a
+/// `range(...)` one by one (as CPython's lazy range, not built as a list).
+pub enum ForIter {
+    Items(std::vec::IntoIter<Value>),
+    Range {
+        next: i64,
+        stop: i64,
+        step: i64,
+        done: bool,
+    },
+}
+
+impl Iterator for ForIter {
+    type Item = Value;
+    fn next(&mut self) -> Option<Value> {
+        match self {
+            ForIter::Items(it) => it.next(),
+            ForIter::Range {
+                next,
+                stop,
+                step,
+                done,
+            } => {
+                let more = (*step > 0 && *next < *stop) || (*step < 0 && *next > *stop);
+                if *done || !more {
+                    return None;
+                }
+                let v = *next;
+                match next.checked_add(*step) {
+                    Some(n) => *next = n,
+                    None => *done = true,
+                }
+                Some(Value::Int(v))
+            }
+        }
+    }
+}
+
 /// Calls a builtin function.
 #[allow(clippy::too_many_lines)]
 pub fn call_builtin(
@@ -1080,6 +1318,12 @@ pub fn call_builtin(
                 .cloned()
                 .or_else(|| kwarg(&kwargs, "start").cloned())
                 .unwrap_or(Value::Int(0));
+            if matches!(acc, Value::Str(_)) {
+                return raise(
+                    ExcKind::TypeError,
+                    "sum() can't sum strings [use ''.join(seq) instead]",
+                );
+            }
             for it in iterate(&args[0])? {
                 acc = binary_op(Operator::Add, &acc, &it)?;
             }
@@ -1167,43 +1411,55 @@ pub fn call_builtin(
         }
         Builtin::Enumerate => {
             arity("enumerate", &args, 1, 2)?;
-            let start = args
-                .get(1)
-                .or_else(|| kwarg(&kwargs, "start"))
-                .and_then(as_int)
-                .unwrap_or(0);
+            let start = match args.get(1).or_else(|| kwarg(&kwargs, "start")) {
+                None => 0,
+                Some(v) => match as_int(v) {
+                    Some(i) => i,
+                    None => {
+                        return raise(
+                            ExcKind::TypeError,
+                            format!(
+                                "'{}' object cannot be interpreted as an integer",
+                                v.type_name()
+                            ),
+                        );
+                    }
+                },
+            };
             let items = iterate(&args[0])?;
-            Ok(Value::list(
-                items
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        Value::tuple(vec![Value::Int(start + i64::try_from(i).unwrap_or(0)), v])
-                    })
-                    .collect(),
-            ))
+            let mut out = Vec::with_capacity(items.len());
+            for (i, v) in items.into_iter().enumerate() {
+                let Some(n) = i64::try_from(i).ok().and_then(|i| start.checked_add(i)) else {
+                    return raise(
+                        ExcKind::OverflowError,
+                        "cannot count past 2**63 - 1 in enumerate (big integers are not supported)",
+                    );
+                };
+                out.push(Value::tuple(vec![Value::Int(n), v]));
+            }
+            Ok(Value::list(out))
         }
         Builtin::Range => {
-            arity("range", &args, 1, 3)?;
-            let ints: Vec<i64> = args.iter().map(as_int).collect::<Option<_>>().map_or_else(
-                || raise(ExcKind::TypeError, "range() arguments must be integers"),
-                Ok,
-            )?;
-            let (start, stop, step) = match ints.as_slice() {
-                [stop] => (0, *stop, 1),
-                [start, stop] => (*start, *stop, 1),
-                [start, stop, step] => (*start, *stop, *step),
-                _ => (0, 0, 1),
+            no_kwargs("range", &kwargs)?;
+            let (start, stop, step) = range_bounds(&args)?;
+            let span = if step > 0 {
+                i128::from(stop) - i128::from(start)
+            } else {
+                i128::from(start) - i128::from(stop)
             };
-            if step == 0 {
-                return raise(ExcKind::ValueError, "range() arg 3 must not be zero");
-            }
-            let mut out = Vec::new();
+            let count = if span <= 0 {
+                0
+            } else {
+                (span - 1) / i128::from(step).abs() + 1
+            };
+            crate::budget::fits(
+                usize::try_from(count)
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(SLOT),
+            )?;
+            let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
             let mut i = start;
             while (step > 0 && i < stop) || (step < 0 && i > stop) {
-                if out.len() >= 10_000_000 {
-                    return raise(ExcKind::OverflowError, "range is too large");
-                }
                 out.push(Value::Int(i));
                 i = match i.checked_add(step) {
                     Some(n) => n,
@@ -1225,8 +1481,8 @@ pub fn call_builtin(
             let sep = kwarg(&kwargs, "sep").map_or_else(|| " ".to_string(), to_str);
             let end = kwarg(&kwargs, "end").map_or_else(|| "\n".to_string(), to_str);
             let text: Vec<String> = args.iter().map(to_str).collect();
-            interp.prints.push_str(&text.join(&sep));
-            interp.prints.push_str(&end);
+            interp.print(&text.join(&sep))?;
+            interp.print(&end)?;
             Ok(Value::None)
         }
         Builtin::Repr => {
@@ -1546,6 +1802,7 @@ pub fn call_method(
         && name != "get"
         && name != "setdefault"
         && name != "split"
+        && name != "splitlines"
     {
         no_kwargs(name, &kwargs)?;
     }
@@ -1621,7 +1878,7 @@ pub fn call_method(
             };
             let pred = |c: char| match &set {
                 Some(cs) => cs.contains(&c),
-                None => c.is_whitespace(),
+                None => is_py_space(c),
             };
             let out = match name {
                 "strip" => s.trim_matches(pred),
@@ -1643,22 +1900,25 @@ pub fn call_method(
                 .unwrap_or(-1);
             let parts: Vec<Value> = match &sep {
                 Value::None => {
-                    let words = s.split_whitespace();
+                    let words = s.split(is_py_space).filter(|w| !w.is_empty());
                     if maxsplit < 0 {
                         words.map(Value::str).collect()
                     } else {
                         // Rare: split on whitespace with a limit.
                         let mut out = Vec::new();
-                        let mut rest = s.trim_start();
+                        let mut rest = s.trim_start_matches(is_py_space);
                         let mut n = 0;
                         while !rest.is_empty() {
                             if n == maxsplit {
                                 out.push(Value::str(rest));
                                 break;
                             }
-                            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                            let end = rest.find(is_py_space).unwrap_or(rest.len());
                             out.push(Value::str(rest.get(..end).unwrap_or_default()));
-                            rest = rest.get(end..).unwrap_or_default().trim_start();
+                            rest = rest
+                                .get(end..)
+                                .unwrap_or_default()
+                                .trim_start_matches(is_py_space);
                             n += 1;
                         }
                         out
@@ -1685,11 +1945,24 @@ pub fn call_method(
             };
             Ok(Value::list(parts))
         }
-        (Value::Str(s), "splitlines") => Ok(Value::list(s.lines().map(Value::str).collect())),
+        (Value::Str(s), "splitlines") => {
+            arity("splitlines", &args, 0, 1)?;
+            let keep = args
+                .first()
+                .or_else(|| kwarg(&kwargs, "keepends"))
+                .is_some_and(Value::truthy);
+            Ok(Value::list(
+                splitlines(s, keep).into_iter().map(Value::str).collect(),
+            ))
+        }
         (Value::Str(s), "join") => {
             arity("join", &args, 1, 1)?;
             let mut out = String::new();
+            let room = crate::budget::remaining();
             for (i, it) in iterate(&args[0])?.iter().enumerate() {
+                if out.len() > room {
+                    crate::budget::fits(out.len())?;
+                }
                 if i > 0 {
                     out.push_str(s);
                 }
@@ -1714,13 +1987,21 @@ pub fn call_method(
                 want_str("replace", &args[0])?,
                 want_str("replace", &args[1])?,
             );
-            match args.get(2).and_then(as_int) {
-                Some(n) if n >= 0 => Ok(Value::str(&s.replacen(
-                    a,
-                    b,
-                    usize::try_from(n).unwrap_or(0),
-                ))),
-                _ => Ok(Value::str(&s.replace(a, b))),
+            let limit = match args.get(2).and_then(as_int) {
+                Some(n) if n >= 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+                _ => None,
+            };
+            // The size of the result, before it is built.
+            let hits = if a.is_empty() {
+                s.chars().count() + 1
+            } else {
+                s.matches(a).count()
+            };
+            let hits = limit.map_or(hits, |n| hits.min(n));
+            crate::budget::fits(s.len().saturating_add(hits.saturating_mul(b.len())))?;
+            match limit {
+                Some(n) => Ok(Value::str(&s.replacen(a, b, n))),
+                None => Ok(Value::str(&s.replace(a, b))),
             }
         }
         (Value::Str(s), "find" | "index" | "count") => {
@@ -1752,6 +2033,7 @@ pub fn call_method(
         // ---- list ----
         (Value::List(l), "append") => {
             arity("append", &args, 1, 1)?;
+            grow(1)?;
             l.borrow_mut()
                 .push(args.into_iter().next().unwrap_or(Value::None));
             Ok(Value::None)
@@ -1759,6 +2041,7 @@ pub fn call_method(
         (Value::List(l), "extend") => {
             arity("extend", &args, 1, 1)?;
             let items = iterate(&args[0])?;
+            grow(items.len())?;
             l.borrow_mut().extend(items);
             Ok(Value::None)
         }
@@ -1766,7 +2049,12 @@ pub fn call_method(
             arity("insert", &args, 2, 2)?;
             let len = i64::try_from(l.borrow().len()).unwrap_or(0);
             let i = as_int(&args[0]).unwrap_or(0);
-            let i = if i < 0 { (i + len).max(0) } else { i.min(len) };
+            let i = if i < 0 {
+                i.saturating_add(len).max(0)
+            } else {
+                i.min(len)
+            };
+            grow(1)?;
             l.borrow_mut()
                 .insert(usize::try_from(i).unwrap_or(0), args[1].clone());
             Ok(Value::None)
@@ -1798,7 +2086,7 @@ pub fn call_method(
             let items = l.borrow().clone();
             let reverse = kwarg(&kwargs, "reverse").is_some_and(Value::truthy);
             let sorted = sort_values(interp, items, kwarg(&kwargs, "key"), reverse)?;
-            *l.borrow_mut() = sorted;
+            l.borrow_mut().0 = sorted;
             Ok(Value::None)
         }
         (Value::List(_) | Value::Tuple(_), "index" | "count") => {
@@ -1939,6 +2227,41 @@ pub fn call_method(
             format!("'{}' object has no attribute '{name}'", recv.type_name()),
         ),
     }
+}
+
+/// Python's `str.isspace` for one character: Unicode white space and the separators
+/// `\x1c`..`\x1f`.
+fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// `str.splitlines`: the line boundaries CPython uses (`\n`, `\r`, `\r\n`, `\v`, `\f`,
+/// `\x1c`, `\x1d`, `\x1e`, `\x85`, `\u2028`, `\u2029`).
+fn splitlines(s: &str, keepends: bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let end_of_break = match c {
+            '\r' => match chars.peek() {
+                Some(&(j, '\n')) => {
+                    chars.next();
+                    j + 1
+                }
+                _ => i + 1,
+            },
+            '\n' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}'
+            | '\u{2029}' => i + c.len_utf8(),
+            _ => continue,
+        };
+        let end = if keepends { end_of_break } else { i };
+        out.push(s.get(start..end).unwrap_or_default());
+        start = end_of_break;
+    }
+    if start < s.len() {
+        out.push(s.get(start..).unwrap_or_default());
+    }
+    out
 }
 
 /// `str.format` with `{}`, `{0}`, `{name}`, `{!r}` and simple format specs.

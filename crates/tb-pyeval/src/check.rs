@@ -290,7 +290,7 @@ impl Walker<'_> {
 
     fn expr(&mut self, e: &Expr) {
         self.depth += 1;
-        if self.depth > crate::interp::MAX_DEPTH {
+        if self.depth > crate::budget::MAX_SOURCE_DEPTH {
             self.flag(e, "expression nested too deeply");
             self.depth -= 1;
             return;

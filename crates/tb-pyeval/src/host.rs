@@ -11,6 +11,7 @@ use std::sync::Arc;
 /// server's whole state, megabytes for the airline) are converted lazily, an entry when the
 /// body reads it (see [`crate::value::Dict`]).
 pub fn context_value(ctx: &Arc<serde_json::Value>) -> Value {
+    let _paused = crate::budget::pause();
     let mut attrs: Vec<(&'static str, Value)> = Vec::new();
     let get = |k: &str| ctx.get(k);
     attrs.push((

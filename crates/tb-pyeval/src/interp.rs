@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use ruff_python_ast::{
     self as ast, BoolOp, CmpOp, Expr, InterpolatedStringElement, Number, Stmt, UnaryOp,
@@ -18,9 +19,7 @@ use crate::repr::{repr, to_str};
 use crate::value::{Builtin, Dict, FastState, Module, Set, TypeKind, Value, py_eq};
 use crate::{Judge, LineIndex};
 
-/// Deepest nesting of calls and expressions the evaluator follows before it answers
-/// `RecursionError` (CPython's default recursion limit is 1000 frames).
-pub const MAX_DEPTH: usize = 400;
+pub use crate::budget::MAX_EVAL_DEPTH;
 
 /// The exception kinds a test body can raise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +37,10 @@ pub enum ExcKind {
     RecursionError,
     NotImplementedError,
     StopIteration,
+    /// The run built more than its memory budget (never caught by `except`).
+    MemoryError,
+    /// The run passed its time budget (never caught by `except`).
+    TimeoutError,
     Exception,
     /// The judge model failed (`JudgeException` in the reference).
     JudgeException,
@@ -59,9 +62,15 @@ impl ExcKind {
             ExcKind::RecursionError => "RecursionError",
             ExcKind::NotImplementedError => "NotImplementedError",
             ExcKind::StopIteration => "StopIteration",
+            ExcKind::MemoryError => "MemoryError",
+            ExcKind::TimeoutError => "TimeoutError",
             ExcKind::Exception => "Exception",
             ExcKind::JudgeException => "JudgeException",
         }
+    }
+    /// A budget of the run ran out: no handler catches it.
+    pub fn is_budget(self) -> bool {
+        matches!(self, ExcKind::MemoryError | ExcKind::TimeoutError)
     }
     fn from_name(name: &str) -> Option<ExcKind> {
         Some(match name {
@@ -73,6 +82,8 @@ impl ExcKind {
             "AttributeError" => ExcKind::AttributeError,
             "NameError" => ExcKind::NameError,
             "ZeroDivisionError" => ExcKind::ZeroDivisionError,
+            "OverflowError" => ExcKind::OverflowError,
+            "RecursionError" => ExcKind::RecursionError,
             "NotImplementedError" => ExcKind::NotImplementedError,
             "Exception" => ExcKind::Exception,
             _ => return None,
@@ -80,6 +91,9 @@ impl ExcKind {
     }
     /// Whether `except <handler>` catches this kind.
     fn caught_by(self, handler: ExcKind) -> bool {
+        if self.is_budget() {
+            return false;
+        }
         handler == self
             || handler == ExcKind::Exception
             || (handler == ExcKind::NameError && self == ExcKind::UnboundLocalError)
@@ -132,13 +146,34 @@ pub struct Function {
     /// Evaluated default values, by parameter position.
     pub defaults: Vec<Option<Value>>,
     /// Names local to the function body (assigned anywhere in it).
-    pub local_names: Rc<HashSet<String>>,
+    pub local_names: Arc<HashSet<String>>,
     pub env: Rc<Env>,
+}
+
+impl Function {
+    /// Moves out the values this function holds alone (its defaults, and the variables of
+    /// the scope it closes over when no one else holds it), to drop them without recursing.
+    pub(crate) fn drain_into(&mut self, stack: &mut Vec<Value>) {
+        stack.extend(std::mem::take(&mut self.defaults).into_iter().flatten());
+        if let Some(env) = Rc::get_mut(&mut self.env) {
+            stack.extend(std::mem::take(env.vars.get_mut()).into_values());
+        }
+    }
+}
+
+impl Drop for Function {
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        self.drain_into(&mut stack);
+        if !stack.is_empty() {
+            crate::value::drop_values(stack);
+        }
+    }
 }
 
 #[derive(Debug)]
 pub enum FnDef {
-    Def(Rc<ast::StmtFunctionDef>),
+    Def(Arc<ast::StmtFunctionDef>),
     Lambda(Rc<ast::ExprLambda>),
 }
 
@@ -156,7 +191,7 @@ impl FnDef {
 pub struct Env {
     pub vars: RefCell<HashMap<String, Value, FastState>>,
     /// For function scopes: names that are local (read before assignment is an error).
-    pub local_names: Option<Rc<HashSet<String>>>,
+    pub local_names: Option<Arc<HashSet<String>>>,
     pub parent: Option<Rc<Env>>,
 }
 
@@ -168,7 +203,7 @@ impl Env {
             parent: None,
         })
     }
-    fn child(parent: &Rc<Env>, local_names: Option<Rc<HashSet<String>>>) -> Rc<Env> {
+    fn child(parent: &Rc<Env>, local_names: Option<Arc<HashSet<String>>>) -> Rc<Env> {
         Rc::new(Env {
             vars: RefCell::new(HashMap::default()),
             local_names,
@@ -182,17 +217,17 @@ impl Env {
 /// the shared def).
 #[derive(Debug, Default)]
 pub struct SharedDefs {
-    defs: HashMap<usize, Rc<ast::StmtFunctionDef>, FastState>,
-    locals: HashMap<usize, Rc<HashSet<String>>, FastState>,
+    defs: HashMap<usize, Arc<ast::StmtFunctionDef>, FastState>,
+    locals: HashMap<usize, Arc<HashSet<String>>, FastState>,
 }
 
 impl SharedDefs {
     /// Shares the def `stmt` (a statement of the file, which must outlive its runs).
     pub fn add(&mut self, stmt: &ast::StmtFunctionDef) {
-        let def = Rc::new(stmt.clone());
+        let def = Arc::new(stmt.clone());
         let names = local_names(&FnDef::Def(def.clone()));
         self.locals
-            .insert(Rc::as_ptr(&def).cast::<u8>() as usize, Rc::new(names));
+            .insert(Arc::as_ptr(&def).cast::<u8>() as usize, Arc::new(names));
         self.defs.insert(std::ptr::from_ref(stmt) as usize, def);
     }
 }
@@ -216,9 +251,14 @@ pub struct Interp<'a> {
     pub judge: &'a mut dyn Judge,
     pub lines: &'a LineIndex,
     pub prints: String,
+    /// Nested expressions and blocks being evaluated.
     depth: usize,
+    /// Python call frames (the module's counts as one, as in CPython).
+    calls: usize,
+    recursion_limit: usize,
+    clock: crate::budget::Clock,
     /// Cache of local-name sets per function definition (by address of the def).
-    locals_cache: HashMap<usize, Rc<HashSet<String>>>,
+    locals_cache: HashMap<usize, Arc<HashSet<String>>>,
     /// Top-level defs, shared instead of cloned.
     shared: Option<&'a SharedDefs>,
 }
@@ -230,9 +270,33 @@ impl<'a> Interp<'a> {
             lines,
             prints: String::new(),
             depth: 0,
+            calls: 1,
+            recursion_limit: crate::budget::DEFAULT_RECURSION_LIMIT,
+            clock: crate::budget::Clock::new(Some(crate::budget::DEFAULT_TIME)),
             locals_cache: HashMap::new(),
             shared: None,
         }
+    }
+
+    /// Evaluates within these budgets (time counted from now).
+    #[must_use]
+    pub fn with_limits(mut self, limits: &crate::budget::Limits) -> Self {
+        self.recursion_limit = limits.recursion_limit;
+        self.clock = crate::budget::Clock::new(limits.time);
+        self
+    }
+
+    /// Adds printed text to the print buffer (counted against the memory budget).
+    pub(crate) fn print(&mut self, text: &str) -> R<()> {
+        crate::budget::fits(text.len())?;
+        crate::budget::charge(text.len());
+        self.prints.push_str(text);
+        Ok(())
+    }
+
+    /// The exception a budget left pending (a walk over values too deep, memory spent).
+    pub fn pending(&self) -> Option<Flow> {
+        crate::budget::pending()
     }
 
     /// Evaluates with the top-level defs of the file shared (not cloned per run).
@@ -311,8 +375,7 @@ impl<'a> Interp<'a> {
                 }
             }
             Stmt::For(s) => {
-                let iterable = self.eval(&s.iter, env)?;
-                let items = builtins::iterate(&iterable)?;
+                let items = self.for_iter(&s.iter, env)?;
                 let mut broke = false;
                 for item in items {
                     self.assign(&s.target, item, env)?;
@@ -327,15 +390,7 @@ impl<'a> Interp<'a> {
             }
             Stmt::While(s) => {
                 let mut broke = false;
-                let mut rounds: u64 = 0;
                 while self.eval(&s.test, env)?.truthy() {
-                    rounds += 1;
-                    if rounds > 10_000_000 {
-                        return raise(
-                            ExcKind::RecursionError,
-                            "while loop ran over 10,000,000 rounds",
-                        );
-                    }
                     if self.loop_body(&s.body, env)? {
                         broke = true;
                         break;
@@ -360,7 +415,7 @@ impl<'a> Interp<'a> {
                     .and_then(|s| s.defs.get(&(std::ptr::from_ref(def) as usize)));
                 let rc = match shared {
                     Some(rc) => rc.clone(),
-                    None => Rc::new(def.clone()),
+                    None => Arc::new(def.clone()),
                 };
                 let f = self.make_function(def.name.id.to_string(), FnDef::Def(rc), env)?;
                 env.vars.borrow_mut().insert(def.name.id.to_string(), f);
@@ -412,6 +467,7 @@ impl<'a> Interp<'a> {
 
     /// Runs one round of a loop body: `Ok(true)` when it breaks out of the loop.
     fn loop_body(&mut self, body: &[Stmt], env: &Rc<Env>) -> R<bool> {
+        self.clock.tick()?;
         match self.exec_block(body, env) {
             Ok(()) | Err(Flow::Continue) => Ok(false),
             Err(Flow::Break) => Ok(true),
@@ -442,6 +498,12 @@ impl<'a> Interp<'a> {
                                 .insert(format!("\0exc:{}", name.id), Value::str(&e.message));
                         }
                         handled = Some(self.exec_block(&h.body, env));
+                        // As in CPython, the name is unbound when the handler ends.
+                        if let Some(name) = &h.name {
+                            let mut vars = env.vars.borrow_mut();
+                            vars.remove(name.id.as_str());
+                            vars.remove(&format!("\0exc:{}", name.id));
+                        }
                         break;
                     }
                 }
@@ -548,7 +610,7 @@ impl<'a> Interp<'a> {
             }
         }
         let key = match &def {
-            FnDef::Def(d) => Rc::as_ptr(d).cast::<u8>() as usize,
+            FnDef::Def(d) => Arc::as_ptr(d).cast::<u8>() as usize,
             FnDef::Lambda(l) => Rc::as_ptr(l).cast::<u8>() as usize,
         };
         let cached = self
@@ -558,7 +620,7 @@ impl<'a> Interp<'a> {
         let local_names = if let Some(l) = cached {
             l.clone()
         } else {
-            let rc = Rc::new(local_names(&def));
+            let rc = Arc::new(local_names(&def));
             self.locals_cache.insert(key, rc.clone());
             rc
         };
@@ -695,14 +757,25 @@ impl<'a> Interp<'a> {
     // ---- expressions ----
 
     pub fn eval(&mut self, expr: &Expr, env: &Rc<Env>) -> R<Value> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            self.depth -= 1;
-            return raise(ExcKind::RecursionError, "maximum recursion depth exceeded");
+        self.clock.tick()?;
+        if self.depth >= MAX_EVAL_DEPTH {
+            return raise(
+                ExcKind::RecursionError,
+                format!(
+                    "maximum recursion depth exceeded (tb's limit of {MAX_EVAL_DEPTH} nested \
+                     expressions and blocks)"
+                ),
+            );
         }
+        self.depth += 1;
         let r = self.eval_inner(expr, env);
         self.depth -= 1;
-        r
+        // A walk over values that went too deep, or values built past the memory budget,
+        // raise here, at the expression that did it.
+        match crate::budget::pending() {
+            Some(flow) => Err(flow),
+            None => r,
+        }
     }
 
     fn eval_inner(&mut self, expr: &Expr, env: &Rc<Env>) -> R<Value> {
@@ -861,20 +934,24 @@ impl<'a> Interp<'a> {
             Expr::ListComp(c) => {
                 let mut out = Vec::new();
                 self.comprehension(&c.generators, env, &mut |me, scope| {
-                    out.push(me.eval(&c.elt, scope)?);
+                    let v = me.eval(&c.elt, scope)?;
+                    builtins::grow(1)?;
+                    out.push(v);
                     Ok(())
                 })?;
-                Value::list(out)
+                Value::list_counted(out)
             }
             Expr::Generator(c) => {
                 // Generators are evaluated eagerly: the test files only consume them whole
                 // (`all(...)`, `any(...)`, `sum(...)`, `set(...)`).
                 let mut out = Vec::new();
                 self.comprehension(&c.generators, env, &mut |me, scope| {
-                    out.push(me.eval(&c.elt, scope)?);
+                    let v = me.eval(&c.elt, scope)?;
+                    builtins::grow(1)?;
+                    out.push(v);
                     Ok(())
                 })?;
-                Value::list(out)
+                Value::list_counted(out)
             }
             Expr::SetComp(c) => {
                 let mut out = Set::default();
@@ -935,15 +1012,42 @@ impl<'a> Interp<'a> {
         let Some(first) = generators.first() else {
             return Ok(());
         };
-        let iterable = self.eval(&first.iter, env)?;
-        self.comp_level(generators, 0, builtins::iterate(&iterable)?, &scope, body)
+        let items = self.for_iter(&first.iter, env)?;
+        self.comp_level(generators, 0, items, &scope, body)
+    }
+
+    /// What `for ... in <iter>` walks: `range(...)` lazily, anything else by its items.
+    fn for_iter(&mut self, iter: &Expr, env: &Rc<Env>) -> R<builtins::ForIter> {
+        if let Expr::Call(c) = iter
+            && c.arguments.keywords.is_empty()
+            && !c.arguments.args.iter().any(Expr::is_starred_expr)
+        {
+            let func = self.eval(&c.func, env)?;
+            if matches!(func, Value::Builtin(Builtin::Range)) {
+                let mut args = Vec::with_capacity(c.arguments.args.len());
+                for a in &c.arguments.args {
+                    args.push(self.eval(a, env)?);
+                }
+                let (next, stop, step) = builtins::range_bounds(&args)?;
+                return Ok(builtins::ForIter::Range {
+                    next,
+                    stop,
+                    step,
+                    done: false,
+                });
+            }
+            let v = self.eval_call_of(func, c, env)?;
+            return Ok(builtins::ForIter::Items(builtins::iterate(&v)?.into_iter()));
+        }
+        let v = self.eval(iter, env)?;
+        Ok(builtins::ForIter::Items(builtins::iterate(&v)?.into_iter()))
     }
 
     fn comp_level(
         &mut self,
         generators: &[ast::Comprehension],
         level: usize,
-        items: Vec<Value>,
+        items: builtins::ForIter,
         scope: &Rc<Env>,
         body: &mut dyn FnMut(&mut Self, &Rc<Env>) -> R<()>,
     ) -> R<()> {
@@ -958,14 +1062,8 @@ impl<'a> Interp<'a> {
                 }
             }
             if let Some(next) = generators.get(level + 1) {
-                let iterable = self.eval(&next.iter, scope)?;
-                self.comp_level(
-                    generators,
-                    level + 1,
-                    builtins::iterate(&iterable)?,
-                    scope,
-                    body,
-                )?;
+                let items = self.for_iter(&next.iter, scope)?;
+                self.comp_level(generators, level + 1, items, scope, body)?;
             } else {
                 body(self, scope)?;
             }
@@ -1035,6 +1133,11 @@ impl<'a> Interp<'a> {
 
     fn eval_call(&mut self, c: &ast::ExprCall, env: &Rc<Env>) -> R<Value> {
         let func = self.eval(&c.func, env)?;
+        self.eval_call_of(func, c, env)
+    }
+
+    /// A call whose function is already evaluated.
+    fn eval_call_of(&mut self, func: Value, c: &ast::ExprCall, env: &Rc<Env>) -> R<Value> {
         let mut args = Vec::with_capacity(c.arguments.args.len());
         for a in &c.arguments.args {
             if let Expr::Starred(st) = a {
@@ -1086,13 +1189,12 @@ impl<'a> Interp<'a> {
         args: Vec<Value>,
         kwargs: Vec<(String, Value)>,
     ) -> R<Value> {
-        self.depth += 8;
-        if self.depth > MAX_DEPTH {
-            self.depth -= 8;
+        if self.calls >= self.recursion_limit {
             return raise(ExcKind::RecursionError, "maximum recursion depth exceeded");
         }
+        self.calls += 1;
         let r = self.call_function_inner(f, args, kwargs);
-        self.depth -= 8;
+        self.calls -= 1;
         r
     }
 

@@ -10,9 +10,15 @@
 //! subset is reported by [`TestFile::check`] with its file and line before anything runs.
 //!
 //! Architecture Invariant: evaluation never panics and never recurses without bound on its
-//! input: nesting past [`interp::MAX_DEPTH`] is a `RecursionError` (a system error), loops are
-//! bounded, and integers that leave 64 bits are an `OverflowError`.
+//! input. Source is parsed, checked and run on a thread with a large known stack
+//! ([`budget::STACK_SIZE`]) after its nesting is bounded ([`budget::MAX_SOURCE_DEPTH`]);
+//! calls past the recursion limit (CPython's 1000) and walks over values nested past
+//! [`budget::MAX_VALUE_DEPTH`] are a `RecursionError`; nested values are dropped without
+//! recursing. A run has a time and a memory budget ([`budget::Limits`]): past either it
+//! stops with an exception no `except` catches, naming the budget (a system error).
+//! Integers that leave 64 bits are an `OverflowError`.
 
+pub mod budget;
 mod builtins;
 pub mod check;
 mod host;
@@ -21,11 +27,11 @@ pub mod repr;
 pub mod value;
 
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::Arc;
 
 use ruff_python_ast::{Expr, ModModule, Stmt};
 
+pub use budget::Limits;
 pub use check::Unsupported;
 use interp::{Env, Flow, Interp};
 
@@ -94,13 +100,15 @@ pub enum PyEvalError {
     },
     #[error("{file}: no test function {name}")]
     NoSuchTest { file: PathBuf, name: String },
+    #[error("{file}: the evaluator's thread failed (it could not start, or it panicked)")]
+    NoThread { file: PathBuf },
 }
 
 /// Byte offsets to 1-based line numbers.
 #[derive(Debug)]
 pub struct LineIndex {
     starts: Vec<usize>,
-    text: Rc<str>,
+    text: Arc<str>,
 }
 
 impl LineIndex {
@@ -113,7 +121,7 @@ impl LineIndex {
         }
         LineIndex {
             starts,
-            text: Rc::from(text),
+            text: Arc::from(text),
         }
     }
     pub fn line(&self, offset: usize) -> u32 {
@@ -193,8 +201,25 @@ pub(crate) fn parse_json(text: &str) -> Result<serde_json::Value, String> {
 
 impl TestFile {
     /// Parses a test file's source. Syntax errors name the file and line.
+    ///
+    /// Nesting past CPython's limits (200 parentheses, 100 blocks) or past
+    /// [`budget::MAX_SOURCE_DEPTH`] levels in one expression is a syntax error before the
+    /// parser runs; the parser runs on a thread with a stack of [`budget::STACK_SIZE`].
     pub fn parse(path: impl Into<PathBuf>, source: &str) -> Result<TestFile, PyEvalError> {
         let path = path.into();
+        if let Err((line, message)) = budget::check_source_nesting(source) {
+            return Err(PyEvalError::Syntax {
+                file: path,
+                line,
+                message,
+            });
+        }
+        let on_thread = path.clone();
+        budget::on_big_stack(move || TestFile::parse_here(on_thread, source))
+            .unwrap_or(Err(PyEvalError::NoThread { file: path }))
+    }
+
+    fn parse_here(path: PathBuf, source: &str) -> Result<TestFile, PyEvalError> {
         let lines = LineIndex::new(source);
         let parsed = ruff_python_parser::parse_module(source).map_err(|e| PyEvalError::Syntax {
             file: path.clone(),
@@ -243,10 +268,7 @@ impl TestFile {
 
     /// Every construct outside the evaluator's subset, with its line. `Ok` when there is none.
     pub fn check(&self) -> Result<(), PyEvalError> {
-        match check::unsupported(&self.body, &self.lines)
-            .into_iter()
-            .next()
-        {
+        match self.unsupported().into_iter().next() {
             None => Ok(()),
             Some(u) => Err(PyEvalError::Unsupported {
                 file: self.path.clone(),
@@ -258,7 +280,12 @@ impl TestFile {
 
     /// All unsupported constructs (for `tb validate`'s listing).
     pub fn unsupported(&self) -> Vec<Unsupported> {
-        check::unsupported(&self.body, &self.lines)
+        budget::on_big_stack(|| check::unsupported(&self.body, &self.lines)).unwrap_or_else(|| {
+            vec![Unsupported {
+                line: 0,
+                construct: "cannot start the evaluator's thread".into(),
+            }]
+        })
     }
 
     /// Runs one test function on a context (the reference's JSON form of `TestContext`).
@@ -267,7 +294,7 @@ impl TestFile {
         &self,
         test: &str,
         ctx: &serde_json::Value,
-        judge: &mut dyn Judge,
+        judge: &mut (dyn Judge + Send),
     ) -> Result<TestOutcome, PyEvalError> {
         self.run_shared(test, &Arc::new(ctx.clone()), judge)
     }
@@ -279,7 +306,38 @@ impl TestFile {
         &self,
         test: &str,
         ctx: &Arc<serde_json::Value>,
+        judge: &mut (dyn Judge + Send),
+    ) -> Result<TestOutcome, PyEvalError> {
+        self.run_limited(test, ctx, judge, &Limits::default())
+    }
+
+    /// [`TestFile::run_shared`] within `limits`, on a thread of its own with a stack of
+    /// [`budget::STACK_SIZE`]. A budget that runs out is the test's system error
+    /// (`MemoryError`, `TimeoutError` or `RecursionError`, naming the budget).
+    pub fn run_limited(
+        &self,
+        test: &str,
+        ctx: &Arc<serde_json::Value>,
+        judge: &mut (dyn Judge + Send),
+        limits: &Limits,
+    ) -> Result<TestOutcome, PyEvalError> {
+        budget::on_big_stack(|| {
+            budget::install(limits);
+            self.run_here(test, ctx, judge, limits)
+        })
+        .unwrap_or_else(|| {
+            Err(PyEvalError::NoThread {
+                file: self.path.clone(),
+            })
+        })
+    }
+
+    fn run_here(
+        &self,
+        test: &str,
+        ctx: &Arc<serde_json::Value>,
         judge: &mut dyn Judge,
+        limits: &Limits,
     ) -> Result<TestOutcome, PyEvalError> {
         let Some(&(_, index)) = self.tests.iter().find(|(n, _)| n == test) else {
             return Err(PyEvalError::NoSuchTest {
@@ -287,7 +345,9 @@ impl TestFile {
                 name: test.to_string(),
             });
         };
-        let mut interp = Interp::new(judge, &self.lines).with_shared(&self.shared_defs);
+        let mut interp = Interp::new(judge, &self.lines)
+            .with_shared(&self.shared_defs)
+            .with_limits(limits);
         let globals = Env::module();
         let x = host::context_value(ctx);
         let judge_v = host::judge_value();
@@ -310,11 +370,15 @@ impl TestFile {
         }
         let outcome = result.and_then(|()| {
             let f = interp.lookup(test, &globals)?;
-            interp.call(
+            let v = interp.call(
                 &f,
                 Vec::new(),
                 vec![("x".into(), x), ("judge".into(), judge_v)],
-            )
+            )?;
+            match interp.pending() {
+                Some(flow) => Err(flow),
+                None => Ok(v),
+            }
         });
         let prints = std::mem::take(&mut interp.prints);
         Ok(match outcome {

@@ -10,9 +10,9 @@ use tb_python::{float_repr, json_float, str_repr};
 
 use crate::value::{Value, ViewKind};
 
-/// Python `repr(v)`. Containers nested deeper than `limit` are an error upstream; here
-/// recursion is bounded by the evaluator's own depth limit on what it builds, and a cycle
-/// prints as `[...]` as CPython does.
+/// Python `repr(v)`. A cycle prints as `[...]` as CPython does; containers nested past
+/// [`crate::budget::MAX_VALUE_DEPTH`] stop the walk (`...`) and leave a `RecursionError`
+/// for the evaluator to raise, and text past the memory budget stops it too.
 pub fn repr(v: &Value) -> String {
     let mut out = String::new();
     write_repr(&mut out, v, &mut Vec::new());
@@ -23,6 +23,15 @@ pub fn repr(v: &Value) -> String {
 pub fn to_str(v: &Value) -> String {
     match v {
         Value::Str(s) => s.to_string(),
+        // A caught exception (`except E as e`): `str(e)` is its message.
+        Value::Object(o) if o.attrs.borrow().len() == 1 => {
+            let attrs = o.attrs.borrow();
+            match attrs.get("args") {
+                Some(Value::Tuple(t)) if t.len() == 1 => to_str(&t[0]),
+                Some(Value::Tuple(t)) if t.is_empty() => String::new(),
+                _ => repr(v),
+            }
+        }
         other => repr(other),
     }
 }
@@ -34,15 +43,39 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::Dict(d) => Some(std::rc::Rc::as_ptr(d).cast::<u8>() as usize),
         _ => None,
     };
-    if let Some(p) = ptr {
-        if seen.contains(&p) || seen.len() > 200 {
-            out.push_str(if matches!(v, Value::List(_)) {
-                "[...]"
-            } else {
-                "{...}"
-            });
+    if let Some(p) = ptr
+        && seen.contains(&p)
+    {
+        out.push_str(if matches!(v, Value::List(_)) {
+            "[...]"
+        } else {
+            "{...}"
+        });
+        return;
+    }
+    let nested = matches!(
+        v,
+        Value::List(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::DictView(..)
+            | Value::Object(_)
+    );
+    let _deeper = if nested {
+        if crate::budget::over(out.len()) {
             return;
         }
+        let d = crate::budget::deeper();
+        if d.is_none() {
+            out.push_str("...");
+            return;
+        }
+        d
+    } else {
+        None
+    };
+    if let Some(p) = ptr {
         seen.push(p);
     }
     match v {
@@ -57,6 +90,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::List(l) => {
             out.push('[');
             for (i, x) in l.borrow().iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -67,6 +103,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::Tuple(t) => {
             out.push('(');
             for (i, x) in t.iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -80,6 +119,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::Dict(d) => {
             out.push('{');
             for (i, (k, x)) in d.borrow().map().values().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -96,6 +138,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             } else {
                 out.push('{');
                 for (i, x) in s.map.values().enumerate() {
+                    if crate::budget::over(out.len()) {
+                        return;
+                    }
                     if i > 0 {
                         out.push_str(", ");
                     }
@@ -113,6 +158,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             out.push_str(name);
             out.push_str("([");
             for (i, (k, x)) in d.borrow().map().values().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -152,6 +200,9 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             out.push_str(&o.class);
             out.push('(');
             for (i, (k, x)) in o.attrs.borrow().iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -179,9 +230,18 @@ pub fn json_dumps(v: &Value, opts: &DumpsOptions) -> Result<String, String> {
 }
 
 fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Result<(), String> {
-    if level > 500 {
-        return Err("maximum recursion depth exceeded while encoding a JSON object".into());
+    if crate::budget::over(out.len()) {
+        return Err("the text passed the memory budget".into());
     }
+    let _deeper = match v {
+        Value::List(_) | Value::Tuple(_) | Value::Dict(_) => match crate::budget::deeper() {
+            Some(d) => Some(d),
+            None => {
+                return Err("maximum recursion depth exceeded while encoding a JSON object".into());
+            }
+        },
+        _ => None,
+    };
     let item_sep = opts.item_sep();
     match v {
         Value::None => out.push_str("null"),
@@ -204,6 +264,9 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
             }
             out.push('[');
             for (i, x) in items.iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return Err("the text passed the memory budget".into());
+                }
                 if i > 0 {
                     out.push_str(item_sep);
                 }
@@ -241,6 +304,9 @@ fn dump(out: &mut String, v: &Value, opts: &DumpsOptions, level: usize) -> Resul
             }
             out.push('{');
             for (i, (k, x)) in entries.iter().enumerate() {
+                if crate::budget::over(out.len()) {
+                    return Err("the text passed the memory budget".into());
+                }
                 if i > 0 {
                     out.push_str(item_sep);
                 }

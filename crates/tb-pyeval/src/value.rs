@@ -19,6 +19,9 @@ pub type FastState = foldhash::fast::RandomState;
 /// An insertion-ordered map with [`FastState`].
 pub type FastIndexMap<K, V> = IndexMap<K, V, FastState>;
 
+/// The bytes a container slot counts for in the memory budget.
+pub const SLOT: usize = std::mem::size_of::<Value>();
+
 /// A Python value.
 #[derive(Clone, Debug)]
 pub enum Value {
@@ -27,8 +30,8 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(Rc<str>),
-    List(Rc<RefCell<Vec<Value>>>),
-    Tuple(Rc<Vec<Value>>),
+    List(Rc<RefCell<Items>>),
+    Tuple(Rc<Items>),
     Dict(Rc<RefCell<Dict>>),
     Set(Rc<RefCell<Set>>),
     /// `d.items()`, `d.keys()`, `d.values()`: live views of a dict.
@@ -43,6 +46,74 @@ pub enum Value {
     Type(TypeKind),
     /// An imported module (`json`).
     Module(Module),
+}
+
+/// The items of a list or tuple. Dropping one never recurses: nested containers held only
+/// here are taken apart one by one (see [`drop_values`]), so a list nested a million deep
+/// is freed without a deep stack.
+#[derive(Debug, Default)]
+pub struct Items(pub Vec<Value>);
+
+impl std::ops::Deref for Items {
+    type Target = Vec<Value>;
+    fn deref(&self) -> &Vec<Value> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Items {
+    fn deref_mut(&mut self) -> &mut Vec<Value> {
+        &mut self.0
+    }
+}
+
+impl Drop for Items {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            drop_values(std::mem::take(&mut self.0));
+        }
+    }
+}
+
+/// Drops values without recursing: a container held only by the values being dropped
+/// gives its contents to the work list before it goes, so it is dropped empty.
+pub(crate) fn drop_values(mut stack: Vec<Value>) {
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::List(rc) => {
+                if let Ok(cell) = Rc::try_unwrap(rc) {
+                    stack.append(&mut cell.into_inner().0);
+                }
+            }
+            Value::Tuple(rc) => {
+                if let Ok(mut items) = Rc::try_unwrap(rc) {
+                    stack.append(&mut items.0);
+                }
+            }
+            Value::Dict(rc) | Value::DictView(rc, _) => {
+                if let Ok(cell) = Rc::try_unwrap(rc) {
+                    cell.into_inner().drain_into(&mut stack);
+                }
+            }
+            Value::Set(rc) => {
+                if let Ok(cell) = Rc::try_unwrap(rc) {
+                    stack.extend(std::mem::take(&mut cell.into_inner().map).into_values());
+                }
+            }
+            Value::Func(rc) => {
+                if let Ok(mut f) = Rc::try_unwrap(rc) {
+                    f.drain_into(&mut stack);
+                }
+            }
+            Value::Object(rc) => {
+                if let Ok(o) = Rc::try_unwrap(rc) {
+                    stack.extend(std::mem::take(&mut *o.attrs.borrow_mut()).into_values());
+                }
+            }
+            Value::Method(b, _) => stack.push(*b),
+            _ => {}
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +193,15 @@ impl TypeKind {
 pub struct Object {
     pub class: Rc<str>,
     pub attrs: RefCell<FastIndexMap<Rc<str>, Value>>,
+}
+
+impl Drop for Object {
+    fn drop(&mut self) {
+        let attrs = std::mem::take(self.attrs.get_mut());
+        if !attrs.is_empty() {
+            drop_values(attrs.into_values().collect());
+        }
+    }
 }
 
 impl Object {
@@ -218,7 +298,35 @@ impl Clone for Dict {
     }
 }
 
+impl Drop for Dict {
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        self.drain_into(&mut stack);
+        if !stack.is_empty() {
+            drop_values(stack);
+        }
+    }
+}
+
 impl Dict {
+    /// Moves the keys and values of the entries out (to drop them without recursing).
+    fn drain_into(&mut self, stack: &mut Vec<Value>) {
+        if let Some(map) = self.entries.take() {
+            stack.reserve(map.len() * 2);
+            for (_, (k, v)) in map {
+                stack.push(k);
+                stack.push(v);
+            }
+        }
+        if let Some(l) = self.lazy.as_mut() {
+            let read = std::mem::replace(l.read.get_mut(), Read::Short(Vec::new()));
+            match read {
+                Read::Short(v) => stack.extend(v.into_iter().map(|(_, v)| v)),
+                Read::Many(m) => stack.extend(m.into_values()),
+            }
+        }
+    }
+
     /// A dict with these entries.
     pub fn from_map(map: FastIndexMap<Key, (Value, Value)>) -> Dict {
         Dict {
@@ -313,6 +421,7 @@ impl Dict {
             slot.1 = value;
         } else {
             map.insert(key, (kval, value));
+            crate::budget::charge(3 * SLOT);
         }
     }
     pub fn len(&self) -> usize {
@@ -377,6 +486,8 @@ impl JsonRef {
 /// The Python value of the JSON node `v`, the child at `seg` of `parent`: objects become
 /// lazy dicts; lists are built (their objects lazy), scalars converted as [`from_json`] does.
 pub(crate) fn lazy_value(parent: &JsonRef, seg: Seg<'_>, v: &serde_json::Value) -> Value {
+    // The attempt's context is already in memory: converting it is not the body's building.
+    let _paused = crate::budget::pause();
     match v {
         serde_json::Value::Object(_) => Value::dict(Dict::lazy(parent.child(seg))),
         serde_json::Value::Array(a) => {
@@ -408,19 +519,32 @@ pub struct Set {
 
 impl Set {
     pub fn insert(&mut self, key: Key, value: Value) {
-        self.map.entry(key).or_insert(value);
+        if let indexmap::map::Entry::Vacant(e) = self.map.entry(key) {
+            e.insert(value);
+            crate::budget::charge(2 * SLOT);
+        }
     }
 }
 
 impl Value {
+    /// A string (its bytes counted against the run's memory budget).
     pub fn str(s: &str) -> Value {
+        crate::budget::charge(s.len());
         Value::Str(Rc::from(s))
     }
+    /// A list (its slots counted against the run's memory budget).
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Rc::new(RefCell::new(items)))
+        crate::budget::charge(items.len().saturating_mul(SLOT));
+        Value::List(Rc::new(RefCell::new(Items(items))))
     }
+    /// A list whose slots were counted as it grew.
+    pub(crate) fn list_counted(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(RefCell::new(Items(items))))
+    }
+    /// A tuple (its slots counted against the run's memory budget).
     pub fn tuple(items: Vec<Value>) -> Value {
-        Value::Tuple(Rc::new(items))
+        crate::budget::charge(items.len().saturating_mul(SLOT));
+        Value::Tuple(Rc::new(Items(items)))
     }
     pub fn dict(d: Dict) -> Value {
         Value::Dict(Rc::new(RefCell::new(d)))
@@ -479,6 +603,7 @@ impl Value {
             Value::Float(f) => float_key(*f),
             Value::Str(s) => Key::Str(s.clone()),
             Value::Tuple(t) => {
+                let _deeper = crate::budget::deeper()?;
                 let mut keys = Vec::with_capacity(t.len());
                 for v in t.iter() {
                     keys.push(v.key()?);
@@ -512,8 +637,26 @@ fn float_key(f: f64) -> Key {
 }
 
 /// Python `==`.
+///
+/// Past [`crate::budget::MAX_VALUE_DEPTH`] nested containers it answers `false` and leaves
+/// a trip the evaluator raises as `RecursionError`.
 pub fn py_eq(a: &Value, b: &Value) -> bool {
     use Value as V;
+    let nested = matches!(
+        (a, b),
+        (V::List(_), V::List(_))
+            | (V::Tuple(_), V::Tuple(_))
+            | (V::Dict(_), V::Dict(_))
+            | (V::DictView(..), V::DictView(..))
+    );
+    let _deeper = if nested {
+        match crate::budget::deeper() {
+            Some(d) => Some(d),
+            None => return false,
+        }
+    } else {
+        None
+    };
     match (a, b) {
         (V::None, V::None) => true,
         (V::Bool(_) | V::Int(_) | V::Float(_), V::Bool(_) | V::Int(_) | V::Float(_)) => {

@@ -9,6 +9,7 @@ mod docs;
 mod example;
 mod external_servers;
 mod external_sessions;
+mod hostile_bodies;
 mod reference_records;
 mod reference_requests;
 mod secrets_and_auth;

@@ -86,3 +86,53 @@ fn the_bundled_example_has_no_problems_or_warnings() {
         insta::assert_snapshot!(out);
     });
 }
+
+/// Source nested past CPython's limits (1000 parentheses, `if` and `try` 5000 deep, 100,000
+/// unary minuses) is a syntax error with its file and line in `tb validate`, on the same
+/// bounded parser `tb infer` uses, never a stack overflow.
+#[test]
+fn deeply_nested_test_source_is_a_syntax_error_not_a_crash() {
+    let mut ifs = String::from("def helper():\n");
+    for i in 1..5000 {
+        ifs.push_str(&" ".repeat(i * 4));
+        ifs.push_str(if i % 2 == 0 { "if True:\n" } else { "try:\n" });
+    }
+    ifs.push_str(&" ".repeat(5000 * 4));
+    ifs.push_str("pass\n");
+    for (name, extra, want) in [
+        (
+            "parentheses",
+            format!("DEEP = {}1{}\n", "(".repeat(1000), ")".repeat(1000)),
+            "Python syntax error: too many nested parentheses",
+        ),
+        (
+            "blocks",
+            ifs,
+            "Python syntax error: too many levels of indentation",
+        ),
+        (
+            "unary",
+            format!("DEEP = {}1\n", "-".repeat(100_000)),
+            "Python syntax error: expression nested too deeply",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brightside");
+        copy_dir(&example(), &root);
+        let file = root.join("dataset/test_case/brightside_retail.py");
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        let line = text.lines().count() + 1;
+        text.push_str(&extra);
+        std::fs::write(&file, text).unwrap();
+        let (ok, out) = validate(&root);
+        assert!(!ok, "{name}: {out}");
+        // The line where the bound is passed (the 100th block level for the blocks).
+        let at = if name == "blocks" { line + 100 } else { line };
+        assert!(
+            out.contains(&format!("brightside_retail.py:{at}: ")),
+            "{name}: {out}"
+        );
+        assert!(out.contains(want), "{name}: {out}");
+        assert!(!out.contains("overflow"), "{name}: {out}");
+    }
+}

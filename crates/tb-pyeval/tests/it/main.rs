@@ -1,8 +1,10 @@
 //! tb-pyeval's integration tests: the recorded reference verdicts of every published test file
 //! with Python bodies (the Airline Tau-Bench release and the four setup-check files), replayed
 //! through the evaluator with the judge answering yes and then no; plus unsupported-construct
-//! errors on small files of our own.
+//! errors on small files of our own; hostile bodies (deep, slow, large) in their budgets.
 
+mod budgets;
+mod cpython;
 mod recorded;
 mod unsupported;
 
