@@ -18,7 +18,6 @@ mod validate_cmd;
 mod verify_cmd;
 mod view_cmd;
 
-use anyhow::Context;
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -210,10 +209,12 @@ fn dispatch(cli: &Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut std::io::stdout())
-                .context("writing the man page")?;
-            Ok(ExitCode::SUCCESS)
+            match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                // The reader went away (`tb man | head`), as for every other command.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::from(141)),
+                Err(e) => Err(anyhow::Error::new(e).context("writing the man page")),
+            }
         }
     }
 }

@@ -130,29 +130,32 @@ fn missing_paths(root: &Path, file: &Path, text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The command lines of the shell blocks (```sh, ```bash, ```console or no language): line
-/// continuations joined, one entry per line.
+/// The command lines of the shell blocks (```sh, ```bash or no language: every line;
+/// ```console: the lines after a `$ ` prompt): line continuations joined, one entry per line.
 fn shell_lines(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut in_shell = None;
+    let mut block: Option<&str> = None;
     let mut pending: Option<(usize, String)> = None;
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim_start();
         if let Some(lang) = trimmed.strip_prefix("```") {
-            in_shell = match in_shell {
+            block = match block {
                 Some(_) => None,
-                None => Some(matches!(
-                    lang.trim(),
-                    "" | "sh" | "bash" | "console" | "shell"
-                )),
+                None => Some(lang.trim()),
             };
             continue;
         }
-        if in_shell != Some(true) {
-            continue;
-        }
+        let command = match block {
+            Some("" | "sh" | "bash" | "shell") => trimmed,
+            Some("console") => match (trimmed.strip_prefix("$ "), &pending) {
+                (Some(c), _) => c,
+                (None, Some(_)) => trimmed,
+                (None, None) => continue,
+            },
+            _ => continue,
+        };
         let (start, mut joined) = pending.take().unwrap_or((i + 1, String::new()));
-        joined.push_str(trimmed.strip_prefix("$ ").unwrap_or(trimmed));
+        joined.push_str(command);
         if let Some(cut) = joined.strip_suffix('\\') {
             pending = Some((start, format!("{cut} ")));
         } else {
@@ -547,5 +550,17 @@ fn shell_lines_are_split_into_commands() {
     assert_eq!(
         commands(r#"tb tools --task "a b.py:t" > out.json 2>/dev/null"#),
         [vec!["tb", "tools", "--task", "a b.py:t"]]
+    );
+}
+
+#[test]
+fn console_blocks_check_only_prompted_lines() {
+    let text = "```console\n$ tb --version\ntb 0.1.0\n$ tb agg --nosuch\n```\n";
+    let found = unparsed(Path::new("docs/x.md"), text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("docs/x.md:4: `tb agg --nosuch`"),
+        "{}",
+        found[0]
     );
 }

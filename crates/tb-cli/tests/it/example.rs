@@ -127,7 +127,12 @@ fn validate_reports_the_example() {
 fn bad_input_gives_clear_errors() {
     let (ok, text) = tb(&["infer", "--test-list", "nope.yaml"]);
     assert!(!ok);
-    insta::assert_snapshot!(redacted(&text, None), @"error: no data root: pass --data DIR (a thinkingbox-data checkout, or a folder in its layout) or set THINKINGBOX_DATA");
+    insta::assert_snapshot!(redacted(&text, None), @r"
+    error: no data root: pass --data DIR (a thinkingbox-data checkout, or a folder in its layout) or set THINKINGBOX_DATA. To get the benchmark:
+      git clone https://github.com/microsoft/thinkingbox-data
+      git -C thinkingbox-data checkout thinkingbox-bench-v1.0
+      export THINKINGBOX_DATA=$PWD/thinkingbox-data
+    ");
     let ex = example();
     let (ok, text) = tb(&[
         "infer",
@@ -137,7 +142,10 @@ fn bad_input_gives_clear_errors() {
         "brightside_retail.py:test_nope",
     ]);
     assert!(!ok);
-    insta::assert_snapshot!(redacted(&text, None), @r#"error: [EXAMPLE]/dataset/test_case/brightside_retail.py: no test function "test_nope" in [EXAMPLE]/dataset/test_case/brightside_retail.py (a test function is a module-level `def` whose first statement is a string starting with '!')"#);
+    insta::assert_snapshot!(redacted(&text, None), @r#"
+    tool surface: own (auto: [EXAMPLE]/servers holds no servers' sources; `reference` needs a full data checkout)
+    error: [EXAMPLE]/dataset/test_case/brightside_retail.py: no test function "test_nope" in [EXAMPLE]/dataset/test_case/brightside_retail.py (a test function is a module-level `def` whose first statement is a string starting with '!')
+    "#);
     let (ok, text) = tb(&[
         "infer",
         "--data",
@@ -148,7 +156,10 @@ fn bad_input_gives_clear_errors() {
         "gpt",
     ]);
     assert!(!ok);
-    insta::assert_snapshot!(redacted(&text, None), @r#"error: unknown agent "gpt" (no [EXAMPLE]/dataset/agent/gpt.yaml)"#);
+    insta::assert_snapshot!(redacted(&text, None), @r#"
+    tool surface: own (auto: [EXAMPLE]/servers holds no servers' sources; `reference` needs a full data checkout)
+    error: unknown agent "gpt" (no [EXAMPLE]/dataset/agent/gpt.yaml)
+    "#);
 }
 
 /// Python the test-body evaluator does not run is a `tb validate` problem naming file and line.
