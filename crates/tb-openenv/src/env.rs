@@ -361,9 +361,14 @@ impl Shared {
         }
         let (release, revision) = data_release_and_revision(ds.root());
         let bundle = bundle_sha256(ds.root()).map_err(|e| format!("data bundle hash: {e}"))?;
+        // relative to the data root; a list outside it is named by its file name alone, so
+        // no local path reaches the client
         let manifest_path = list
             .strip_prefix(ds.root())
-            .unwrap_or(&list)
+            .ok()
+            .map(Path::to_path_buf)
+            .or_else(|| list.file_name().map(PathBuf::from))
+            .unwrap_or_default()
             .components()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
