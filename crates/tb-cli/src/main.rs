@@ -108,6 +108,9 @@ enum Command {
     Sbs(metrics_cmds::SbsArgs),
     /// Browse runs in the browser: runs, tasks x attempts, each attempt's conversation and
     /// state diff, two runs compared; follows files still being written.
+    #[command(
+        after_help = "Examples:\n  tb view out/golden.jsonl out/noop.jsonl --open\n  tb view runs/m/merged.jsonl --prices examples/prices.yaml --port 9000"
+    )]
     View(view_cmd::ViewArgs),
     /// Play a task in the terminal: as the user, as the agent, or watching, with its
     /// effects and checks at hand.
