@@ -143,7 +143,6 @@ fn bad_input_gives_clear_errors() {
     ]);
     assert!(!ok);
     insta::assert_snapshot!(redacted(&text, None), @r#"
-    tool surface: own (auto: [EXAMPLE]/servers holds no servers' sources; `reference` needs a full data checkout)
     error: [EXAMPLE]/dataset/test_case/brightside_retail.py: no test function "test_nope" in [EXAMPLE]/dataset/test_case/brightside_retail.py (a test function is a module-level `def` whose first statement is a string starting with '!')
     "#);
     let (ok, text) = tb(&[
@@ -157,7 +156,6 @@ fn bad_input_gives_clear_errors() {
     ]);
     assert!(!ok);
     insta::assert_snapshot!(redacted(&text, None), @r#"
-    tool surface: own (auto: [EXAMPLE]/servers holds no servers' sources; `reference` needs a full data checkout)
     error: unknown agent "gpt" (no [EXAMPLE]/dataset/agent/gpt.yaml)
     "#);
 }
