@@ -222,3 +222,102 @@ pub fn print_json(text: &str, raw: bool) {
 pub fn eprint_text(text: &str) {
     eprintln!("{}", tb_core::text::printable(text));
 }
+
+/// The published releases, each made on one commit of the data repository: the release's folder
+/// under `releases/`, its tag and the tag's commit.
+const RELEASE_PINS: [(&str, &str, &str); 2] = [
+    (
+        "thinkingbox_bench_v1",
+        "thinkingbox-bench-v1.0",
+        "fcaba4c1a9debec42fda7f15bf29fe6d6b46c431",
+    ),
+    (
+        "dataset_2604_airline_tau_bench",
+        "ds-airline-tau-bench-2026-04-v1.0",
+        "6ccb2949a1ac5e0579d34691e870c43d6faf3c83",
+    ),
+];
+
+/// A warning when `list` is a published release's test list and the data checkout at `root` is
+/// a git checkout at another commit than the release's tag. Nothing for other lists, and nothing
+/// for a folder that is not a git checkout (its commit cannot be told).
+pub fn release_pin_warning(root: &Path, list: &Path) -> Option<String> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (root, list) = (canonical(root), canonical(list));
+    let release = list
+        .strip_prefix(root.join("releases"))
+        .ok()?
+        .components()
+        .next()?
+        .as_os_str()
+        .to_str()?
+        .to_string();
+    let (_, tag, commit) = RELEASE_PINS.iter().find(|(r, _, _)| *r == release)?;
+    let head = tb_eval::prompts::git_head(&root);
+    if head == "unknown" || head == *commit {
+        return None;
+    }
+    Some(format!(
+        "warning: the data checkout {} is at commit {head}, but release `{release}` was published \
+         at tag {tag} ({commit}); its results compare with the published ones only there \
+         (git -C {} checkout {tag})",
+        root.display(),
+        root.display()
+    ))
+}
+
+#[cfg(test)]
+mod release_pin_tests {
+    use super::release_pin_warning;
+
+    fn checkout(head: &str) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".git")).unwrap();
+        std::fs::write(d.path().join(".git/HEAD"), format!("{head}\n")).unwrap();
+        let rel = d.path().join("releases/thinkingbox_bench_v1");
+        std::fs::create_dir_all(&rel).unwrap();
+        std::fs::write(rel.join("testlist_thinkingbox_bench_v1.yaml"), "[]\n").unwrap();
+        std::fs::write(d.path().join("mine.yaml"), "[]\n").unwrap();
+        d
+    }
+
+    #[test]
+    fn a_release_list_on_another_commit_names_both_commits_and_the_tag() {
+        let d = checkout("0123456789abcdef0123456789abcdef01234567");
+        let list = d
+            .path()
+            .join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml");
+        let w = release_pin_warning(d.path(), &list).expect("a warning");
+        assert!(
+            w.contains("at commit 0123456789abcdef0123456789abcdef01234567"),
+            "{w}"
+        );
+        assert!(
+            w.contains("tag thinkingbox-bench-v1.0 (fcaba4c1a9debec42fda7f15bf29fe6d6b46c431)"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn the_tags_commit_an_unknown_commit_or_another_list_say_nothing() {
+        let list = "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml";
+        let at_tag = checkout("fcaba4c1a9debec42fda7f15bf29fe6d6b46c431");
+        assert_eq!(
+            release_pin_warning(at_tag.path(), &at_tag.path().join(list)),
+            None
+        );
+        let other = checkout("0123456789abcdef0123456789abcdef01234567");
+        assert_eq!(
+            release_pin_warning(other.path(), &other.path().join("mine.yaml")),
+            None
+        );
+        let no_git = tempfile::tempdir().unwrap();
+        let rel = no_git.path().join("releases/thinkingbox_bench_v1");
+        std::fs::create_dir_all(&rel).unwrap();
+        std::fs::write(rel.join("testlist_thinkingbox_bench_v1.yaml"), "[]\n").unwrap();
+        assert_eq!(
+            release_pin_warning(no_git.path(), &no_git.path().join(list)),
+            None
+        );
+    }
+}

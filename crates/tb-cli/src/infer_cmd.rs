@@ -121,7 +121,11 @@ pub struct InferArgs {
 pub(crate) fn select_tasks(a: &InferArgs, ds: &tb_dataset::Dataset) -> Result<Vec<tb_core::Task>> {
     let mut tasks = Vec::new();
     if let Some(list) = &a.test_list {
-        tasks.extend(ds.load_test_list(&ds.resolve_test_list(list))?);
+        let list = ds.resolve_test_list(list);
+        if let Some(w) = crate::common::release_pin_warning(ds.root(), &list) {
+            eprintln!("{w}");
+        }
+        tasks.extend(ds.load_test_list(&list)?);
     }
     if !a.names.is_empty() {
         tasks.extend(ds.load_tasks(&a.names)?);

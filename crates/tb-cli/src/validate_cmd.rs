@@ -29,12 +29,17 @@ pub struct ValidateArgs {
 pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
     let root = crate::common::data_root(&a.data)?;
     let (ds, sandbox) = crate::common::open(&root)?;
-    let tasks = ds.load_test_list(&ds.resolve_test_list(&a.test_list))?;
+    let list = ds.resolve_test_list(&a.test_list);
+    let pin_warning = crate::common::release_pin_warning(ds.root(), &list);
+    let tasks = ds.load_test_list(&list)?;
     let summary = tb_dataset::summarize(&ds, &tasks)?;
     // Every task's session must open (its data patch must apply) and its golden calls must
     // name tools that exist.
     let mut problems = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = pin_warning
+        .map(|w| w.trim_start_matches("warning: ").to_string())
+        .into_iter()
+        .collect();
     // --servers: the file itself, then which side runs each task's servers
     let servers = match a.servers.config() {
         Ok(c) => c,
