@@ -30,7 +30,7 @@
 //! `max_concurrency` (sessions of this server alive at once) and `pass_env`.
 //!
 //! A process server's environment is not tb's: only `PATH`, `HOME`, `LANG`, `LANGUAGE`,
-//! `LC_*` and `TMPDIR`, the variables `pass_env` names, and its `env` (model keys never reach
+//! `LC_*`, `TMPDIR` and `PYTHONPATH`, the variables `pass_env` names, and its `env` (model keys never reach
 //! a server unless named).
 
 use serde_json::Value;
@@ -61,7 +61,7 @@ pub enum ServerKind {
         /// Working directory.
         cwd: Option<PathBuf>,
         /// Ours: names of tb's environment variables passed on, beside the minimal set
-        /// (`PATH`, `HOME`, `LANG`, `LANGUAGE`, `LC_*`, `TMPDIR`).
+        /// (`PATH`, `HOME`, `LANG`, `LANGUAGE`, `LC_*`, `TMPDIR`, `PYTHONPATH`).
         pass_env: Vec<String>,
     },
     /// `mcp-remote` with `transport: streamable-http`.

@@ -136,14 +136,15 @@ async fn drain_stderr<R: tokio::io::AsyncRead + Unpin>(mut r: R, mut line: impl 
 }
 
 /// Variables a server process gets from tb's environment: the minimal set (`PATH`, `HOME`,
-/// `LANG`, `LANGUAGE`, `LC_*`, `TMPDIR`) and the names its `pass_env` lists. Nothing else, so
+/// `LANG`, `LANGUAGE`, `LC_*`, `TMPDIR`, and `PYTHONPATH`, where a Python server finds its
+/// package) and the names its `pass_env` lists. Nothing else, so
 /// model keys and tokens reach a server only when its entry names them.
 pub fn server_env(
     pass_env: &[String],
     get: impl Fn(&str) -> Option<std::ffi::OsString>,
     all: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
 ) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    const MINIMAL: [&str; 5] = ["PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR"];
+    const MINIMAL: [&str; 6] = ["PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR", "PYTHONPATH"];
     let mut out: Vec<(std::ffi::OsString, std::ffi::OsString)> = all
         .filter(|(k, _)| k.to_str().is_some_and(|k| k.starts_with("LC_")))
         .collect();

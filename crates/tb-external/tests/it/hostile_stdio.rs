@@ -160,6 +160,7 @@ async fn a_server_sees_the_minimal_environment_and_what_its_entry_names() {
         "LANG",
         "LANGUAGE",
         "TMPDIR",
+        "PYTHONPATH",
         "FASTMCP_LOG_LEVEL",
         "EXTRA_FROM_FILE",
         "CARGO",
