@@ -220,7 +220,7 @@ pub struct BatchCall {
     pub name: String,
     /// Arguments (an object unless `parse_error` is set).
     pub arguments: Value,
-    /// Call id (unique in the batch), if given.
+    /// Call id: required and unique in a batch; a single call may omit it.
     pub call_id: Option<String>,
     /// The provider's argument parse error; the call is then not executed.
     pub parse_error: Option<String>,
@@ -233,7 +233,7 @@ pub struct TerminalCall {
     pub name: String,
     /// Arguments.
     pub arguments: Value,
-    /// Call id, if given.
+    /// Call id (required on the wire; ids may repeat within a turn).
     pub call_id: Option<String>,
     /// The provider's argument parse error, recorded with the call.
     pub parse_error: Option<String>,
@@ -536,28 +536,21 @@ impl Action {
                 c.allow(&["name", "arguments", "call_id", "parse_error"]);
                 let name = c.req_str("name");
                 Self::check_name(&mut c, "name", name.as_ref());
-                let call_id = c.opt_str("call_id");
+                let call_id = c.req_str("call_id");
                 Self::check_name(&mut c, "call_id", call_id.as_ref());
                 let parse_error = c.opt_str("parse_error");
-                let arguments = it.get("arguments").cloned().unwrap_or(json!({}));
-                if parse_error.is_none() && !arguments.is_object() {
-                    c.err(
-                        "arguments",
-                        format!("must be an object, found {}", type_name(&arguments)),
-                        "type_error",
-                    );
-                }
+                let arguments = c.object("arguments");
                 if let Some(id) = &call_id
                     && !ids.insert(id.clone())
                 {
                     c.err("call_id", "duplicate call_id in the batch", "value_error");
                 }
                 f.errors.append(&mut c.errors);
-                if let Some(name) = name {
+                if let (Some(name), Some(arguments), Some(call_id)) = (name, arguments, call_id) {
                     calls.push(BatchCall {
                         name,
-                        arguments,
-                        call_id,
+                        arguments: Value::Object(arguments),
+                        call_id: Some(call_id),
                         parse_error,
                     });
                 }
@@ -591,7 +584,6 @@ impl Action {
         let before = f.opt_bool("tool_calls_before_content");
         let items = f.list("terminal_tool_calls");
         let mut calls = Vec::new();
-        let mut ids = std::collections::HashSet::new();
         for (i, it) in items.iter().enumerate() {
             let mut loc = f.prefix.clone();
             loc.push("terminal_tool_calls".into());
@@ -600,21 +592,18 @@ impl Action {
             c.allow(&["name", "arguments", "call_id", "parse_error"]);
             let name = c.req_str("name");
             Self::check_name(&mut c, "name", name.as_ref());
-            let call_id = c.opt_str("call_id");
+            // required, as in a batch; unlike a batch, ids may repeat (the adapter's
+            // message model does not check them)
+            let call_id = c.req_str("call_id");
             Self::check_name(&mut c, "call_id", call_id.as_ref());
             let parse_error = c.opt_str("parse_error");
             let arguments = c.object("arguments");
-            if let Some(id) = &call_id
-                && !ids.insert(id.clone())
-            {
-                c.err("call_id", "duplicate call_id", "value_error");
-            }
             f.errors.append(&mut c.errors);
-            if let (Some(name), Some(arguments)) = (name, arguments) {
+            if let (Some(name), Some(arguments), Some(call_id)) = (name, arguments, call_id) {
                 calls.push(TerminalCall {
                     name,
                     arguments: Value::Object(arguments),
-                    call_id,
+                    call_id: Some(call_id),
                     parse_error,
                 });
             }
@@ -670,11 +659,11 @@ pub fn schema() -> Value {
     let tool_call_child = json!({
         "type": "object",
         "additionalProperties": false,
-        "required": ["name"],
+        "required": ["name", "call_id"],
         "properties": {
             "name": {"type": "string"},
             "arguments": {"type": "object", "default": {}},
-            "call_id": {"type": ["string", "null"], "default": null},
+            "call_id": {"type": "string"},
             "parse_error": {"type": ["string", "null"], "default": null}
         }
     });
@@ -710,9 +699,9 @@ pub fn schema() -> Value {
                     "properties": {
                         "type": {"const": "call_tool"},
                         "tool_name": {"type": ["string", "null"]},
-                        "arguments": {"type": ["object", "null"]},
-                        "call_id": {"type": ["string", "null"]},
-                        "parallel_tool_calls": {"type": ["array", "null"], "items": tool_call_child},
+                        "arguments": {"type": "object", "default": {}},
+                        "call_id": {"type": ["string", "null"], "default": null},
+                        "parallel_tool_calls": {"type": "array", "items": tool_call_child, "default": []},
                         "metadata": meta
                     }
                 },
@@ -847,14 +836,61 @@ mod tests {
             assert_eq!(e.code, ErrorCode::ValidationError, "{bad}");
             assert!(!e.to_text().contains("bogus\":1"));
         }
-        let ok = step(json!({"type": "call_tool", "parallel_tool_calls": [{"name": "a", "arguments": "{oops", "parse_error": "bad json"}]})).unwrap();
+        let ok = step(json!({"type": "call_tool", "parallel_tool_calls": [{"name": "a", "call_id": "c", "parse_error": "bad json"}]})).unwrap();
         assert!(
             matches!(ok, ClientFrame::Step(Action::CallTools(c)) if c[0].parse_error.is_some())
         );
         assert!(matches!(
-            step(json!({"type": "submit_message", "terminal_tool_calls": [{"name": "X"}]}))
+            step(json!({"type": "submit_message", "terminal_tool_calls": [{"name": "X", "call_id": "c"}]}))
                 .unwrap(),
             ClientFrame::Step(Action::SubmitMessage { content: None, .. })
+        ));
+    }
+
+    /// Each call of a batch or of a terminal turn needs a string `call_id` and object
+    /// `arguments` (a parse error does not lift that), as the adapter's models require; ids
+    /// must be unique in a batch, not in a terminal turn.
+    #[test]
+    fn child_calls_need_call_id_and_object_arguments() {
+        let refused = |v: Value, loc: &str| {
+            let e = step(v.clone()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::ValidationError, "{v}");
+            assert!(e.to_text().contains(loc), "{v}: {}", e.to_text());
+        };
+        for (list, extra) in [
+            ("parallel_tool_calls", json!({"type": "call_tool"})),
+            (
+                "terminal_tool_calls",
+                json!({"type": "submit_message", "content": "x"}),
+            ),
+        ] {
+            let with = |child: Value| {
+                let mut o = extra.as_object().unwrap().clone();
+                o.insert(list.into(), json!([child]));
+                Value::Object(o)
+            };
+            refused(with(json!({"name": "a"})), "call_id");
+            refused(with(json!({"name": "a", "call_id": null})), "call_id");
+            refused(with(json!({"name": "a", "call_id": 7})), "call_id");
+            refused(
+                with(
+                    json!({"name": "a", "call_id": "c", "arguments": "{oops", "parse_error": "bad json"}),
+                ),
+                "arguments",
+            );
+            refused(
+                with(json!({"name": "a", "call_id": "c", "arguments": null})),
+                "arguments",
+            );
+        }
+        let twice = json!([{"name": "End", "call_id": "c"}, {"name": "End", "call_id": "c"}]);
+        refused(
+            json!({"type": "call_tool", "parallel_tool_calls": twice}),
+            "duplicate call_id",
+        );
+        assert!(matches!(
+            step(json!({"type": "submit_message", "terminal_tool_calls": twice})).unwrap(),
+            ClientFrame::Step(Action::SubmitMessage { .. })
         ));
     }
 
@@ -1003,34 +1039,29 @@ mod tests {
             }
         }
 
-        /// Children of a batch or a terminal turn: distinct ids (or none), optional
-        /// arguments and `parse_error` (null or text).
+        /// Children of a batch or a terminal turn: distinct ids, optional arguments and
+        /// `parse_error` (null or text).
         fn children(min: usize) -> impl Strategy<Value = Value> {
-            proptest::collection::vec(
-                (name(), opt(args()), any::<bool>(), opt(opt("[ -~]{0,12}"))),
-                min..4,
-            )
-            .prop_map(|cs| {
-                let items: Vec<Value> = cs
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, (n, a, with_id, pe))| {
-                        let mut o = Map::new();
-                        o.insert("name".into(), json!(n));
-                        if let Some(a) = a {
-                            o.insert("arguments".into(), a);
-                        }
-                        if with_id {
+            proptest::collection::vec((name(), opt(args()), opt(opt("[ -~]{0,12}"))), min..4)
+                .prop_map(|cs| {
+                    let items: Vec<Value> = cs
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (n, a, pe))| {
+                            let mut o = Map::new();
+                            o.insert("name".into(), json!(n));
+                            if let Some(a) = a {
+                                o.insert("arguments".into(), a);
+                            }
                             o.insert("call_id".into(), json!(format!("id{i}")));
-                        }
-                        if let Some(pe) = pe {
-                            o.insert("parse_error".into(), json!(pe));
-                        }
-                        Value::Object(o)
-                    })
-                    .collect();
-                json!(items)
-            })
+                            if let Some(pe) = pe {
+                                o.insert("parse_error".into(), json!(pe));
+                            }
+                            Value::Object(o)
+                        })
+                        .collect();
+                    json!(items)
+                })
         }
 
         fn meta() -> impl Strategy<Value = Option<Value>> {
@@ -1121,7 +1152,15 @@ mod tests {
                 ),
                 (
                     json!({"type": "submit_message", "content": "x", "terminal_tool_calls": [{"name": "a", "parse_error": null}]}),
+                    false,
+                ),
+                (
+                    json!({"type": "submit_message", "content": "x", "terminal_tool_calls": [{"name": "a", "call_id": "c", "parse_error": null}]}),
                     true,
+                ),
+                (
+                    json!({"type": "call_tool", "tool_name": "t", "arguments": null}),
+                    false,
                 ),
                 (json!({"type": "_finish", "reason": "harness"}), false),
             ] {

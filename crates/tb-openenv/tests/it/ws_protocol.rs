@@ -247,7 +247,7 @@ async fn every_frame_type_and_no_hidden_fields() {
     let o = c
         .step(json!({"type": "call_tool", "parallel_tool_calls": [
             {"name": calls[1].0, "arguments": calls[1].1, "call_id": "b1"},
-            {"name": "get_order", "arguments": "{oops", "call_id": "b2", "parse_error": "Expecting value: line 1 column 2"},
+            {"name": "get_order", "arguments": {}, "call_id": "b2", "parse_error": "Expecting value: line 1 column 2"},
             {"name": "no_such_tool", "arguments": {}, "call_id": "b3"}
         ]}))
         .await;
@@ -271,7 +271,7 @@ async fn every_frame_type_and_no_hidden_fields() {
     assert_eq!(o["done"], false);
 
     let o = c
-        .step(json!({"type": "submit_message", "content": "ok", "terminal_tool_calls": [{"name": "cancel_order", "arguments": {}}]}))
+        .step(json!({"type": "submit_message", "content": "ok", "terminal_tool_calls": [{"name": "cancel_order", "arguments": {}, "call_id": "t0"}]}))
         .await;
     assert_eq!(o["observation"]["kind"], "error", "{o}");
     assert_eq!(o["done"], false);
