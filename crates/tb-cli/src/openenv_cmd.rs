@@ -42,6 +42,10 @@ pub struct OpenenvArgs {
     /// Close sessions idle for this many minutes (0: never).
     #[arg(long, default_value_t = 15.0)]
     idle_minutes: f64,
+    /// A folder a reset's `dataset` and `config` may point into (repeatable), besides the
+    /// data root and the run config's folder; anything outside them is refused.
+    #[arg(long, value_name = "DIR")]
+    reset_root: Vec<PathBuf>,
     /// Pin the tools' clock (RFC 3339); default 2025-10-01T13:00:00Z.
     #[arg(long)]
     now: Option<String>,
@@ -82,6 +86,7 @@ pub fn run(a: &OpenenvArgs) -> Result<ExitCode> {
     let mut options = tb_openenv::Options::new(root, Some(a.config.clone()));
     options.test_list.clone_from(&a.test_list);
     options.agent.clone_from(&a.agent);
+    options.reset_roots.clone_from(&a.reset_root);
     options.surface = a.shown.surface.clone();
     options.prompts = a.shown.prompts()?;
     options.clock = crate::common::clock(&a.now)?;

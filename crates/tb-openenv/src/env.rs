@@ -156,6 +156,10 @@ pub struct Options {
     /// servers.yaml, `tb openenv --servers`): built over the loaded sandbox, asked first at
     /// each reset; a task it declines runs in process.
     pub tools: Option<ToolsFactory>,
+    /// Folders a reset's `dataset` and `config` may point into, besides the data root and
+    /// the run config's folder (which always may). Anything resolving outside them (`..`,
+    /// absolute paths elsewhere, symlinks leading out) is refused.
+    pub reset_roots: Vec<PathBuf>,
 }
 
 /// Builds a server's remote tool backend over its loaded sandbox and clock.
@@ -185,6 +189,7 @@ impl Options {
             prompts: Arc::default(),
             serve: tb_net::ServeLimits::default(),
             tools: None,
+            reset_roots: Vec::new(),
         }
     }
 }
@@ -228,7 +233,16 @@ pub struct Shared {
     data: RwLock<DataState>,
     pub(crate) settings: Settings,
     loaded: tokio::sync::watch::Sender<bool>,
+    /// Other data roots named by resets (`dataset`), once loaded, by canonical root.
+    others: std::sync::Mutex<HashMap<PathBuf, Arc<Data>>>,
 }
+
+/// Most other data roots kept loaded at once (a reset naming yet another one loads it for
+/// its episode only).
+const MAX_OTHER_ROOTS: usize = 8;
+
+/// Longest accepted `dataset` / `config` path in a reset.
+const MAX_RESET_PATH: usize = 4096;
 
 fn sha256_hex(bytes: &[u8]) -> String {
     let mut h = Sha256::new();
@@ -298,6 +312,7 @@ impl Shared {
             data: RwLock::new(DataState::Loading),
             settings,
             loaded,
+            others: std::sync::Mutex::default(),
         })
     }
 
@@ -327,9 +342,15 @@ impl Shared {
     }
 
     fn try_load(&self) -> Result<Data, String> {
+        self.load_root(&self.options.data_root, self.options.test_list.as_deref())
+    }
+
+    /// Loads a data root with its test list (given, else `<root>/testlist.yaml`, else the v1
+    /// release list), with the server's run config.
+    fn load_root(&self, root: &Path, test_list: Option<&Path>) -> Result<Data, String> {
         let o = &self.options;
-        let ds = Dataset::open(&o.data_root).map_err(|e| tb_core::error_text(&e))?;
-        let list = if let Some(p) = &o.test_list {
+        let ds = Dataset::open(root).map_err(|e| tb_core::error_text(&e))?;
+        let list = if let Some(p) = test_list {
             ds.resolve_test_list(p)
         } else {
             let own = ds.root().join("testlist.yaml");
@@ -424,6 +445,91 @@ impl Shared {
             own,
             remote,
         })
+    }
+
+    /// The folders a reset's paths may point into (canonical): the data root, the run
+    /// config's folder and [`Options::reset_roots`].
+    fn reset_roots(&self) -> Vec<PathBuf> {
+        let o = &self.options;
+        let config_dir = o
+            .config
+            .as_deref()
+            .and_then(|c| c.canonicalize().ok())
+            .and_then(|c| c.parent().map(Path::to_path_buf));
+        std::iter::once(o.data_root.clone())
+            .chain(config_dir)
+            .chain(o.reset_roots.iter().cloned())
+            .filter_map(|p| p.canonicalize().ok())
+            .collect()
+    }
+
+    /// A reset's path argument resolved (relative to the data root, symlinks followed) to an
+    /// existing path inside [`Self::reset_roots`]; `None` otherwise, whatever the reason, so
+    /// a client learns nothing about paths outside them.
+    pub(crate) fn confine(&self, value: &str) -> Option<PathBuf> {
+        if value.trim().is_empty() || value.len() > MAX_RESET_PATH || value.contains('\0') {
+            return None;
+        }
+        let p = Path::new(value);
+        let joined = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.options.data_root.join(p)
+        };
+        let c = joined.canonicalize().ok()?;
+        self.reset_roots()
+            .iter()
+            .any(|r| c.starts_with(r))
+            .then_some(c)
+    }
+
+    /// The data root a reset's `dataset` names (a root holding `dataset/`, or a `dataset/`
+    /// folder itself, as the adapter reads it), if it lies inside [`Self::reset_roots`].
+    pub(crate) fn dataset_root(&self, value: &str) -> Option<PathBuf> {
+        let p = self.confine(value)?;
+        if p.join("dataset").is_dir() {
+            return Some(p);
+        }
+        if ["agent", "scenario", "test_case"]
+            .iter()
+            .all(|d| p.join(d).is_dir())
+        {
+            let root = p.parent()?;
+            return self.confine(root.to_str()?);
+        }
+        None
+    }
+
+    /// The loaded data of a canonical data root from [`Self::dataset_root`]: the server's
+    /// own (with its test list), else that root with its own test list, loaded on first use
+    /// (blocking: run it off the async threads).
+    pub(crate) fn data_of(&self, root: &Path) -> Result<Arc<Data>, String> {
+        if self.options.data_root.canonicalize().ok().as_deref() == Some(root) {
+            return self
+                .data()
+                .ok_or_else(|| "the server's data is not loaded".to_string());
+        }
+        if let Some(d) = self.others.lock().ok().and_then(|m| m.get(root).cloned()) {
+            return Ok(d);
+        }
+        let d = Arc::new(self.load_root(root, None)?);
+        if let Ok(mut m) = self.others.lock()
+            && m.len() < MAX_OTHER_ROOTS
+        {
+            m.insert(root.to_path_buf(), d.clone());
+        }
+        Ok(d)
+    }
+
+    /// The run config a reset's `config` names, if it lies inside [`Self::reset_roots`],
+    /// loads, and has usable `user_model` and `judge_model`.
+    pub(crate) fn settings_of(&self, value: &str) -> Option<Settings> {
+        let p = self.confine(value)?;
+        if !p.is_file() {
+            return None;
+        }
+        let s = load_settings(Some(&p));
+        (s.parsed && s.models.user.is_some() && s.models.judge.is_some()).then_some(s)
     }
 
     /// The data, once loaded.

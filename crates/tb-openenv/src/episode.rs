@@ -24,6 +24,7 @@ use tb_eval::episode::{
     Agent, AgentReply, AgentTools, BoxFuture, EpisodeSpec, EpisodeState, final_response,
     is_done_text, run_episode,
 };
+use tb_eval::infer::RunEnv;
 use tb_eval::tools::EpisodeSession;
 use tb_llm::LlmError;
 use tokio::sync::mpsc;
@@ -147,7 +148,8 @@ struct EpisodeCtx {
     system: Vec<Message>,
     tools: Arc<AgentTools>,
     session: EpisodeSession,
-    data: Arc<Data>,
+    /// The run (models, judge, sandbox) this episode is graded with.
+    run: Arc<RunEnv>,
     user_can_end: bool,
 }
 
@@ -161,7 +163,7 @@ fn finish_name(r: FinishReason) -> String {
 async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
     let events = agent.events.clone();
     let finish = agent.finish.clone();
-    let user = ctx.data.run.models.user.clone();
+    let user = ctx.run.models.user.clone();
     let spec = EpisodeSpec {
         task: &ctx.task,
         system: ctx.system.clone(),
@@ -170,7 +172,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
         user_can_end: ctx.user_can_end,
         message_timeout: None,
         keep_user_history: false,
-        prompts: &ctx.data.run.models.prompts,
+        prompts: &ctx.run.models.prompts,
     };
     let mut session = ctx.session;
     let mut st = EpisodeState::default();
@@ -245,11 +247,11 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
             };
             match &mut session {
                 EpisodeSession::Native(s) => {
-                    tb_eval::infer::grade(&ctx.data.run, &ctx.task, s, &response, &mut rec).await;
+                    tb_eval::infer::grade(&ctx.run, &ctx.task, s, &response, &mut rec).await;
                 }
                 EpisodeSession::Remote(r) => {
                     tb_eval::infer::grade_remote(
-                        &ctx.data.run,
+                        &ctx.run,
                         &ctx.task,
                         r.as_mut(),
                         &response,
@@ -406,11 +408,10 @@ impl Environment {
 
     /// The adapter's public metadata before a task is known: benchmark, runtime and data
     /// revisions, the agent; our own provenance under [`OWN_METADATA_KEY`].
-    fn base_metadata(&self, agent: &str) -> Map<String, Value> {
+    fn base_metadata(&self, agent: &str, data: Option<Arc<Data>>) -> Map<String, Value> {
         let mut m = Map::new();
         m.insert("benchmark".into(), json!(BENCHMARK));
         m.insert("thinkingbox_revision".into(), json!(RUNTIME_REVISION));
-        let data = self.shared.data();
         for k in ["data_release", "data_revision"] {
             let v = data
                 .as_ref()
@@ -492,9 +493,11 @@ impl Environment {
         envelope(o, Some(0.0), true)
     }
 
-    /// `reset`: `test_uid` (required; a task of the configured test list), optional
-    /// `episode_id`, `agent` (a name under `dataset/agent/`), ignored `seed`. Paths
-    /// (`dataset`, `config`) are never read: the server's own data and config apply.
+    /// `reset`: `test_uid` (required; a task of the test list), optional `episode_id`,
+    /// `agent` (a name under `dataset/agent/`), `dataset` (a data root or its `dataset/`
+    /// folder, whose `testlist.yaml` or v1 release list then applies), `config` (a run config
+    /// whose user and judge models then apply), ignored `seed`. `dataset` and `config` must
+    /// resolve inside the server's reset roots ([`crate::Options::reset_roots`]).
     ///
     /// A client's mistake (no `test_uid`, a `test_uid` that is not in the server's test list,
     /// a malformed `agent`) is refused with a `VALIDATION_ERROR` frame naming the field (the
@@ -520,14 +523,16 @@ impl Environment {
             Some(Value::String(s)) if !s.is_empty() && s.len() <= 255 => Some(s.clone()),
             _ => Some(uuid::Uuid::new_v4().to_string()),
         };
-        for k in ["dataset", "config"] {
-            if kwargs.contains_key(k) {
-                tracing::debug!(
-                    key = k,
-                    "reset argument ignored: the server's own data and config apply"
-                );
+        let mut paths = [None, None];
+        for (k, slot) in ["dataset", "config"].into_iter().zip(&mut paths) {
+            match kwargs.get(k) {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) => *slot = Some(s.clone()),
+                Some(_) => return refuse(k, "Input should be a valid string", "string_type"),
             }
         }
+        let [dataset, config] = paths;
+        self.metadata = self.base_metadata(&self.shared.options.agent, self.shared.data());
         let agent_name = match kwargs.get("agent") {
             None | Some(Value::Null) => self.shared.options.agent.clone(),
             Some(Value::String(s))
@@ -546,7 +551,6 @@ impl Environment {
                 );
             }
         };
-        self.metadata = self.base_metadata(&agent_name);
         let uid = match kwargs.get("test_uid") {
             Some(Value::String(s)) if !s.is_empty() && s.len() <= MAX_RESET_STR => s.clone(),
             None | Some(Value::Null) => return refuse("test_uid", "Field required", "missing"),
@@ -559,7 +563,46 @@ impl Environment {
             }
             Some(_) => return refuse("test_uid", "Input should be a valid string", "string_type"),
         };
-        let Some(data) = self.shared.data() else {
+        let settings = match &config {
+            None => None,
+            Some(c) => match self.shared.settings_of(c) {
+                Some(s) => Some(s),
+                None => {
+                    return refuse(
+                        "config",
+                        "config must name a run config with usable user_model and judge_model inside the server's reset roots",
+                        "value_error",
+                    );
+                }
+            },
+        };
+        let data = match &dataset {
+            None => self.shared.data(),
+            Some(d) => {
+                let Some(root) = self.shared.dataset_root(d) else {
+                    return refuse(
+                        "dataset",
+                        "dataset must name a data root (or its dataset/ folder) inside the server's reset roots",
+                        "value_error",
+                    );
+                };
+                let shared = self.shared.clone();
+                match tokio::task::spawn_blocking(move || shared.data_of(&root)).await {
+                    Ok(Ok(d)) => Some(d),
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "a reset's dataset does not load");
+                        return refuse(
+                            "dataset",
+                            "dataset does not load as a data root with a test list (see the server log)",
+                            "value_error",
+                        );
+                    }
+                    Err(_) => None,
+                }
+            }
+        };
+        self.metadata = self.base_metadata(&agent_name, data.clone());
+        let Some(data) = data else {
             return Ok(self.reset_error("data"));
         };
         let Some(task) = data.tasks.get(&uid).cloned() else {
@@ -570,16 +613,26 @@ impl Environment {
             );
         };
         self.task_uid = Some(uid);
-        self.metadata.insert(
-            "execution_provenance".into(),
-            Value::Object(data.provenance.clone()),
-        );
+        let mut provenance = data.provenance.clone();
+        let run = match &settings {
+            None => data.run.clone(),
+            Some(s) => {
+                provenance.insert("config_sha256".into(), json!(s.sha256));
+                let mut run = (*data.run).clone();
+                run.models = s.models.clone();
+                run.models.prompts = data.run.models.prompts.clone();
+                run.user_can_end = s.user_can_end;
+                Arc::new(run)
+            }
+        };
+        self.metadata
+            .insert("execution_provenance".into(), Value::Object(provenance));
         self.metadata
             .insert("scenario".into(), json!(task.scenario));
         if let Some(tags) = task.tags() {
             self.metadata.insert("tags".into(), tags.clone());
         }
-        if !self.shared.models_ready() {
+        if settings.is_none() && !self.shared.models_ready() {
             return Ok(self.reset_error("configuration"));
         }
         let (Ok(agent_cfg), Ok(scenario)) = (
@@ -657,8 +710,8 @@ impl Environment {
             system,
             tools: tools.clone(),
             session,
-            data: data.clone(),
-            user_can_end: self.shared.settings.user_can_end,
+            user_can_end: run.user_can_end,
+            run,
         };
         let handle = tokio::spawn(run_task(ctx, agent));
         self.live = Some(Live {

@@ -3,13 +3,16 @@
 //! hidden-field scan.
 #![allow(dead_code)]
 
+use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use tb_core::Task;
 use tb_eval::judge::StateJudge;
 use tb_eval::sandbox::Sandbox;
 use tb_llm::mock::{Api, MockRequest, MockServer, Reply};
 use tb_sandbox::Clock;
+use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 /// The API key of the test config: must never reach a client.
 pub const SECRET: &str = "sk-openenv-test-7a41f0c9e2d85b36";
@@ -200,4 +203,84 @@ pub fn episode_spec(uid: &str, calls: &[(String, Value)], expect: f64) -> Value 
         "expect_reward": expect,
         "expect_reward_type": if expect == 1.0 { "pass" } else { "fail" },
     })
+}
+
+/// The bundled example's first task (cancel an unshipped order).
+pub const BS001: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
+
+pub type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Longest wait for one reply; only a guard against hanging, not a timing check.
+pub const GUARD: Duration = Duration::from_mins(2);
+
+/// A WebSocket to the server's `/ws`.
+pub async fn connect(url: &str) -> Ws {
+    tokio_tungstenite::connect_async(format!("{}/ws", url.replace("http://", "ws://")))
+        .await
+        .expect("websocket connect")
+        .0
+}
+
+/// Sends a frame and returns the next text frame.
+pub async fn ask(ws: &mut Ws, frame: Value) -> Value {
+    ws.send(WsMessage::Text(frame.to_string().into()))
+        .await
+        .expect("send");
+    loop {
+        let m = tokio::time::timeout(GUARD, ws.next())
+            .await
+            .expect("the server did not answer")
+            .expect("the server closed the socket")
+            .expect("a frame");
+        if let WsMessage::Text(t) = m {
+            return serde_json::from_str(&t).expect("server frames are JSON");
+        }
+    }
+}
+
+/// Starts a server on a free port and waits until its data is loaded.
+pub async fn start_server(options: tb_openenv::Options) -> tb_openenv::RunningServer {
+    let server = tb_openenv::spawn("127.0.0.1:0".parse().unwrap(), options)
+        .await
+        .expect("server");
+    server.shared.wait_loaded().await;
+    server
+}
+
+/// One HTTP/1.1 request (`POST`s carry `{}`): the status and the body.
+pub async fn http(method: &str, url: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest
+        .split_once('/')
+        .map(|(h, p)| (h, format!("/{p}")))
+        .unwrap();
+    let mut s = tokio::net::TcpStream::connect(host).await.unwrap();
+    let body = if method == "GET" { "" } else { "{}" };
+    s.write_all(
+        format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(GUARD, s.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
 }

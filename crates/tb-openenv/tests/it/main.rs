@@ -4,4 +4,5 @@
 mod common;
 mod external_servers;
 mod python_client;
+mod reset_paths;
 mod ws_protocol;

@@ -196,7 +196,7 @@ async fn every_frame_type_and_no_hidden_fields() {
     // A full episode: reset, tools, single calls (known, unknown), a batch with a parse
     // error, a message the simulated user answers, a bad terminal turn, the closing message.
     let f = c
-        .ask(json!({"type": "reset", "data": {"test_uid": BS001, "episode_id": "ep-1", "seed": 7, "dataset": "/etc", "config": "/etc/passwd"}}))
+        .ask(json!({"type": "reset", "data": {"test_uid": BS001, "episode_id": "ep-1", "seed": 7}}))
         .await;
     let d = &f["data"];
     assert_eq!(d["done"], false, "{f}");
