@@ -6,4 +6,5 @@ mod common;
 mod external_servers;
 mod python_client;
 mod reset_paths;
+mod thinkingbox_eval;
 mod ws_protocol;
