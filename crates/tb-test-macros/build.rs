@@ -7,13 +7,14 @@
 //!   found. Set in CI too: a fresh machine cannot have them.
 //! - `tb_no_adapter`: the OpenEnv ThinkingBox adapter's client checkout or its Python not
 //!   found. Set in CI too.
+//! - `tb_no_adapter_eval`: the adapter's evaluator (`thinkingbox-eval`) not found. Set in CI too.
 
 #[path = "../tb-test-support/src/lookup.rs"]
 mod lookup;
 
 fn main() {
     println!(
-        "cargo::rustc-check-cfg=cfg(tb_no_data, tb_no_shared, tb_no_reference, tb_no_adapter)"
+        "cargo::rustc-check-cfg=cfg(tb_no_data, tb_no_shared, tb_no_reference, tb_no_adapter, tb_no_adapter_eval)"
     );
     for var in [
         "TB_SHARED",
@@ -22,6 +23,7 @@ fn main() {
         "THINKINGBOX_REFERENCE_DATA",
         "TB_OPENENV_ADAPTER",
         "TB_OPENENV_ADAPTER_PYTHON",
+        "TB_OPENENV_EVAL",
         "HOME",
         "CI",
     ] {
@@ -57,6 +59,10 @@ fn main() {
     match lookup::adapter_root() {
         Some(r) if lookup::adapter_present() => watch(&r.join("thinkingbox_env/client.py")),
         _ => println!("cargo::rustc-cfg=tb_no_adapter"),
+    }
+    match lookup::adapter_eval() {
+        Some(e) if lookup::adapter_eval_present() => watch(&e),
+        _ => println!("cargo::rustc-cfg=tb_no_adapter_eval"),
     }
 }
 

@@ -3,7 +3,8 @@
 //! `#[data_test]` and `#[shared_test]` add `#[ignore = "..."]` to the test they mark when this
 //! crate's build script found no data (outside CI only); `#[reference_test]` does when it found
 //! no checkouts of the reference's code (in CI too), `#[adapter_test]` when it found no checkout
-//! of the OpenEnv adapter's client (in CI too). Otherwise they return the test unchanged.
+//! of the OpenEnv adapter's client (in CI too), `#[adapter_eval_test]` when it found no install of the
+//! adapter's evaluator (in CI too). Otherwise they return the test unchanged.
 //! No dependencies: the item is not parsed, only its leading attributes are walked.
 
 use proc_macro::{Delimiter, TokenStream, TokenTree};
@@ -19,6 +20,15 @@ const NO_ADAPTER: &str = "needs the OpenEnv ThinkingBox adapter's client: a chec
 #[proc_macro_attribute]
 pub fn adapter_test(attr: TokenStream, item: TokenStream) -> TokenStream {
     mark(attr, item, cfg!(tb_no_adapter), NO_ADAPTER)
+}
+
+const NO_ADAPTER_EVAL: &str = "needs the OpenEnv ThinkingBox adapter's evaluator: thinkingbox-eval installed with the reference's ThinkingBox runtime (at TB_OPENENV_EVAL, or ~/.cache/thinkingbox-rs/openenv-eval-venv/bin/thinkingbox-eval); set it and rebuild";
+
+/// Marks a test that needs the OpenEnv ThinkingBox adapter's evaluator
+/// (`tb_test_support::adapter_eval()`): ignored wherever it is not found, CI included.
+#[proc_macro_attribute]
+pub fn adapter_eval_test(attr: TokenStream, item: TokenStream) -> TokenStream {
+    mark(attr, item, cfg!(tb_no_adapter_eval), NO_ADAPTER_EVAL)
 }
 
 /// Marks a test that needs a thinkingbox-data checkout (`tb_test_support::data()`).

@@ -21,7 +21,17 @@ mod lookup;
 
 pub use lookup::{data_present, in_ci, reference_present, shared_present, workspace_root};
 use std::path::PathBuf;
-pub use tb_test_macros::{adapter_test, data_test, reference_test, shared_test};
+pub use tb_test_macros::{adapter_eval_test, adapter_test, data_test, reference_test, shared_test};
+
+/// The OpenEnv ThinkingBox adapter's evaluator (`thinkingbox-eval`). Panics when it is not
+/// there: call it from `#[adapter_eval_test]`s only.
+pub fn adapter_eval() -> PathBuf {
+    assert!(
+        lookup::adapter_eval_present(),
+        "thinkingbox-eval not found; set TB_OPENENV_EVAL"
+    );
+    lookup::adapter_eval().unwrap_or_default()
+}
 
 /// The OpenEnv ThinkingBox adapter's client: (the folder holding `thinkingbox_env/`, the
 /// Python to run it with). Panics when they are not there: call it from `#[adapter_test]`s

@@ -101,6 +101,20 @@ pub fn adapter_python() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|h| h.join(".cache/thinkingbox-rs/openenv-venv/bin/python")))
 }
 
+/// The adapter's packaged evaluator, installed with the reference's ThinkingBox runtime in a
+/// venv of its own: `$TB_OPENENV_EVAL`, else `openenv-eval-venv/bin/thinkingbox-eval` under
+/// `$HOME/.cache/thinkingbox-rs`.
+pub fn adapter_eval() -> Option<PathBuf> {
+    var("TB_OPENENV_EVAL").or_else(|| {
+        var("HOME").map(|h| h.join(".cache/thinkingbox-rs/openenv-eval-venv/bin/thinkingbox-eval"))
+    })
+}
+
+/// Whether the adapter's evaluator is there.
+pub fn adapter_eval_present() -> bool {
+    adapter_eval().is_some_and(|p| p.is_file())
+}
+
 /// Whether the adapter's client package and its Python are there.
 pub fn adapter_present() -> bool {
     adapter_root().is_some_and(|r| r.join("thinkingbox_env/client.py").is_file())

@@ -10,8 +10,7 @@
 //! server's verdict (pass / fail as expected), and the server's provenance differs from the
 //! run's on exactly the three runtime fields.
 //!
-//! The evaluator is `$TB_OPENENV_EVAL`, else `openenv-eval-venv/bin/thinkingbox-eval` under
-//! `$HOME/.cache/thinkingbox-rs`; the data is the benchmark data checkout.
+//! The evaluator is `tb_test_support::adapter_eval()`; the data is the benchmark data checkout.
 
 use crate::common::*;
 use serde_json::{Value, json};
@@ -47,24 +46,6 @@ const PROVENANCE_FIELDS: [&str; 11] = [
     "manifest_uids_sha256",
     "task_count",
 ];
-
-fn evaluator() -> PathBuf {
-    let p = std::env::var_os("TB_OPENENV_EVAL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| {
-                PathBuf::from(h)
-                    .join(".cache/thinkingbox-rs/openenv-eval-venv/bin/thinkingbox-eval")
-            })
-        })
-        .unwrap_or_default();
-    assert!(
-        p.is_file(),
-        "thinkingbox-eval not found at {}; install the adapter's evaluator and set TB_OPENENV_EVAL",
-        p.display()
-    );
-    p
-}
 
 /// The first task of each non-rubric file of the release list: one per domain.
 fn one_per_domain(ds: &Dataset, data: &Path) -> Vec<Task> {
@@ -133,11 +114,11 @@ fn native_config(
     p
 }
 
-#[tb_test_support::adapter_test]
+#[tb_test_support::adapter_eval_test]
 #[tb_test_support::data_test]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thinkingbox_eval_reaches_every_verdict_and_differs_only_on_the_runtime() {
-    let eval = evaluator();
+    let eval = tb_test_support::adapter_eval();
     let data = tb_test_support::data();
     let ds = Dataset::open(&data).unwrap();
     let sandbox = Sandbox::load(ds.root()).unwrap();
