@@ -923,7 +923,7 @@ impl Bucket {
 pub struct Email {
     users: Vec<(String, Bucket)>,
     effects: Vec<Value>,
-    ids: tb_domains::airline::ids::PyRandom,
+    ids: crate::airline::ids::PyRandom,
     now: DateTime<Utc>,
 }
 
@@ -944,7 +944,7 @@ impl Email {
         Ok(Email {
             users: out,
             effects: Vec::new(),
-            ids: tb_domains::airline::ids::PyRandom::from_sha256_of(seed),
+            ids: crate::airline::ids::PyRandom::from_sha256_of(seed),
             now: clock.now,
         })
     }
@@ -974,7 +974,7 @@ impl Email {
     }
 
     fn uuid(&mut self) -> String {
-        tb_domains::airline::ids::uuid_text(self.ids.uuid4())
+        crate::airline::ids::uuid_text(self.ids.uuid4())
     }
 
     fn ok(fields: Vec<(&str, Value)>) -> Value {
