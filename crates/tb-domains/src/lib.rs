@@ -17,6 +17,7 @@ mod fuzz_tests;
 pub mod neobank;
 pub mod own_servers;
 pub mod policy;
+pub mod pydantic;
 pub mod retail;
 pub mod setup_check;
 pub mod shape;

@@ -23,43 +23,7 @@ use tb_sandbox::{
     Args, Clock, Fields, ServerSession, ToolError, ToolReply, ToolResult, Tools, pyjson,
 };
 
-const PYDANTIC_URL: &str = "https://errors.pydantic.dev/2.14/v/";
-
-/// Python's `repr` of a JSON argument value and its type name, for pydantic's error lines.
-fn input_repr(v: &Value) -> (String, &'static str) {
-    (
-        tb_python::repr::value_repr(v),
-        tb_python::repr::type_name(v),
-    )
-}
-
-/// One pydantic error: `loc`, message, error type and the offending input.
-struct ArgError {
-    loc: String,
-    msg: String,
-    kind: &'static str,
-    input: Option<Value>,
-}
-
-/// fastmcp's text for invalid arguments.
-fn fastmcp_validation_text(tool: &str, args: &Value, errors: &[ArgError]) -> String {
-    let n = errors.len();
-    let mut s = format!(
-        "{n} validation error{} for call[{tool}]",
-        if n == 1 { "" } else { "s" }
-    );
-    for e in errors {
-        let (input, ty) = match &e.input {
-            Some(v) => input_repr(v),
-            None => input_repr(args),
-        };
-        s.push_str(&format!(
-            "\n{}\n  {} [type={}, input_value={}, input_type={}]\n    For further information visit {PYDANTIC_URL}{}",
-            e.loc, e.msg, e.kind, tb_python::repr::truncate_repr(&input), ty, e.kind
-        ));
-    }
-    s
-}
+use crate::pydantic::{self, ErrorLine};
 
 /// Parameter kinds of the banking tools.
 #[derive(Clone, Copy)]
@@ -70,7 +34,7 @@ enum P {
 }
 
 /// Validates arguments as pydantic (lax, Python input) does for these kinds.
-fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Vec<ArgError>> {
+fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Vec<ErrorLine>> {
     let empty = Map::new();
     let m = args.as_object().unwrap_or(&empty);
     let mut out = Map::new();
@@ -81,22 +45,22 @@ fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Ve
             (P::OptDateTime, None | Some(Value::Null)) => {
                 out.insert((*name).into(), Value::Null);
             }
-            (_, None) => errors.push(ArgError {
-                loc: (*name).into(),
-                msg: "Missing required argument".into(),
-                kind: "missing_argument",
-                input: Some(args.clone()),
-            }),
+            (_, None) => errors.push(ErrorLine::new(
+                *name,
+                "Missing required argument",
+                "missing_argument",
+                args.clone(),
+            )),
             (P::Str, Some(v)) => match v {
                 Value::String(_) => {
                     out.insert((*name).into(), v.clone());
                 }
-                _ => errors.push(ArgError {
-                    loc: (*name).into(),
-                    msg: "Input should be a valid string".into(),
-                    kind: "string_type",
-                    input: Some(v.clone()),
-                }),
+                _ => errors.push(ErrorLine::new(
+                    *name,
+                    "Input should be a valid string",
+                    "string_type",
+                    v.clone(),
+                )),
             },
             (P::Float, Some(v)) => match v {
                 Value::Number(n) => {
@@ -109,20 +73,19 @@ fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Ve
                     Ok(f) if f.is_finite() => {
                         out.insert((*name).into(), json!(f));
                     }
-                    _ => errors.push(ArgError {
-                        loc: (*name).into(),
-                        msg: "Input should be a valid number, unable to parse string as a number"
-                            .into(),
-                        kind: "float_parsing",
-                        input: Some(v.clone()),
-                    }),
+                    _ => errors.push(ErrorLine::new(
+                        *name,
+                        "Input should be a valid number, unable to parse string as a number",
+                        "float_parsing",
+                        v.clone(),
+                    )),
                 },
-                _ => errors.push(ArgError {
-                    loc: (*name).into(),
-                    msg: "Input should be a valid number".into(),
-                    kind: "float_type",
-                    input: Some(v.clone()),
-                }),
+                _ => errors.push(ErrorLine::new(
+                    *name,
+                    "Input should be a valid number",
+                    "float_type",
+                    v.clone(),
+                )),
             },
             (P::OptDateTime, Some(v)) => match tb_sandbox::coerce::validate_datetime(v) {
                 Ok(p) => {
@@ -130,12 +93,12 @@ fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Ve
                     let naive = chrono::NaiveDate::from_ymd_opt(p.year, p.month, p.day)
                         .and_then(|d| d.and_hms_opt(p.hour, p.minute, p.second));
                     let Some(naive) = naive else {
-                        errors.push(ArgError {
-                            loc: (*name).into(),
-                            msg: "Input should be a valid datetime".into(),
-                            kind: "datetime_type",
-                            input: Some(v.clone()),
-                        });
+                        errors.push(ErrorLine::new(
+                            *name,
+                            "Input should be a valid datetime",
+                            "datetime_type",
+                            v.clone(),
+                        ));
                         continue;
                     };
                     let utc = naive - chrono::Duration::seconds(i64::from(p.offset.unwrap_or(0)));
@@ -153,14 +116,21 @@ fn validate(params: &[(&str, P)], args: &Value) -> Result<Map<String, Value>, Ve
                     } else {
                         "datetime_type"
                     };
-                    errors.push(ArgError {
-                        loc: (*name).into(),
-                        msg,
-                        kind,
-                        input: Some(v.clone()),
-                    });
+                    errors.push(ErrorLine::new(*name, msg, kind, v.clone()));
                 }
             },
+        }
+    }
+    // fastmcp validates the call as `validate_call` does: a key that is no parameter is an
+    // error of its own, after the parameters'.
+    for (k, v) in m {
+        if !params.iter().any(|(name, _)| name == k) {
+            errors.push(ErrorLine::new(
+                k.as_str(),
+                "Unexpected keyword argument",
+                "unexpected_keyword_argument",
+                v.clone(),
+            ));
         }
     }
     if errors.is_empty() {
@@ -501,7 +471,9 @@ impl ServerSession for Banking {
         };
         let a = match validate(params, args) {
             Ok(a) => a,
-            Err(errors) => return ToolReply::error(fastmcp_validation_text(name, args, &errors)),
+            Err(errors) => {
+                return ToolReply::error(pydantic::text(&format!("call[{name}]"), &errors));
+            }
         };
         ToolReply::ok(match run.call(self, &a) {
             Ok(v) => serde_json::to_string(&v).unwrap_or_default(),
@@ -1226,45 +1198,38 @@ impl ServerSession for Email {
         let mut a = Map::new();
         for (p, required) in *params {
             match m.get(*p) {
-                None if *required => errors.push(ArgError {
-                    loc: (*p).into(),
-                    msg: "Field required".into(),
-                    kind: "missing",
-                    input: Some(args.clone()),
-                }),
+                None if *required => errors.push(ErrorLine::new(
+                    *p,
+                    "Field required",
+                    "missing",
+                    args.clone(),
+                )),
                 None => {}
                 Some(v) if *p == "attachments" => match v {
                     Value::Object(_) => {
                         a.insert((*p).into(), v.clone());
                     }
-                    _ => errors.push(ArgError {
-                        loc: (*p).into(),
-                        msg: "Input should be a valid dictionary".into(),
-                        kind: "dict_type",
-                        input: Some(v.clone()),
-                    }),
+                    _ => errors.push(ErrorLine::new(
+                        *p,
+                        "Input should be a valid dictionary",
+                        "dict_type",
+                        v.clone(),
+                    )),
                 },
-                Some(Value::Null) if !required => {
-                    a.insert((*p).into(), Value::Null);
-                }
+                // an optional `str` defaults to None, but a None given is not a string
                 Some(Value::String(s)) => {
                     a.insert((*p).into(), json!(s));
                 }
-                Some(v) => errors.push(ArgError {
-                    loc: (*p).into(),
-                    msg: "Input should be a valid string".into(),
-                    kind: "string_type",
-                    input: Some(v.clone()),
-                }),
+                Some(v) => errors.push(ErrorLine::new(
+                    *p,
+                    "Input should be a valid string",
+                    "string_type",
+                    v.clone(),
+                )),
             }
         }
         if !errors.is_empty() {
-            let text = fastmcp_validation_text(&format!("{func}Arguments"), args, &errors)
-                .replacen(
-                    &format!("for call[{func}Arguments]"),
-                    &format!("for {func}Arguments"),
-                    1,
-                );
+            let text = pydantic::text(&format!("{func}Arguments"), &errors);
             return ToolReply::error(format!("Error executing tool {name}: {text}"));
         }
         ToolReply::ok(match run.call(self, &a) {

@@ -257,7 +257,9 @@ impl AirlineSession {
         let args = pre_parse_json(&decl.input, args);
         let validated = match coerce::validate_model(&decl.input, &args, coerce::Ctx { now: "" }) {
             Ok(a) => a,
-            Err(errors) => return ToolReply::error(validation_text(name, &errors)),
+            Err(errors) => {
+                return ToolReply::error(validation_text(name, &decl.input, &args, &errors));
+            }
         };
         let text = match run.call(self, &validated) {
             Ok(v) => pyjson::dumps(&v, pyjson::Layout::Default),
@@ -288,21 +290,20 @@ fn pre_parse_json(model: &schema::Model, args: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The MCP SDK's text for invalid arguments (pydantic's header and, per error, its location
-/// and message).
-fn validation_text(name: &str, errors: &[coerce::ValidationError]) -> String {
-    let n = errors.len();
-    let mut s = format!(
-        "Error executing tool {name}: {n} validation error{} for {name}Arguments",
-        if n == 1 { "" } else { "s" }
-    );
-    for e in errors {
-        s.push('\n');
-        s.push_str(&e.loc.join("."));
-        s.push_str("\n  ");
-        s.push_str(&e.msg);
-    }
-    s
+/// The MCP SDK's text for invalid arguments: `Error executing tool <name>: ` and pydantic's
+/// text for the arguments model (`<name>Arguments`; its choices are `Literal`s), validated
+/// from the pre-parsed arguments.
+fn validation_text(
+    name: &str,
+    model: &schema::Model,
+    args: &Value,
+    errors: &[coerce::ValidationError],
+) -> String {
+    let lines = crate::pydantic::from_coerce(errors, args, crate::pydantic::Choices::Literal);
+    format!(
+        "Error executing tool {name}: {}",
+        crate::pydantic::text(&model.name, &lines)
+    )
 }
 
 impl ServerSession for AirlineSession {
