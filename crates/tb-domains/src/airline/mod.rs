@@ -269,20 +269,24 @@ impl AirlineSession {
     }
 }
 
-/// The MCP SDK's pre-parsing: a string given for a list or object argument is parsed as JSON.
+/// The MCP SDK's pre-parsing: a string given for an argument whose type is not `str` is parsed
+/// as JSON, and replaces the string when it gives a list, an object or null (a string or
+/// number, which a bool is in Python, keeps the string).
 fn pre_parse_json(model: &schema::Model, args: &Value) -> Value {
     let Value::Object(m) = args else {
         return args.clone();
     };
     let mut out = m.clone();
     for f in &model.fields {
-        let structured = matches!(
-            f.kind.base(),
-            Kind::List(_) | Kind::Dict(_) | Kind::Model(_)
-        );
+        let plain_str = match &f.kind {
+            Kind::Str => true,
+            Kind::Constrained(k, _) => matches!(**k, Kind::Str),
+            _ => false,
+        };
         if let Some(Value::String(s)) = m.get(&f.name)
-            && structured
-            && let Ok(v @ (Value::Array(_) | Value::Object(_))) = serde_json::from_str::<Value>(s)
+            && !plain_str
+            && let Ok(v @ (Value::Array(_) | Value::Object(_) | Value::Null)) =
+                serde_json::from_str::<Value>(s)
         {
             out.insert(f.name.clone(), v);
         }

@@ -550,6 +550,18 @@ fn get_manager_of_manager(e: &mut Email, _a: &Args) -> ToolResult {
     Ok(Email::ok(vec![("manager_of_manager", mm)]))
 }
 
+/// The MCP SDK's pre-parsing of an argument whose type is not `str` (here `attachments`, a
+/// `dict`): a string that is JSON for a list, an object or null stands for that value.
+fn pre_parse_json(v: &Value) -> Value {
+    if let Value::String(s) = v
+        && let Ok(parsed @ (Value::Array(_) | Value::Object(_) | Value::Null)) =
+            serde_json::from_str::<Value>(s)
+    {
+        return parsed;
+    }
+    v.clone()
+}
+
 impl ServerSession for Email {
     fn server(&self) -> &str {
         EMAIL
@@ -575,15 +587,15 @@ impl ServerSession for Email {
                     args.clone(),
                 )),
                 None => {}
-                Some(v) if *p == "attachments" => match v {
-                    Value::Object(_) => {
-                        a.insert((*p).into(), v.clone());
+                Some(v) if *p == "attachments" => match pre_parse_json(v) {
+                    v @ Value::Object(_) => {
+                        a.insert((*p).into(), v);
                     }
-                    _ => errors.push(ErrorLine::new(
+                    v => errors.push(ErrorLine::new(
                         *p,
                         "Input should be a valid dictionary",
                         "dict_type",
-                        v.clone(),
+                        v,
                     )),
                 },
                 // an optional `str` defaults to None, but a None given is not a string

@@ -34,6 +34,7 @@ const ALL: &[&[Case]] = &[
     DATETIME,
     MULTIPLE,
     ACCEPTED,
+    PRE_PARSED_AND_NESTED,
     FLOAT_INFINITY_IS_A_NUMBER,
 ];
 
@@ -941,6 +942,185 @@ Account not found: 1",
         r#"{"x": 1}"#,
         false,
         r#"{"status": "ok", "airports": []}"#,
+    ),
+];
+
+/// The MCP SDK's pre-parsing: a string given for an argument that is not a `str` (a list,
+/// an int, a Literal, an optional str, a dict) is parsed as JSON, and taken when it gives a
+/// list, an object or null (a number, bool or string keeps the string); nested models ignore
+/// unknown keys; several missing fields of nested models.
+#[test]
+fn pre_parsed_and_nested() {
+    check(PRE_PARSED_AND_NESTED);
+}
+
+const PRE_PARSED_AND_NESTED: &[Case] = &[
+    (
+        "airline_tau_bench",
+        "book_reservation",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "one_way", "cabin": "economy", "flights": [], "passengers": "5", "payment_methods": []}"#,
+        true,
+        r"Error executing tool book_reservation: 1 validation error for book_reservationArguments
+passengers
+  Input should be a valid list [type=list_type, input_value='5', input_type=str]
+    For further information visit https://errors.pydantic.dev/2.14/v/list_type",
+    ),
+    (
+        "airline_tau_bench",
+        "book_reservation",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "one_way", "cabin": "economy", "flights": "null", "passengers": [], "payment_methods": []}"#,
+        true,
+        r"Error executing tool book_reservation: 1 validation error for book_reservationArguments
+flights
+  Input should be a valid list [type=list_type, input_value=None, input_type=NoneType]
+    For further information visit https://errors.pydantic.dev/2.14/v/list_type",
+    ),
+    (
+        "airline_tau_bench",
+        "book_reservation",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "one_way", "cabin": "economy", "flights": "\"[]\"", "passengers": [], "payment_methods": []}"#,
+        true,
+        r#"Error executing tool book_reservation: 1 validation error for book_reservationArguments
+flights
+  Input should be a valid list [type=list_type, input_value='"[]"', input_type=str]
+    For further information visit https://errors.pydantic.dev/2.14/v/list_type"#,
+    ),
+    (
+        "airline_tau_bench",
+        "book_reservation",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "one_way", "cabin": "economy", "flights": "[{\"flight_number\": \"HAT001\", \"date\": \"2024-05-20\", \"x\": 1}, 7]", "passengers": [], "payment_methods": [], "total_baggages": " 3 ", "nonfree_baggages": "1_0"}"#,
+        true,
+        r"Error executing tool book_reservation: 1 validation error for book_reservationArguments
+flights.1
+  Input should be a valid dictionary or instance of FlightDetail [type=model_type, input_value=7, input_type=int]
+    For further information visit https://errors.pydantic.dev/2.14/v/model_type",
+    ),
+    (
+        "airline_tau_bench",
+        "book_reservation",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "one_way", "cabin": "economy", "flights": [], "passengers": [], "payment_methods": "[{\"payment_id\": \"p\", \"amount\": \"12.5\"}, {\"payment_id\": 1, \"amount\": true}]"}"#,
+        true,
+        r"Error executing tool book_reservation: 1 validation error for book_reservationArguments
+payment_methods.1.payment_id
+  Input should be a valid string [type=string_type, input_value=1, input_type=int]
+    For further information visit https://errors.pydantic.dev/2.14/v/string_type",
+    ),
+    (
+        "airline_tau_bench",
+        "calculate",
+        r#"{"expression": "1+1", "extra": [1]}"#,
+        false,
+        r#"{"status": "ok", "result": 2.0}"#,
+    ),
+    (
+        "airline_tau_bench",
+        "update_reservation_passengers",
+        r#"{"reservation_id": "r", "passengers": [{"first_name": "A", "last_name": "B"}, {}]}"#,
+        true,
+        r"Error executing tool update_reservation_passengers: 4 validation errors for update_reservation_passengersArguments
+passengers.0.dob
+  Field required [type=missing, input_value={'first_name': 'A', 'last_name': 'B'}, input_type=dict]
+    For further information visit https://errors.pydantic.dev/2.14/v/missing
+passengers.1.first_name
+  Field required [type=missing, input_value={}, input_type=dict]
+    For further information visit https://errors.pydantic.dev/2.14/v/missing
+passengers.1.last_name
+  Field required [type=missing, input_value={}, input_type=dict]
+    For further information visit https://errors.pydantic.dev/2.14/v/missing
+passengers.1.dob
+  Field required [type=missing, input_value={}, input_type=dict]
+    For further information visit https://errors.pydantic.dev/2.14/v/missing",
+    ),
+    (
+        "airline_tau_bench",
+        "check_price_quote",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "one_way", "cabin": "economy", "flights": [], "passengers": [], "total_baggages": "null"}"#,
+        true,
+        r"Error executing tool check_price_quote: 1 validation error for check_price_quoteArguments
+total_baggages
+  Input should be a valid integer [type=int_type, input_value=None, input_type=NoneType]
+    For further information visit https://errors.pydantic.dev/2.14/v/int_type",
+    ),
+    (
+        "airline_tau_bench",
+        "check_price_quote",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "one_way", "cabin": "economy", "flights": [], "passengers": [], "reservation_id": "null", "insurance": "null"}"#,
+        true,
+        r"Error executing tool check_price_quote: 1 validation error for check_price_quoteArguments
+insurance
+  Input should be 'yes' or 'no' [type=literal_error, input_value=None, input_type=NoneType]
+    For further information visit https://errors.pydantic.dev/2.14/v/literal_error",
+    ),
+    (
+        "airline_tau_bench",
+        "check_price_quote",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "{\"a\": 1}", "cabin": "economy", "flights": [], "passengers": [], "reservation_id": "[1]"}"#,
+        true,
+        r"Error executing tool check_price_quote: 2 validation errors for check_price_quoteArguments
+flight_type
+  Input should be 'one_way' or 'round_trip' [type=literal_error, input_value={'a': 1}, input_type=dict]
+    For further information visit https://errors.pydantic.dev/2.14/v/literal_error
+reservation_id
+  Input should be a valid string [type=string_type, input_value=[1], input_type=list]
+    For further information visit https://errors.pydantic.dev/2.14/v/string_type",
+    ),
+    (
+        "airline_tau_bench",
+        "check_price_quote",
+        r#"{"user_id": "u", "origin": "JFK", "destination": "LAX", "flight_type": "one_way", "cabin": "economy", "flights": [], "passengers": [], "total_baggages": "true", "nonfree_baggages": " [ ] "}"#,
+        true,
+        r"Error executing tool check_price_quote: 2 validation errors for check_price_quoteArguments
+total_baggages
+  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='true', input_type=str]
+    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing
+nonfree_baggages
+  Input should be a valid integer [type=int_type, input_value=[], input_type=list]
+    For further information visit https://errors.pydantic.dev/2.14/v/int_type",
+    ),
+    (
+        "airline_tau_bench",
+        "send_certificate",
+        r#"{"user_id": "u", "reason": "r", "reservation_id": "r", "amount": "{}"}"#,
+        true,
+        r"Error executing tool send_certificate: 1 validation error for send_certificateArguments
+amount
+  Input should be a valid number [type=float_type, input_value={}, input_type=dict]
+    For further information visit https://errors.pydantic.dev/2.14/v/float_type",
+    ),
+    (
+        "airline_tau_bench",
+        "get_user_details",
+        r#"{"user_id": "null"}"#,
+        false,
+        r"Error!
+User null not found",
+    ),
+    (
+        "email_system",
+        "send_email",
+        r#"{"to": "a@example.com", "cc": "", "subject": "s", "body": "b", "attachments": "null"}"#,
+        true,
+        r"Error executing tool send_email: 1 validation error for send_emailArguments
+attachments
+  Input should be a valid dictionary [type=dict_type, input_value=None, input_type=NoneType]
+    For further information visit https://errors.pydantic.dev/2.14/v/dict_type",
+    ),
+    (
+        "email_system",
+        "send_email",
+        r#"{"to": "a@example.com", "cc": "", "subject": "s", "body": "b", "attachments": "[1]"}"#,
+        true,
+        r"Error executing tool send_email: 1 validation error for send_emailArguments
+attachments
+  Input should be a valid dictionary [type=dict_type, input_value=[1], input_type=list]
+    For further information visit https://errors.pydantic.dev/2.14/v/dict_type",
+    ),
+    (
+        "email_system",
+        "send_email",
+        r#"{"to": "a@example.com", "cc": "", "subject": "s", "body": "b", "attachments": "{\"f\": 1}"}"#,
+        false,
+        r"Error!",
     ),
 ];
 
