@@ -35,6 +35,7 @@ const ALL: &[&[Case]] = &[
     MULTIPLE,
     ACCEPTED,
     PRE_PARSED_AND_NESTED,
+    FASTMCP_STRINGS_AS_GIVEN,
     FLOAT_INFINITY_IS_A_NUMBER,
 ];
 
@@ -1121,6 +1122,90 @@ attachments
         r#"{"to": "a@example.com", "cc": "", "subject": "s", "body": "b", "attachments": "{\"f\": 1}"}"#,
         false,
         r"Error!",
+    ),
+];
+
+/// fastmcp does not pre-parse: a string stays a string (`"null"` is unparsable text for a
+/// float or a datetime); lax numbers and datetimes as pydantic reads them.
+#[test]
+fn fastmcp_strings_as_given() {
+    check(FASTMCP_STRINGS_AS_GIVEN);
+}
+
+const FASTMCP_STRINGS_AS_GIVEN: &[Case] = &[
+    (
+        "online_banking",
+        "transfer",
+        r#"{"from_account": "1", "to_account": "2", "amount": "null"}"#,
+        true,
+        r"1 validation error for call[transfer]
+amount
+  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='null', input_type=str]
+    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing",
+    ),
+    (
+        "online_banking",
+        "transfer",
+        r#"{"from_account": "1", "to_account": "2", "amount": "[1]"}"#,
+        true,
+        r"1 validation error for call[transfer]
+amount
+  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='[1]', input_type=str]
+    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing",
+    ),
+    (
+        "online_banking",
+        "pay_bill",
+        r#"{"user_account": "1", "payee_account": "P", "amount": 1, "date": "null"}"#,
+        true,
+        r"1 validation error for call[pay_bill]
+date
+  Input should be a valid datetime or date, input is too short [type=datetime_from_date_parsing, input_value='null', input_type=str]
+    For further information visit https://errors.pydantic.dev/2.14/v/datetime_from_date_parsing",
+    ),
+    (
+        "online_banking",
+        "get_balance",
+        r#"{"account_number": "[1]"}"#,
+        false,
+        r"Error!
+Account not found: [1]",
+    ),
+    (
+        "online_banking",
+        "transfer",
+        r#"{"from_account": "1", "to_account": "2", "amount": " 1e3 "}"#,
+        false,
+        r"Error!
+Invalid account number(s)",
+    ),
+    (
+        "online_banking",
+        "transfer",
+        r#"{"from_account": "1", "to_account": "2", "amount": true}"#,
+        false,
+        r"Error!
+Invalid account number(s)",
+    ),
+    (
+        "online_banking",
+        "pay_bill",
+        r#"{"user_account": "1", "payee_account": "P", "amount": 1, "date": "2024-06-01T25:00:00"}"#,
+        true,
+        r"1 validation error for call[pay_bill]
+date
+  Input should be a valid datetime or date, unexpected extra characters at the end of the input [type=datetime_from_date_parsing, input_value='2024-06-01T25:00:00', input_type=str]
+    For further information visit https://errors.pydantic.dev/2.14/v/datetime_from_date_parsing",
+    ),
+    (
+        "online_banking",
+        "pay_bill",
+        r#"{"user_account": "1", "payee_account": "P", "amount": 1, "date": true}"#,
+        true,
+        r"1 validation error for call[pay_bill]
+date
+  Input should be a valid datetime [type=datetime_type, input_value=True, input_type=bool]
+    For further information visit https://errors.pydantic.dev/2.14/v/datetime_type",
     ),
 ];
 
