@@ -97,7 +97,8 @@ echo "ci-python-deps: Kubernetes schema python: $(cd "$K8S_VENV" && pwd)/bin/pyt
 # >>> tb-external: the reference's v1 tool servers (crates/tb-cli/tests/it/external_servers.rs) >>>
 if [ -d "$REFERENCE_DATA/servers/tb_business_ops_servers_202606" ]; then
 # The dependencies of thinkingbox-data/servers/tb_business_ops_servers_202606 (fastmcp, pydantic,
-# odata-query, typesense), pinned to the versions of the reference's own venv
+# odata-query, typesense) and of servers/thinkingbox_tools (email-validator, python-dateutil; for
+# crates/tb-domains/tests/it/tool_arg_errors.rs), pinned to the versions of the reference's own venv
 # (tb-bench-v1/reference-python-requirements.txt), go into their own venv. The package itself is
 # not installed (pip would copy it without its JSON data): the test puts the data checkout's
 # servers folder on PYTHONPATH. About 60 s on the 2-core VM. The test looks for
@@ -106,12 +107,12 @@ SERVERS_VENV="${TB_SERVERS_VENV:-target/py-tbservers}"
 if [ ! -x "$SERVERS_VENV/bin/python" ]; then
   "$PYTHON" -m venv "$SERVERS_VENV"
 fi
-if ! "$SERVERS_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('fastmcp') == '3.4.11' and m.version('mcp') == '1.30.0' else 1)" 2>/dev/null; then
+if ! "$SERVERS_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('fastmcp') == '3.4.11' and m.version('mcp') == '1.30.0' and m.version('email-validator') == '2.4.0' else 1)" 2>/dev/null; then
   "$SERVERS_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     "fastmcp==3.4.11" "fastmcp-slim==3.4.11" "mcp==1.30.0" "pydantic==2.14.4" \
-    "odata-query==0.10.0" "typesense==2.1.1"
+    "odata-query==0.10.0" "typesense==2.1.1" "email-validator==2.4.0" "python-dateutil==2.9.0.post0"
 fi
-"$SERVERS_VENV/bin/python" -c 'import fastmcp, odata_query, typesense, pydantic'
+"$SERVERS_VENV/bin/python" -c 'import fastmcp, odata_query, typesense, pydantic, email_validator, dateutil'
 echo "ci-python-deps: v1 tool servers python: $(cd "$SERVERS_VENV" && pwd)/bin/python" >&2
 else
   echo "ci-python-deps: no servers' sources at $REFERENCE_DATA: the v1 servers venv is not made" >&2

@@ -1,6 +1,8 @@
-//! The five ThinkingBox-Bench v1 domains, each a server of the reference: table definitions
-//! (`tables/<server>.tables`), tool declarations (`tools/*.tools`, our descriptions) and small
-//! tool functions on the shared runtime of `tb-sandbox`.
+//! The tool servers a task's agent calls, as the reference's servers answer them: the five
+//! ThinkingBox-Bench v1 domains (table definitions in `tables/<server>.tables`, tool
+//! declarations in `tools/*.tools` with our descriptions, small tool functions on the shared
+//! runtime of `tb-sandbox`), and the servers with their own state and texts ([`own_servers`]:
+//! the airline and the setup-check servers).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -13,8 +15,11 @@ pub mod consulting;
 #[cfg(test)]
 mod fuzz_tests;
 pub mod neobank;
+pub mod own_servers;
 pub mod policy;
+pub mod pydantic;
 pub mod retail;
+pub mod setup_check;
 pub mod shape;
 #[cfg(test)]
 mod testdata;

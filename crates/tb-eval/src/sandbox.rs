@@ -77,7 +77,7 @@ impl LazyDomain {
 pub struct Sandbox {
     domains: Vec<LazyDomain>,
     /// Servers that are not table domains (the airline), their base states loaded on first use.
-    own: Arc<crate::own_servers::OwnServers>,
+    own: Arc<tb_domains::own_servers::OwnServers>,
     /// Test files read so far (path -> source), for the test-body evaluator.
     test_sources: Arc<Mutex<std::collections::HashMap<std::path::PathBuf, Arc<str>>>>,
     /// The data root.
@@ -142,7 +142,7 @@ impl Sandbox {
             .collect();
         Ok(Sandbox {
             domains,
-            own: Arc::new(crate::own_servers::OwnServers::new(data_root)),
+            own: Arc::new(tb_domains::own_servers::OwnServers::new(data_root)),
             test_sources: Arc::default(),
             data_root: data_root.to_path_buf(),
             agent_tools: Arc::default(),
@@ -187,7 +187,7 @@ impl Sandbox {
         let mut servers = Vec::new();
         let mut own = Vec::new();
         for (server, config) in &task.world_state {
-            if self.domain(server).is_none() && crate::own_servers::is_own(server) {
+            if self.domain(server).is_none() && tb_domains::own_servers::is_own(server) {
                 let s = self
                     .own
                     .open(server, config, &task.uid, clock)
@@ -220,7 +220,7 @@ impl Sandbox {
     pub fn prepare(&self, task: &Task, clock: Clock) -> Result<PreparedTask, SandboxError> {
         let mut parts = Vec::with_capacity(task.world_state.len());
         for (server, config) in &task.world_state {
-            if self.domain(server).is_none() && crate::own_servers::is_own(server) {
+            if self.domain(server).is_none() && tb_domains::own_servers::is_own(server) {
                 parts.push(PreparedPart::Own {
                     server: server.clone(),
                     config: config.clone(),
@@ -275,7 +275,7 @@ impl Sandbox {
                 .domains
                 .iter()
                 .map(|d| d.domain.name.as_str())
-                .chain(crate::own_servers::SERVERS.iter().copied())
+                .chain(tb_domains::own_servers::SERVERS.iter().copied())
                 .collect::<Vec<_>>()
                 .join(", "),
         }
@@ -283,7 +283,7 @@ impl Sandbox {
 
     /// Whether this sandbox serves `server` (a table domain or an own server).
     pub fn serves(&self, server: &str) -> bool {
-        self.domain(server).is_some() || crate::own_servers::is_own(server)
+        self.domain(server).is_some() || tb_domains::own_servers::is_own(server)
     }
 
     /// The data root.
@@ -391,7 +391,7 @@ pub struct TaskSession {
     /// Sessions of the table domains, in world_state order.
     pub servers: Vec<Session>,
     /// Sessions of the other servers (the airline), in world_state order.
-    pub own: Vec<Box<dyn crate::own_servers::OwnServer>>,
+    pub own: Vec<Box<dyn tb_domains::own_servers::OwnServer>>,
 }
 
 impl TaskSession {

@@ -257,7 +257,9 @@ impl AirlineSession {
         let args = pre_parse_json(&decl.input, args);
         let validated = match coerce::validate_model(&decl.input, &args, coerce::Ctx { now: "" }) {
             Ok(a) => a,
-            Err(errors) => return ToolReply::error(validation_text(name, &errors)),
+            Err(errors) => {
+                return ToolReply::error(validation_text(name, &decl.input, &args, &errors));
+            }
         };
         let text = match run.call(self, &validated) {
             Ok(v) => pyjson::dumps(&v, pyjson::Layout::Default),
@@ -267,20 +269,24 @@ impl AirlineSession {
     }
 }
 
-/// The MCP SDK's pre-parsing: a string given for a list or object argument is parsed as JSON.
+/// The MCP SDK's pre-parsing: a string given for an argument whose type is not `str` is parsed
+/// as JSON, and replaces the string when it gives a list, an object or null (a string or
+/// number, which a bool is in Python, keeps the string).
 fn pre_parse_json(model: &schema::Model, args: &Value) -> Value {
     let Value::Object(m) = args else {
         return args.clone();
     };
     let mut out = m.clone();
     for f in &model.fields {
-        let structured = matches!(
-            f.kind.base(),
-            Kind::List(_) | Kind::Dict(_) | Kind::Model(_)
-        );
+        let plain_str = match &f.kind {
+            Kind::Str => true,
+            Kind::Constrained(k, _) => matches!(**k, Kind::Str),
+            _ => false,
+        };
         if let Some(Value::String(s)) = m.get(&f.name)
-            && structured
-            && let Ok(v @ (Value::Array(_) | Value::Object(_))) = serde_json::from_str::<Value>(s)
+            && !plain_str
+            && let Ok(v @ (Value::Array(_) | Value::Object(_) | Value::Null)) =
+                serde_json::from_str::<Value>(s)
         {
             out.insert(f.name.clone(), v);
         }
@@ -288,21 +294,20 @@ fn pre_parse_json(model: &schema::Model, args: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The MCP SDK's text for invalid arguments (pydantic's header and, per error, its location
-/// and message).
-fn validation_text(name: &str, errors: &[coerce::ValidationError]) -> String {
-    let n = errors.len();
-    let mut s = format!(
-        "Error executing tool {name}: {n} validation error{} for {name}Arguments",
-        if n == 1 { "" } else { "s" }
-    );
-    for e in errors {
-        s.push('\n');
-        s.push_str(&e.loc.join("."));
-        s.push_str("\n  ");
-        s.push_str(&e.msg);
-    }
-    s
+/// The MCP SDK's text for invalid arguments: `Error executing tool <name>: ` and pydantic's
+/// text for the arguments model (`<name>Arguments`; its choices are `Literal`s), validated
+/// from the pre-parsed arguments.
+fn validation_text(
+    name: &str,
+    model: &schema::Model,
+    args: &Value,
+    errors: &[coerce::ValidationError],
+) -> String {
+    let lines = crate::pydantic::from_coerce(errors, args, crate::pydantic::Choices::Literal);
+    format!(
+        "Error executing tool {name}: {}",
+        crate::pydantic::text(&model.name, &lines)
+    )
 }
 
 impl ServerSession for AirlineSession {

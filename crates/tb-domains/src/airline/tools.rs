@@ -13,7 +13,7 @@ const BAGGAGE_FEE: i64 = 50;
 const INSURANCE_FEE: i64 = 30;
 const MAX_PASSENGERS: usize = 5;
 const DOB_PATTERN: &str = r"^\d{4}-\d{2}-\d{2}$";
-const PYDANTIC_URL: &str = "https://errors.pydantic.dev/2.14/v/";
+const PYDANTIC_URL: &str = crate::pydantic::URL;
 
 use serde::Deserialize;
 
@@ -94,9 +94,14 @@ impl DobError {
 
     /// `str(exc)`: pydantic's multi-line text.
     fn text(&self) -> String {
-        format!(
-            "1 validation error for Passenger\ndob\n  String should match pattern '{DOB_PATTERN}' [type=string_pattern_mismatch, input_value={}, input_type=str]\n    For further information visit {PYDANTIC_URL}string_pattern_mismatch",
-            str_repr(&self.input)
+        crate::pydantic::text(
+            "Passenger",
+            &[crate::pydantic::ErrorLine::new(
+                "dob",
+                format!("String should match pattern '{DOB_PATTERN}'"),
+                "string_pattern_mismatch",
+                Value::String(self.input.clone()),
+            )],
         )
     }
 }

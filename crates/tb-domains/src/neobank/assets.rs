@@ -52,8 +52,14 @@ fn asset_by_id(s: &Session, id: &str) -> Result<Row, ToolError> {
 
 /// The error pydantic raises when an output model gets None for a required str field.
 fn none_for_str(model: &str, field: &str) -> ToolError {
-    ToolError::new(format!(
-        "1 validation error for {model}\n{field}\n  Input should be a valid string [type=string_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type"
+    ToolError::new(crate::pydantic::text(
+        model,
+        &[crate::pydantic::ErrorLine::new(
+            field,
+            "Input should be a valid string",
+            "string_type",
+            Value::Null,
+        )],
     ))
 }
 

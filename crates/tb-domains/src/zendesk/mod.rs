@@ -265,66 +265,14 @@ fn sent_refs<'a>(a: &'a Args, raw: &Value) -> Vec<(&'a String, &'a Value)> {
     }
 }
 
-/// The pydantic error type behind one of our validation messages.
-fn error_type(msg: &str, value: Option<&Value>) -> &'static str {
-    match msg {
-        "Field required" => "missing",
-        "Input should be a valid string" => "string_type",
-        "Input should be a valid boolean" => "bool_type",
-        "Input should be a valid list" => "list_type",
-        "Input should be a valid integer" => "int_type",
-        "Input should be a valid number" => "float_type",
-        m if m.starts_with("Input should be a valid boolean,") => "bool_parsing",
-        m if m.starts_with(
-            "Input should be a valid integer, got a number with a fractional part",
-        ) =>
-        {
-            "int_from_float"
-        }
-        m if m.starts_with("Input should be a valid integer,") => "int_parsing",
-        m if m.starts_with("Input should be a valid number,") => "float_parsing",
-        m if m.starts_with("String should have at least") => "string_too_short",
-        m if m.starts_with("Input should be a valid dictionary") => {
-            if value.is_some_and(Value::is_object) {
-                "model_type"
-            } else {
-                "dict_type"
-            }
-        }
-        m if m.starts_with("Input should be '") => "enum",
-        _ => "value_error",
-    }
-}
-
-/// `str(ValidationError)` of pydantic 2.14 for a row model built from `data`.
+/// `str(ValidationError)` of pydantic for a row model built from `data` (the models' choices
+/// are `Enum` classes).
 fn pydantic_text(class: &str, data: &Map<String, Value>, errors: &[ValidationError]) -> String {
-    let n = errors.len();
-    let mut out = format!(
-        "{n} validation error{} for {class}",
-        if n == 1 { "" } else { "s" }
-    );
     let whole = Value::Object(data.clone());
-    for e in errors {
-        let value = if e.msg == "Field required" {
-            Some(&whole)
-        } else {
-            e.loc.iter().try_fold(&whole, |v, k| match v {
-                Value::Object(m) => m.get(k),
-                Value::Array(items) => k.parse::<usize>().ok().and_then(|i| items.get(i)),
-                _ => None,
-            })
-        };
-        let ty = error_type(&e.msg, value);
-        let shown = value.unwrap_or(&Value::Null);
-        out.push_str(&format!(
-            "\n{}\n  {} [type={ty}, input_value={}, input_type={}]\n    For further information visit https://errors.pydantic.dev/2.14/v/{ty}",
-            e.loc.join("."),
-            e.msg,
-            tb_python::repr::truncate_repr(&tb_python::value_repr(shown)),
-            tb_python::type_name(shown)
-        ));
-    }
-    out
+    crate::pydantic::text(
+        class,
+        &crate::pydantic::from_coerce(errors, &whole, crate::pydantic::Choices::Enum),
+    )
 }
 
 /// Builds the row model from `data` as `Model(**data)` does; a failure reads

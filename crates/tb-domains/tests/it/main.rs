@@ -1,3 +1,4 @@
 //! tb-domains' integration tests, one harness with a module per area.
 
 mod schema;
+mod tool_arg_errors;

@@ -5,11 +5,11 @@
 //! Each attempt gets its own server state (a copy of the loaded base state, built once per
 //! init config), its ids seeded by the task id and the session clock (see the airline module).
 
+use crate::airline;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tb_domains::airline;
 use tb_sandbox::{Clock, ServerSession};
 
 /// One attempt's server of this kind.
@@ -37,7 +37,7 @@ impl OwnServer for airline::AirlineSession {
 
     fn tool_list(&self) -> Vec<Value> {
         airline::Airline::get()
-            .map(tb_domains::airline::Airline::tool_list)
+            .map(airline::Airline::tool_list)
             .unwrap_or_default()
     }
 

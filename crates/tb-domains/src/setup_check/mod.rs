@@ -1,0 +1,42 @@
+//! The setup-check servers of `thinkingbox_tools` that the data repository's "verify your
+//! setup" test files run on: `online_banking` (accounts, payees, transfers, scheduled bills),
+//! `email_system` (mailboxes, contacts, profiles) and `ms_store` (three fixed texts, read at
+//! run time from the checkout's server source).
+//!
+//! Result texts as the servers send them: `online_banking` is a fastmcp server (compact JSON
+//! of the success object, `"status": "ok"` first; domain errors `"Error!\n<message>"`;
+//! invalid arguments an MCP error with pydantic's text for `call[<tool>]`); `email_system` and
+//! `ms_store` are MCP-SDK servers (`json.dumps` with the default separators; invalid arguments
+//! an MCP error `Error executing tool <name>: ` + pydantic's text for `<function>Arguments`).
+//! Both texts come from [`crate::pydantic`]. The clock (transfer timestamps, a bill without a
+//! date, e-mail times) is the session clock; the host time zone is taken as UTC (the recorded
+//! runs pinned `TZ=UTC`).
+//!
+//! Arguments and rows are read with the shared tool vocabulary ([`tb_sandbox::Fields`]), and
+//! the tools are registered as the v1 domains' are ([`tb_sandbox::Tools`], on the server's own
+//! state; failures are [`tb_sandbox::ToolError`]s shown by
+//! [`tb_sandbox::ToolError::bang_text`]); the servers are [`crate::own_servers::OwnServer`]s
+//! (their texts and argument errors are not the v1 servers' shape).
+
+mod banking;
+mod email;
+mod ms_store;
+
+pub use banking::{BANKING, Banking};
+pub use email::{EMAIL, Email};
+pub use ms_store::{MS_STORE, MS_STORE_SOURCE, MsStore};
+
+/// A parameter's schema title, as pydantic makes it from the name (`account_number` ->
+/// `Account Number`).
+fn title(name: &str) -> String {
+    name.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
