@@ -5,6 +5,7 @@
 //! - [`float`]: `repr(float)` and the float text of `json.dumps`.
 //! - [`repr`]: `repr()`/`str()` of strings and JSON-loaded values, type names, pydantic's
 //!   shortening of long reprs.
+//! - [`json_error`]: the error texts of `json.loads`.
 //! - [`json`]: `json.dumps` (layouts, separators, indent, `ensure_ascii`) into any [`json::Sink`].
 //! - [`cmp`]: `==` and `<` of JSON-loaded values, with Python's `TypeError` text.
 //! - [`decimal`]: `Decimal(text)`, `str(Decimal)` and the arithmetic the tools use.
@@ -16,6 +17,7 @@ pub mod datetime;
 pub mod decimal;
 pub mod float;
 pub mod json;
+pub mod json_error;
 pub mod repr;
 
 pub use cmp::{py_eq, py_order};
