@@ -34,6 +34,121 @@ pub struct ToolSet {
 #[error("{0}")]
 pub struct WireError(pub String);
 
+/// Why a 2xx reply was not decoded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecodeError {
+    /// Not the API's shape (retried as a malformed reply).
+    #[error(transparent)]
+    Malformed(#[from] WireError),
+    /// The API's shape, but the reference's client stops on it (a tool call's arguments not
+    /// an object, a call without an id, content that is not text, usage counts it cannot
+    /// take): the attempt is a system error, with the reference's text of the failure.
+    #[error("{0}")]
+    Rejected(String),
+}
+
+/// pydantic's text of one failing field: `(field, message, error type, the input)`.
+type PydanticField<'a> = (&'a str, &'a str, &'a str, &'a Value);
+
+/// pydantic's validation error text for `model`'s failing fields.
+fn pydantic_error(model: &str, fields: &[PydanticField<'_>]) -> String {
+    let n = fields.len();
+    let mut out = format!(
+        "{n} validation error{} for {model}",
+        if n == 1 { "" } else { "s" }
+    );
+    for (field, msg, ty, input) in fields {
+        out.push_str(&format!(
+            "\n{field}\n  {msg} [type={ty}, input_value={}, input_type={}]\n    For further information visit https://errors.pydantic.dev/2.14/v/{ty}",
+            tb_python::repr::truncate_repr(&tb_python::value_repr(input)),
+            tb_python::type_name(input)
+        ));
+    }
+    out
+}
+
+/// The reference's `ToolCall(name, arguments, id)` checks: a text name and id, an object
+/// as arguments.
+fn check_tool_call(name: &Value, arguments: &Value, id: &Value) -> Result<(), DecodeError> {
+    let mut bad: Vec<PydanticField<'_>> = Vec::new();
+    if !name.is_string() {
+        bad.push((
+            "name",
+            "Input should be a valid string",
+            "string_type",
+            name,
+        ));
+    }
+    if !arguments.is_object() {
+        bad.push((
+            "arguments",
+            "Input should be a valid dictionary",
+            "dict_type",
+            arguments,
+        ));
+    }
+    if !id.is_string() {
+        bad.push(("id", "Input should be a valid string", "string_type", id));
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(DecodeError::Rejected(pydantic_error("ToolCall", &bad)))
+    }
+}
+
+/// Python's truth of a JSON value loaded as Python objects.
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null | Value::Bool(false)) => false,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+        Some(Value::Bool(true)) => true,
+    }
+}
+
+/// The reference's `Text(content=...)` check: a text.
+fn check_text(content: &Value) -> Result<(), DecodeError> {
+    if content.is_string() {
+        return Ok(());
+    }
+    Err(DecodeError::Rejected(pydantic_error(
+        "Text",
+        &[(
+            "content",
+            "Input should be a valid string",
+            "string_type",
+            content,
+        )],
+    )))
+}
+
+/// The reference's reading of a tool call's `arguments` (Chat Completions and Responses):
+/// `json.loads` of a text; its failure (Python's `json` message, or the `TypeError` of a
+/// value that is not a text) becomes the call's error and `{}` its arguments. A text that
+/// loads to anything but an object keeps that value, which the call then refuses.
+fn reference_arguments(arg: Option<&Value>) -> (Value, Value) {
+    let err = |t: String| (json!({}), json!(format!("Error: {t}")));
+    match arg {
+        Some(Value::String(s)) => match tb_python::json_error::loads_error(s) {
+            Some(e) => err(e),
+            None => match serde_json::from_str::<Value>(s) {
+                Ok(v @ Value::Object(_)) => (v, Value::Null),
+                Ok(v) => (v, json!("Error: tool arguments must be an object")),
+                // what CPython reads and serde_json does not (NaN, deep nesting)
+                Err(e) => err(e.to_string()),
+            },
+        },
+        Some(v) => err(format!(
+            "the JSON object must be str, bytes or bytearray, not {}",
+            tb_python::type_name(v)
+        )),
+        None => err("the JSON object must be str, bytes or bytearray, not NoneType".into()),
+    }
+}
+
 /// A decoded reply.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decoded {
@@ -556,7 +671,7 @@ fn body_parts<'a>(
     })
 }
 
-fn malformed(what: &str, body: &Value) -> WireError {
+fn malformed(what: &str, body: &Value) -> DecodeError {
     let mut s = body.to_string();
     if s.len() > 300 {
         let mut cut = 300;
@@ -566,7 +681,7 @@ fn malformed(what: &str, body: &Value) -> WireError {
         s.truncate(cut);
         s.push_str("...");
     }
-    WireError(format!("malformed reply: {what}; got {s}"))
+    DecodeError::Malformed(WireError(format!("malformed reply: {what}; got {s}")))
 }
 
 fn u(v: Option<&Value>) -> u64 {
@@ -635,7 +750,7 @@ pub fn decode(
     cfg: &LlmConfig,
     tools: Option<&ToolSet>,
     body: &Value,
-) -> Result<Decoded, WireError> {
+) -> Result<Decoded, DecodeError> {
     match cfg.provider {
         Provider::Chat => decode_chat(cfg, body),
         Provider::Responses => decode_responses(cfg, body),
@@ -643,7 +758,69 @@ pub fn decode(
     }
 }
 
-fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
+/// Python's `KeyError` / `TypeError` text of `v[key]` on a JSON-loaded value.
+fn subscript<'a>(v: &'a Value, key: &str) -> Result<&'a Value, DecodeError> {
+    match v {
+        Value::Object(m) => m
+            .get(key)
+            .ok_or_else(|| DecodeError::Rejected(tb_python::str_repr(key))),
+        Value::String(_) => Err(DecodeError::Rejected(
+            "string indices must be integers, not 'str'".into(),
+        )),
+        Value::Array(_) => Err(DecodeError::Rejected(
+            "list indices must be integers or slices, not str".into(),
+        )),
+        other => Err(DecodeError::Rejected(format!(
+            "'{}' object is not subscriptable",
+            tb_python::type_name(other)
+        ))),
+    }
+}
+
+/// One Chat Completions tool call, read as the reference does: `function.arguments`,
+/// `function.name` and `id` must be there; the arguments go through [`reference_arguments`]
+/// and the call through [`check_tool_call`]; `metadata.error` is the arguments' error or
+/// null. Ours: arguments over `max_tool_argument_bytes` are not read (the flag says so).
+fn chat_tool_call(cfg: &LlmConfig, c: &Value) -> Result<(ToolCall, bool), DecodeError> {
+    let f = subscript(c, "function")?;
+    let limit = cfg.max_tool_argument_bytes;
+    let arg = match f {
+        Value::Object(m) => Some(subscript(f, "arguments").map(|_| m.get("arguments"))?),
+        // `None["arguments"]` and the like: a TypeError, which the reference's argument
+        // reading catches; reading the name then raises it again
+        _ => None,
+    };
+    let len = match arg.flatten() {
+        Some(Value::String(s)) => s.len() as u64,
+        Some(v) => json_len(v),
+        None => 0,
+    };
+    let (arguments, error, over) = if len > limit {
+        (json!({}), arguments_too_large(len, limit), true)
+    } else {
+        match arg {
+            Some(a) => {
+                let (v, e) = reference_arguments(a);
+                (v, e, false)
+            }
+            None => (json!({}), Value::Null, false),
+        }
+    };
+    let name = subscript(f, "name")?;
+    let id = subscript(c, "id")?;
+    check_tool_call(name, &arguments, id)?;
+    Ok((
+        ToolCall {
+            metadata: Map::from_iter([("error".to_string(), error)]),
+            name: name.as_str().unwrap_or_default().to_string(),
+            arguments,
+            id: id.as_str().unwrap_or_default().to_string(),
+        },
+        over,
+    ))
+}
+
+fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeError> {
     let Some(msg) = body
         .get("choices")
         .and_then(Value::as_array)
@@ -664,94 +841,49 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
         ));
     }
     let mut out = Vec::new();
-    if cfg.is_reasoning {
-        let r = msg
-            .get("reasoning_content")
-            .or_else(|| msg.get("reasoning"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if !r.is_empty() {
-            out.push(text_with(
-                "assistant",
-                r.to_string(),
-                &[("tag", json!("think"))],
-            ));
-        }
+    // The reference reads `reasoning_content` (vLLM, DeepSeek) of reasoning models only; other
+    // fields (OpenRouter's `reasoning`) are not read.
+    if cfg.is_reasoning && truthy(msg.get("reasoning_content")) {
+        let r = &msg["reasoning_content"];
+        check_text(r)?;
+        out.push(text_with(
+            "assistant",
+            r.as_str().unwrap_or_default().to_string(),
+            &[("tag", json!("think"))],
+        ));
     }
-    let content = match msg.get("content") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(""),
-        Some(_) => {
-            return Err(malformed(
-                "`content` is neither text nor a list of parts",
-                body,
-            ));
-        }
-    };
-    if !content.is_empty() {
+    if truthy(msg.get("content")) {
+        let c = &msg["content"];
+        check_text(c)?;
         let meta: Vec<(&str, Value)> = if cfg.is_reasoning {
             vec![("tag", json!("text"))]
         } else {
             vec![]
         };
-        let m = text_with("assistant", content, &meta);
-        out.push(m);
+        out.push(text_with(
+            "assistant",
+            c.as_str().unwrap_or_default().to_string(),
+            &meta,
+        ));
     }
     // Tool calls whose arguments are over the bound: the conversation keeps them as `{}`.
     let mut oversized = Vec::new();
-    if let Some(calls) = msg.get("tool_calls").filter(|v| !v.is_null()) {
-        let Some(calls) = calls.as_array() else {
+    if truthy(msg.get("tool_calls")) {
+        let Some(calls) = msg["tool_calls"].as_array() else {
             return Err(malformed("`tool_calls` is not a list", body));
         };
         let mut tcs = Vec::new();
         for (i, c) in calls.iter().enumerate() {
-            let f = c.get("function");
-            let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str) else {
-                return Err(malformed(
-                    &format!("tool call {i} has no `function.name`"),
-                    body,
-                ));
-            };
-            let id = c
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("call_{i}"), str::to_string);
-            let limit = cfg.max_tool_argument_bytes;
-            let arg = f.and_then(|f| f.get("arguments"));
-            let len = match arg {
-                Some(Value::String(s)) => s.len() as u64,
-                Some(v) => json_len(v),
-                None => 0,
-            };
-            if len > limit {
+            let (tc, over) = chat_tool_call(cfg, c)?;
+            if over {
                 oversized.push(i);
-                tcs.push(ToolCall {
-                    metadata: Map::from_iter([("error".into(), arguments_too_large(len, limit))]),
-                    name: name.to_string(),
-                    arguments: json!({}),
-                    id,
-                });
-                continue;
             }
-            let args = match arg {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Object(o)) => Value::Object(o.clone()).to_string(),
-                None | Some(Value::Null) => "{}".to_string(),
-                Some(other) => other.to_string(),
-            };
-            tcs.push(tool_call_from_text(name, &id, &args, limit));
+            tcs.push(tc);
         }
-        if !tcs.is_empty() {
-            out.push(Message::ParallelToolCall {
-                metadata: Map::new(),
-                tool_calls: tcs,
-            });
-        }
+        out.push(Message::ParallelToolCall {
+            metadata: Map::new(),
+            tool_calls: tcs,
+        });
     }
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
     let usage = Usage {
@@ -780,10 +912,21 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
     })
 }
 
-fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
+fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeError> {
     let Some(items) = body.get("output").and_then(Value::as_array) else {
         return Err(malformed("no `output` list", body));
     };
+    // the reference reads `usage` before the output: a reply without it stops there
+    match body.get("usage") {
+        None => return Err(DecodeError::Rejected(tb_python::str_repr("usage"))),
+        Some(Value::Object(_)) => {}
+        Some(other) => {
+            return Err(DecodeError::Rejected(format!(
+                "thinkingbox.common.usage_types.Usage() argument after ** must be a mapping, not {}",
+                tb_python::type_name(other)
+            )));
+        }
+    }
     let mut out: Vec<Message> = Vec::new();
     let mut native = Vec::new();
     for item in items {
@@ -824,15 +967,24 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError>
                 out.push(text_with("assistant", text, &[("tag", json!("think"))]));
             }
             "function_call" => {
-                let Some(name) = item.get("name").and_then(Value::as_str) else {
-                    return Err(malformed("a function_call item has no `name`", body));
+                // the reference's reading: `arguments`, `name`, `call_id` must be there
+                let limit = cfg.max_tool_argument_bytes;
+                let arg = subscript(item, "arguments")?;
+                let (arguments, error) = match arg {
+                    Value::String(a) if a.len() as u64 > limit => {
+                        (json!({}), arguments_too_large(a.len() as u64, limit))
+                    }
+                    a => reference_arguments(Some(a)),
                 };
-                let id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
-                let args = item
-                    .get("arguments")
-                    .and_then(Value::as_str)
-                    .unwrap_or("{}");
-                let tc = tool_call_from_text(name, id, args, cfg.max_tool_argument_bytes);
+                let name = subscript(item, "name")?;
+                let id = subscript(item, "call_id")?;
+                check_tool_call(name, &arguments, id)?;
+                let tc = ToolCall {
+                    metadata: Map::from_iter([("error".to_string(), error)]),
+                    name: name.as_str().unwrap_or_default().to_string(),
+                    arguments,
+                    id: id.as_str().unwrap_or_default().to_string(),
+                };
                 if let Some(Message::ParallelToolCall { tool_calls, .. }) = out.last_mut() {
                     tool_calls.push(tc);
                 } else {
@@ -871,9 +1023,17 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError>
                 };
                 out.push(text_with(role, text, &meta));
             }
-            other => {
-                tracing::warn!("Responses API: ignoring an output item of type `{other}`");
-                continue;
+            _ => {
+                let py = |v: Option<&Value>| match v {
+                    Some(Value::String(t)) => t.clone(),
+                    Some(v) => tb_python::value_repr(v),
+                    None => "None".into(),
+                };
+                return Err(DecodeError::Rejected(format!(
+                    "cannot convert type={} role={}",
+                    py(item.get("type")),
+                    py(item.get("role"))
+                )));
             }
         }
         let mut clean = item.clone();
@@ -915,7 +1075,7 @@ fn decode_anthropic(
     cfg: &LlmConfig,
     tools: Option<&ToolSet>,
     body: &Value,
-) -> Result<Decoded, WireError> {
+) -> Result<Decoded, DecodeError> {
     let role = body
         .get("role")
         .and_then(Value::as_str)
@@ -990,13 +1150,13 @@ fn decode_anthropic(
                                     .collect(),
                             );
                         }
-                        if !input.is_object() {
-                            metadata.insert(
-                                "error".into(),
-                                json!("Error: tool arguments must be an object"),
-                            );
-                            input = json!({});
-                        }
+                        // the reference's `ToolCall(name, input, id)`, missing ones "" / {}
+                        let empty = json!("");
+                        check_tool_call(
+                            b.get("name").unwrap_or(&empty),
+                            &input,
+                            b.get("id").unwrap_or(&empty),
+                        )?;
                         calls.push(ToolCall {
                             metadata,
                             name,
@@ -1041,6 +1201,18 @@ fn decode_anthropic(
     }
     let native = out.iter().flat_map(|m| encode_message(cfg, m)).collect();
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    // the reference's usage: the counts it reads must be integers where given (null is not)
+    if let Some(c @ Value::Null) = usage.get("cache_read_input_tokens") {
+        return Err(DecodeError::Rejected(pydantic_error(
+            "InputTokensDetails",
+            &[(
+                "cached_tokens",
+                "Input should be a valid integer",
+                "int_type",
+                c,
+            )],
+        )));
+    }
     let (i, o) = (u(usage.get("input_tokens")), u(usage.get("output_tokens")));
     let usage = Usage {
         input_tokens: i,
@@ -1086,7 +1258,8 @@ mod tests {
             None,
             &json!({"output": [
             {"type": "function_call", "call_id": "a", "name": "f", "arguments": big},
-            {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"}]}),
+            {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"}],
+            "usage": {}}),
         )
         .unwrap();
         let tc = calls(&d);
@@ -1094,7 +1267,7 @@ mod tests {
             (&tc[0].arguments, &tc[0].metadata["error"]),
             (&json!({}), &err)
         );
-        assert!(tc[1].metadata.is_empty());
+        assert_eq!(tc[1].metadata["error"], Value::Null);
         assert_eq!(d.native[0]["arguments"], json!("{}"));
         assert_eq!(d.native[1]["arguments"], json!("{}"));
         let mut c = cfg(Provider::Anthropic);
@@ -1129,37 +1302,80 @@ mod tests {
             {"id": "c", "type": "function", "function": {"name": "f", "arguments": big}}]}}]}),
         )
         .unwrap();
-        assert!(calls(&d)[0].metadata.is_empty());
+        assert_eq!(calls(&d)[0].metadata["error"], Value::Null);
     }
 
     #[test]
     fn chat_reply_with_bad_arguments_keeps_the_parse_error() {
         let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{oops"}},
-            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "[1]"}}]}}],
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": {"a": 1}}},
+            {"id": "c3", "type": "function", "function": {"name": "h", "arguments": "{}"}}]}}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15, "prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 2}}});
         let d = decode(&cfg(Provider::Chat), None, &body).unwrap();
         let Message::ParallelToolCall { tool_calls, .. } = &d.messages[0] else {
             panic!()
         };
-        assert!(
-            tool_calls[0].metadata["error"]
-                .as_str()
-                .unwrap()
-                .starts_with("Error: ")
+        assert_eq!(
+            tool_calls[0].metadata["error"],
+            "Error: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
         );
         assert_eq!(
             tool_calls[1].metadata["error"],
-            "Error: tool arguments must be an object"
+            "Error: the JSON object must be str, bytes or bytearray, not dict"
         );
+        assert_eq!(tool_calls[1].arguments, json!({}));
+        assert_eq!(tool_calls[2].metadata["error"], Value::Null);
         assert_eq!(d.usage.input_tokens_details.cached_tokens, 4);
         assert_eq!(d.usage.output_tokens_details.reasoning_tokens, 2);
-        assert!(
-            decode(&cfg(Provider::Chat), None, &json!({"choices": []}))
-                .unwrap_err()
-                .0
-                .contains("malformed")
+        assert!(matches!(
+            decode(&cfg(Provider::Chat), None, &json!({"choices": []})),
+            Err(DecodeError::Malformed(_))
+        ));
+    }
+
+    /// Replies the reference's client stops on, with its texts.
+    #[test]
+    fn replies_the_reference_refuses_are_rejected_with_its_texts() {
+        let chat = |m: Value| {
+            decode(
+                &cfg(Provider::Chat),
+                None,
+                &json!({"choices": [{"message": m}]}),
+            )
+        };
+        let call = |f: Value| json!({"role": "assistant", "tool_calls": [f]});
+        let rejected = |r: Result<Decoded, DecodeError>| match r {
+            Err(DecodeError::Rejected(t)) => t,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            rejected(chat(call(
+                json!({"id": "c", "function": {"name": "f", "arguments": "null"}})
+            ))),
+            "1 validation error for ToolCall\narguments\n  Input should be a valid dictionary [type=dict_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/dict_type"
         );
+        assert!(
+            rejected(chat(call(
+                json!({"id": "c", "function": {"name": "f", "arguments": "[{\"a\": 1}]"}})
+            )))
+            .contains("input_value=[{'a': 1}], input_type=list]")
+        );
+        assert_eq!(
+            rejected(chat(call(
+                json!({"function": {"name": "f", "arguments": "{}"}})
+            ))),
+            "'id'"
+        );
+        assert!(rejected(chat(json!({"role": "assistant", "content": [{"type": "text", "text": "hi"}]})))
+            .starts_with("1 validation error for Text\ncontent\n  Input should be a valid string [type=string_type"));
+        let anth = |b: Value| decode(&cfg(Provider::Anthropic), None, &b);
+        assert!(rejected(anth(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "{}"}]})))
+            .contains("input_value='{}', input_type=str]"));
+        assert!(rejected(anth(json!({"role": "assistant", "content": [{"type": "text", "text": "x"}], "usage": {"input_tokens": 1, "output_tokens": 1, "cache_read_input_tokens": null}})))
+            .starts_with("1 validation error for InputTokensDetails\ncached_tokens\n"));
+        let resp = |b: Value| decode(&cfg(Provider::Responses), None, &b);
+        assert_eq!(rejected(resp(json!({"output": []}))), "'usage'");
     }
 
     #[test]

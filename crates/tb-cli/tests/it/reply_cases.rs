@@ -8,7 +8,9 @@
 //! - every request body, byte for byte, in the order the mock received them (one attempt at a
 //!   time, tasks in list order, as the reference ran them);
 //! - every record, field for field, but for the fields that differ between any two runs of
-//!   the same program (see [`RUN_SPECIFIC`]) and our own additions (see [`OURS_ONLY`]).
+//!   the same program (see [`RUN_SPECIFIC`]) and our own additions (see [`OURS_ONLY`]). Our
+//!   records of system errors are read from the errors sidecar (`<stem>_errors.jsonl`), where
+//!   `tb infer` puts them for a rerun; the reference writes them with the others.
 //!
 //! The summary line is `N cases, M differ`; each differing case prints its first differences.
 
@@ -33,14 +35,16 @@ const RUN_SPECIFIC: [&str; 8] = [
 ];
 
 /// Record fields only our records carry (the reference writes none of them): the attempt's
-/// key and repetition, the verdict's parts, usage per role, and the provenance (what the model
-/// was shown, which program wrote the record).
-const OURS_ONLY: [&str; 5] = [
+/// key and repetition, the verdict's parts, usage per role, the provenance (what the model
+/// was shown, which program wrote the record), and a system error's class and role.
+const OURS_ONLY: [&str; 7] = [
     "key",
     "repetition",
     "verdict",
     "usage_by_role",
     "provenance",
+    "metadata.error.class",
+    "metadata.error.role",
 ];
 
 fn replies(shared: &Path) -> PathBuf {
@@ -136,7 +140,10 @@ fn bodies(dir: &Path) -> Vec<(String, Vec<u8>)> {
                 .filter_map(|e| {
                     let name = e.file_name().to_string_lossy().to_string();
                     let stem = name.strip_suffix(".json")?;
-                    if stem.ends_with(".meta") || stem.ends_with(".reply") {
+                    if [".meta", ".reply"].iter().any(|x| {
+                        stem.rsplit_once('.')
+                            .is_some_and(|(_, e)| format!(".{e}") == *x)
+                    }) {
                         return None;
                     }
                     Some((stem.to_string(), std::fs::read(e.path()).unwrap()))
@@ -352,7 +359,9 @@ fn run_case(
         .unwrap();
     drop(mock);
     let mut d = Vec::new();
-    if !o.status.success() {
+    // A run with system errors exits non-zero by design (they are to be rerun); it still
+    // wrote its records.
+    if !o.status.success() && !out.is_file() {
         d.push(format!(
             "  tb infer failed: {}",
             String::from_utf8_lossy(&o.stderr)
@@ -362,7 +371,14 @@ fn run_case(
         ));
     }
     d.extend(compare_bodies(&bodies(&refdir.join("ref")), &bodies(&dump)));
-    d.extend(compare_records(&case.join("ref.jsonl"), &out));
+    // ours: the system errors' records are in the errors sidecar, the others in the output
+    let all = tmp.path().join("all.jsonl");
+    let mut text = std::fs::read_to_string(&out).unwrap_or_default();
+    text.push_str(
+        &std::fs::read_to_string(tmp.path().join("ours_errors.jsonl")).unwrap_or_default(),
+    );
+    std::fs::write(&all, text).unwrap();
+    d.extend(compare_records(&case.join("ref.jsonl"), &all));
     d
 }
 
