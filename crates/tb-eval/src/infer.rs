@@ -176,7 +176,7 @@ pub fn test_result_of(v: &Verdict) -> TestResult {
             v.rubrics
                 .iter()
                 .filter(|r| !r.passed)
-                .map(|r| format!("AssertionError: rubric not met: {}", r.rubric)),
+                .map(|r| format!("AssertionError: Rubric yesno failed: {}\n", r.rubric)),
         )
         .collect();
     TestResult {
@@ -187,7 +187,8 @@ pub fn test_result_of(v: &Verdict) -> TestResult {
         prints: String::new(),
         lineno: -1,
         line_content: String::new(),
-        metadata: Map::new(),
+        // the reference's test runner always sets it (null: yes/no answers carry no motivation)
+        metadata: Map::from_iter([("judge_motivation".to_string(), Value::Null)]),
     }
 }
 
@@ -278,7 +279,7 @@ pub fn error_class(kind: &str) -> &'static str {
         "HttpError" => "endpoint_http",
         "ConnectError" | "TransportError" => "endpoint_unreachable",
         "Timeout" => "timeout",
-        "MalformedReply" => "malformed_reply",
+        "MalformedReply" | "RuntimeError" => "malformed_reply",
         "SessionError" | "ToolListError" | "ToolBackendError" | "Panic" => "tool_runtime",
         "ModelConfigError" | "ModelEncodeError" => "config",
         _ => "other",
@@ -476,7 +477,9 @@ pub async fn grade_with(
     let rubrics = task_rubrics(task);
     let mut verdict = Verdict::new(state, Vec::new());
     let mut test_error = None;
-    if !rubrics.is_empty() {
+    // The reference's test checks the database first: a failed check ends it, no judge asked.
+    let state_passed = verdict.state.iter().all(|s| s.passed);
+    if !rubrics.is_empty() && state_passed {
         match &env.models.judge {
             None => {
                 rec.metadata
@@ -504,6 +507,24 @@ pub async fn grade_with(
     rec.metadata
         .insert("time_test".into(), json!(t0.elapsed().as_secs_f64()));
     let mut tr = test_result_of(&verdict);
+    if !tr.result
+        && let Ok((_, source)) = env.sandbox.test_source(task)
+    {
+        // the line of the test file whose assertion failed, as the reference reports it
+        let marker = if state_passed {
+            "assert judge.text_yesno(x.response, rubric)"
+        } else {
+            "assert False, error_msg"
+        };
+        if let Some((i, line)) = source
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.trim_start().starts_with(marker))
+        {
+            tr.lineno = i64::try_from(i + 1).unwrap_or(-1);
+            tr.line_content = line.to_string();
+        }
+    }
     if let Some(e) = test_error {
         tr.result = false;
         tr.reward = 0.0;
@@ -753,7 +774,12 @@ async fn attempt_in(
             // A system error keeps the reference's default finish reason; the error's `type`
             // (`Timeout`, ...) says why the attempt stopped.
             rec.finish_reason = FinishReason::Done;
-            fail(rec, e.kind.as_str(), e.to_string());
+            let message = if e.kind == crate::episode::ErrorKind::ReplyRejected {
+                e.message.clone()
+            } else {
+                e.to_string()
+            };
+            fail(rec, e.kind.as_str(), message);
             if let Some(Value::Object(err)) = rec.metadata.get_mut("error") {
                 err.insert("role".into(), json!(e.role));
             }
