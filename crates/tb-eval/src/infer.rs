@@ -158,26 +158,98 @@ pub fn system_messages_of(
     out
 }
 
-/// The reference-shaped test result of a verdict: a failed database check carries the diff
-/// in `tb`, as the reference's assertion message does.
+/// `json.dumps(v, ensure_ascii=False, indent=11)`.
+fn dumps_indent11(v: &Value) -> String {
+    fn write(out: &mut String, v: &Value, level: usize) {
+        let nl = |out: &mut String, level: usize| {
+            out.push('\n');
+            out.push_str(&" ".repeat(11 * level));
+        };
+        match v {
+            Value::Array(a) if !a.is_empty() => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    nl(out, level + 1);
+                    write(out, x, level + 1);
+                }
+                nl(out, level);
+                out.push(']');
+            }
+            Value::Object(m) if !m.is_empty() => {
+                out.push('{');
+                for (i, (k, x)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    nl(out, level + 1);
+                    tb_python::json::write_json_str_with(out, k, false);
+                    out.push_str(": ");
+                    write(out, x, level + 1);
+                }
+                nl(out, level);
+                out.push('}');
+            }
+            Value::String(t) => tb_python::json::write_json_str_with(out, t, false),
+            other => out.push_str(&tb_python::json::dumps(
+                other,
+                tb_python::json::Layout::Default,
+            )),
+        }
+    }
+    let mut out = String::new();
+    write(&mut out, v, 0);
+    out
+}
+
+/// The message of the v1 test files' database assertion (`validate_database`): both hashes,
+/// then each difference with its path, type, and the result's and golden's JSON (indented by
+/// 11, cut at 500 characters).
+pub fn database_mismatch_text(s: &tb_core::StateVerdict) -> String {
+    let mut m = format!(
+        "Database hash after test execution does not match expected golden hash\nResult hash: {}\nGolden hash: {}\n",
+        s.result_hash, s.golden_hash
+    );
+    if !s.diff.is_empty() {
+        m.push_str(&format!("\nFound {} difference(s):\n", s.diff.len()));
+        let field = |d: &Value, k: &str| match d.get(k) {
+            Some(Value::String(t)) => t.clone(),
+            Some(v) => tb_python::py_str(v),
+            None => "N/A".into(),
+        };
+        let cut = |t: String| t.chars().take(500).collect::<String>();
+        for (i, d) in s.diff.iter().enumerate() {
+            m.push_str(&format!(
+                "\n{}. Path: {}\n   Type: {}\n   Result:  {}\n   Golden:  {}\n",
+                i + 1,
+                field(d, "path"),
+                field(d, "type"),
+                cut(dumps_indent11(d.get("result").unwrap_or(&Value::Null))),
+                cut(dumps_indent11(d.get("golden").unwrap_or(&Value::Null)))
+            ));
+        }
+    }
+    m
+}
+
+/// The reference-shaped test result of a verdict: the v1 test files' assertion message of
+/// the first check that failed (the database check, else the first rubric not met).
 pub fn test_result_of(v: &Verdict) -> TestResult {
     let failing: Vec<String> = v
         .state
         .iter()
         .filter(|s| !s.passed)
-        .map(|s| {
-            let diff = serde_json::to_string(&s.diff).unwrap_or_default();
-            format!(
-                "AssertionError: Database state mismatch for {}: {diff}",
-                s.server
-            )
-        })
+        .take(1)
+        .map(|s| format!("AssertionError: {}\n", database_mismatch_text(s)))
         .chain(
             v.rubrics
                 .iter()
                 .filter(|r| !r.passed)
                 .map(|r| format!("AssertionError: Rubric yesno failed: {}\n", r.rubric)),
         )
+        .take(1)
         .collect();
     TestResult {
         result: v.passed,

@@ -289,7 +289,7 @@ async fn skipping_the_last_state_change_fails_with_the_missing_effect_in_the_dif
     let diff: Vec<&Value> = v.state.iter().flat_map(|s| s.diff.iter()).collect();
     assert!(!diff.is_empty(), "a failed state check must carry its diff");
     let tr = rec.test_result.as_ref().unwrap();
-    assert!(!tr.result && !tr.is_system_error && tr.tb.contains("Database state mismatch"));
+    assert!(!tr.result && !tr.is_system_error && tr.tb.starts_with("AssertionError: Database hash after test execution does not match expected golden hash\nResult hash: "));
 }
 
 #[tb_test_support::data_test]
