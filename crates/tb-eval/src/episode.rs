@@ -401,9 +401,12 @@ pub struct EpisodeState {
     pub reasoning_only_replies: u64,
 }
 
-/// Replies with only reasoning (no text, no call) tolerated in a row before the turn is cut
-/// (the reference loops forever on them).
-pub const MAX_REASONING_ONLY_REPLIES: u64 = 5;
+/// Replies with only reasoning (no text, no call) tolerated in a row before the turn is cut.
+/// The reference keeps calling the agent on them without a bound; ours keeps calling it as the
+/// reference does (a model that thinks over several replies gets the same requests), but not
+/// forever: past this many in a row the turn ends, and the record says so
+/// (`metadata.reasoning_only_replies`).
+pub const MAX_REASONING_ONLY_REPLIES: u64 = 100;
 
 fn meta_bool(m: &Map<String, Value>, k: &str) -> bool {
     m.get(k).and_then(Value::as_bool).unwrap_or(false)
