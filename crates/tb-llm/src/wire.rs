@@ -550,6 +550,12 @@ fn body_parts<'a>(
             if let Some(p) = cfg.top_p {
                 b.insert("top_p".into(), json!(p));
             }
+            // the reference's order: model, input, temperature, max_output_tokens, tools,
+            // parallel_tool_calls, reasoning, store
+            if tools.is_some() {
+                b.insert("tools".into(), Value::Null);
+                b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
+            }
             if cfg.is_reasoning {
                 let mut r = Map::new();
                 if let Some(e) = &cfg.reasoning_effort {
@@ -561,12 +567,6 @@ fn body_parts<'a>(
                 if !r.is_empty() {
                     b.insert("reasoning".into(), Value::Object(r));
                 }
-            }
-            // the reference's order: model, input, temperature, max_output_tokens, tools,
-            // parallel_tool_calls, store
-            if tools.is_some() {
-                b.insert("tools".into(), Value::Null);
-                b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
             }
             b.insert("store".into(), json!(true));
         }
@@ -1430,6 +1430,42 @@ mod tests {
         assert_eq!(d.usage.output_tokens_details.reasoning_tokens, 2);
         let enc = encode_message(&c, &Message::text("system", "x"));
         assert_eq!(enc[0]["role"], "developer");
+    }
+
+    /// The Responses body of a reasoning model: `reasoning` after the tools, before `store`,
+    /// where the reference's payload has it.
+    #[test]
+    fn responses_reasoning_sits_after_the_tools() {
+        let mut c = cfg(Provider::Responses);
+        c.is_reasoning = true;
+        c.reasoning_effort = Some("low".into());
+        let specs = [ToolSpec {
+            name: "t".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }];
+        let tools = encode_tools(c.provider, &specs).unwrap();
+        let body: Value =
+            serde_json::from_slice(&request_body_bytes(&c, &[], Some(&tools)).unwrap()).unwrap();
+        let keys: Vec<&str> = body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "model",
+                "input",
+                "temperature",
+                "max_output_tokens",
+                "tools",
+                "parallel_tool_calls",
+                "reasoning",
+                "store"
+            ]
+        );
     }
 
     #[test]
