@@ -320,21 +320,37 @@ fn config(case: &Path, port: u16) -> String {
         .join("\n")
 }
 
-/// Runs one case; returns its differences (none: equal).
-fn run_case(
+/// Our run of a case: its dump folder and our records (output and errors sidecar together).
+struct Ours {
+    _tmp: tempfile::TempDir,
+    dump: PathBuf,
+    records: PathBuf,
+    /// Why `tb infer` wrote no records, if it did not.
+    failed: Option<String>,
+}
+
+/// Runs `tb infer` on a case's config and list against mockrich.py; `responses`: with the
+/// agent, user and judge on the Responses API instead of Chat Completions.
+fn run_ours(
     shared: &Path,
     replies: &Path,
     case: &Path,
     shown: &[String],
     data: &Path,
-) -> Vec<String> {
+    responses: bool,
+) -> Ours {
     let tmp = tempfile::tempdir().unwrap();
-    let (refdir, dump) = (tmp.path().join("r"), tmp.path().join("ours"));
-    extract(case, &refdir);
+    let dump = tmp.path().join("ours");
     std::fs::create_dir_all(&dump).unwrap();
     let mock = Mock::start(replies, &shared.join("tb-bench-v1/tasks"), &dump);
     let cfg = tmp.path().join("config.yaml");
-    std::fs::write(&cfg, config(case, mock.port)).unwrap();
+    let mut text = config(case, mock.port);
+    if responses {
+        text = text
+            .replace("type: aoai\n", "type: aoai_responses\n")
+            .replace("/v1/chat/completions", "/v1/responses");
+    }
+    std::fs::write(&cfg, text).unwrap();
     let out = tmp.path().join("ours.jsonl");
     let o = Command::new(env!("CARGO_BIN_EXE_tb"))
         .args(["infer", "--data"])
@@ -358,28 +374,70 @@ fn run_case(
         .output()
         .unwrap();
     drop(mock);
-    let mut d = Vec::new();
     // A run with system errors exits non-zero by design (they are to be rerun); it still
     // wrote its records.
-    if !o.status.success() && !out.is_file() {
-        d.push(format!(
-            "  tb infer failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        ));
-    }
-    d.extend(compare_bodies(&bodies(&refdir.join("ref")), &bodies(&dump)));
+    let failed = (!o.status.success() && !out.is_file()).then(|| {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string()
+    });
     // ours: the system errors' records are in the errors sidecar, the others in the output
-    let all = tmp.path().join("all.jsonl");
+    let records = tmp.path().join("all.jsonl");
     let mut text = std::fs::read_to_string(&out).unwrap_or_default();
     text.push_str(
         &std::fs::read_to_string(tmp.path().join("ours_errors.jsonl")).unwrap_or_default(),
     );
-    std::fs::write(&all, text).unwrap();
-    d.extend(compare_records(&case.join("ref.jsonl"), &all));
+    std::fs::write(&records, text).unwrap();
+    Ours {
+        _tmp: tmp,
+        dump,
+        records,
+        failed,
+    }
+}
+
+/// Runs one case; returns its differences (none: equal).
+fn run_case(
+    shared: &Path,
+    replies: &Path,
+    case: &Path,
+    shown: &[String],
+    data: &Path,
+) -> Vec<String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let refdir = tmp.path().join("r");
+    extract(case, &refdir);
+    let ours = run_ours(shared, replies, case, shown, data, false);
+    let mut d: Vec<String> = ours
+        .failed
+        .iter()
+        .map(|e| format!("  tb infer failed: {e}"))
+        .collect();
+    d.extend(compare_bodies(
+        &bodies(&refdir.join("ref")),
+        &bodies(&ours.dump),
+    ));
+    d.extend(compare_records(&case.join("ref.jsonl"), &ours.records));
     d
+}
+
+/// The surface and prompt options of the runs: files built from what the reference recorded
+/// (the user's ending prompt from a `user_can_end_conversation` case).
+fn shown(shared: &Path, replies: &Path, dir: &Path) -> Vec<String> {
+    let surface = super::reference_requests::recorded_surface(shared, dir);
+    let prompts_file = super::reference_requests::recorded_prompts(shared, dir);
+    let mut prompts: Value =
+        serde_json::from_slice(&std::fs::read(&prompts_file).unwrap()).unwrap();
+    prompts["user_system_with_end"] = user_system_with_end(replies, dir).into();
+    std::fs::write(&prompts_file, serde_json::to_vec_pretty(&prompts).unwrap()).unwrap();
+    vec![
+        "--surface".to_string(),
+        surface.display().to_string(),
+        "--prompts".into(),
+        prompts_file.display().to_string(),
+    ]
 }
 
 /// Every case of `tb-bench-v1/replies`: our bodies and records equal the reference's.
@@ -389,19 +447,7 @@ fn every_reply_shape_sends_and_records_what_the_reference_did() {
     let shared = tb_test_support::shared();
     let replies = replies(&shared);
     let tmp = tempfile::tempdir().unwrap();
-    let surface = super::reference_requests::recorded_surface(&shared, tmp.path());
-    let prompts_file = super::reference_requests::recorded_prompts(&shared, tmp.path());
-    // the prompts as the reference sent them, the user's ending prompt included
-    let mut prompts: Value =
-        serde_json::from_slice(&std::fs::read(&prompts_file).unwrap()).unwrap();
-    prompts["user_system_with_end"] = user_system_with_end(&replies, tmp.path()).into();
-    std::fs::write(&prompts_file, serde_json::to_vec_pretty(&prompts).unwrap()).unwrap();
-    let shown = vec![
-        "--surface".to_string(),
-        surface.display().to_string(),
-        "--prompts".into(),
-        prompts_file.display().to_string(),
-    ];
+    let shown = shown(&shared, &replies, tmp.path());
     let data = super::reference_requests::data_root(&shared);
     let only = std::env::var("TB_REPLY_CASES").ok();
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&replies)
@@ -431,6 +477,116 @@ fn every_reply_shape_sends_and_records_what_the_reference_did() {
     eprintln!("{}\n{summary}", report.join("\n"));
     if only.is_none() {
         assert_eq!(cases.len(), 64, "the reply cases hold 64 case folders");
+    }
+    assert_eq!(differ, 0, "{summary}\n{}", report.join("\n"));
+}
+
+/// The shape a Chat Completions case folder serves (`chat-<shape>[-canend|-isreasoning]`).
+fn shape_of(case: &str) -> &str {
+    let s = case.strip_prefix("chat-").unwrap_or(case);
+    s.split('-').next().unwrap_or(s)
+}
+
+/// The Responses API on the same shapes: the reference's rules hold for it too. For every
+/// Chat Completions case whose shape mockrich.py also serves on the Responses API (and the
+/// plain and asking ones), our records over the Responses API equal the reference's over Chat
+/// Completions (same conversation, tool-call errors, system errors, usage, test results); a
+/// Responses reply without `usage` is the reference's system error.
+#[tb_test_support::shared_test]
+#[test]
+fn responses_api_follows_the_same_rules_on_the_same_shapes() {
+    let shared = tb_test_support::shared();
+    let replies = replies(&shared);
+    let tmp = tempfile::tempdir().unwrap();
+    let shown = shown(&shared, &replies, tmp.path());
+    let data = super::reference_requests::data_root(&shared);
+    let listed = Command::new("python3")
+        .arg(replies.join("scripts/mockrich.py"))
+        .arg("--list-shapes")
+        .output()
+        .expect("python3 runs");
+    let shapes: Value = serde_json::from_slice(&listed.stdout).expect("the shapes as JSON");
+    // Shapes whose reply means something else on the Responses API, in the reference too: a
+    // refusal there is a message (an empty text), on Chat Completions no message; a reasoning
+    // item is always read, `reasoning_content` only for reasoning models (so those shapes are
+    // compared on their `is_reasoning` cases).
+    let api_specific = |name: &str| {
+        shape_of(name) == "refusal"
+            || (shape_of(name).starts_with("reasoningonly") && !name.ends_with("-isreasoning"))
+    };
+    let on_responses = |shape: &str| {
+        matches!(shape, "plain" | "ask")
+            || shapes[shape]["apis"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|x| x == "responses"))
+    };
+    let only = std::env::var("TB_REPLY_CASES").ok();
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&replies)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            name.starts_with("chat-")
+                && on_responses(shape_of(&name))
+                && !api_specific(&name)
+                && only
+                    .as_deref()
+                    .is_none_or(|o| o.split(',').any(|n| n == format!("responses:{name}")))
+        })
+        .collect();
+    cases.sort();
+    let mut report = Vec::new();
+    let mut differ = 0;
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let ours = run_ours(&shared, &replies, case, &shown, &data, true);
+        let mut d: Vec<String> = ours.failed.iter().map(|e| format!("  {e}")).collect();
+        d.extend(compare_records(&case.join("ref.jsonl"), &ours.records));
+        if !d.is_empty() {
+            differ += 1;
+            report.push(format!("responses:{name}: differs\n{}", d.join("\n")));
+        }
+    }
+    // a reply without usage: the reference's system error, on the first agent reply
+    let plain = replies.join("chat-plain");
+    let dir = tmp.path().join("nousage");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.yaml"),
+        std::fs::read_to_string(plain.join("config.yaml"))
+            .unwrap()
+            .replace("deployment: agent\n", "deployment: agent.nousage\n"),
+    )
+    .unwrap();
+    std::fs::copy(plain.join("list.yaml"), dir.join("list.yaml")).unwrap();
+    let ours = run_ours(&shared, &replies, &dir, &shown, &data, true);
+    let recs = tb_test_support::json_lines(&ours.records);
+    let uid = "sandbox_neobank_support_v1_group1_rubrics_yesno.py:test_aa_001";
+    let checks = [
+        recs.len() == 1,
+        recs.first().is_some_and(|r| {
+            r["is_system_error"] == true
+                && r["test_result"].is_null()
+                && r["usage"] == serde_json::json!([])
+                && r["metadata"]["error"]["type"] == "RuntimeError"
+                && r["metadata"]["error"]["message"]
+                    == format!("Error during decoding turn 0 for test case {uid}: 'usage'")
+                && r["messages"].as_array().map(Vec::len) == Some(3)
+        }),
+    ];
+    if checks.contains(&false) {
+        differ += 1;
+        report.push(format!("responses:nousage: differs\n  {recs:?}"));
+    }
+    let summary = format!("{} responses cases, {differ} differ", cases.len() + 1);
+    eprintln!("{}\n{summary}", report.join("\n"));
+    if only.is_none() {
+        assert!(cases.len() >= 19, "{summary}");
     }
     assert_eq!(differ, 0, "{summary}\n{}", report.join("\n"));
 }
