@@ -97,6 +97,19 @@ fn check_tool_call(name: &Value, arguments: &Value, id: &Value) -> Result<(), De
     }
 }
 
+/// pydantic's text of a `Text` whose role is not one it takes.
+fn pydantic_literal_role(role: &Value) -> String {
+    pydantic_error(
+        "Text",
+        &[(
+            "role",
+            "Input should be 'system', 'user' or 'assistant'",
+            "literal_error",
+            role,
+        )],
+    )
+}
+
 /// Python's truth of a JSON value loaded as Python objects.
 fn truthy(v: Option<&Value>) -> bool {
     match v {
@@ -137,8 +150,14 @@ fn reference_arguments(arg: Option<&Value>) -> (Value, Value) {
             None => match serde_json::from_str::<Value>(s) {
                 Ok(v @ Value::Object(_)) => (v, Value::Null),
                 Ok(v) => (v, json!("Error: tool arguments must be an object")),
-                // what CPython reads and serde_json does not (NaN, deep nesting)
-                Err(e) => err(e.to_string()),
+                // what CPython reads and serde_json does not (NaN, Infinity, deep nesting): an
+                // object as an argument error; anything else a value the call refuses, shown
+                // as its text
+                Err(e) if s.trim_start().starts_with('{') => err(e.to_string()),
+                Err(_) => (
+                    Value::String(s.trim().to_string()),
+                    json!("Error: tool arguments must be an object"),
+                ),
             },
         },
         Some(v) => err(format!(
@@ -777,6 +796,42 @@ fn subscript<'a>(v: &'a Value, key: &str) -> Result<&'a Value, DecodeError> {
     }
 }
 
+/// The reference's text of a Responses item's parts (`content` or `summary`): the `text` of
+/// each part of type `want`, joined by newlines; `empty` when there are no parts. Each part
+/// must have a `type`, each wanted part a text `text`, as its loops require.
+fn parts_text(parts: Option<&Value>, want: &str, empty: &str) -> Result<String, DecodeError> {
+    if !truthy(parts) {
+        return Ok(empty.to_string());
+    }
+    let Some(Value::Array(parts)) = parts else {
+        return Err(DecodeError::Rejected(match parts {
+            Some(Value::String(_) | Value::Object(_)) => {
+                "string indices must be integers, not 'str'".to_string()
+            }
+            other => format!(
+                "'{}' object is not iterable",
+                tb_python::type_name(other.unwrap_or(&Value::Null))
+            ),
+        }));
+    };
+    let mut out = Vec::new();
+    for p in parts {
+        if subscript(p, "type")? == want {
+            match subscript(p, "text")? {
+                Value::String(t) => out.push(t.as_str()),
+                other => {
+                    return Err(DecodeError::Rejected(format!(
+                        "sequence item {}: expected str instance, {} found",
+                        out.len(),
+                        tb_python::type_name(other)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(out.join("\n"))
+}
+
 /// One Chat Completions tool call, read as the reference does: `function.arguments`,
 /// `function.name` and `id` must be there; the arguments go through [`reference_arguments`]
 /// and the call through [`check_tool_call`]; `metadata.error` is the arguments' error or
@@ -934,34 +989,12 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeErro
         match ty {
             "reasoning" => {
                 let text = match cfg.reasoning_source {
-                    ReasoningSource::Summary => match item
-                        .get("summary")
-                        .and_then(Value::as_array)
-                        .filter(|a| !a.is_empty())
-                    {
-                        None => "(hidden)".to_string(),
-                        Some(a) => a
-                            .iter()
-                            .filter(|s| {
-                                s.get("type").and_then(Value::as_str) == Some("summary_text")
-                            })
-                            .filter_map(|s| s.get("text").and_then(Value::as_str))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    },
-                    ReasoningSource::Content => item
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter(|s| {
-                                    s.get("type").and_then(Value::as_str) == Some("reasoning_text")
-                                })
-                                .filter_map(|s| s.get("text").and_then(Value::as_str))
-                                .collect::<Vec<_>>()
-                                .join("\n")
-                        })
-                        .unwrap_or_default(),
+                    ReasoningSource::Summary => {
+                        parts_text(item.get("summary"), "summary_text", "(hidden)")?
+                    }
+                    ReasoningSource::Content => {
+                        parts_text(item.get("content"), "reasoning_text", "")?
+                    }
                     ReasoningSource::None => String::new(),
                 };
                 out.push(text_with("assistant", text, &[("tag", json!("think"))]));
@@ -994,28 +1027,18 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeErro
                     });
                 }
             }
-            "message" => {
-                let role = item
-                    .get("role")
-                    .and_then(Value::as_str)
-                    .unwrap_or("assistant");
-                if !matches!(role, "system" | "developer" | "user" | "assistant") {
-                    return Err(malformed(&format!("message role `{role}`"), body));
+            "message"
+                if matches!(
+                    item.get("role").and_then(Value::as_str),
+                    Some("system" | "developer" | "user" | "assistant")
+                ) =>
+            {
+                let role = item.get("role").and_then(Value::as_str).unwrap_or_default();
+                let text = parts_text(item.get("content"), "output_text", "")?;
+                if role == "developer" {
+                    // the reference's Text takes system, user or assistant only
+                    return Err(DecodeError::Rejected(pydantic_literal_role(&item["role"])));
                 }
-                let text = item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter(|s| {
-                                s.get("type").and_then(Value::as_str) == Some("output_text")
-                            })
-                            .filter_map(|s| s.get("text").and_then(Value::as_str))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    })
-                    .unwrap_or_default();
-                let role = if role == "developer" { "system" } else { role };
                 let meta: Vec<(&str, Value)> = if cfg.is_reasoning {
                     vec![("tag", json!("text"))]
                 } else {
@@ -1088,6 +1111,9 @@ fn decode_anthropic(
             for b in blocks {
                 match b.get("type").and_then(Value::as_str).unwrap_or("") {
                     "thinking" => {
+                        if truthy(b.get("thinking")) {
+                            check_text(&b["thinking"])?;
+                        }
                         let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
                         if !t.is_empty() {
                             out.push(text_with(
@@ -1117,6 +1143,9 @@ fn decode_anthropic(
                         ));
                     }
                     "text" => {
+                        if truthy(b.get("text")) {
+                            check_text(&b["text"])?;
+                        }
                         let t = b.get("text").and_then(Value::as_str).unwrap_or("");
                         if !t.is_empty() {
                             out.push(text_with(&role, t.to_string(), &[]));
@@ -1168,17 +1197,27 @@ fn decode_anthropic(
                                 .to_string(),
                         });
                     }
-                    other => {
-                        return Err(malformed(
-                            &format!("unknown content block type `{other}`"),
-                            body,
-                        ));
+                    _ if !b.is_object() => {
+                        return Err(DecodeError::Rejected(format!(
+                            "'{}' object has no attribute 'get'",
+                            tb_python::type_name(b)
+                        )));
+                    }
+                    _ => {
+                        let ty = match b.get("type") {
+                            Some(Value::String(t)) => t.clone(),
+                            Some(v) => tb_python::value_repr(v),
+                            None => "None".into(),
+                        };
+                        return Err(DecodeError::Rejected(format!("Unknown content type: {ty}")));
                     }
                 }
             }
         }
+        // the reference takes any other content as the text of its `str()`
+        None => {}
         Some(Value::String(s)) => out.push(text_with(&role, s.clone(), &[])),
-        _ => return Err(malformed("no `content` list", body)),
+        Some(other) => out.push(text_with(&role, tb_python::value_repr(other), &[])),
     }
     let has_calls = !calls.is_empty();
     if has_calls {
@@ -1201,8 +1240,17 @@ fn decode_anthropic(
     }
     let native = out.iter().flat_map(|m| encode_message(cfg, m)).collect();
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
-    // the reference's usage: the counts it reads must be integers where given (null is not)
-    if let Some(c @ Value::Null) = usage.get("cache_read_input_tokens") {
+    // the reference's usage: an object (or none), whose counts must be integers where given
+    if body.get("usage").is_some_and(|u| !u.is_object()) {
+        return Err(DecodeError::Rejected(format!(
+            "'{}' object has no attribute 'get'",
+            tb_python::type_name(&usage)
+        )));
+    }
+    if let Some(c) = usage
+        .get("cache_read_input_tokens")
+        .filter(|c| !(c.is_u64() || c.is_i64()))
+    {
         return Err(DecodeError::Rejected(pydantic_error(
             "InputTokensDetails",
             &[(
@@ -1211,6 +1259,15 @@ fn decode_anthropic(
                 "int_type",
                 c,
             )],
+        )));
+    }
+    let bad = |k: &str| usage.get(k).is_some_and(|v| !(v.is_u64() || v.is_i64()));
+    if bad("input_tokens") || bad("output_tokens") {
+        let ty = |k: &str| tb_python::type_name(usage.get(k).unwrap_or(&json!(0)));
+        return Err(DecodeError::Rejected(format!(
+            "unsupported operand type(s) for +: '{}' and '{}'",
+            ty("input_tokens"),
+            ty("output_tokens")
         )));
     }
     let (i, o) = (u(usage.get("input_tokens")), u(usage.get("output_tokens")));
