@@ -160,48 +160,7 @@ pub fn system_messages_of(
 
 /// `json.dumps(v, ensure_ascii=False, indent=11)`.
 fn dumps_indent11(v: &Value) -> String {
-    fn write(out: &mut String, v: &Value, level: usize) {
-        let nl = |out: &mut String, level: usize| {
-            out.push('\n');
-            out.push_str(&" ".repeat(11 * level));
-        };
-        match v {
-            Value::Array(a) if !a.is_empty() => {
-                out.push('[');
-                for (i, x) in a.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    nl(out, level + 1);
-                    write(out, x, level + 1);
-                }
-                nl(out, level);
-                out.push(']');
-            }
-            Value::Object(m) if !m.is_empty() => {
-                out.push('{');
-                for (i, (k, x)) in m.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    nl(out, level + 1);
-                    tb_python::json::write_json_str_with(out, k, false);
-                    out.push_str(": ");
-                    write(out, x, level + 1);
-                }
-                nl(out, level);
-                out.push('}');
-            }
-            Value::String(t) => tb_python::json::write_json_str_with(out, t, false),
-            other => out.push_str(&tb_python::json::dumps(
-                other,
-                tb_python::json::Layout::Default,
-            )),
-        }
-    }
-    let mut out = String::new();
-    write(&mut out, v, 0);
-    out
+    tb_python::json::dumps_indented(v, 11, false)
 }
 
 /// The message of the v1 test files' database assertion (`validate_database`): both hashes,

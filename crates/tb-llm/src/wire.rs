@@ -48,23 +48,11 @@ pub enum DecodeError {
 }
 
 /// pydantic's text of one failing field: `(field, message, error type, the input)`.
-type PydanticField<'a> = (&'a str, &'a str, &'a str, &'a Value);
+type PydanticField<'a> = tb_python::validation_text::FieldError<'a>;
 
 /// pydantic's validation error text for `model`'s failing fields.
 fn pydantic_error(model: &str, fields: &[PydanticField<'_>]) -> String {
-    let n = fields.len();
-    let mut out = format!(
-        "{n} validation error{} for {model}",
-        if n == 1 { "" } else { "s" }
-    );
-    for (field, msg, ty, input) in fields {
-        out.push_str(&format!(
-            "\n{field}\n  {msg} [type={ty}, input_value={}, input_type={}]\n    For further information visit https://errors.pydantic.dev/2.14/v/{ty}",
-            tb_python::repr::truncate_repr(&tb_python::value_repr(input)),
-            tb_python::type_name(input)
-        ));
-    }
-    out
+    tb_python::validation_text::validation_error_text(model, fields)
 }
 
 /// The reference's `ToolCall(name, arguments, id)` checks: a text name and id, an object
