@@ -820,6 +820,30 @@ fn parts_text(parts: Option<&Value>, want: &str, empty: &str) -> Result<String, 
     Ok(out.join("\n"))
 }
 
+/// A tool call id for a call that came without one (`reply_rules: lenient`): `call_tb` and a
+/// number no other invented id of this process has.
+fn invented_call_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "call_tb{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// With `reply_rules: lenient`, arguments that are not an object are an argument error the
+/// model sees (`{}`), not a refused call.
+fn lenient_arguments(cfg: &LlmConfig, arguments: Value, error: Value) -> (Value, Value) {
+    if cfg.lenient_replies && !arguments.is_object() {
+        let error = if error.is_null() {
+            json!("Error: tool arguments must be an object")
+        } else {
+            error
+        };
+        return (json!({}), error);
+    }
+    (arguments, error)
+}
+
 /// One Chat Completions tool call, read as the reference does: `function.arguments`,
 /// `function.name` and `id` must be there; the arguments go through [`reference_arguments`]
 /// and the call through [`check_tool_call`]; `metadata.error` is the arguments' error or
@@ -850,7 +874,16 @@ fn chat_tool_call(cfg: &LlmConfig, c: &Value) -> Result<(ToolCall, bool), Decode
         }
     };
     let name = subscript(f, "name")?;
-    let id = subscript(c, "id")?;
+    let invented;
+    let id = match subscript(c, "id") {
+        Err(_) if cfg.lenient_replies => {
+            // lenient: a call without an id gets one of its own, unique in the run
+            invented = json!(invented_call_id());
+            &invented
+        }
+        r => r?,
+    };
+    let (arguments, error) = lenient_arguments(cfg, arguments, error);
     check_tool_call(name, &arguments, id)?;
     Ok((
         ToolCall {
@@ -896,7 +929,19 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeError> {
         ));
     }
     if truthy(msg.get("content")) {
-        let c = &msg["content"];
+        let mut c = msg["content"].clone();
+        if cfg.lenient_replies
+            && let Value::Array(parts) = &c
+        {
+            // lenient: a list of parts (Mistral) is the text of its text parts
+            c = json!(
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<String>()
+            );
+        }
+        let c = &c;
         check_text(c)?;
         let meta: Vec<(&str, Value)> = if cfg.is_reasoning {
             vec![("tag", json!("text"))]
@@ -961,6 +1006,8 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeErro
     };
     // the reference reads `usage` before the output: a reply without it stops there
     match body.get("usage") {
+        // lenient: no usage is no count
+        _ if cfg.lenient_replies && !body.get("usage").is_some_and(Value::is_object) => {}
         None => return Err(DecodeError::Rejected(tb_python::str_repr("usage"))),
         Some(Value::Object(_)) => {}
         Some(other) => {
@@ -999,6 +1046,7 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeErro
                 };
                 let name = subscript(item, "name")?;
                 let id = subscript(item, "call_id")?;
+                let (arguments, error) = lenient_arguments(cfg, arguments, error);
                 check_tool_call(name, &arguments, id)?;
                 let tc = ToolCall {
                     metadata: Map::from_iter([("error".to_string(), error)]),
@@ -1156,6 +1204,19 @@ fn decode_anthropic(
                         } else {
                             b.get("input").cloned().unwrap_or(json!({}))
                         };
+                        if cfg.lenient_replies && !input.is_object() {
+                            // lenient: an input given as JSON text is read as the arguments'
+                            // text is on the other APIs
+                            let (v, e) = match &input {
+                                Value::String(_) => reference_arguments(Some(&input)),
+                                _ => (input.clone(), Value::Null),
+                            };
+                            let (v, e) = lenient_arguments(cfg, v, e);
+                            if !e.is_null() {
+                                metadata.insert("error".into(), e);
+                            }
+                            input = v;
+                        }
                         if let (Some(map), Value::Object(args)) =
                             (tools.and_then(|t| t.arg_maps.get(&name)), &input)
                         {
@@ -1229,7 +1290,7 @@ fn decode_anthropic(
     let native = out.iter().flat_map(|m| encode_message(cfg, m)).collect();
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
     // the reference's usage: an object (or none), whose counts must be integers where given
-    if body.get("usage").is_some_and(|u| !u.is_object()) {
+    if !cfg.lenient_replies && body.get("usage").is_some_and(|u| !u.is_object()) {
         return Err(DecodeError::Rejected(format!(
             "'{}' object has no attribute 'get'",
             tb_python::type_name(&usage)
@@ -1238,6 +1299,8 @@ fn decode_anthropic(
     if let Some(c) = usage
         .get("cache_read_input_tokens")
         .filter(|c| !(c.is_u64() || c.is_i64()))
+        // lenient: a count that is not a number counts 0
+        .filter(|_| !cfg.lenient_replies)
     {
         return Err(DecodeError::Rejected(pydantic_error(
             "InputTokensDetails",
@@ -1250,7 +1313,7 @@ fn decode_anthropic(
         )));
     }
     let bad = |k: &str| usage.get(k).is_some_and(|v| !(v.is_u64() || v.is_i64()));
-    if bad("input_tokens") || bad("output_tokens") {
+    if !cfg.lenient_replies && (bad("input_tokens") || bad("output_tokens")) {
         let ty = |k: &str| tb_python::type_name(usage.get(k).unwrap_or(&json!(0)));
         return Err(DecodeError::Rejected(format!(
             "unsupported operand type(s) for +: '{}' and '{}'",
@@ -1475,6 +1538,59 @@ mod tests {
         assert_eq!(d.usage.output_tokens_details.reasoning_tokens, 2);
         let enc = encode_message(&c, &Message::text("system", "x"));
         assert_eq!(enc[0]["role"], "developer");
+    }
+
+    /// `reply_rules: lenient` reads what the reference's client stops on.
+    #[test]
+    fn lenient_replies_are_read() {
+        let lenient = |p: Provider| {
+            let mut c = cfg(p);
+            c.lenient_replies = true;
+            c
+        };
+        let chat = |m: Value| {
+            decode(
+                &lenient(Provider::Chat),
+                None,
+                &json!({"choices": [{"message": m}]}),
+            )
+            .unwrap()
+        };
+        let d = chat(
+            json!({"role": "assistant", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "!"}]}),
+        );
+        assert_eq!(d.messages, vec![Message::text("assistant", "hi!")]);
+        let d = chat(json!({"role": "assistant", "tool_calls": [
+            {"function": {"name": "f", "arguments": "{}"}},
+            {"function": {"name": "f", "arguments": "{}"}},
+            {"id": "c", "function": {"name": "g", "arguments": "null"}}]}));
+        let Message::ParallelToolCall { tool_calls, .. } = &d.messages[0] else {
+            panic!()
+        };
+        assert!(tool_calls[0].id.starts_with("call_tb"));
+        assert_ne!(tool_calls[0].id, tool_calls[1].id);
+        assert_eq!(
+            (&tool_calls[2].arguments, &tool_calls[2].metadata["error"]),
+            (
+                &json!({}),
+                &json!("Error: tool arguments must be an object")
+            )
+        );
+        let d = decode(
+            &lenient(Provider::Anthropic),
+            None,
+            &json!({"role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "{\"a\": 1}"}],
+            "usage": {"input_tokens": 1, "output_tokens": 1, "cache_read_input_tokens": null}}),
+        )
+        .unwrap();
+        let Message::ParallelToolCall { tool_calls, .. } = &d.messages[0] else {
+            panic!()
+        };
+        assert_eq!(tool_calls[0].arguments, json!({"a": 1}));
+        assert_eq!(d.usage.input_tokens_details.cached_tokens, 0);
+        let d = decode(&lenient(Provider::Responses), None, &json!({"output": []})).unwrap();
+        assert_eq!(d.usage, Usage::default());
     }
 
     /// The Responses body of a reasoning model: `reasoning` after the tools, before `store`,

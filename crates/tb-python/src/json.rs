@@ -386,7 +386,10 @@ mod tests {
         // json.dumps(v, ensure_ascii=False, indent=11) in CPython 3.11
         let want = "{\n           \"a\": [\n                      1,\n                      {\n                                 \"b\": \"\u{e9}\"\n                      }\n           ],\n           \"c\": {},\n           \"d\": []\n}";
         assert_eq!(super::dumps_indented(&v, 11, false), want);
-        assert_eq!(super::dumps_indented(&serde_json::json!("\u{e9}"), 2, true), "\"\\u00e9\"");
+        assert_eq!(
+            super::dumps_indented(&serde_json::json!("\u{e9}"), 2, true),
+            "\"\\u00e9\""
+        );
     }
 
     #[test]

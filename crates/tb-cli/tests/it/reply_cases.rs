@@ -590,3 +590,51 @@ fn responses_api_follows_the_same_rules_on_the_same_shapes() {
     }
     assert_eq!(differ, 0, "{summary}\n{}", report.join("\n"));
 }
+
+/// `reply_rules: lenient`: the replies the reference stops on are read, the trials graded,
+/// and the records say the rules were lenient.
+#[tb_test_support::shared_test]
+#[test]
+fn lenient_reply_rules_read_what_the_reference_stops_on() {
+    let shared = tb_test_support::shared();
+    let replies = replies(&shared);
+    let tmp = tempfile::tempdir().unwrap();
+    let shown = shown(&shared, &replies, tmp.path());
+    let data = super::reference_requests::data_root(&shared);
+    for name in [
+        "chat-contentlist",
+        "chat-noid",
+        "chat-nullargs",
+        "chat-arrayargs",
+        "anthropic-strinput",
+        "anthropic-nullcache",
+    ] {
+        let case = replies.join(name);
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("config.yaml"),
+            std::fs::read_to_string(case.join("config.yaml"))
+                .unwrap()
+                .replace(
+                    "    timeout: 5\n",
+                    "    timeout: 5\n    reply_rules: lenient\n",
+                ),
+        )
+        .unwrap();
+        std::fs::copy(case.join("list.yaml"), dir.join("list.yaml")).unwrap();
+        let ours = run_ours(&shared, &replies, &dir, &shown, &data, false);
+        let recs = tb_test_support::json_lines(&ours.records);
+        assert_eq!(recs.len(), 1, "{name}");
+        let r = &recs[0];
+        assert_eq!(r["is_system_error"], false, "{name}: {}", r["metadata"]);
+        assert_eq!(r["test_result"]["result"], true, "{name}");
+        assert_eq!(
+            r["provenance"]["agent_model"]["reply_rules"], "lenient",
+            "{name}"
+        );
+        // the reference's records of these cases are system errors
+        let reference = tb_test_support::json_lines(&case.join("ref.jsonl"));
+        assert_eq!(reference[0]["is_system_error"], true, "{name}");
+    }
+}
