@@ -302,6 +302,9 @@ pub enum ErrorKind {
     MalformedReply,
     /// The tool backend failed (not a tool's own error).
     ToolBackendError,
+    /// The model's reply has the API's shape but the reference's client stops on it
+    /// (recorded as the reference records it: `RuntimeError`).
+    ReplyRejected,
 }
 
 impl ErrorKind {
@@ -317,6 +320,7 @@ impl ErrorKind {
             ErrorKind::TransportError => "TransportError",
             ErrorKind::MalformedReply => "MalformedReply",
             ErrorKind::ToolBackendError => "ToolBackendError",
+            ErrorKind::ReplyRejected => "RuntimeError",
         }
     }
 
@@ -331,6 +335,7 @@ impl ErrorKind {
             LlmError::Connect { .. } => ErrorKind::ConnectError,
             LlmError::Transport { .. } => ErrorKind::TransportError,
             LlmError::Malformed { .. } => ErrorKind::MalformedReply,
+            LlmError::Rejected { .. } => ErrorKind::ReplyRejected,
         }
     }
 }
@@ -396,9 +401,12 @@ pub struct EpisodeState {
     pub reasoning_only_replies: u64,
 }
 
-/// Replies with only reasoning (no text, no call) tolerated in a row before the turn is cut
-/// (the reference loops forever on them).
-pub const MAX_REASONING_ONLY_REPLIES: u64 = 5;
+/// Replies with only reasoning (no text, no call) tolerated in a row before the turn is cut.
+/// The reference keeps calling the agent on them without a bound; ours keeps calling it as the
+/// reference does (a model that thinks over several replies gets the same requests), but not
+/// forever: past this many in a row the turn ends, and the record says so
+/// (`metadata.reasoning_only_replies`).
+pub const MAX_REASONING_ONLY_REPLIES: u64 = 100;
 
 fn meta_bool(m: &Map<String, Value>, k: &str) -> bool {
     m.get(k).and_then(Value::as_bool).unwrap_or(false)
@@ -611,7 +619,18 @@ pub async fn run_episode(
         }
         st.messages.push(user_msg.clone());
         agent.observe(std::slice::from_ref(&user_msg));
-        agent_turn(spec, agent, session, st, max_agent).await?;
+        agent_turn(spec, agent, session, st, max_agent)
+            .await
+            .map_err(|mut e| {
+                if e.kind == ErrorKind::ReplyRejected {
+                    // the reference's wording of a failed agent turn
+                    e.message = format!(
+                        "Error during decoding turn {turn} for test case {}: {}",
+                        task.uid, e.message
+                    );
+                }
+                e
+            })?;
         if let Some(r) = agent.end_requested() {
             return Ok(r);
         }

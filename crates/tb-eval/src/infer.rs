@@ -158,26 +158,57 @@ pub fn system_messages_of(
     out
 }
 
-/// The reference-shaped test result of a verdict: a failed database check carries the diff
-/// in `tb`, as the reference's assertion message does.
+/// `json.dumps(v, ensure_ascii=False, indent=11)`.
+fn dumps_indent11(v: &Value) -> String {
+    tb_python::json::dumps_indented(v, 11, false)
+}
+
+/// The message of the v1 test files' database assertion (`validate_database`): both hashes,
+/// then each difference with its path, type, and the result's and golden's JSON (indented by
+/// 11, cut at 500 characters).
+pub fn database_mismatch_text(s: &tb_core::StateVerdict) -> String {
+    let mut m = format!(
+        "Database hash after test execution does not match expected golden hash\nResult hash: {}\nGolden hash: {}\n",
+        s.result_hash, s.golden_hash
+    );
+    if !s.diff.is_empty() {
+        m.push_str(&format!("\nFound {} difference(s):\n", s.diff.len()));
+        let field = |d: &Value, k: &str| match d.get(k) {
+            Some(Value::String(t)) => t.clone(),
+            Some(v) => tb_python::py_str(v),
+            None => "N/A".into(),
+        };
+        let cut = |t: String| t.chars().take(500).collect::<String>();
+        for (i, d) in s.diff.iter().enumerate() {
+            m.push_str(&format!(
+                "\n{}. Path: {}\n   Type: {}\n   Result:  {}\n   Golden:  {}\n",
+                i + 1,
+                field(d, "path"),
+                field(d, "type"),
+                cut(dumps_indent11(d.get("result").unwrap_or(&Value::Null))),
+                cut(dumps_indent11(d.get("golden").unwrap_or(&Value::Null)))
+            ));
+        }
+    }
+    m
+}
+
+/// The reference-shaped test result of a verdict: the v1 test files' assertion message of
+/// the first check that failed (the database check, else the first rubric not met).
 pub fn test_result_of(v: &Verdict) -> TestResult {
     let failing: Vec<String> = v
         .state
         .iter()
         .filter(|s| !s.passed)
-        .map(|s| {
-            let diff = serde_json::to_string(&s.diff).unwrap_or_default();
-            format!(
-                "AssertionError: Database state mismatch for {}: {diff}",
-                s.server
-            )
-        })
+        .take(1)
+        .map(|s| format!("AssertionError: {}\n", database_mismatch_text(s)))
         .chain(
             v.rubrics
                 .iter()
                 .filter(|r| !r.passed)
-                .map(|r| format!("AssertionError: rubric not met: {}", r.rubric)),
+                .map(|r| format!("AssertionError: Rubric yesno failed: {}\n", r.rubric)),
         )
+        .take(1)
         .collect();
     TestResult {
         result: v.passed,
@@ -187,7 +218,8 @@ pub fn test_result_of(v: &Verdict) -> TestResult {
         prints: String::new(),
         lineno: -1,
         line_content: String::new(),
-        metadata: Map::new(),
+        // the reference's test runner always sets it (null: yes/no answers carry no motivation)
+        metadata: Map::from_iter([("judge_motivation".to_string(), Value::Null)]),
     }
 }
 
@@ -278,7 +310,7 @@ pub fn error_class(kind: &str) -> &'static str {
         "HttpError" => "endpoint_http",
         "ConnectError" | "TransportError" => "endpoint_unreachable",
         "Timeout" => "timeout",
-        "MalformedReply" => "malformed_reply",
+        "MalformedReply" | "RuntimeError" => "malformed_reply",
         "SessionError" | "ToolListError" | "ToolBackendError" | "Panic" => "tool_runtime",
         "ModelConfigError" | "ModelEncodeError" => "config",
         _ => "other",
@@ -476,7 +508,9 @@ pub async fn grade_with(
     let rubrics = task_rubrics(task);
     let mut verdict = Verdict::new(state, Vec::new());
     let mut test_error = None;
-    if !rubrics.is_empty() {
+    // The reference's test checks the database first: a failed check ends it, no judge asked.
+    let state_passed = verdict.state.iter().all(|s| s.passed);
+    if !rubrics.is_empty() && state_passed {
         match &env.models.judge {
             None => {
                 rec.metadata
@@ -504,6 +538,24 @@ pub async fn grade_with(
     rec.metadata
         .insert("time_test".into(), json!(t0.elapsed().as_secs_f64()));
     let mut tr = test_result_of(&verdict);
+    if !tr.result
+        && let Ok((_, source)) = env.sandbox.test_source(task)
+    {
+        // the line of the test file whose assertion failed, as the reference reports it
+        let marker = if state_passed {
+            "assert judge.text_yesno(x.response, rubric)"
+        } else {
+            "assert False, error_msg"
+        };
+        if let Some((i, line)) = source
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.trim_start().starts_with(marker))
+        {
+            tr.lineno = i64::try_from(i + 1).unwrap_or(-1);
+            tr.line_content = line.to_string();
+        }
+    }
     if let Some(e) = test_error {
         tr.result = false;
         tr.reward = 0.0;
@@ -753,7 +805,12 @@ async fn attempt_in(
             // A system error keeps the reference's default finish reason; the error's `type`
             // (`Timeout`, ...) says why the attempt stopped.
             rec.finish_reason = FinishReason::Done;
-            fail(rec, e.kind.as_str(), e.to_string());
+            let message = if e.kind == crate::episode::ErrorKind::ReplyRejected {
+                e.message.clone()
+            } else {
+                e.to_string()
+            };
+            fail(rec, e.kind.as_str(), message);
             if let Some(Value::Object(err)) = rec.metadata.get_mut("error") {
                 err.insert("role".into(), json!(e.role));
             }

@@ -1,6 +1,6 @@
 //! The yes/no rubric judge of the 30 rubric tasks: one fresh two-message conversation per
 //! rubric on the final response, parsed with the reference's rule (yes iff the first or the
-//! last word is "yes"). Every rubric must hold.
+//! last word is "yes"). Every rubric must hold; the first one not met ends the judging.
 
 use tb_core::{Message, RubricVerdict, Usage};
 use tb_llm::{LlmClient, LlmError};
@@ -37,8 +37,9 @@ pub fn parse_yes_no(text: &str) -> bool {
     }
 }
 
-/// Asks the judge every rubric about `response`, in order. Returns the verdicts and the
-/// judge's summed usage, or the first judge error.
+/// Asks the judge the rubrics about `response`, in order, up to the first one not met (the
+/// reference's test asserts each in turn, so a failing rubric ends the test). Returns the
+/// verdicts of the rubrics asked and the judge's summed usage, or the first judge error.
 pub async fn judge_rubrics(
     client: &LlmClient,
     response: &str,
@@ -72,11 +73,15 @@ pub async fn judge_rubrics(
             Some(Message::Text { content, .. }) => content.clone(),
             _ => String::new(),
         };
+        let passed = parse_yes_no(&answer);
         out.push(RubricVerdict {
             rubric: r.clone(),
-            passed: parse_yes_no(&answer),
+            passed,
             answer,
         });
+        if !passed {
+            break;
+        }
     }
     Ok((out, usage))
 }

@@ -63,6 +63,13 @@ pub enum LlmError {
         /// Endpoint.
         endpoint: String,
     },
+    /// A reply of the API's shape that the reference's client stops on (not retried): its
+    /// text is the reference's (Python's) text of the failure.
+    #[error("{message}")]
+    Rejected {
+        /// The failure's text.
+        message: String,
+    },
     /// 2xx replies that were not the API's shape, after the malformed budget.
     #[error("{message} (from {endpoint}, {attempts} attempt(s))")]
     Malformed {
@@ -87,6 +94,7 @@ impl LlmError {
             LlmError::Connect { .. } => "ConnectError",
             LlmError::Transport { .. } => "TransportError",
             LlmError::Malformed { .. } => "MalformedReply",
+            LlmError::Rejected { .. } => "RuntimeError",
         }
     }
 }
@@ -393,9 +401,9 @@ impl LlmClient {
                             Ok(Ok(body)) if (200..300).contains(&status) => {
                                 match serde_json::from_slice::<Value>(&body)
                                     .map_err(|e| {
-                                        wire::WireError(format!(
+                                        wire::DecodeError::Malformed(wire::WireError(format!(
                                             "malformed reply: the body is not JSON ({e})"
-                                        ))
+                                        )))
                                     })
                                     .and_then(|v| wire::decode(&self.cfg, tools, &v))
                                 {
@@ -412,7 +420,10 @@ impl LlmClient {
                                             elapsed: started.elapsed(),
                                         });
                                     }
-                                    Err(e) => (
+                                    Err(wire::DecodeError::Rejected(message)) => {
+                                        return Err(LlmError::Rejected { message });
+                                    }
+                                    Err(wire::DecodeError::Malformed(e)) => (
                                         Failure::Malformed,
                                         LlmError::Malformed {
                                             message: e.0,

@@ -195,6 +195,9 @@ pub struct LlmConfig {
     /// Ours: the largest argument text of one tool call, in bytes (default
     /// [`DEFAULT_MAX_TOOL_ARGUMENT_BYTES`]); a longer one is answered as an argument error.
     pub max_tool_argument_bytes: u64,
+    /// Ours (`reply_rules: lenient`): replies the reference's client stops on are read where
+    /// they can be (see `docs/llm.md`); default `reference`, the reference's system errors.
+    pub lenient_replies: bool,
     /// Retries.
     pub retry: RetryConfig,
     /// The key, if any.
@@ -231,6 +234,7 @@ impl LlmConfig {
             timeout: 60.0,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             max_tool_argument_bytes: DEFAULT_MAX_TOOL_ARGUMENT_BYTES,
+            lenient_replies: false,
             retry: RetryConfig::default(),
             credential: None,
             headers: Vec::new(),
@@ -285,7 +289,7 @@ impl LlmConfig {
                 }
             })
             .unwrap_or_default();
-        json!({
+        let mut p = json!({
             "type": self.provider.name(),
             "deployment": self.deployment,
             "endpoint": host,
@@ -293,7 +297,11 @@ impl LlmConfig {
             "seed": self.seed,
             "max_completion_tokens": self.max_completion_tokens,
             "reasoning_effort": self.reasoning_effort,
-        })
+        });
+        if self.lenient_replies {
+            p["reply_rules"] = json!("lenient");
+        }
+        p
     }
 }
 
@@ -559,6 +567,7 @@ const LLM_KEYS: &[&str] = &[
     "retry_backoff_max",
     "max_reply_bytes",
     "max_tool_argument_bytes",
+    "reply_rules",
 ];
 
 const CREDENTIAL_KEYS: &[&str] = &[
@@ -900,6 +909,19 @@ impl Parser<'_> {
                 format!("`{}` cannot remove `{bad}`", f("disabled_params")),
             ));
         }
+        cfg.lenient_replies = match s("reply_rules")?.as_deref() {
+            None | Some("reference") => false,
+            Some("lenient") => true,
+            Some(o) => {
+                return Err(self.err(
+                    &at("reply_rules"),
+                    format!(
+                        "`{}` must be reference or lenient, found `{o}`",
+                        f("reply_rules")
+                    ),
+                ));
+            }
+        };
         cfg.parallel_tool_calls = boolean("parallel_tool_calls")?.unwrap_or(false);
         cfg.stop_sequences = strings("stop_sequences")?;
         cfg.thinking = m.get("thinking").filter(|v| !v.is_null()).cloned();
@@ -1240,6 +1262,7 @@ mod tests {
             "    parallel_tool_calls: true\n    stop_sequences: [x]\n    thinking: {}\n",
             "    output_config: {}\n    extra_body: {}\n    timeout: 5\n",
             "    max_reply_bytes: 1000\n    max_tool_argument_bytes: 100\n",
+            "    reply_rules: lenient\n",
             "    max_retries_too_many_requests: 1\n    max_retries_connect: 1\n",
             "    max_retries_timeout: 1\n    max_retries_server_error: 1\n",
             "    max_retries_malformed: 1\n    retry_backoff_base: 1\n    retry_backoff_max: 2\n",
@@ -1255,7 +1278,17 @@ mod tests {
         assert_eq!(c.warnings, Vec::<String>::new());
         let a = c.agent_model.unwrap();
         assert_eq!((a.max_reply_bytes, a.max_tool_argument_bytes), (1000, 100));
+        assert!(a.lenient_replies);
+        assert_eq!(a.provenance()["reply_rules"], "lenient");
         let d = LlmConfig::chat("http://x", "m");
+        assert!(!d.lenient_replies);
+        assert!(d.provenance().get("reply_rules").is_none());
+        let e = parse("judge_model:\n  type: aoai\n  deployment: m\n  endpoint_url: http://x\n  reply_rules: loose\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("must be reference or lenient, found `loose`"),
+            "{e}"
+        );
         assert_eq!(
             (d.max_reply_bytes, d.max_tool_argument_bytes),
             (32 << 20, 1 << 20)

@@ -34,6 +34,128 @@ pub struct ToolSet {
 #[error("{0}")]
 pub struct WireError(pub String);
 
+/// Why a 2xx reply was not decoded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecodeError {
+    /// Not the API's shape (retried as a malformed reply).
+    #[error(transparent)]
+    Malformed(#[from] WireError),
+    /// The API's shape, but the reference's client stops on it (a tool call's arguments not
+    /// an object, a call without an id, content that is not text, usage counts it cannot
+    /// take): the attempt is a system error, with the reference's text of the failure.
+    #[error("{0}")]
+    Rejected(String),
+}
+
+/// pydantic's text of one failing field: `(field, message, error type, the input)`.
+type PydanticField<'a> = tb_python::validation_text::FieldError<'a>;
+
+/// pydantic's validation error text for `model`'s failing fields.
+fn pydantic_error(model: &str, fields: &[PydanticField<'_>]) -> String {
+    tb_python::validation_text::validation_error_text(model, fields)
+}
+
+/// The reference's `ToolCall(name, arguments, id)` checks: a text name and id, an object
+/// as arguments.
+fn check_tool_call(name: &Value, arguments: &Value, id: &Value) -> Result<(), DecodeError> {
+    let mut bad: Vec<PydanticField<'_>> = Vec::new();
+    if !name.is_string() {
+        bad.push((
+            "name",
+            "Input should be a valid string",
+            "string_type",
+            name,
+        ));
+    }
+    if !arguments.is_object() {
+        bad.push((
+            "arguments",
+            "Input should be a valid dictionary",
+            "dict_type",
+            arguments,
+        ));
+    }
+    if !id.is_string() {
+        bad.push(("id", "Input should be a valid string", "string_type", id));
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(DecodeError::Rejected(pydantic_error("ToolCall", &bad)))
+    }
+}
+
+/// pydantic's text of a `Text` whose role is not one it takes.
+fn pydantic_literal_role(role: &Value) -> String {
+    pydantic_error(
+        "Text",
+        &[(
+            "role",
+            "Input should be 'system', 'user' or 'assistant'",
+            "literal_error",
+            role,
+        )],
+    )
+}
+
+/// Python's truth of a JSON value loaded as Python objects.
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null | Value::Bool(false)) => false,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+        Some(Value::Bool(true)) => true,
+    }
+}
+
+/// The reference's `Text(content=...)` check: a text.
+fn check_text(content: &Value) -> Result<(), DecodeError> {
+    if content.is_string() {
+        return Ok(());
+    }
+    Err(DecodeError::Rejected(pydantic_error(
+        "Text",
+        &[(
+            "content",
+            "Input should be a valid string",
+            "string_type",
+            content,
+        )],
+    )))
+}
+
+/// The reference's reading of a tool call's `arguments` (Chat Completions and Responses):
+/// `json.loads` of a text; its failure (Python's `json` message, or the `TypeError` of a
+/// value that is not a text) becomes the call's error and `{}` its arguments. A text that
+/// loads to anything but an object keeps that value, which the call then refuses.
+fn reference_arguments(arg: Option<&Value>) -> (Value, Value) {
+    let err = |t: String| (json!({}), json!(format!("Error: {t}")));
+    match arg {
+        Some(Value::String(s)) => match tb_python::json_error::loads_error(s) {
+            Some(e) => err(e),
+            None => match serde_json::from_str::<Value>(s) {
+                Ok(v @ Value::Object(_)) => (v, Value::Null),
+                Ok(v) => (v, json!("Error: tool arguments must be an object")),
+                // what CPython reads and serde_json does not (NaN, Infinity, deep nesting): an
+                // object as an argument error; anything else a value the call refuses, shown
+                // as its text
+                Err(e) if s.trim_start().starts_with('{') => err(e.to_string()),
+                Err(_) => (
+                    Value::String(s.trim().to_string()),
+                    json!("Error: tool arguments must be an object"),
+                ),
+            },
+        },
+        Some(v) => err(format!(
+            "the JSON object must be str, bytes or bytearray, not {}",
+            tb_python::type_name(v)
+        )),
+        None => err("the JSON object must be str, bytes or bytearray, not NoneType".into()),
+    }
+}
+
 /// A decoded reply.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decoded {
@@ -435,6 +557,12 @@ fn body_parts<'a>(
             if let Some(p) = cfg.top_p {
                 b.insert("top_p".into(), json!(p));
             }
+            // the reference's order: model, input, temperature, max_output_tokens, tools,
+            // parallel_tool_calls, reasoning, store
+            if tools.is_some() {
+                b.insert("tools".into(), Value::Null);
+                b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
+            }
             if cfg.is_reasoning {
                 let mut r = Map::new();
                 if let Some(e) = &cfg.reasoning_effort {
@@ -446,12 +574,6 @@ fn body_parts<'a>(
                 if !r.is_empty() {
                     b.insert("reasoning".into(), Value::Object(r));
                 }
-            }
-            // the reference's order: model, input, temperature, max_output_tokens, tools,
-            // parallel_tool_calls, store
-            if tools.is_some() {
-                b.insert("tools".into(), Value::Null);
-                b.insert("parallel_tool_calls".into(), json!(cfg.parallel_tool_calls));
             }
             b.insert("store".into(), json!(true));
         }
@@ -556,7 +678,7 @@ fn body_parts<'a>(
     })
 }
 
-fn malformed(what: &str, body: &Value) -> WireError {
+fn malformed(what: &str, body: &Value) -> DecodeError {
     let mut s = body.to_string();
     if s.len() > 300 {
         let mut cut = 300;
@@ -566,7 +688,7 @@ fn malformed(what: &str, body: &Value) -> WireError {
         s.truncate(cut);
         s.push_str("...");
     }
-    WireError(format!("malformed reply: {what}; got {s}"))
+    DecodeError::Malformed(WireError(format!("malformed reply: {what}; got {s}")))
 }
 
 fn u(v: Option<&Value>) -> u64 {
@@ -635,7 +757,7 @@ pub fn decode(
     cfg: &LlmConfig,
     tools: Option<&ToolSet>,
     body: &Value,
-) -> Result<Decoded, WireError> {
+) -> Result<Decoded, DecodeError> {
     match cfg.provider {
         Provider::Chat => decode_chat(cfg, body),
         Provider::Responses => decode_responses(cfg, body),
@@ -643,7 +765,138 @@ pub fn decode(
     }
 }
 
-fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
+/// Python's `KeyError` / `TypeError` text of `v[key]` on a JSON-loaded value.
+fn subscript<'a>(v: &'a Value, key: &str) -> Result<&'a Value, DecodeError> {
+    match v {
+        Value::Object(m) => m
+            .get(key)
+            .ok_or_else(|| DecodeError::Rejected(tb_python::str_repr(key))),
+        Value::String(_) => Err(DecodeError::Rejected(
+            "string indices must be integers, not 'str'".into(),
+        )),
+        Value::Array(_) => Err(DecodeError::Rejected(
+            "list indices must be integers or slices, not str".into(),
+        )),
+        other => Err(DecodeError::Rejected(format!(
+            "'{}' object is not subscriptable",
+            tb_python::type_name(other)
+        ))),
+    }
+}
+
+/// The reference's text of a Responses item's parts (`content` or `summary`): the `text` of
+/// each part of type `want`, joined by newlines; `empty` when there are no parts. Each part
+/// must have a `type`, each wanted part a text `text`, as its loops require.
+fn parts_text(parts: Option<&Value>, want: &str, empty: &str) -> Result<String, DecodeError> {
+    if !truthy(parts) {
+        return Ok(empty.to_string());
+    }
+    let Some(Value::Array(parts)) = parts else {
+        return Err(DecodeError::Rejected(match parts {
+            Some(Value::String(_) | Value::Object(_)) => {
+                "string indices must be integers, not 'str'".to_string()
+            }
+            other => format!(
+                "'{}' object is not iterable",
+                tb_python::type_name(other.unwrap_or(&Value::Null))
+            ),
+        }));
+    };
+    let mut out = Vec::new();
+    for p in parts {
+        if subscript(p, "type")? == want {
+            match subscript(p, "text")? {
+                Value::String(t) => out.push(t.as_str()),
+                other => {
+                    return Err(DecodeError::Rejected(format!(
+                        "sequence item {}: expected str instance, {} found",
+                        out.len(),
+                        tb_python::type_name(other)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(out.join("\n"))
+}
+
+/// A tool call id for a call that came without one (`reply_rules: lenient`): `call_tb` and a
+/// number no other invented id of this process has.
+fn invented_call_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "call_tb{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// With `reply_rules: lenient`, arguments that are not an object are an argument error the
+/// model sees (`{}`), not a refused call.
+fn lenient_arguments(cfg: &LlmConfig, arguments: Value, error: Value) -> (Value, Value) {
+    if cfg.lenient_replies && !arguments.is_object() {
+        let error = if error.is_null() {
+            json!("Error: tool arguments must be an object")
+        } else {
+            error
+        };
+        return (json!({}), error);
+    }
+    (arguments, error)
+}
+
+/// One Chat Completions tool call, read as the reference does: `function.arguments`,
+/// `function.name` and `id` must be there; the arguments go through [`reference_arguments`]
+/// and the call through [`check_tool_call`]; `metadata.error` is the arguments' error or
+/// null. Ours: arguments over `max_tool_argument_bytes` are not read (the flag says so).
+fn chat_tool_call(cfg: &LlmConfig, c: &Value) -> Result<(ToolCall, bool), DecodeError> {
+    let f = subscript(c, "function")?;
+    let limit = cfg.max_tool_argument_bytes;
+    let arg = match f {
+        Value::Object(m) => Some(subscript(f, "arguments").map(|_| m.get("arguments"))?),
+        // `None["arguments"]` and the like: a TypeError, which the reference's argument
+        // reading catches; reading the name then raises it again
+        _ => None,
+    };
+    let len = match arg.flatten() {
+        Some(Value::String(s)) => s.len() as u64,
+        Some(v) => json_len(v),
+        None => 0,
+    };
+    let (arguments, error, over) = if len > limit {
+        (json!({}), arguments_too_large(len, limit), true)
+    } else {
+        match arg {
+            Some(a) => {
+                let (v, e) = reference_arguments(a);
+                (v, e, false)
+            }
+            None => (json!({}), Value::Null, false),
+        }
+    };
+    let name = subscript(f, "name")?;
+    let invented;
+    let id = match subscript(c, "id") {
+        Err(_) if cfg.lenient_replies => {
+            // lenient: a call without an id gets one of its own, unique in the run
+            invented = json!(invented_call_id());
+            &invented
+        }
+        r => r?,
+    };
+    let (arguments, error) = lenient_arguments(cfg, arguments, error);
+    check_tool_call(name, &arguments, id)?;
+    Ok((
+        ToolCall {
+            metadata: Map::from_iter([("error".to_string(), error)]),
+            name: name.as_str().unwrap_or_default().to_string(),
+            arguments,
+            id: id.as_str().unwrap_or_default().to_string(),
+        },
+        over,
+    ))
+}
+
+fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeError> {
     let Some(msg) = body
         .get("choices")
         .and_then(Value::as_array)
@@ -664,94 +917,61 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
         ));
     }
     let mut out = Vec::new();
-    if cfg.is_reasoning {
-        let r = msg
-            .get("reasoning_content")
-            .or_else(|| msg.get("reasoning"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if !r.is_empty() {
-            out.push(text_with(
-                "assistant",
-                r.to_string(),
-                &[("tag", json!("think"))],
-            ));
-        }
+    // The reference reads `reasoning_content` (vLLM, DeepSeek) of reasoning models only; other
+    // fields (OpenRouter's `reasoning`) are not read.
+    if cfg.is_reasoning && truthy(msg.get("reasoning_content")) {
+        let r = &msg["reasoning_content"];
+        check_text(r)?;
+        out.push(text_with(
+            "assistant",
+            r.as_str().unwrap_or_default().to_string(),
+            &[("tag", json!("think"))],
+        ));
     }
-    let content = match msg.get("content") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(""),
-        Some(_) => {
-            return Err(malformed(
-                "`content` is neither text nor a list of parts",
-                body,
-            ));
+    if truthy(msg.get("content")) {
+        let mut c = msg["content"].clone();
+        if cfg.lenient_replies
+            && let Value::Array(parts) = &c
+        {
+            // lenient: a list of parts (Mistral) is the text of its text parts
+            c = json!(
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<String>()
+            );
         }
-    };
-    if !content.is_empty() {
+        let c = &c;
+        check_text(c)?;
         let meta: Vec<(&str, Value)> = if cfg.is_reasoning {
             vec![("tag", json!("text"))]
         } else {
             vec![]
         };
-        let m = text_with("assistant", content, &meta);
-        out.push(m);
+        out.push(text_with(
+            "assistant",
+            c.as_str().unwrap_or_default().to_string(),
+            &meta,
+        ));
     }
     // Tool calls whose arguments are over the bound: the conversation keeps them as `{}`.
     let mut oversized = Vec::new();
-    if let Some(calls) = msg.get("tool_calls").filter(|v| !v.is_null()) {
-        let Some(calls) = calls.as_array() else {
+    if truthy(msg.get("tool_calls")) {
+        let Some(calls) = msg["tool_calls"].as_array() else {
             return Err(malformed("`tool_calls` is not a list", body));
         };
         let mut tcs = Vec::new();
         for (i, c) in calls.iter().enumerate() {
-            let f = c.get("function");
-            let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str) else {
-                return Err(malformed(
-                    &format!("tool call {i} has no `function.name`"),
-                    body,
-                ));
-            };
-            let id = c
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("call_{i}"), str::to_string);
-            let limit = cfg.max_tool_argument_bytes;
-            let arg = f.and_then(|f| f.get("arguments"));
-            let len = match arg {
-                Some(Value::String(s)) => s.len() as u64,
-                Some(v) => json_len(v),
-                None => 0,
-            };
-            if len > limit {
+            let (tc, over) = chat_tool_call(cfg, c)?;
+            if over {
                 oversized.push(i);
-                tcs.push(ToolCall {
-                    metadata: Map::from_iter([("error".into(), arguments_too_large(len, limit))]),
-                    name: name.to_string(),
-                    arguments: json!({}),
-                    id,
-                });
-                continue;
             }
-            let args = match arg {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Object(o)) => Value::Object(o.clone()).to_string(),
-                None | Some(Value::Null) => "{}".to_string(),
-                Some(other) => other.to_string(),
-            };
-            tcs.push(tool_call_from_text(name, &id, &args, limit));
+            tcs.push(tc);
         }
-        if !tcs.is_empty() {
-            out.push(Message::ParallelToolCall {
-                metadata: Map::new(),
-                tool_calls: tcs,
-            });
-        }
+        out.push(Message::ParallelToolCall {
+            metadata: Map::new(),
+            tool_calls: tcs,
+        });
     }
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
     let usage = Usage {
@@ -780,10 +1000,23 @@ fn decode_chat(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
     })
 }
 
-fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError> {
+fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, DecodeError> {
     let Some(items) = body.get("output").and_then(Value::as_array) else {
         return Err(malformed("no `output` list", body));
     };
+    // the reference reads `usage` before the output: a reply without it stops there
+    match body.get("usage") {
+        // lenient: no usage is no count
+        _ if cfg.lenient_replies && !body.get("usage").is_some_and(Value::is_object) => {}
+        None => return Err(DecodeError::Rejected(tb_python::str_repr("usage"))),
+        Some(Value::Object(_)) => {}
+        Some(other) => {
+            return Err(DecodeError::Rejected(format!(
+                "thinkingbox.common.usage_types.Usage() argument after ** must be a mapping, not {}",
+                tb_python::type_name(other)
+            )));
+        }
+    }
     let mut out: Vec<Message> = Vec::new();
     let mut native = Vec::new();
     for item in items {
@@ -791,48 +1024,36 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError>
         match ty {
             "reasoning" => {
                 let text = match cfg.reasoning_source {
-                    ReasoningSource::Summary => match item
-                        .get("summary")
-                        .and_then(Value::as_array)
-                        .filter(|a| !a.is_empty())
-                    {
-                        None => "(hidden)".to_string(),
-                        Some(a) => a
-                            .iter()
-                            .filter(|s| {
-                                s.get("type").and_then(Value::as_str) == Some("summary_text")
-                            })
-                            .filter_map(|s| s.get("text").and_then(Value::as_str))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    },
-                    ReasoningSource::Content => item
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter(|s| {
-                                    s.get("type").and_then(Value::as_str) == Some("reasoning_text")
-                                })
-                                .filter_map(|s| s.get("text").and_then(Value::as_str))
-                                .collect::<Vec<_>>()
-                                .join("\n")
-                        })
-                        .unwrap_or_default(),
+                    ReasoningSource::Summary => {
+                        parts_text(item.get("summary"), "summary_text", "(hidden)")?
+                    }
+                    ReasoningSource::Content => {
+                        parts_text(item.get("content"), "reasoning_text", "")?
+                    }
                     ReasoningSource::None => String::new(),
                 };
                 out.push(text_with("assistant", text, &[("tag", json!("think"))]));
             }
             "function_call" => {
-                let Some(name) = item.get("name").and_then(Value::as_str) else {
-                    return Err(malformed("a function_call item has no `name`", body));
+                // the reference's reading: `arguments`, `name`, `call_id` must be there
+                let limit = cfg.max_tool_argument_bytes;
+                let arg = subscript(item, "arguments")?;
+                let (arguments, error) = match arg {
+                    Value::String(a) if a.len() as u64 > limit => {
+                        (json!({}), arguments_too_large(a.len() as u64, limit))
+                    }
+                    a => reference_arguments(Some(a)),
                 };
-                let id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
-                let args = item
-                    .get("arguments")
-                    .and_then(Value::as_str)
-                    .unwrap_or("{}");
-                let tc = tool_call_from_text(name, id, args, cfg.max_tool_argument_bytes);
+                let name = subscript(item, "name")?;
+                let id = subscript(item, "call_id")?;
+                let (arguments, error) = lenient_arguments(cfg, arguments, error);
+                check_tool_call(name, &arguments, id)?;
+                let tc = ToolCall {
+                    metadata: Map::from_iter([("error".to_string(), error)]),
+                    name: name.as_str().unwrap_or_default().to_string(),
+                    arguments,
+                    id: id.as_str().unwrap_or_default().to_string(),
+                };
                 if let Some(Message::ParallelToolCall { tool_calls, .. }) = out.last_mut() {
                     tool_calls.push(tc);
                 } else {
@@ -842,28 +1063,18 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError>
                     });
                 }
             }
-            "message" => {
-                let role = item
-                    .get("role")
-                    .and_then(Value::as_str)
-                    .unwrap_or("assistant");
-                if !matches!(role, "system" | "developer" | "user" | "assistant") {
-                    return Err(malformed(&format!("message role `{role}`"), body));
+            "message"
+                if matches!(
+                    item.get("role").and_then(Value::as_str),
+                    Some("system" | "developer" | "user" | "assistant")
+                ) =>
+            {
+                let role = item.get("role").and_then(Value::as_str).unwrap_or_default();
+                let text = parts_text(item.get("content"), "output_text", "")?;
+                if role == "developer" {
+                    // the reference's Text takes system, user or assistant only
+                    return Err(DecodeError::Rejected(pydantic_literal_role(&item["role"])));
                 }
-                let text = item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter(|s| {
-                                s.get("type").and_then(Value::as_str) == Some("output_text")
-                            })
-                            .filter_map(|s| s.get("text").and_then(Value::as_str))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    })
-                    .unwrap_or_default();
-                let role = if role == "developer" { "system" } else { role };
                 let meta: Vec<(&str, Value)> = if cfg.is_reasoning {
                     vec![("tag", json!("text"))]
                 } else {
@@ -871,9 +1082,17 @@ fn decode_responses(cfg: &LlmConfig, body: &Value) -> Result<Decoded, WireError>
                 };
                 out.push(text_with(role, text, &meta));
             }
-            other => {
-                tracing::warn!("Responses API: ignoring an output item of type `{other}`");
-                continue;
+            _ => {
+                let py = |v: Option<&Value>| match v {
+                    Some(Value::String(t)) => t.clone(),
+                    Some(v) => tb_python::value_repr(v),
+                    None => "None".into(),
+                };
+                return Err(DecodeError::Rejected(format!(
+                    "cannot convert type={} role={}",
+                    py(item.get("type")),
+                    py(item.get("role"))
+                )));
             }
         }
         let mut clean = item.clone();
@@ -915,7 +1134,7 @@ fn decode_anthropic(
     cfg: &LlmConfig,
     tools: Option<&ToolSet>,
     body: &Value,
-) -> Result<Decoded, WireError> {
+) -> Result<Decoded, DecodeError> {
     let role = body
         .get("role")
         .and_then(Value::as_str)
@@ -928,6 +1147,9 @@ fn decode_anthropic(
             for b in blocks {
                 match b.get("type").and_then(Value::as_str).unwrap_or("") {
                     "thinking" => {
+                        if truthy(b.get("thinking")) {
+                            check_text(&b["thinking"])?;
+                        }
                         let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
                         if !t.is_empty() {
                             out.push(text_with(
@@ -957,6 +1179,9 @@ fn decode_anthropic(
                         ));
                     }
                     "text" => {
+                        if truthy(b.get("text")) {
+                            check_text(&b["text"])?;
+                        }
                         let t = b.get("text").and_then(Value::as_str).unwrap_or("");
                         if !t.is_empty() {
                             out.push(text_with(&role, t.to_string(), &[]));
@@ -979,6 +1204,19 @@ fn decode_anthropic(
                         } else {
                             b.get("input").cloned().unwrap_or(json!({}))
                         };
+                        if cfg.lenient_replies && !input.is_object() {
+                            // lenient: an input given as JSON text is read as the arguments'
+                            // text is on the other APIs
+                            let (v, e) = match &input {
+                                Value::String(_) => reference_arguments(Some(&input)),
+                                _ => (input.clone(), Value::Null),
+                            };
+                            let (v, e) = lenient_arguments(cfg, v, e);
+                            if !e.is_null() {
+                                metadata.insert("error".into(), e);
+                            }
+                            input = v;
+                        }
                         if let (Some(map), Value::Object(args)) =
                             (tools.and_then(|t| t.arg_maps.get(&name)), &input)
                         {
@@ -990,13 +1228,13 @@ fn decode_anthropic(
                                     .collect(),
                             );
                         }
-                        if !input.is_object() {
-                            metadata.insert(
-                                "error".into(),
-                                json!("Error: tool arguments must be an object"),
-                            );
-                            input = json!({});
-                        }
+                        // the reference's `ToolCall(name, input, id)`, missing ones "" / {}
+                        let empty = json!("");
+                        check_tool_call(
+                            b.get("name").unwrap_or(&empty),
+                            &input,
+                            b.get("id").unwrap_or(&empty),
+                        )?;
                         calls.push(ToolCall {
                             metadata,
                             name,
@@ -1008,17 +1246,27 @@ fn decode_anthropic(
                                 .to_string(),
                         });
                     }
-                    other => {
-                        return Err(malformed(
-                            &format!("unknown content block type `{other}`"),
-                            body,
-                        ));
+                    _ if !b.is_object() => {
+                        return Err(DecodeError::Rejected(format!(
+                            "'{}' object has no attribute 'get'",
+                            tb_python::type_name(b)
+                        )));
+                    }
+                    _ => {
+                        let ty = match b.get("type") {
+                            Some(Value::String(t)) => t.clone(),
+                            Some(v) => tb_python::value_repr(v),
+                            None => "None".into(),
+                        };
+                        return Err(DecodeError::Rejected(format!("Unknown content type: {ty}")));
                     }
                 }
             }
         }
+        // the reference takes any other content as the text of its `str()`
+        None => {}
         Some(Value::String(s)) => out.push(text_with(&role, s.clone(), &[])),
-        _ => return Err(malformed("no `content` list", body)),
+        Some(other) => out.push(text_with(&role, tb_python::value_repr(other), &[])),
     }
     let has_calls = !calls.is_empty();
     if has_calls {
@@ -1041,6 +1289,38 @@ fn decode_anthropic(
     }
     let native = out.iter().flat_map(|m| encode_message(cfg, m)).collect();
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    // the reference's usage: an object (or none), whose counts must be integers where given
+    if !cfg.lenient_replies && body.get("usage").is_some_and(|u| !u.is_object()) {
+        return Err(DecodeError::Rejected(format!(
+            "'{}' object has no attribute 'get'",
+            tb_python::type_name(&usage)
+        )));
+    }
+    if let Some(c) = usage
+        .get("cache_read_input_tokens")
+        .filter(|c| !(c.is_u64() || c.is_i64()))
+        // lenient: a count that is not a number counts 0
+        .filter(|_| !cfg.lenient_replies)
+    {
+        return Err(DecodeError::Rejected(pydantic_error(
+            "InputTokensDetails",
+            &[(
+                "cached_tokens",
+                "Input should be a valid integer",
+                "int_type",
+                c,
+            )],
+        )));
+    }
+    let bad = |k: &str| usage.get(k).is_some_and(|v| !(v.is_u64() || v.is_i64()));
+    if !cfg.lenient_replies && (bad("input_tokens") || bad("output_tokens")) {
+        let ty = |k: &str| tb_python::type_name(usage.get(k).unwrap_or(&json!(0)));
+        return Err(DecodeError::Rejected(format!(
+            "unsupported operand type(s) for +: '{}' and '{}'",
+            ty("input_tokens"),
+            ty("output_tokens")
+        )));
+    }
     let (i, o) = (u(usage.get("input_tokens")), u(usage.get("output_tokens")));
     let usage = Usage {
         input_tokens: i,
@@ -1086,7 +1366,8 @@ mod tests {
             None,
             &json!({"output": [
             {"type": "function_call", "call_id": "a", "name": "f", "arguments": big},
-            {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"}]}),
+            {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"}],
+            "usage": {}}),
         )
         .unwrap();
         let tc = calls(&d);
@@ -1094,7 +1375,7 @@ mod tests {
             (&tc[0].arguments, &tc[0].metadata["error"]),
             (&json!({}), &err)
         );
-        assert!(tc[1].metadata.is_empty());
+        assert_eq!(tc[1].metadata["error"], Value::Null);
         assert_eq!(d.native[0]["arguments"], json!("{}"));
         assert_eq!(d.native[1]["arguments"], json!("{}"));
         let mut c = cfg(Provider::Anthropic);
@@ -1129,37 +1410,80 @@ mod tests {
             {"id": "c", "type": "function", "function": {"name": "f", "arguments": big}}]}}]}),
         )
         .unwrap();
-        assert!(calls(&d)[0].metadata.is_empty());
+        assert_eq!(calls(&d)[0].metadata["error"], Value::Null);
     }
 
     #[test]
     fn chat_reply_with_bad_arguments_keeps_the_parse_error() {
         let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{oops"}},
-            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "[1]"}}]}}],
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": {"a": 1}}},
+            {"id": "c3", "type": "function", "function": {"name": "h", "arguments": "{}"}}]}}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15, "prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 2}}});
         let d = decode(&cfg(Provider::Chat), None, &body).unwrap();
         let Message::ParallelToolCall { tool_calls, .. } = &d.messages[0] else {
             panic!()
         };
-        assert!(
-            tool_calls[0].metadata["error"]
-                .as_str()
-                .unwrap()
-                .starts_with("Error: ")
+        assert_eq!(
+            tool_calls[0].metadata["error"],
+            "Error: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
         );
         assert_eq!(
             tool_calls[1].metadata["error"],
-            "Error: tool arguments must be an object"
+            "Error: the JSON object must be str, bytes or bytearray, not dict"
         );
+        assert_eq!(tool_calls[1].arguments, json!({}));
+        assert_eq!(tool_calls[2].metadata["error"], Value::Null);
         assert_eq!(d.usage.input_tokens_details.cached_tokens, 4);
         assert_eq!(d.usage.output_tokens_details.reasoning_tokens, 2);
-        assert!(
-            decode(&cfg(Provider::Chat), None, &json!({"choices": []}))
-                .unwrap_err()
-                .0
-                .contains("malformed")
+        assert!(matches!(
+            decode(&cfg(Provider::Chat), None, &json!({"choices": []})),
+            Err(DecodeError::Malformed(_))
+        ));
+    }
+
+    /// Replies the reference's client stops on, with its texts.
+    #[test]
+    fn replies_the_reference_refuses_are_rejected_with_its_texts() {
+        let chat = |m: Value| {
+            decode(
+                &cfg(Provider::Chat),
+                None,
+                &json!({"choices": [{"message": m}]}),
+            )
+        };
+        let call = |f: Value| json!({"role": "assistant", "tool_calls": [f]});
+        let rejected = |r: Result<Decoded, DecodeError>| match r {
+            Err(DecodeError::Rejected(t)) => t,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            rejected(chat(call(
+                json!({"id": "c", "function": {"name": "f", "arguments": "null"}})
+            ))),
+            "1 validation error for ToolCall\narguments\n  Input should be a valid dictionary [type=dict_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/dict_type"
         );
+        assert!(
+            rejected(chat(call(
+                json!({"id": "c", "function": {"name": "f", "arguments": "[{\"a\": 1}]"}})
+            )))
+            .contains("input_value=[{'a': 1}], input_type=list]")
+        );
+        assert_eq!(
+            rejected(chat(call(
+                json!({"function": {"name": "f", "arguments": "{}"}})
+            ))),
+            "'id'"
+        );
+        assert!(rejected(chat(json!({"role": "assistant", "content": [{"type": "text", "text": "hi"}]})))
+            .starts_with("1 validation error for Text\ncontent\n  Input should be a valid string [type=string_type"));
+        let anth = |b: Value| decode(&cfg(Provider::Anthropic), None, &b);
+        assert!(rejected(anth(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "{}"}]})))
+            .contains("input_value='{}', input_type=str]"));
+        assert!(rejected(anth(json!({"role": "assistant", "content": [{"type": "text", "text": "x"}], "usage": {"input_tokens": 1, "output_tokens": 1, "cache_read_input_tokens": null}})))
+            .starts_with("1 validation error for InputTokensDetails\ncached_tokens\n"));
+        let resp = |b: Value| decode(&cfg(Provider::Responses), None, &b);
+        assert_eq!(rejected(resp(json!({"output": []}))), "'usage'");
     }
 
     #[test]
@@ -1214,6 +1538,95 @@ mod tests {
         assert_eq!(d.usage.output_tokens_details.reasoning_tokens, 2);
         let enc = encode_message(&c, &Message::text("system", "x"));
         assert_eq!(enc[0]["role"], "developer");
+    }
+
+    /// `reply_rules: lenient` reads what the reference's client stops on.
+    #[test]
+    fn lenient_replies_are_read() {
+        let lenient = |p: Provider| {
+            let mut c = cfg(p);
+            c.lenient_replies = true;
+            c
+        };
+        let chat = |m: Value| {
+            decode(
+                &lenient(Provider::Chat),
+                None,
+                &json!({"choices": [{"message": m}]}),
+            )
+            .unwrap()
+        };
+        let d = chat(
+            json!({"role": "assistant", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "!"}]}),
+        );
+        assert_eq!(d.messages, vec![Message::text("assistant", "hi!")]);
+        let d = chat(json!({"role": "assistant", "tool_calls": [
+            {"function": {"name": "f", "arguments": "{}"}},
+            {"function": {"name": "f", "arguments": "{}"}},
+            {"id": "c", "function": {"name": "g", "arguments": "null"}}]}));
+        let Message::ParallelToolCall { tool_calls, .. } = &d.messages[0] else {
+            panic!()
+        };
+        assert!(tool_calls[0].id.starts_with("call_tb"));
+        assert_ne!(tool_calls[0].id, tool_calls[1].id);
+        assert_eq!(
+            (&tool_calls[2].arguments, &tool_calls[2].metadata["error"]),
+            (
+                &json!({}),
+                &json!("Error: tool arguments must be an object")
+            )
+        );
+        let d = decode(
+            &lenient(Provider::Anthropic),
+            None,
+            &json!({"role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "{\"a\": 1}"}],
+            "usage": {"input_tokens": 1, "output_tokens": 1, "cache_read_input_tokens": null}}),
+        )
+        .unwrap();
+        let Message::ParallelToolCall { tool_calls, .. } = &d.messages[0] else {
+            panic!()
+        };
+        assert_eq!(tool_calls[0].arguments, json!({"a": 1}));
+        assert_eq!(d.usage.input_tokens_details.cached_tokens, 0);
+        let d = decode(&lenient(Provider::Responses), None, &json!({"output": []})).unwrap();
+        assert_eq!(d.usage, Usage::default());
+    }
+
+    /// The Responses body of a reasoning model: `reasoning` after the tools, before `store`,
+    /// where the reference's payload has it.
+    #[test]
+    fn responses_reasoning_sits_after_the_tools() {
+        let mut c = cfg(Provider::Responses);
+        c.is_reasoning = true;
+        c.reasoning_effort = Some("low".into());
+        let specs = [ToolSpec {
+            name: "t".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }];
+        let tools = encode_tools(c.provider, &specs).unwrap();
+        let body: Value =
+            serde_json::from_slice(&request_body_bytes(&c, &[], Some(&tools)).unwrap()).unwrap();
+        let keys: Vec<&str> = body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "model",
+                "input",
+                "temperature",
+                "max_output_tokens",
+                "tools",
+                "parallel_tool_calls",
+                "reasoning",
+                "store"
+            ]
+        );
     }
 
     #[test]

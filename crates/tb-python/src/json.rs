@@ -208,6 +208,50 @@ pub fn write_json_str_with<S: Sink>(out: &mut S, s: &str, ensure_ascii: bool) {
     out.push_byte(b'"');
 }
 
+/// `json.dumps(value, ensure_ascii=..., indent=indent)`: one item per line, `indent` spaces
+/// per level, `","` between items and `": "` after keys; empty lists and dicts stay `[]`, `{}`.
+pub fn dumps_indented(value: &Value, indent: usize, ensure_ascii: bool) -> String {
+    fn go(out: &mut String, v: &Value, indent: usize, level: usize, ascii: bool) {
+        let nl = |out: &mut String, level: usize| {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent * level));
+        };
+        match v {
+            Value::Array(a) if !a.is_empty() => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    nl(out, level + 1);
+                    go(out, x, indent, level + 1, ascii);
+                }
+                nl(out, level);
+                out.push(']');
+            }
+            Value::Object(m) if !m.is_empty() => {
+                out.push('{');
+                for (i, (k, x)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    nl(out, level + 1);
+                    write_json_str_with(out, k, ascii);
+                    out.push_str(": ");
+                    go(out, x, indent, level + 1, ascii);
+                }
+                nl(out, level);
+                out.push('}');
+            }
+            Value::String(t) => write_json_str_with(out, t, ascii),
+            other => out.push_str(&dumps(other, Layout::Default)),
+        }
+    }
+    let mut out = String::new();
+    go(&mut out, value, indent, 0, ensure_ascii);
+    out
+}
+
 /// The options of `json.dumps` beyond the two fixed layouts, for encoders of other value
 /// types: `indent`, `separators`, `ensure_ascii`, `sort_keys`.
 #[derive(Clone, Debug)]
@@ -336,6 +380,18 @@ fn write_str<S: Sink>(out: &mut S, s: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn indented_dumps_of_cpython() {
+        let v = serde_json::json!({"a": [1, {"b": "\u{e9}"}], "c": {}, "d": []});
+        // json.dumps(v, ensure_ascii=False, indent=11) in CPython 3.11
+        let want = "{\n           \"a\": [\n                      1,\n                      {\n                                 \"b\": \"\u{e9}\"\n                      }\n           ],\n           \"c\": {},\n           \"d\": []\n}";
+        assert_eq!(super::dumps_indented(&v, 11, false), want);
+        assert_eq!(
+            super::dumps_indented(&serde_json::json!("\u{e9}"), 2, true),
+            "\"\\u00e9\""
+        );
+    }
+
     #[test]
     fn the_eight_byte_escape_test_equals_the_byte_test() {
         let slow = |b: &[u8]| {

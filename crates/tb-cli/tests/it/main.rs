@@ -12,6 +12,7 @@ mod external_sessions;
 mod hostile_bodies;
 mod reference_records;
 mod reference_requests;
+mod reply_cases;
 mod secrets_and_auth;
 mod slurm;
 mod terminal_output;

@@ -47,7 +47,7 @@ fn shared() -> PathBuf {
     p
 }
 
-fn data_root(shared: &Path) -> PathBuf {
+pub(super) fn data_root(shared: &Path) -> PathBuf {
     std::env::var_os("THINKINGBOX_DATA")
         .map_or_else(|| shared.join("thinkingbox-data"), PathBuf::from)
 }
@@ -108,7 +108,7 @@ impl Shown {
 /// servers sent over MCP, as `tb-bench-v1/tools/<server>.json` recorded them, each input schema
 /// as the framework's client hands it to the agent (`client_transform`, whose equality with the
 /// reference's is checked by the bodies of the reference-checkout test).
-fn recorded_surface(shared: &Path, dir: &Path) -> PathBuf {
+pub(super) fn recorded_surface(shared: &Path, dir: &Path) -> PathBuf {
     let mut servers = Map::new();
     let tools = shared.join("tb-bench-v1/tools");
     let mut files: Vec<_> = std::fs::read_dir(&tools)
@@ -150,7 +150,7 @@ fn recorded_surface(shared: &Path, dir: &Path) -> PathBuf {
 /// put back as placeholders. The captured runs never let the user end the conversation,
 /// never escape inserted text and never ask with the motivation prompt, so those entries
 /// are the plain user prompt, no escapes and none.
-fn recorded_prompts(shared: &Path, dir: &Path) -> PathBuf {
+pub(super) fn recorded_prompts(shared: &Path, dir: &Path) -> PathBuf {
     let reqs = shared.join("tb-bench-v1/requests");
     let read = |name: &str| -> Value {
         serde_json::from_slice(&std::fs::read(reqs.join(name)).unwrap()).unwrap()

@@ -289,7 +289,7 @@ async fn skipping_the_last_state_change_fails_with_the_missing_effect_in_the_dif
     let diff: Vec<&Value> = v.state.iter().flat_map(|s| s.diff.iter()).collect();
     assert!(!diff.is_empty(), "a failed state check must carry its diff");
     let tr = rec.test_result.as_ref().unwrap();
-    assert!(!tr.result && !tr.is_system_error && tr.tb.contains("Database state mismatch"));
+    assert!(!tr.result && !tr.is_system_error && tr.tb.starts_with("AssertionError: Database hash after test execution does not match expected golden hash\nResult hash: "));
 }
 
 #[tb_test_support::data_test]
@@ -324,14 +324,30 @@ async fn rubric_task_passes_or_fails_on_the_judges_answer() {
         .await;
         let v = rec.verdict.as_ref().unwrap();
         assert!(v.state.iter().all(|s| s.passed));
-        assert_eq!(v.rubrics.len(), rubrics.len());
+        // a rubric not met ends the judging, as the reference's test asserts each in turn
+        let asked = if expect { rubrics.len() } else { 1 };
+        assert_eq!(v.rubrics.len(), asked);
         assert_eq!(v.passed, expect, "judge said {answer}");
         assert!(
             v.rubrics
                 .iter()
                 .all(|r| r.passed == expect && r.answer == answer)
         );
-        assert_eq!(server.count("judge"), rubrics.len());
+        assert_eq!(server.count("judge"), asked);
+        let tr = rec.test_result.as_ref().unwrap();
+        assert_eq!(tr.metadata["judge_motivation"], serde_json::Value::Null);
+        if !expect {
+            assert_eq!(
+                tr.tb,
+                format!("AssertionError: Rubric yesno failed: {}\n", rubrics[0])
+            );
+            assert!(tr.lineno > 0, "{tr:?}");
+            assert!(
+                tr.line_content
+                    .trim_start()
+                    .starts_with("assert judge.text_yesno(")
+            );
+        }
         assert!(rec.usage_by_role.judge.input_tokens > 0);
     }
 }

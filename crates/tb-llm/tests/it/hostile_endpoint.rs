@@ -238,7 +238,7 @@ async fn huge_tool_arguments_are_an_argument_error_and_kept_out_of_the_conversat
     );
     // the other call of the reply is untouched
     assert_eq!(tool_calls[1].arguments, json!({"a": 1}));
-    assert!(tool_calls[1].metadata.get("error").is_none());
+    assert_eq!(tool_calls[1].metadata["error"], Value::Null);
     // what goes back to the model next time holds `{}`, not the 3 MiB
     let native: &Value = session.native().last().unwrap();
     assert_eq!(

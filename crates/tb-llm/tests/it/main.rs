@@ -2,4 +2,5 @@
 //! area.
 
 mod client_mock;
+mod decoder_props;
 mod hostile_endpoint;
