@@ -4,8 +4,9 @@
 //! documentation of the error type. The servers pin pydantic 2.14 (`2.14.4`), whose URLs carry
 //! the minor version.
 //!
-//! One builder for every server: the v1 domains' row models (zendesk), the airline's and the
-//! setup-check servers' tool arguments. Errors come either from [`tb_sandbox::coerce`] (turned
+//! The text itself is `tb_python::validation_text` (which the model clients' reply decoders use
+//! too); this module is what every server builds it from: the v1 domains' row models (zendesk),
+//! the airline's and the setup-check servers' tool arguments. Errors come either from [`tb_sandbox::coerce`] (turned
 //! into [`ErrorLine`]s by [`from_coerce`], which names the error type and finds the offending
 //! input) or from a server's own argument check, which builds [`ErrorLine`]s itself.
 
@@ -13,7 +14,7 @@ use serde_json::Value;
 use tb_sandbox::coerce::ValidationError;
 
 /// Where pydantic 2.14 documents its error types (`<URL><type>`).
-pub const URL: &str = "https://errors.pydantic.dev/2.14/v/";
+pub const URL: &str = tb_python::validation_text::DOCS_URL;
 
 /// One error of a validation, as `str(exc)` prints it.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,23 +49,11 @@ impl ErrorLine {
 /// `str(ValidationError)` for a model titled `title` (a class name, `<function>Arguments`, or
 /// fastmcp's `call[<tool>]`).
 pub fn text(title: &str, errors: &[ErrorLine]) -> String {
-    let n = errors.len();
-    let mut out = format!(
-        "{n} validation error{} for {title}",
-        if n == 1 { "" } else { "s" }
-    );
-    for e in errors {
-        out.push_str(&format!(
-            "\n{}\n  {} [type={}, input_value={}, input_type={}]\n    For further information visit {URL}{}",
-            e.loc,
-            e.msg,
-            e.kind,
-            tb_python::repr::truncate_repr(&tb_python::value_repr(&e.input)),
-            tb_python::type_name(&e.input),
-            e.kind
-        ));
-    }
-    out
+    let fields: Vec<tb_python::validation_text::FieldError<'_>> = errors
+        .iter()
+        .map(|e| (e.loc.as_str(), e.msg.as_str(), e.kind, &e.input))
+        .collect();
+    tb_python::validation_text::validation_error_text(title, &fields)
 }
 
 /// What a `Kind::Enum` of the model stands for in Python: a `Literal[...]` (error type

@@ -5,6 +5,9 @@
 use crate::repr::{truncate_repr, type_name, value_repr};
 use serde_json::Value;
 
+/// Where pydantic 2.14 documents its error types (`<URL><type>`).
+pub const DOCS_URL: &str = "https://errors.pydantic.dev/2.14/v/";
+
 /// One error: `(location, message, error type, the input)`.
 pub type FieldError<'a> = (&'a str, &'a str, &'a str, &'a Value);
 
@@ -17,7 +20,7 @@ pub fn validation_error_text(model: &str, errors: &[FieldError<'_>]) -> String {
     );
     for (loc, msg, ty, input) in errors {
         out.push_str(&format!(
-            "\n{loc}\n  {msg} [type={ty}, input_value={}, input_type={}]\n    For further information visit https://errors.pydantic.dev/2.14/v/{ty}",
+            "\n{loc}\n  {msg} [type={ty}, input_value={}, input_type={}]\n    For further information visit {DOCS_URL}{ty}",
             truncate_repr(&value_repr(input)),
             type_name(input)
         ));
