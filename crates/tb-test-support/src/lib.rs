@@ -14,14 +14,36 @@
 //!   included. The decisions are made by the build script of `tb-test-macros` (libtest has no
 //!   skip at run time); it reruns when `TB_SHARED`, `THINKINGBOX_DATA`,
 //!   `THINKINGBOX_FRAMEWORK`, `THINKINGBOX_REFERENCE_DATA`, `HOME` or `CI` change.
+//! - Tests that drive a program or a Python environment of the machine (tmux, Slurm, Chromium,
+//!   the venvs `scripts/ci-python-deps.sh` makes) are marked `#[tb_test_support::needs(...)]`
+//!   with the [`Need`]s' names and get the program from [`need`]: like `data_test`, ignored
+//!   with the reason outside CI when it was not found at build time, run (and failing) in CI.
 //! - [`REPLAY_CLOCK`]: the time the reference traces were recorded at.
 
 #[path = "lookup.rs"]
 mod lookup;
 
-pub use lookup::{data_present, in_ci, reference_present, shared_present, workspace_root};
+pub use lookup::{
+    Need, data_present, in_ci, program, reference_present, shared_present, workspace_root,
+};
 use std::path::PathBuf;
-pub use tb_test_macros::{adapter_test, data_test, reference_test, shared_test};
+pub use tb_test_macros::{adapter_test, data_test, needs, reference_test, shared_test};
+
+/// Where `need` is (the program, or the Python interpreter). Panics, saying what is missing and
+/// how to get it, when it is not there: call it from tests marked `#[needs(...)]` with it.
+pub fn need(need: Need) -> PathBuf {
+    need.find().unwrap_or_else(|| {
+        panic!(
+            "{} ({})",
+            need.how(),
+            if in_ci() {
+                "CI needs it"
+            } else {
+                "it was there when the tests were built"
+            }
+        )
+    })
+}
 
 /// The OpenEnv ThinkingBox adapter's client: (the folder holding `thinkingbox_env/`, the
 /// Python to run it with). Panics when they are not there: call it from `#[adapter_test]`s
@@ -139,38 +161,6 @@ pub fn redact(text: &str, paths: &[(&std::path::Path, &str)]) -> String {
         .fold(text.to_string(), |t, (p, name)| t.replace(p.as_str(), name))
 }
 
-/// A Python interpreter that can run `probe` (e.g. `import mcp.server.fastmcp`): `$var`, else
-/// the venv `target/<venv>` that `scripts/ci-python-deps.sh` builds, else `python3`. When none
-/// can, a test in CI (`CI=true`) fails naming what was tried; elsewhere it prints `SKIPPED:` and
-/// gets None.
-pub fn python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = std::env::var_os(var)
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([
-            workspace_root().join(format!("target/{venv}/bin/python")),
-            PathBuf::from("python3"),
-        ])
-        .collect();
-    for py in &candidates {
-        let ok = std::process::Command::new(py)
-            .args(["-c", probe])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(py.clone());
-        }
-    }
-    let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-    let msg = format!(
-        "python for `{probe}` not found (tried {}); run scripts/ci-python-deps.sh or set {var}",
-        tried.join(", ")
-    );
-    assert!(!in_ci(), "{msg}");
-    eprintln!("SKIPPED: {msg}");
-    None
-}
-
 /// The tiny library fixture (`crates/tb-external/tests/fixtures/tiny_library`): a data root in
 /// the reference's layout whose one server is our small library server on the official MCP
 /// Python SDK, for the external-server tests of several crates.
@@ -182,11 +172,16 @@ pub mod tiny_library {
         super::workspace_root().join("crates/tb-external/tests/fixtures/tiny_library")
     }
 
-    /// A Python with the MCP SDK: `$TB_PYTHON`, else `target/py-venv` (made by
-    /// `scripts/ci-python-deps.sh`), else `python3`; `None` (after a loud skip) when none has
-    /// it, a panic under CI.
+    /// A Python with the MCP SDK ([`super::Need::PythonMcp`]); `None` (after a loud skip)
+    /// when none has it, a panic under CI. For tests not marked `#[needs(python_mcp)]`; a
+    /// marked test calls `need(Need::PythonMcp)`.
     pub fn python() -> Option<PathBuf> {
-        super::python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
+        super::Need::PythonMcp.find().or_else(|| {
+            let msg = super::Need::PythonMcp.how();
+            assert!(!super::in_ci(), "{msg}");
+            eprintln!("SKIPPED: {msg}");
+            None
+        })
     }
 
     /// Writes `dir/servers.yaml` registering the library server with `marker` on its command
