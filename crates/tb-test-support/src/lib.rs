@@ -45,6 +45,26 @@ pub fn need(need: Need) -> PathBuf {
     })
 }
 
+/// Runs a workspace binary (`env!("CARGO_BIN_EXE_tb")`, which only its own crate's tests can
+/// name) with `args`, without the caller's `THINKINGBOX_DATA` (a test names its data) and with
+/// `TB_LOG=error`, then `envs` (which may set either again): its exit code (-1 when a signal
+/// ended it) and its stdout followed by its stderr.
+pub fn tb(exe: &str, args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
+    let out = std::process::Command::new(exe)
+        .args(args)
+        .env_remove("THINKINGBOX_DATA")
+        .env("TB_LOG", "error")
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("{exe} does not run: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
 /// The OpenEnv ThinkingBox adapter's client: (the folder holding `thinkingbox_env/`, the
 /// Python to run it with). Panics when they are not there: call it from `#[adapter_test]`s
 /// only.

@@ -11,24 +11,10 @@
 //! else `target/py-k8s/bin/python` (made by `scripts/ci-python-deps.sh`;
 //! `#[needs(python_k8s)]`).
 
+use super::tb;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env_remove("THINKINGBOX_DATA")
-        .env("TB_LOG", "error")
-        .output()
-        .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
 
 fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")

@@ -22,22 +22,12 @@ pub(super) fn sdk_python() -> PathBuf {
     tb_test_support::need(tb_test_support::Need::PythonMcp)
 }
 
-pub(super) fn fixture() -> PathBuf {
-    tb_test_support::tiny_library::root()
+fn tb(args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
+    tb_test_support::tb(super::TB, args, envs)
 }
 
-fn tb(args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .envs(envs.iter().copied())
-        .output()
-        .expect("run tb");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+pub(super) fn fixture() -> PathBuf {
+    tb_test_support::tiny_library::root()
 }
 
 /// `text` with the temporary directory, the fixture and the checkout shown as `[TMP]`,

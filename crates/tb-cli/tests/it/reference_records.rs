@@ -16,6 +16,7 @@
 //! `scripts/ci-python-deps.sh`; `#[needs(python_reference)]`), with the framework checkout on
 //! `PYTHONPATH`.
 
+use super::tb;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -110,21 +111,6 @@ impl Reference {
         let tail = &text[text.find("Number of tests:").expect("closing lines")..];
         (json, tail.to_string())
     }
-}
-
-fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env_remove("THINKINGBOX_DATA")
-        .env("TB_LOG", "error")
-        .output()
-        .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
 }
 
 async fn tb_async(args: Vec<String>) -> (i32, String) {

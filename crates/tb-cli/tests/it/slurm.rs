@@ -221,19 +221,7 @@ fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> Option<()> {
 }
 
 fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env_remove("THINKINGBOX_DATA")
-        .env("TB_LOG", "error")
-        .env("MOCK_KEY", "sk-mock-not-a-secret")
-        .output()
-        .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    tb_test_support::tb(super::TB, args, &[("MOCK_KEY", "sk-mock-not-a-secret")])
 }
 
 fn status_json(camp: &Path) -> Value {

@@ -9,6 +9,7 @@
 //! when the test fails. Without tmux the tests fail in CI (`CI=true`) and are reported as
 //! ignored otherwise (`#[needs(tmux)]`); likewise without the benchmark data.
 
+use super::tb;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -142,22 +143,6 @@ fn pane_line_starts(screen: &str, word: &str) -> bool {
     screen
         .lines()
         .any(|l| l.trim_start_matches('│').starts_with(word))
-}
-
-fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env("TB_LOG", "error")
-        .output()
-        .expect("tb runs");
-    (
-        out.status.code().unwrap_or(-1),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
 }
 
 #[tb_test_support::data_test]
