@@ -76,22 +76,7 @@ pub fn bundle_hash(root: &Path, files: &[PathBuf]) -> std::io::Result<String> {
 
 /// `v` as canonical JSON: object keys sorted at every level, no whitespace.
 pub fn canonical_json(v: &Value) -> String {
-    fn sort(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for k in keys {
-                    out.insert(k.clone(), sort(&m[k]));
-                }
-                Value::Object(out)
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
-            other => other.clone(),
-        }
-    }
-    sort(v).to_string()
+    tb_sandbox::pyjson::sort_keys(v).to_string()
 }
 
 /// sha256 of the canonical JSON of `v`, `sha256:<hex>`.
