@@ -1,3 +1,4 @@
 //! tb-domains' integration tests, one harness with a module per area.
 
+mod odata;
 mod schema;
