@@ -1,6 +1,8 @@
 //! The reference's evaluator of a parsed filter on a row, with its quirks (see the module
 //! above).
 
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 #[allow(clippy::wildcard_imports)]
 use super::*;
 

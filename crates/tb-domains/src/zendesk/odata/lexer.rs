@@ -1,6 +1,8 @@
 //! The tokens of an OData `$filter`, as the library's lexer makes them (patterns in its order,
 //! case-insensitive, the first match wins).
 
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
@@ -501,7 +503,13 @@ pub(super) fn tokenize(text: &str) -> (Vec<Token>, Option<FilterError>) {
     let sc = Scan { s: &chars };
     let mut toks = Vec::new();
     let mut i = 0;
-    let s = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
+    let s = |a: usize, b: usize| {
+        chars
+            .get(a..b)
+            .unwrap_or_default()
+            .iter()
+            .collect::<String>()
+    };
     while i < chars.len() {
         let start = i;
         let op = |o: Op, end: Option<usize>| end.map(|e| (Tk::Op(o), e));
@@ -565,14 +573,14 @@ pub(super) fn tokenize(text: &str) -> (Vec<Token>, Option<FilterError>) {
             })
             .or_else(|| sc.wsp(i).map(|e| (Tk::Ws(s(i, e)), e)))
             .or_else(|| {
-                let c = chars[i];
+                let c = *chars.get(i)?;
                 "(),/:=".contains(c).then_some((Tk::Punct(c), i + 1))
             });
         if let Some((kind, end)) = found {
             toks.push(Token { kind, index: start });
             i = end;
         } else {
-            let rest: String = chars[i..].iter().collect();
+            let rest: String = chars.get(i..).unwrap_or_default().iter().collect();
             let err = format!(
                 "Token(type='ERROR', value={}, lineno=1, index={})",
                 str_repr(&rest),

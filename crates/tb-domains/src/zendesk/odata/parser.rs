@@ -1,6 +1,8 @@
 //! The filter's syntax tree and the parser that accepts and rejects what the library's
 //! grammar does, with its error texts.
 
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
