@@ -24,7 +24,8 @@
 mod lookup;
 
 pub use lookup::{
-    Need, data_present, in_ci, program, reference_present, shared_present, workspace_root,
+    Need, SLURM_PROGRAMS, data_present, in_ci, program, reference_present, shared_present,
+    workspace_root,
 };
 use std::path::PathBuf;
 pub use tb_test_macros::{adapter_test, data_test, needs, reference_test, shared_test};

@@ -209,22 +209,11 @@ impl Need {
     pub fn find(self) -> Option<PathBuf> {
         match self {
             Need::Tmux => program(None, &["tmux"]),
-            Need::Slurm => {
-                let all = [
-                    "munged",
-                    "slurmctld",
-                    "slurmd",
-                    "sbatch",
-                    "scancel",
-                    "scontrol",
-                    "squeue",
-                    "sinfo",
-                ];
-                all.iter()
-                    .all(|b| program(None, &[b]).is_some())
-                    .then(|| program(None, &["sbatch"]))
-                    .flatten()
-            }
+            Need::Slurm => SLURM_PROGRAMS
+                .iter()
+                .all(|b| program(None, &[b]).is_some())
+                .then(|| program(None, &["sbatch"]))
+                .flatten(),
             Need::Chromium => program(Some("TB_CHROMEDRIVER"), &["chromedriver"]).and(program(
                 Some("TB_CHROMIUM"),
                 &["chromium", "chromium-browser", "google-chrome"],
@@ -262,6 +251,18 @@ impl Need {
         }
     }
 }
+
+/// The programs of a one-node Slurm cluster with munge ([`Need::Slurm`]).
+pub const SLURM_PROGRAMS: [&str; 8] = [
+    "munged",
+    "slurmctld",
+    "slurmd",
+    "sbatch",
+    "scancel",
+    "scontrol",
+    "squeue",
+    "sinfo",
+];
 
 /// A program: the file `$env` names, else the first of `names` found on `PATH` or in
 /// `/usr/sbin`, `/usr/bin`, `/sbin` (daemons such as `slurmctld` live in an `sbin` that a

@@ -69,16 +69,7 @@ impl Cluster {
     fn start() -> Cluster {
         tb_test_support::need(tb_test_support::Need::Slurm);
         let mut bins = HashMap::new();
-        for b in [
-            "munged",
-            "slurmctld",
-            "slurmd",
-            "sbatch",
-            "scancel",
-            "scontrol",
-            "squeue",
-            "sinfo",
-        ] {
+        for b in tb_test_support::SLURM_PROGRAMS {
             let p = tb_test_support::program(None, &[b]);
             bins.insert(b, p.unwrap_or_else(|| panic!("`{b}` not found")));
         }
