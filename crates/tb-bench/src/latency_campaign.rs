@@ -241,9 +241,9 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
     let before = sample();
     let out = rt.block_on(async {
         // Clients are built on the harness runtime, so they share its connection pool.
-        let envs = crate::golden_mock_envs(
+        let envs = crate::campaign::golden_mock_envs(
             &server,
-            &crate::GoldenInputs {
+            &crate::campaign::GoldenInputs {
                 tasks: inp.tasks,
                 golden: &inp.golden,
                 sandbox: &inp.sandbox,
