@@ -144,7 +144,7 @@ pub struct BenchOptions {
     /// Attempts in flight in the slow-model campaign.
     pub latency_concurrency: usize,
     /// The order the slow-model campaign starts its attempts in (the campaign scheduler's).
-    pub latency_start_order: tb_eval::campaign_schedule::StartOrder,
+    pub latency_start_order: tb_campaign::schedule::StartOrder,
     /// Measure only `latency_campaign` and print its JSON object.
     pub latency_only: bool,
     /// Measure only the start-up figures and `test_body_us` and print their JSON objects.

@@ -233,9 +233,9 @@ pub struct RunInputs<'a> {
     /// Budget of one attempt.
     pub attempt_timeout: Option<std::time::Duration>,
     /// The tool surface the model is shown.
-    pub surface: &'a crate::surface::Surface,
+    pub surface: &'a tb_eval::surface::Surface,
     /// The prompts.
-    pub prompts: &'a crate::prompts::Prompts,
+    pub prompts: &'a tb_eval::prompts::Prompts,
     /// The campaign a shard belongs to (`tb campaign run`).
     pub campaign: Option<&'a Value>,
     /// Where the tools run.
@@ -340,17 +340,17 @@ pub struct RunManifest<'a> {
     /// The run's provenance.
     pub run: &'a RunProvenance,
     /// The run's environment (agent, prompts, provenance).
-    pub env: &'a crate::infer::RunEnv,
+    pub env: &'a tb_eval::infer::RunEnv,
     /// The task ids in run order.
     pub ids: &'a [&'a str],
     /// Attempts per task.
     pub repeat: u32,
     /// The shard (`i/n`).
-    pub shard: Option<crate::campaign::Shard>,
+    pub shard: Option<crate::Shard>,
     /// Planned attempt keys.
     pub keys: usize,
     /// The output files.
-    pub files: &'a crate::campaign::CampaignFiles,
+    pub files: &'a crate::CampaignFiles,
 }
 
 impl RunManifest<'_> {
