@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Python packages some tests drive our servers with: the official MCP Python SDK
-# (`mcp`, used by crates/tb-mcp/tests/python_sdk.rs). It goes into a virtual environment under
+# (`mcp`, used by crates/tb-mcp/tests/it/python_sdk.rs). It goes into a virtual environment under
 # target/ so nothing touches the system Python. Prints the interpreter path on the last line.
 #
 #   scripts/ci-python-deps.sh            # creates/updates target/py-venv
 #   TB_PY_VENV=/some/dir scripts/ci-python-deps.sh
 #
-# The tests look for the interpreter in $TB_PYTHON, then target/py-venv/bin/python, then python3.
+# The tests look for the interpreter in $TB_PYTHON, then target/py-venv/bin/python, then python3
+# (tb_test_support::Need).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,7 @@ fi
 "$VENV/bin/python" -c 'import mcp.client.streamable_http, mcp.client.session'
 echo "$(cd "$VENV" && pwd)/bin/python"
 
-# >>> tb-openenv: the PyPI OpenEnv client (crates/tb-openenv/tests/python_client.rs) >>>
+# >>> tb-openenv: the PyPI OpenEnv client (crates/tb-openenv/tests/it/python_client.rs) >>>
 # `openenv` 0.4.1 (the version the ThinkingBox OpenEnv adapter locks; its GenericEnvClient speaks
 # `/ws`) goes into its own venv: it pulls fastmcp and gradio, whose own `mcp` requirement must not
 # move the MCP SDK pin above. The test looks for $TB_OPENENV_PYTHON, then
@@ -79,7 +80,7 @@ else
 fi
 # <<< reference records <<<
 
-# >>> campaigns: the Kubernetes Job schema (crates/tb-cli/tests/campaign_plan.rs) >>>
+# >>> campaigns: the Kubernetes Job schema (crates/tb-cli/tests/it/campaign_plan.rs) >>>
 # `kubectl apply --dry-run=client` needs an API server to fetch the OpenAPI document from, so
 # the generated manifests are validated with kubernetes-validate, which ships JSON schemas
 # generated from the official Kubernetes OpenAPI definitions. The test looks for
@@ -118,3 +119,7 @@ else
   echo "ci-python-deps: no servers' sources at $REFERENCE_DATA: the v1 servers venv is not made" >&2
 fi
 # <<< tb-external <<<
+
+# Whether a test marked #[needs(python...)] is ignored is decided when the tests are built
+# (crates/tb-test-macros/build.rs): make the next build decide again, now that the venvs are here.
+touch crates/tb-test-support/src/lookup.rs

@@ -8,6 +8,9 @@
 //! - `tb_no_adapter`: the OpenEnv ThinkingBox adapter's client checkout or its Python not
 //!   found. Set in CI too.
 //! - `tb_no_adapter_eval`: the adapter's evaluator (`thinkingbox-eval`) not found. Set in CI too.
+//! - `TB_TEST_MISSING` (an environment variable of this crate's build, read by `#[needs]`): the
+//!   names of the programs and Python environments (`lookup::Need`) not found, comma-separated.
+//!   Always empty in CI: there a missing one makes the tests run and fail.
 
 #[path = "../tb-test-support/src/lookup.rs"]
 mod lookup;
@@ -26,7 +29,13 @@ fn main() {
         "TB_OPENENV_EVAL",
         "HOME",
         "CI",
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        lookup::Need::ALL
+            .iter()
+            .flat_map(|n| n.vars().iter().copied()),
+    ) {
         println!("cargo::rerun-if-env-changed={var}");
     }
     println!("cargo::rerun-if-changed=../tb-test-support/src/lookup.rs");
@@ -64,6 +73,20 @@ fn main() {
         Some(e) if lookup::adapter_eval_present() => watch(&e),
         _ => println!("cargo::rustc-cfg=tb_no_adapter_eval"),
     }
+    // Programs on PATH are not watched (PATH differs between shells and tools; a change would
+    // rebuild every test): installing one later needs the `touch` above, which
+    // scripts/ci-python-deps.sh does for its venvs.
+    let mut missing = Vec::new();
+    if !lookup::in_ci() {
+        for need in lookup::Need::ALL {
+            match need.find() {
+                Some(p) if p.starts_with(lookup::workspace_root()) => watch(&p),
+                Some(_) => {}
+                None => missing.push(need.name()),
+            }
+        }
+    }
+    println!("cargo::rustc-env=TB_TEST_MISSING={}", missing.join(","));
 }
 
 fn watch(file: &std::path::Path) {

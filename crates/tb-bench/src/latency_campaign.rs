@@ -12,7 +12,7 @@
 //! The mock server runs on a runtime of its own (threads `tb-mock`), the attempts on another
 //! (threads `tb-harness`), so the CPU time of each side is read apart from
 //! `/proc/self/task/*/stat`. Attempts start in the campaign scheduler's order
-//! ([`tb_eval::campaign_schedule`], `packed` by default here: longest expected first, packed
+//! ([`tb_campaign::schedule`], `packed` by default here: longest expected first, packed
 //! so the 2,000 slots end together; the expected turns come from the task, not the mock).
 //!
 //! Where the time goes is measured, not guessed: the mock server counts the requests it is
@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use tb_campaign::schedule::{self, StartOrder};
 use tb_core::Task;
-use tb_eval::campaign_schedule::{self, StartOrder};
 use tb_eval::infer::{AgentChoice, attempt};
 use tb_eval::sandbox::Sandbox;
 use tb_llm::mock::{MockOptions, MockServer};
@@ -224,14 +224,11 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
     let jobs: Vec<(usize, u32)> = (0..o.repeat)
         .flat_map(|r| (0..tasks.len()).map(move |t| (t, r)))
         .collect();
-    let per_task: Vec<u64> = tasks
-        .iter()
-        .map(campaign_schedule::expected_turns)
-        .collect();
+    let per_task: Vec<u64> = tasks.iter().map(schedule::expected_turns).collect();
     let weights: Vec<u64> = jobs.iter().map(|&(t, _)| per_task[t]).collect();
-    let start = campaign_schedule::start_order(&weights, o.concurrency.max(1), o.order);
+    let start = schedule::start_order(&weights, o.concurrency.max(1), o.order);
     // The wall time in turns this order needs when every turn takes the same time.
-    let planned_turns = campaign_schedule::list_makespan(&weights, &start, o.concurrency.max(1));
+    let planned_turns = schedule::list_makespan(&weights, &start, o.concurrency.max(1));
     let expected_total: u64 = weights.iter().sum();
     let order: Vec<(usize, u32)> = start.into_iter().map(|i| jobs[i]).collect();
     let order = Arc::new(order);
@@ -241,9 +238,9 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
     let before = sample();
     let out = rt.block_on(async {
         // Clients are built on the harness runtime, so they share its connection pool.
-        let envs = crate::golden_mock_envs(
+        let envs = crate::campaign::golden_mock_envs(
             &server,
-            &crate::GoldenInputs {
+            &crate::campaign::GoldenInputs {
                 tasks: inp.tasks,
                 golden: &inp.golden,
                 sandbox: &inp.sandbox,

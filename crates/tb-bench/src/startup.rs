@@ -108,3 +108,20 @@ pub(crate) fn golden_record(
         tb_eval::infer::attempt_offline(&env, tb_eval::offline::OfflineAgent::Golden, task, 0);
     Ok(serde_json::to_value(&rec)?)
 }
+
+/// The start-up figure of the first task (fresh processes, 10 runs each), if there is one.
+pub(super) fn startup_of(
+    root: &std::path::Path,
+    l: &super::Loaded,
+    ds: &tb_dataset::Dataset,
+) -> Result<Option<Value>> {
+    let Some(t) = l.tasks.first() else {
+        return Ok(None);
+    };
+    Ok(Some(startup_figure(
+        root,
+        &t.uid,
+        &golden_record(l, ds, t)?,
+        10,
+    )?))
+}

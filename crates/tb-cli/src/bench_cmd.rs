@@ -56,7 +56,7 @@ pub struct BenchArgs {
     /// first, packed so the slots end together), `longest-first` or `plan` (as `tb infer
     /// --start-order`).
     #[arg(long, default_value = "packed")]
-    pub latency_start_order: tb_eval::campaign_schedule::StartOrder,
+    pub latency_start_order: tb_campaign::schedule::StartOrder,
     /// Measure only `latency_campaign` and print its JSON object.
     #[arg(long)]
     pub latency_only: bool,

@@ -17,8 +17,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tb_eval::campaign::{CampaignFiles, shard_of};
-use tb_eval::campaign_store::Scan;
+use tb_campaign::store::Scan;
+use tb_campaign::{CampaignFiles, shard_of};
 
 /// `tb campaign` arguments.
 #[derive(Debug, Args)]
@@ -614,7 +614,7 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
             dir.display(),
             p.infer
         );
-        let h = tb_eval::campaign_provenance::json_hash(&json!(text));
+        let h = tb_campaign::provenance::json_hash(&json!(text));
         let hex = h.rsplit(':').next().unwrap_or(&h);
         hex[..16.min(hex.len())].to_string()
     };
@@ -635,7 +635,7 @@ fn plan(p: &PlanArgs) -> Result<ExitCode> {
         "infer_args": rest,
         "tb": tb_bin.display().to_string(),
     });
-    tb_eval::campaign_store::write_json_atomic(&dir.join(MANIFEST), &manifest)?;
+    tb_campaign::store::write_json_atomic(&dir.join(MANIFEST), &manifest)?;
     let c = Campaign {
         dir: dir.clone(),
         m: manifest,

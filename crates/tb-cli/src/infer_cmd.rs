@@ -1,7 +1,7 @@
 //! `tb infer`: run attempts of tasks with an agent, grade each, write one record per attempt.
 //!
 //! Every agent (the offline `golden` and `noop`, and model agents with `-c CONFIG`) runs
-//! through the same campaign machinery (`tb_eval::campaign`): concurrent attempts keyed
+//! through the same campaign machinery (`tb_campaign`): concurrent attempts keyed
 //! `<uid>::repeat::<n>`, records written and synced as each attempt ends, system errors in
 //! an errors sidecar, `--resume`, `--shard i/n`, provenance in every record and in the run
 //! manifest. See docs/campaigns.md.
@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tb_eval::campaign::{self, CampaignFiles, Mode, Observer, RoleLimits, Shard};
-use tb_eval::campaign_provenance as prov;
-use tb_eval::campaign_store::Outcome;
+use tb_campaign::provenance as prov;
+use tb_campaign::store::Outcome;
+use tb_campaign::{self as campaign, CampaignFiles, Mode, Observer, RoleLimits, Shard};
 use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv};
 use tb_eval::judge::StateJudge;
 use tb_eval::offline::OfflineAgent;
@@ -61,7 +61,7 @@ pub struct InferArgs {
     /// the slots end together): a shorter tail when attempts outnumber --concurrency; see
     /// docs/campaigns.md.
     #[arg(long, default_value = "plan")]
-    pub start_order: tb_eval::campaign_schedule::StartOrder,
+    pub start_order: tb_campaign::schedule::StartOrder,
     /// Budget in seconds of one model call, retries included.
     #[arg(long)]
     pub message_timeout: Option<f64>,
@@ -473,7 +473,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
         files: &files,
     };
     let manifest = |sessions: &[Value], complete| run_manifest.to_json(sessions, complete);
-    tb_eval::campaign_store::write_json_atomic(&files.manifest, &manifest(&sessions, None))?;
+    tb_campaign::store::write_json_atomic(&files.manifest, &manifest(&sessions, None))?;
 
     let concurrency = a.concurrency.unwrap_or(match offline {
         Some(_) => std::thread::available_parallelism().map_or(4, std::num::NonZero::get),
@@ -532,7 +532,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     }
     let mut m = manifest(&sessions, Some(errors == 0));
     m["run_duration (sec)"] = json!(started.elapsed().as_secs_f64());
-    tb_eval::campaign_store::write_json_atomic(&files.manifest, &m)?;
+    tb_campaign::store::write_json_atomic(&files.manifest, &m)?;
 
     let mut head = format!(
         "agent {}: {attempts} attempts of {} tasks x {}",

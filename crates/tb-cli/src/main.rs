@@ -256,14 +256,7 @@ pub(crate) fn error_report(e: &anyhow::Error) -> String {
 
 /// The error and its causes on one line (`top: cause: cause`), for lists of problems.
 pub(crate) fn error_text(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&cause.to_string());
-    }
-    out
+    tb_core::error_text(e.as_ref())
 }
 
 #[cfg(test)]

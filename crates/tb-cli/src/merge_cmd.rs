@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tb_eval::campaign::CampaignFiles;
+use tb_campaign::CampaignFiles;
 
 /// `tb merge` arguments.
 #[derive(Debug, Args)]
@@ -74,7 +74,7 @@ pub fn run(a: &MergeArgs) -> Result<ExitCode> {
     if let Some(w) = tb_metrics::surface_mix::surface_mix(&runs.iter().collect::<Vec<_>>()) {
         eprintln!("{w}");
     }
-    let report = tb_eval::campaign_store::merge(&inputs, &files.output, &files.errors)?;
+    let report = tb_campaign::store::merge(&inputs, &files.output, &files.errors)?;
     // The manifest: the shards' provenance (equal, or the merge was refused) and their
     // manifests.
     let shards: Vec<Value> = a
@@ -99,7 +99,7 @@ pub fn run(a: &MergeArgs) -> Result<ExitCode> {
         "errors": report.errors,
         "shards": shards,
     });
-    tb_eval::campaign_store::write_json_atomic(&files.manifest, &manifest)?;
+    tb_campaign::store::write_json_atomic(&files.manifest, &manifest)?;
     println!(
         "merged {} input(s): {} record(s) into {}, {} error record(s) into {}",
         a.inputs.len(),

@@ -10,8 +10,8 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tb_eval::campaign::CampaignFiles;
-use tb_eval::campaign_store::{Scan, VerifyReport, verify};
+use tb_campaign::CampaignFiles;
+use tb_campaign::store::{Scan, VerifyReport, verify};
 
 /// `tb verify` arguments.
 #[derive(Debug, Args)]

@@ -4,10 +4,6 @@
 //! episode in it, the [`judge::StateJudge`] compares its final state with the golden one, and
 //! [`infer`] turns all of it into a [`tb_core::TrialRecord`].
 
-pub mod campaign;
-pub mod campaign_provenance;
-pub mod campaign_schedule;
-pub mod campaign_store;
 pub mod episode;
 pub mod infer;
 pub mod judge;

@@ -135,22 +135,7 @@ impl Agent for ScriptAgent {
 
 /// `sha256(json.dumps(v, sort_keys=True))` with Python's default separators.
 pub fn effects_sha256(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), sorted(&m[k])))
-                        .collect(),
-                )
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    let text = pyjson::dumps(&sorted(v), pyjson::Layout::Default);
+    let text = pyjson::dumps(v, pyjson::Layout::SortKeys);
     Sha256::digest(text.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))

@@ -832,7 +832,8 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    /// A reader handing out `chunks` one read at a time.
+    /// A reader handing out `chunks` one read at a time. An empty chunk is skipped: a read of
+    /// nothing is the end of the stream, which a pipe gives only at its end.
     struct Chunks(std::collections::VecDeque<Vec<u8>>);
 
     impl tokio::io::AsyncRead for Chunks {
@@ -841,6 +842,9 @@ mod tests {
             _: &mut std::task::Context<'_>,
             buf: &mut tokio::io::ReadBuf<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
+            while self.0.front().is_some_and(Vec::is_empty) {
+                self.0.pop_front();
+            }
             if let Some(mut c) = self.0.pop_front() {
                 let n = c.len().min(buf.remaining());
                 buf.put_slice(&c[..n]);

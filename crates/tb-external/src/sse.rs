@@ -302,7 +302,7 @@ impl SseTransport {
                 .header(CACHE_CONTROL, "no-cache")
                 .send()
                 .await
-                .map_err(|e| SseError::Connect(error_chain(&e)))?;
+                .map_err(|e| SseError::Connect(tb_core::error_text(&e)))?;
             if !resp.status().is_success() {
                 let status = resp.status().as_u16();
                 return Err(SseError::Status {
@@ -328,7 +328,7 @@ impl SseTransport {
                 let chunk = resp
                     .chunk()
                     .await
-                    .map_err(|e| SseError::Connect(error_chain(&e)))?
+                    .map_err(|e| SseError::Connect(tb_core::error_text(&e)))?
                     .ok_or(SseError::NoEndpoint)?;
                 parser.feed(&chunk, &mut events)?;
                 if let Some(i) = events.iter().position(|e| e.event == "endpoint") {
@@ -398,21 +398,6 @@ impl Drop for SseTransport {
     }
 }
 
-/// An error with its sources ("error sending request: connection refused").
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = c.source();
-    }
-    s
-}
-
 /// The first bytes of an answer's body (never more: a hostile server may send gigabytes).
 async fn body_start(resp: &mut reqwest::Response) -> String {
     let mut buf = Vec::new();
@@ -480,7 +465,7 @@ async fn read_stream(
                 }
             }
             Ok(None) => break "the server ended the event stream".to_string(),
-            Err(e) => break format!("reading the event stream: {}", error_chain(&e)),
+            Err(e) => break format!("reading the event stream: {}", tb_core::error_text(&e)),
         }
     };
     tracing::debug!("SSE stream closed: {why}");
@@ -512,7 +497,7 @@ impl Transport<RoleClient> for SseTransport {
                 .await
                 .map_err(|e| SseError::Post {
                     url: url.to_string(),
-                    message: error_chain(&e),
+                    message: tb_core::error_text(&e),
                 })?;
             if !resp.status().is_success() {
                 return Err(SseError::PostStatus {

@@ -19,6 +19,15 @@ pub enum Layout {
     Canonical,
     /// `json.dumps(v)`: keys in insertion order, `", "` and `": "`.
     Default,
+    /// `json.dumps(v, sort_keys=True)`: `", "` and `": "`, keys sorted (how the reference
+    /// hashes a server's effects, `effects_sha256`).
+    SortKeys,
+}
+
+impl Layout {
+    fn sorts(self) -> bool {
+        self != Layout::Default
+    }
 }
 
 /// Where JSON text goes: a `String`, or a hasher.
@@ -45,6 +54,25 @@ pub fn dumps(value: &Value, layout: Layout) -> String {
     let mut out = String::with_capacity(256);
     write_value(&mut out, value, layout);
     out
+}
+
+/// `value` with the keys of every object sorted as Python's `sort_keys` sorts them (by code
+/// point), for writers other than [`dumps`] (which sorts as it writes).
+pub fn sort_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sort_keys(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sort_keys).collect()),
+        other => other.clone(),
+    }
 }
 
 /// The canonical text the reference hashes.
@@ -96,7 +124,7 @@ fn write_map<S: Sink>(out: &mut S, map: &serde_json::Map<String, Value>, layout:
     out.push_byte(b'{');
     let (item_sep, key_sep) = match layout {
         Layout::Canonical => (",", ":"),
-        Layout::Default => (", ", ": "),
+        Layout::Default | Layout::SortKeys => (", ", ": "),
     };
     let mut write_entry = |i: usize, k: &str, v: &Value| {
         if i > 0 {
@@ -106,7 +134,7 @@ fn write_map<S: Sink>(out: &mut S, map: &serde_json::Map<String, Value>, layout:
         out.push_str(key_sep);
         write_value(out, v, layout);
     };
-    if layout == Layout::Canonical {
+    if layout.sorts() {
         // Python sorts str keys by code point; UTF-8 byte order is the same order.
         // Rows are usually small: sort on the stack when they fit.
         let sorted = map
@@ -432,6 +460,14 @@ mod tests {
             dumps(&v, Layout::Default),
             r#"{"b": 1, "a": [1, {"x": 0.5}]}"#
         );
+    }
+
+    #[test]
+    fn sort_keys_layout_sorts_at_every_level_with_default_separators() {
+        let v = json!({"b": 1, "a": [1, {"y": 0.5, "x": "é"}]});
+        let text = r#"{"a": [1, {"x": "\u00e9", "y": 0.5}], "b": 1}"#;
+        assert_eq!(dumps(&v, Layout::SortKeys), text);
+        assert_eq!(dumps(&sort_keys(&v), Layout::Default), text);
     }
 
     #[test]

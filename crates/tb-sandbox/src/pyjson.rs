@@ -5,7 +5,9 @@
 
 use serde_json::Value;
 use tb_python::cmp::cmp_scalar;
-pub use tb_python::json::{Layout, Sink, canonical, dumps, write, write_canonical, write_json_str};
+pub use tb_python::json::{
+    Layout, Sink, canonical, dumps, sort_keys, write, write_canonical, write_json_str,
+};
 
 /// A [`Sink`] that feeds sha256 through a small buffer, so hashing never builds the text.
 #[derive(Clone)]

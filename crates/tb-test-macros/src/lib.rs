@@ -3,9 +3,14 @@
 //! `#[data_test]` and `#[shared_test]` add `#[ignore = "..."]` to the test they mark when this
 //! crate's build script found no data (outside CI only); `#[reference_test]` does when it found
 //! no checkouts of the reference's code (in CI too), `#[adapter_test]` when it found no checkout
-//! of the OpenEnv adapter's client (in CI too), `#[adapter_eval_test]` when it found no install of the
-//! adapter's evaluator (in CI too). Otherwise they return the test unchanged.
+//! of the OpenEnv adapter's client (in CI too), `#[adapter_eval_test]` when it found no install of
+//! the adapter's evaluator (in CI too). `#[needs(tmux)]` (and the other programs and Python
+//! environments of `lookup::Need`) does when the build script did not find what it names
+//! (outside CI only). Otherwise they return the test unchanged.
 //! No dependencies: the item is not parsed, only its leading attributes are walked.
+
+#[path = "../../tb-test-support/src/lookup.rs"]
+mod lookup;
 
 use proc_macro::{Delimiter, TokenStream, TokenTree};
 
@@ -50,6 +55,49 @@ pub fn reference_test(attr: TokenStream, item: TokenStream) -> TokenStream {
     mark(attr, item, cfg!(tb_no_reference), NO_REFERENCE)
 }
 
+/// Marks a test that drives a program or a Python environment of the machine:
+/// `#[needs(tmux)]`, `#[needs(slurm, python_mcp)]`; the names are those of `lookup::Need`
+/// (`tb_test_support::Need`). Outside CI, a test whose need was not found when the tests were
+/// built is ignored with what is missing and how to get it; in CI it runs (and fails).
+#[proc_macro_attribute]
+pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let missing = env!("TB_TEST_MISSING");
+    let mut reasons = Vec::new();
+    for tree in attr {
+        match tree {
+            TokenTree::Punct(p) if p.as_char() == ',' => {}
+            TokenTree::Ident(i) => {
+                let name = i.to_string();
+                let Some(need) = lookup::Need::by_name(&name) else {
+                    let known: Vec<&str> = lookup::Need::ALL.iter().map(|n| n.name()).collect();
+                    return format!(
+                        "compile_error!({:?});",
+                        format!("unknown need `{name}` (known: {})", known.join(", "))
+                    )
+                    .parse()
+                    .unwrap_or_default();
+                };
+                if missing.split(',').any(|m| m == name) {
+                    reasons.push(need.how());
+                }
+            }
+            _ => {
+                return r##"compile_error!("#[needs] takes need names separated by commas, e.g. #[needs(tmux)]");"##
+                    .parse()
+                    .unwrap_or_default();
+            }
+        }
+    }
+    if reasons.is_empty() {
+        return item;
+    }
+    let reason = format!(
+        "{}; then rebuild the tests (touch crates/tb-test-support/src/lookup.rs); CI fails instead",
+        reasons.join("; ")
+    );
+    mark(TokenStream::new(), item, true, &reason)
+}
+
 fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> TokenStream {
     if !attr.is_empty() {
         return r#"compile_error!("the data-gated test attributes take no arguments");"#
@@ -62,8 +110,10 @@ fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> Tok
     // After the item's own attributes (`#[test]`, `#[tokio::test]`, docs), so that attribute
     // macros such as `tokio::test` see and keep it.
     // Gates stack (`#[shared_test] #[reference_test]`): the first one that ignores wins, since
-    // libtest takes one `#[ignore]`.
-    let tokens: Vec<TokenTree> = item.into_iter().collect();
+    // libtest takes one `#[ignore]`. A gate that ignores replaces a slow test's own
+    // `#[ignore = "slow: ..."]`: what is missing is the reason that matters, and CI runs the
+    // slow tests with `--ignored`.
+    let mut tokens: Vec<TokenTree> = item.into_iter().collect();
     let mut i = 0;
     while let (Some(TokenTree::Punct(p)), Some(TokenTree::Group(g))) =
         (tokens.get(i), tokens.get(i + 1))
@@ -72,7 +122,11 @@ fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> Tok
             break;
         }
         if is_ignore(g) {
-            return tokens.into_iter().collect();
+            if !is_slow(g) {
+                return tokens.into_iter().collect();
+            }
+            tokens.drain(i..i + 2);
+            continue;
         }
         i += 2;
     }
@@ -89,4 +143,12 @@ fn mark(attr: TokenStream, item: TokenStream, ignore: bool, reason: &str) -> Tok
 /// Whether an attribute's bracket group is `ignore` or `ignore = "..."`.
 fn is_ignore(group: &proc_macro::Group) -> bool {
     matches!(group.stream().into_iter().next(), Some(TokenTree::Ident(i)) if i.to_string() == "ignore")
+}
+
+/// Whether an `ignore` attribute's reason starts with `slow:`.
+fn is_slow(group: &proc_macro::Group) -> bool {
+    group
+        .stream()
+        .into_iter()
+        .any(|t| matches!(t, TokenTree::Literal(l) if l.to_string().starts_with("\"slow:")))
 }

@@ -14,14 +14,23 @@
 //!   included. The decisions are made by the build script of `tb-test-macros` (libtest has no
 //!   skip at run time); it reruns when `TB_SHARED`, `THINKINGBOX_DATA`,
 //!   `THINKINGBOX_FRAMEWORK`, `THINKINGBOX_REFERENCE_DATA`, `HOME` or `CI` change.
+//! - Tests that drive a program or a Python environment of the machine (tmux, Slurm, Chromium,
+//!   the venvs `scripts/ci-python-deps.sh` makes) are marked `#[tb_test_support::needs(...)]`
+//!   with the [`Need`]s' names and get the program from [`need`]: like `data_test`, ignored
+//!   with the reason outside CI when it was not found at build time, run (and failing) in CI.
 //! - [`REPLAY_CLOCK`]: the time the reference traces were recorded at.
 
 #[path = "lookup.rs"]
 mod lookup;
 
-pub use lookup::{data_present, in_ci, reference_present, shared_present, workspace_root};
+pub use lookup::{
+    Need, SLURM_PROGRAMS, data_present, in_ci, program, reference_present, shared_present,
+    workspace_root,
+};
 use std::path::PathBuf;
-pub use tb_test_macros::{adapter_eval_test, adapter_test, data_test, reference_test, shared_test};
+pub use tb_test_macros::{
+    adapter_eval_test, adapter_test, data_test, needs, reference_test, shared_test,
+};
 
 /// The OpenEnv ThinkingBox adapter's evaluator (`thinkingbox-eval`). Panics when it is not
 /// there: call it from `#[adapter_eval_test]`s only.
@@ -31,6 +40,42 @@ pub fn adapter_eval() -> PathBuf {
         "thinkingbox-eval not found; set TB_OPENENV_EVAL"
     );
     lookup::adapter_eval().unwrap_or_default()
+}
+
+/// Where `need` is (the program, or the Python interpreter). Panics, saying what is missing and
+/// how to get it, when it is not there: call it from tests marked `#[needs(...)]` with it.
+pub fn need(need: Need) -> PathBuf {
+    need.find().unwrap_or_else(|| {
+        panic!(
+            "{} ({})",
+            need.how(),
+            if in_ci() {
+                "CI needs it"
+            } else {
+                "it was there when the tests were built"
+            }
+        )
+    })
+}
+
+/// Runs a workspace binary (`env!("CARGO_BIN_EXE_tb")`, which only its own crate's tests can
+/// name) with `args`, without the caller's `THINKINGBOX_DATA` (a test names its data) and with
+/// `TB_LOG=error`, then `envs` (which may set either again): its exit code (-1 when a signal
+/// ended it) and its stdout followed by its stderr.
+pub fn tb(exe: &str, args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
+    let out = std::process::Command::new(exe)
+        .args(args)
+        .env_remove("THINKINGBOX_DATA")
+        .env("TB_LOG", "error")
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("{exe} does not run: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
 }
 
 /// The OpenEnv ThinkingBox adapter's client: (the folder holding `thinkingbox_env/`, the
@@ -149,38 +194,6 @@ pub fn redact(text: &str, paths: &[(&std::path::Path, &str)]) -> String {
         .fold(text.to_string(), |t, (p, name)| t.replace(p.as_str(), name))
 }
 
-/// A Python interpreter that can run `probe` (e.g. `import mcp.server.fastmcp`): `$var`, else
-/// the venv `target/<venv>` that `scripts/ci-python-deps.sh` builds, else `python3`. When none
-/// can, a test in CI (`CI=true`) fails naming what was tried; elsewhere it prints `SKIPPED:` and
-/// gets None.
-pub fn python(var: &str, venv: &str, probe: &str) -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = std::env::var_os(var)
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([
-            workspace_root().join(format!("target/{venv}/bin/python")),
-            PathBuf::from("python3"),
-        ])
-        .collect();
-    for py in &candidates {
-        let ok = std::process::Command::new(py)
-            .args(["-c", probe])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(py.clone());
-        }
-    }
-    let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-    let msg = format!(
-        "python for `{probe}` not found (tried {}); run scripts/ci-python-deps.sh or set {var}",
-        tried.join(", ")
-    );
-    assert!(!in_ci(), "{msg}");
-    eprintln!("SKIPPED: {msg}");
-    None
-}
-
 /// The tiny library fixture (`crates/tb-external/tests/fixtures/tiny_library`): a data root in
 /// the reference's layout whose one server is our small library server on the official MCP
 /// Python SDK, for the external-server tests of several crates.
@@ -190,13 +203,6 @@ pub mod tiny_library {
     /// The fixture's folder (a data root, with its `servers.yaml` and `server/`).
     pub fn root() -> PathBuf {
         super::workspace_root().join("crates/tb-external/tests/fixtures/tiny_library")
-    }
-
-    /// A Python with the MCP SDK: `$TB_PYTHON`, else `target/py-venv` (made by
-    /// `scripts/ci-python-deps.sh`), else `python3`; `None` (after a loud skip) when none has
-    /// it, a panic under CI.
-    pub fn python() -> Option<PathBuf> {
-        super::python("TB_PYTHON", "py-venv", "import mcp.server.fastmcp")
     }
 
     /// Writes `dir/servers.yaml` registering the library server with `marker` on its command

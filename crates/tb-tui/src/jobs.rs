@@ -481,7 +481,7 @@ async fn test(j: TestJob) -> Done {
         };
     }
     let saved = save.map(|p| {
-        tb_eval::campaign::write_new(&p, std::slice::from_ref(&record))
+        tb_campaign::write_new(&p, std::slice::from_ref(&record))
             .map(|()| p)
             .map_err(|e| e.to_string())
     });

@@ -141,7 +141,7 @@ fn in_terminal(
     .map_err(|e| TuiError::Terminal(e.to_string()))?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
         .map_err(|e| TuiError::Terminal(e.to_string()))?;
-    // For the terminal test of the panic hook (crates/tb-cli/tests/tui_tmux.rs): a panic
+    // For the terminal test of the panic hook (crates/tb-cli/tests/it/tui_tmux.rs): a panic
     // with the terminal in raw mode must leave it restored.
     assert!(
         std::env::var_os("TB_TUI_TEST_PANIC").is_none_or(|v| v != "1"),

@@ -7,6 +7,7 @@
 //! decides per connection whether to forward the request or to fail it. Everything listens
 //! on 127.0.0.1 only.
 
+use super::tb;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -17,21 +18,6 @@ use std::time::Duration;
 use tb_llm::mock::{MockRequest, MockServer, Reply, Turn};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env_remove("THINKINGBOX_DATA")
-        .env("TB_LOG", "error")
-        .output()
-        .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
 
 async fn tb_async(args: Vec<String>) -> (i32, String) {
     tokio::task::spawn_blocking(move || {

@@ -1,34 +1,20 @@
 //! `tb campaign plan|run|status|merge` without a scheduler: the generated Slurm script and
 //! Kubernetes manifests, the manifests validated against the Kubernetes Job schema, shards of
 //! another campaign refused by `tb merge`, a shard run twice never doubled, and the status
-//! read from the outputs alone. (The Slurm cluster run is `tests/slurm.rs`.)
+//! read from the outputs alone. (The Slurm cluster run is `tests/it/slurm.rs`.)
 //!
 //! Kubernetes: `kubectl apply --dry-run=client` cannot validate without an API server (it
 //! downloads the OpenAPI document from the server), so the manifests are checked with
 //! `kubernetes-validate --strict` (PyPI), which validates against JSON schemas generated from
 //! the official Kubernetes OpenAPI definitions it ships (unknown fields, types, required
 //! fields), for the oldest and newest versions it has. Its interpreter: `$TB_K8S_PYTHON`,
-//! else `target/py-k8s/bin/python` (made by `scripts/ci-python-deps.sh`); missing, the test
-//! fails when `CI` is set and skips loudly otherwise.
+//! else `target/py-k8s/bin/python` (made by `scripts/ci-python-deps.sh`;
+//! `#[needs(python_k8s)]`).
 
+use super::tb;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env_remove("THINKINGBOX_DATA")
-        .env("TB_LOG", "error")
-        .output()
-        .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
 
 fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
@@ -113,12 +99,10 @@ fn status(dir: &Path) -> (i32, Value) {
     )
 }
 
-#[test]
-fn kubernetes_manifests_validate_against_the_job_schema() {
-    let d = tempfile::tempdir().unwrap();
-    let dir = d.path().join("k");
-    let (code, text) = plan(
-        &dir,
+/// `tb campaign plan --scheduler k8s` in `dir`: its exit code and output.
+fn plan_k8s(dir: &Path) -> (i32, String) {
+    plan(
+        dir,
         "k8s",
         "4",
         &[
@@ -127,7 +111,14 @@ fn kubernetes_manifests_validate_against_the_job_schema() {
             "--image",
             "registry.example/tb:1.0",
         ],
-    );
+    )
+}
+
+#[test]
+fn kubernetes_manifests_are_an_indexed_job_and_a_merge_job() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("k");
+    let (code, text) = plan_k8s(&dir);
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("k8s_plan_output", redacted(&text, d.path()));
     // The whole manifests: an indexed Job of 4 completions whose index is the shard, the
@@ -137,23 +128,17 @@ fn kubernetes_manifests_validate_against_the_job_schema() {
     insta::assert_snapshot!("k8s_job_yaml", redacted(&job, d.path()));
     let merge = std::fs::read_to_string(dir.join("k8s-merge-job.yaml")).unwrap();
     insta::assert_snapshot!("k8s_merge_job_yaml", redacted(&merge, d.path()));
-    let python = std::env::var_os("TB_K8S_PYTHON").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-k8s/bin/python"),
-        PathBuf::from,
-    );
-    let has = Command::new(&python)
-        .args(["-c", "import kubernetes_validate"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has {
-        let msg = format!(
-            "{} cannot import kubernetes_validate (run scripts/ci-python-deps.sh)",
-            python.display()
-        );
-        assert!(std::env::var_os("CI").is_none(), "{msg}");
-        eprintln!("SKIPPED: {msg}");
-        return;
-    }
+}
+
+#[tb_test_support::needs(python_k8s)]
+#[test]
+fn kubernetes_manifests_validate_against_the_job_schema() {
+    let python = tb_test_support::need(tb_test_support::Need::PythonK8s);
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("k");
+    let (code, text) = plan_k8s(&dir);
+    assert_eq!(code, 0, "{text}");
+    let job = std::fs::read_to_string(dir.join("k8s-job.yaml")).unwrap();
     let validate = |file: &Path, version: &str| {
         Command::new(&python)
             .args(["-m", "kubernetes_validate", "--strict", "-k", version])

@@ -356,6 +356,66 @@ fn every_repository_path_exists() {
     assert_none("paths that do not exist", &problems);
 }
 
+/// ARCHITECTURE.md names files relative to the crate whose section (`### `crates/<crate>``)
+/// it is in (`src/policy.rs`, `state/table.rs`, `assets/`): each must be a file or folder of
+/// that crate (or of its `src/`), as the whole paths must exist (above). Paths outside the
+/// repository (`~/.cache/...`) are not checked.
+#[test]
+fn every_path_in_architecture_exists() {
+    let root = workspace();
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut crates: Vec<String> = Vec::new();
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    let spans = code_spans(&text);
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with('#') {
+            crates = if line.starts_with("### ") {
+                line.split('`')
+                    .filter(|w| w.starts_with("crates/"))
+                    .map(str::to_string)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+        }
+        if crates.is_empty() {
+            continue;
+        }
+        for (_, span) in spans.iter().filter(|(l, _)| *l == i + 1) {
+            let Some(word) = span.split_whitespace().next() else {
+                continue;
+            };
+            let relative = !REPO_PREFIXES.iter().any(|p| word.starts_with(p))
+                && !word.starts_with(['/', '~'])
+                && !word.contains(['<', '*', '{', '$', '[', ':'])
+                && (Path::new(word)
+                    .extension()
+                    .is_some_and(|x| x == "rs" || x == "toml")
+                    || word.ends_with('/'));
+            if !relative {
+                continue;
+            }
+            checked += 1;
+            let found = crates.iter().any(|c| {
+                root.join(c).join(word).exists() || root.join(c).join("src").join(word).exists()
+            });
+            if !found {
+                problems.push(format!(
+                    "ARCHITECTURE.md:{}: `{word}` is in none of {}",
+                    i + 1,
+                    crates.join(", ")
+                ));
+            }
+        }
+    }
+    assert!(
+        checked >= 5,
+        "only {checked} crate-relative paths found: the scan is broken"
+    );
+    assert_none("crate-relative paths that do not exist", &problems);
+}
+
 #[test]
 fn readme_is_at_most_10_kb() {
     let len = std::fs::metadata(workspace().join("README.md"))

@@ -2,6 +2,7 @@
 //! agent (every task passes) and the noop agent (only the read-only task passes), and the
 //! records say why.
 
+use super::tb;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -18,22 +19,8 @@ fn redacted(text: &str, tmp: Option<&std::path::Path>) -> String {
     tb_test_support::redact(text, &paths)
 }
 
-fn tb(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env_remove("THINKINGBOX_DATA")
-        .output()
-        .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
 /// `tb infer` over the whole example with an offline agent.
-fn infer_example(agent: &str, repeat: &str, out: &std::path::Path) -> (bool, String) {
+fn infer_example(agent: &str, repeat: &str, out: &std::path::Path) -> (i32, String) {
     let ex = example();
     tb(&[
         "infer",
@@ -62,8 +49,8 @@ fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
 fn golden_agent_passes_every_example_task() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("golden.jsonl");
-    let (ok, text) = infer_example("golden", "3", &out);
-    assert!(ok, "{text}");
+    let (code, text) = infer_example("golden", "3", &out);
+    assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("golden_infer_output", redacted(&text, Some(dir.path())));
     let recs = records(&out);
     assert_eq!(recs.len(), 24);
@@ -91,8 +78,8 @@ fn golden_agent_passes_every_example_task() {
 fn noop_agent_fails_every_task_that_asks_for_a_change() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("noop.jsonl");
-    let (ok, text) = infer_example("noop", "1", &out);
-    assert!(ok, "{text}");
+    let (code, text) = infer_example("noop", "1", &out);
+    assert_eq!(code, 0, "{text}");
     for r in records(&out) {
         let read_only = r["uid"]
             .as_str()
@@ -112,21 +99,21 @@ fn noop_agent_fails_every_task_that_asks_for_a_change() {
 #[test]
 fn validate_reports_the_example() {
     let ex = example();
-    let (ok, text) = tb(&[
+    let (code, text) = tb(&[
         "validate",
         "--data",
         ex.to_str().unwrap(),
         "--test-list",
         ex.join("testlist.yaml").to_str().unwrap(),
     ]);
-    assert!(ok, "{text}");
+    assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("validate_output", redacted(&text, None));
 }
 
 #[test]
 fn bad_input_gives_clear_errors() {
-    let (ok, text) = tb(&["infer", "--test-list", "nope.yaml"]);
-    assert!(!ok);
+    let (code, text) = tb(&["infer", "--test-list", "nope.yaml"]);
+    assert_ne!(code, 0, "{text}");
     insta::assert_snapshot!(redacted(&text, None), @r"
     error: no data root: pass --data DIR (a thinkingbox-data checkout, or a folder in its layout) or set THINKINGBOX_DATA. To get the benchmark:
       git clone https://github.com/microsoft/thinkingbox-data
@@ -134,18 +121,18 @@ fn bad_input_gives_clear_errors() {
       export THINKINGBOX_DATA=$PWD/thinkingbox-data
     ");
     let ex = example();
-    let (ok, text) = tb(&[
+    let (code, text) = tb(&[
         "infer",
         "--data",
         ex.to_str().unwrap(),
         "--name",
         "brightside_retail.py:test_nope",
     ]);
-    assert!(!ok);
+    assert_ne!(code, 0, "{text}");
     insta::assert_snapshot!(redacted(&text, None), @r#"
     error: [EXAMPLE]/dataset/test_case/brightside_retail.py: no test function "test_nope" in [EXAMPLE]/dataset/test_case/brightside_retail.py (a test function is a module-level `def` whose first statement is a string starting with '!')
     "#);
-    let (ok, text) = tb(&[
+    let (code, text) = tb(&[
         "infer",
         "--data",
         ex.to_str().unwrap(),
@@ -154,7 +141,7 @@ fn bad_input_gives_clear_errors() {
         "--agent",
         "gpt",
     ]);
-    assert!(!ok);
+    assert_ne!(code, 0, "{text}");
     insta::assert_snapshot!(redacted(&text, None), @r#"
     error: unknown agent "gpt" (no [EXAMPLE]/dataset/agent/gpt.yaml)
     "#);
@@ -175,25 +162,25 @@ fn validate_reports_unsupported_python_with_file_and_line() {
     let line = src.lines().count() + 3;
     src.push_str("\n\ndef helper():\n    with open('x') as f:\n        return f\n");
     std::fs::write(&file, src).unwrap();
-    let (ok, text) = tb(&[
+    let (code, text) = tb(&[
         "validate",
         "--data",
         copy.to_str().unwrap(),
         "--test-list",
         copy.join("testlist.yaml").to_str().unwrap(),
     ]);
-    assert!(!ok, "{text}");
+    assert_ne!(code, 0, "{text}");
     // The problem names the `with` line of the appended helper.
     insta::with_settings!({filters => vec![(format!(r"brightside_retail\.py:{}:", line + 1).as_str(), "brightside_retail.py:[WITH_LINE]:")]}, {
         insta::assert_snapshot!("validate_unsupported_python", redacted(&text, Some(dir.path())));
     });
     // The unmodified example validates cleanly, test bodies included.
-    let (ok, text) = tb(&[
+    let (code, text) = tb(&[
         "validate",
         "--data",
         example().to_str().unwrap(),
         "--test-list",
         example().join("testlist.yaml").to_str().unwrap(),
     ]);
-    assert!(ok, "{text}");
+    assert_eq!(code, 0, "{text}");
 }

@@ -8,7 +8,7 @@
 //! has N servers up before the first session.
 //!
 //! Python: as `external_servers` (`$TB_PYTHON`, else target/py-venv from
-//! scripts/ci-python-deps.sh); missing, the tests fail under CI and skip loudly otherwise.
+//! scripts/ci-python-deps.sh; `#[needs(python_mcp)]`).
 
 use super::external_servers::{fixture, processes_with, sdk_python, servers_file};
 use serde_json::{Value, json};
@@ -120,9 +120,10 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn mcp_start_serves_an_external_server_session_like_a_native_one() {
-    let Some(py) = sdk_python() else { return };
+    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-mcp-ext-{}", std::process::id());
     let servers = servers_file(dir.path(), &marker);
@@ -176,9 +177,10 @@ fn mcp_start_serves_an_external_server_session_like_a_native_one() {
     drop(server);
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn a_killed_external_server_is_a_clear_error_and_the_server_goes_on() {
-    let Some(py) = sdk_python() else { return };
+    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-mcp-kill-{}", std::process::id());
     let servers = servers_file(dir.path(), &marker);
@@ -213,9 +215,10 @@ fn a_killed_external_server_is_a_clear_error_and_the_server_goes_on() {
     drop(server);
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn no_server_process_outlives_its_session_or_the_server() {
-    let Some(py) = sdk_python() else { return };
+    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-mcp-leak-{}", std::process::id());
     let servers = servers_file(dir.path(), &marker);
@@ -327,9 +330,10 @@ fn wait_torn_down(log: &Path, n: usize) -> Vec<i32> {
     panic!("teardowns: {:?}, not {n}", torn_down(log));
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn session_create_with_raw_configs_runs_the_external_server() {
-    let Some(py) = sdk_python() else { return };
+    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-mcp-proxy-{}", std::process::id());
     let servers = servers_file(dir.path(), &marker);
@@ -476,9 +480,10 @@ fn session_create_with_raw_configs_runs_the_external_server() {
     );
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn server_pool_has_its_servers_up_before_the_first_session_and_none_after() {
-    let Some(py) = sdk_python() else { return };
+    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-mcp-pool-{}", std::process::id());
     let servers = servers_file(dir.path(), &marker);

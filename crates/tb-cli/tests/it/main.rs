@@ -1,6 +1,14 @@
 //! tb-cli's integration tests, one harness (one binary to build and link) with a module per
 //! area.
 
+/// The `tb` binary under test.
+const TB: &str = env!("CARGO_BIN_EXE_tb");
+
+/// `tb` with `args` ([`tb_test_support::tb`]): its exit code and its output.
+fn tb(args: &[&str]) -> (i32, String) {
+    tb_test_support::tb(TB, args, &[])
+}
+
 mod audit;
 mod broken_pipe;
 mod campaign;

@@ -13,24 +13,15 @@
 //! (no retries), so the model run has passes, failures and system errors.
 //!
 //! Python: `$TB_REFERENCE_PYTHON`, else `target/py-reference/bin/python` (made by
-//! `scripts/ci-python-deps.sh`), with the framework checkout (`$TB_SHARED/thinkingbox`) on
-//! `PYTHONPATH`. Missing either: the test fails when `CI` is set and skips loudly otherwise.
+//! `scripts/ci-python-deps.sh`; `#[needs(python_reference)]`), with the framework checkout on
+//! `PYTHONPATH`.
 
+use super::tb;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tb_llm::mock::{Fault, MockRequest, MockServer, Reply, Turn};
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn missing(what: String) -> Option<Reference> {
-    assert!(std::env::var_os("CI").is_none(), "{what}");
-    eprintln!("SKIPPED: {what}");
-    None
-}
 
 struct Reference {
     python: PathBuf,
@@ -39,13 +30,11 @@ struct Reference {
 }
 
 impl Reference {
-    fn find() -> Option<Reference> {
+    /// The checkouts and their Python (call from a `#[needs(python_reference)]` test only).
+    fn find() -> Reference {
         let data = tb_test_support::data();
         let framework = tb_test_support::framework();
-        let python = std::env::var_os("TB_REFERENCE_PYTHON").map_or_else(
-            || workspace().join("target/py-reference/bin/python"),
-            PathBuf::from,
-        );
+        let python = tb_test_support::need(tb_test_support::Need::PythonReference);
         let r = Reference {
             python,
             framework,
@@ -54,13 +43,13 @@ impl Reference {
         let ok = r
             .python(&["-c", "import thinkingbox.cli.agg_main"])
             .is_ok_and(|o| o.status.success());
-        if !ok {
-            return missing(format!(
-                "{} cannot import the framework's `tb agg` (run scripts/ci-python-deps.sh)",
-                r.python.display()
-            ));
-        }
-        Some(r)
+        assert!(
+            ok,
+            "{} cannot import the framework's `tb agg` from {}",
+            r.python.display(),
+            r.framework.display()
+        );
+        r
     }
 
     fn python(&self, args: &[&str]) -> std::io::Result<std::process::Output> {
@@ -122,21 +111,6 @@ impl Reference {
         let tail = &text[text.find("Number of tests:").expect("closing lines")..];
         (json, tail.to_string())
     }
-}
-
-fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env_remove("THINKINGBOX_DATA")
-        .env("TB_LOG", "error")
-        .output()
-        .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
 }
 
 async fn tb_async(args: Vec<String>) -> (i32, String) {
@@ -241,9 +215,10 @@ fn same_numbers(r: &Reference, file: &Path) -> Value {
 
 #[tb_test_support::shared_test]
 #[tb_test_support::reference_test]
+#[tb_test_support::needs(python_reference)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
-    let Some(r) = Reference::find() else { return };
+    let r = Reference::find();
     let data = r.data.clone();
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);

@@ -8,8 +8,8 @@
 //! The agent is `tb-llm`'s scripted mock model (golden calls for half the bundled example's
 //! tasks, none for the others), slowed to 250 ms a reply so the kill lands mid-run.
 //!
-//! Needs `slurm-wlm` and `munge` (`.ci/run` installs them): without them the test fails
-//! when `CI` is set and skips loudly otherwise.
+//! Needs `slurm-wlm` and `munge` (`#[needs(slurm)]`; `.ci/run` installs them). Slow: CI runs
+//! it after the README's test command, with `--ignored`.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -20,14 +20,6 @@ use tb_llm::mock::{Fault, MockRequest, MockServer, Reply, Turn};
 
 const SHARDS: u32 = 3;
 const REPEAT: u32 = 3;
-
-fn find(bin: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/usr/bin", "/sbin"].map(PathBuf::from))
-        .map(|d| d.join(bin))
-        .find(|p| p.is_file())
-}
 
 struct Cluster {
     dir: tempfile::TempDir,
@@ -73,29 +65,13 @@ impl Cluster {
         s
     }
 
-    /// Brings up munged, slurmctld and slurmd; `None` (skip, or panic in CI) without Slurm.
-    fn start() -> Option<Cluster> {
+    /// Brings up munged, slurmctld and slurmd (call from a `#[needs(slurm)]` test only).
+    fn start() -> Cluster {
+        tb_test_support::need(tb_test_support::Need::Slurm);
         let mut bins = HashMap::new();
-        for b in [
-            "munged",
-            "slurmctld",
-            "slurmd",
-            "sbatch",
-            "scancel",
-            "scontrol",
-            "squeue",
-            "sinfo",
-        ] {
-            if let Some(p) = find(b) {
-                bins.insert(b, p);
-            } else {
-                let msg = format!(
-                    "`{b}` not found: install slurm-wlm and munge (apt-get install slurm-wlm munge)"
-                );
-                assert!(std::env::var_os("CI").is_none(), "{msg}");
-                eprintln!("SKIPPED: {msg}");
-                return None;
-            }
+        for b in tb_test_support::SLURM_PROGRAMS {
+            let p = tb_test_support::program(None, &[b]);
+            bins.insert(b, p.unwrap_or_else(|| panic!("`{b}` not found")));
         }
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().to_path_buf();
@@ -195,7 +171,7 @@ impl Cluster {
             ok && out.trim() == "idle"
         })
         .unwrap_or_else(|| panic!("the node did not come up\n{}", c.logs()));
-        Some(c)
+        c
     }
 }
 
@@ -236,19 +212,7 @@ fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> Option<()> {
 }
 
 fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env_remove("THINKINGBOX_DATA")
-        .env("TB_LOG", "error")
-        .env("MOCK_KEY", "sk-mock-not-a-secret")
-        .output()
-        .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    tb_test_support::tb(super::TB, args, &[("MOCK_KEY", "sk-mock-not-a-secret")])
 }
 
 fn status_json(camp: &Path) -> Value {
@@ -283,12 +247,12 @@ fn outcomes(path: &Path) -> BTreeMap<String, (Value, Vec<Value>)> {
     out
 }
 
+#[tb_test_support::needs(slurm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: a one-node Slurm cluster runs a sharded campaign with a kill and a requeue"]
 async fn a_slurm_array_with_a_killed_and_requeued_task_gives_every_key_once() {
     let t0 = Instant::now();
-    let Some(cluster) = tokio::task::spawn_blocking(Cluster::start).await.unwrap() else {
-        return;
-    };
+    let cluster = tokio::task::spawn_blocking(Cluster::start).await.unwrap();
     eprintln!("[{:.1}s] one-node cluster up", t0.elapsed().as_secs_f64());
     let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside");
     let ds = tb_dataset::Dataset::open(&example).unwrap();

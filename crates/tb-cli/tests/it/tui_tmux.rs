@@ -6,12 +6,14 @@
 //! verdict; the same task without its last golden call shows FAIL and the failing field.
 //!
 //! Every wait polls the screen against a deadline; the tmux server is killed at the end, also
-//! when the test fails. Without tmux the test fails in CI (`CI=true`) and skips loudly
-//! otherwise; likewise without the benchmark data.
+//! when the test fails. Without tmux the tests fail in CI (`CI=true`) and are reported as
+//! ignored otherwise (`#[needs(tmux)]`); likewise without the benchmark data.
 
+use super::tb;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+use tb_test_support::Need;
 
 const UID: &str = "sandbox_external_retail_group1.py:test_case_ST002_001";
 const DEADLINE: Duration = Duration::from_mins(1);
@@ -21,35 +23,22 @@ fn shared_data() -> PathBuf {
     tb_test_support::data()
 }
 
-fn have_tmux() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is needed for the tb tui terminal test (.ci/run installs it)"
-        );
-        eprintln!("SKIPPED: tmux not found; the tb tui terminal test did not run");
-    }
-    ok
-}
-
 /// A tmux server of our own (its socket in a temporary folder), killed on drop.
 struct Tmux {
     dir: tempfile::TempDir,
+    tmux: PathBuf,
 }
 
 impl Tmux {
     fn new() -> Tmux {
         Tmux {
             dir: tempfile::tempdir().expect("a temporary folder for the tmux socket"),
+            tmux: tb_test_support::need(Need::Tmux),
         }
     }
 
     fn cmd(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
+        Command::new(&self.tmux)
             .arg("-S")
             .arg(self.dir.path().join("tmux.sock"))
             .args(args)
@@ -156,29 +145,11 @@ fn pane_line_starts(screen: &str, word: &str) -> bool {
         .any(|l| l.trim_start_matches('│').starts_with(word))
 }
 
-fn tb(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(args)
-        .env("TB_LOG", "error")
-        .output()
-        .expect("tb runs");
-    (
-        out.status.code().unwrap_or(-1),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
-}
-
 #[tb_test_support::data_test]
+#[tb_test_support::needs(tmux)]
 #[test]
 fn golden_calls_typed_in_tmux_pass_and_the_saved_record_reads_back() {
     let root = shared_data();
-    if !have_tmux() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("session.jsonl");
     let tmux = Tmux::new();
@@ -243,12 +214,10 @@ fn golden_calls_typed_in_tmux_pass_and_the_saved_record_reads_back() {
 }
 
 #[tb_test_support::data_test]
+#[tb_test_support::needs(tmux)]
 #[test]
 fn without_the_last_golden_call_tmux_shows_fail_and_the_field() {
     let root = shared_data();
-    if !have_tmux() {
-        return;
-    }
     let mut calls = golden_calls(&root);
     calls.pop();
     let tmux = Tmux::new();
@@ -282,12 +251,10 @@ fn without_the_last_golden_call_tmux_shows_fail_and_the_field() {
 }
 
 #[tb_test_support::data_test]
+#[tb_test_support::needs(tmux)]
 #[test]
 fn a_panic_restores_the_terminal() {
     let root = shared_data();
-    if !have_tmux() {
-        return;
-    }
     let tmux = Tmux::new();
     tmux.start(&format!("TB_TUI_TEST_PANIC=1 {}", tui_shell(&root)));
     let screen = tmux.wait("the exit", |s| s.contains("TTY"));
@@ -306,14 +273,12 @@ fn a_panic_restores_the_terminal() {
 /// official MCP Python SDK, `crates/tb-external/tests/fixtures/tiny_library`), played as the
 /// agent: the golden calls reach the server, `/test` passes from its effects, and quitting
 /// tears the server down (its `__reserved__teardown` runs) and reaps it. Needs tmux and the
-/// Python with `mcp` (as `external_servers`): missing, fails in CI and skips loudly otherwise.
+/// Python with `mcp` (as `external_servers`).
+#[tb_test_support::needs(tmux, python_mcp)]
 #[test]
 fn external_servers_in_tmux_pass_and_are_torn_down_on_quit() {
-    use super::external_servers::{fixture, processes_with, sdk_python, servers_file};
-    let Some(py) = sdk_python() else { return };
-    if !have_tmux() {
-        return;
-    }
+    use super::external_servers::{fixture, processes_with, servers_file};
+    let py = tb_test_support::need(Need::PythonMcp);
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-tmux-{}", std::process::id());
     let servers = servers_file(dir.path(), &marker);

@@ -43,15 +43,10 @@ const ALL: &[&[Case]] = &[
 /// Python: `$TB_SERVERS_PYTHON`, else `target/py-tbservers` (fastmcp 3.4.11, mcp 1.30.0,
 /// pydantic 2.14.4; made by `scripts/ci-python-deps.sh`).
 #[tb_test_support::reference_test]
+#[tb_test_support::needs(python_servers)]
 #[test]
 fn reference_servers_still_answer_these_texts() {
-    let Some(py) = tb_test_support::python(
-        "TB_SERVERS_PYTHON",
-        "py-tbservers",
-        "import fastmcp, mcp.server.fastmcp, pydantic, email_validator, dateutil",
-    ) else {
-        return;
-    };
+    let py = tb_test_support::need(tb_test_support::Need::PythonServers);
     let cases: Vec<&Case> = ALL.iter().flat_map(|g| g.iter()).collect();
     let calls: Vec<Value> = cases
         .iter()

@@ -6,36 +6,11 @@
 use crate::common;
 
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use tb_domains::airline::{self, Base};
 use tb_eval::pybody;
+use tb_eval::script_replay::effects_sha256;
 use tb_pyeval::{FixedJudge, TestFile};
-use tb_sandbox::{ServerSession, pyjson};
-
-/// `json.dumps(v, sort_keys=True)` (default separators, ensure_ascii).
-fn sorted(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&m[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
-}
-
-fn effects_sha256(effects: &Value) -> String {
-    let text = pyjson::dumps(&sorted(effects), pyjson::Layout::Default);
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use tb_sandbox::ServerSession;
 
 #[tb_test_support::shared_test]
 #[test]

@@ -6,10 +6,10 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tb_campaign::schedule::{StartOrder, expected_turns, start_order};
+use tb_campaign::store::{Outcome, Scan};
+use tb_campaign::{self as campaign, CampaignFiles, Mode, Observer};
 use tb_core::TrialRecord;
-use tb_eval::campaign::{self, CampaignFiles, Mode, Observer};
-use tb_eval::campaign_schedule::{StartOrder, expected_turns, start_order};
-use tb_eval::campaign_store::{Outcome, Scan};
 use tb_eval::infer::{AgentChoice, Models, RunEnv};
 use tb_eval::offline::OfflineAgent;
 

@@ -1,15 +1,15 @@
 //! Stdio servers that misbehave on purpose (`tests/fixtures/hostile_server.py`, standard
 //! library only): a stderr flood without newlines and with bytes that are not UTF-8, a reply
 //! over the transport's size limit, a child left running after a clean exit, and what the
-//! server sees of tb's environment.
+//! server sees of tb's environment. Needs a Python (`#[needs(python)]`).
 
 use serde_json::Map;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tb_external::{ServerConn, ServersConfig, StartOptions};
 
-fn python() -> Option<PathBuf> {
-    tb_test_support::python("TB_PYTHON", "py-venv", "import json, subprocess")
+fn python() -> PathBuf {
+    tb_test_support::need(tb_test_support::Need::Python)
 }
 
 fn fixture() -> PathBuf {
@@ -17,8 +17,8 @@ fn fixture() -> PathBuf {
 }
 
 /// Starts the hostile server in `mode` with `arg`, plus `extra` YAML lines of its entry.
-async fn start(dir: &Path, mode: &str, arg: &str, extra: &str) -> Option<ServerConn> {
-    let py = python()?;
+async fn start(dir: &Path, mode: &str, arg: &str, extra: &str) -> ServerConn {
+    let py = python();
     let file = dir.join("servers.yaml");
     std::fs::write(
         &file,
@@ -33,7 +33,7 @@ async fn start(dir: &Path, mode: &str, arg: &str, extra: &str) -> Option<ServerC
         python: py.display().to_string(),
         ..StartOptions::default()
     };
-    Some(ServerConn::start(&cfg.servers[0], &opts).await.unwrap())
+    ServerConn::start(&cfg.servers[0], &opts).await.unwrap()
 }
 
 fn text(r: &rmcp::model::CallToolResult) -> String {
@@ -51,6 +51,7 @@ async fn eventually(mut f: impl FnMut() -> bool) -> bool {
     false
 }
 
+#[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stderr_flood_without_newlines_and_bad_bytes_is_drained() {
     let dir = tempfile::tempdir().unwrap();
@@ -59,9 +60,7 @@ async fn a_stderr_flood_without_newlines_and_bad_bytes_is_drained() {
         "    env: {{HOSTILE_MARK: \"{}\", HOSTILE_BIG_MIB: \"17\"}}\n",
         mark.display()
     );
-    let Some(c) = start(dir.path(), "stderr-flood", "64", &extra).await else {
-        return;
-    };
+    let c = start(dir.path(), "stderr-flood", "64", &extra).await;
     // the server got its 64 MiB (one line) and the bad bytes out: it was not blocked
     assert!(eventually(|| mark.exists()).await, "the flood never ended");
     let r = c
@@ -85,19 +84,17 @@ async fn a_stderr_flood_without_newlines_and_bad_bytes_is_drained() {
     c.shutdown(Duration::from_secs(2)).await;
 }
 
+#[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_over_the_size_limit_fails_the_call_at_once_naming_the_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(c) = start(
+    let c = start(
         dir.path(),
         "plain",
         "",
         "    env: {HOSTILE_BIG_MIB: \"17\"}\n",
     )
-    .await
-    else {
-        return;
-    };
+    .await;
     // a budget far beyond the test's own: an error here came from the size, not the clock
     let e = c
         .call("big", Map::new(), Duration::from_hours(1))
@@ -115,19 +112,17 @@ async fn a_reply_over_the_size_limit_fails_the_call_at_once_naming_the_limit() {
     c.shutdown(Duration::from_secs(2)).await;
 }
 
+#[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_under_the_size_limit_passes() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(c) = start(
+    let c = start(
         dir.path(),
         "plain",
         "",
         "    env: {HOSTILE_BIG_MIB: \"15\"}\n",
     )
-    .await
-    else {
-        return;
-    };
+    .await;
     let r = c
         .call("big", Map::new(), Duration::from_mins(2))
         .await
@@ -136,19 +131,17 @@ async fn a_reply_under_the_size_limit_passes() {
     c.shutdown(Duration::from_secs(2)).await;
 }
 
+#[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_sees_the_minimal_environment_and_what_its_entry_names() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(c) = start(
+    let c = start(
         dir.path(),
         "plain",
         "",
         "    env: {EXTRA_FROM_FILE: \"1\"}\n    pass_env: [CARGO, TB_NOT_SET_ANYWHERE]\n",
     )
-    .await
-    else {
-        return;
-    };
+    .await;
     let r = c
         .call("env", Map::new(), Duration::from_mins(1))
         .await
@@ -190,10 +183,10 @@ fn running(pid: i32) -> bool {
     })
 }
 
-async fn child_outlives(mode: &str) -> Option<bool> {
+async fn child_outlives(mode: &str) -> bool {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("child.pid");
-    let c = start(dir.path(), mode, &pidfile.display().to_string(), "").await?;
+    let c = start(dir.path(), mode, &pidfile.display().to_string(), "").await;
     let pid: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
@@ -202,27 +195,25 @@ async fn child_outlives(mode: &str) -> Option<bool> {
     assert!(running(pid), "the server's child is not running");
     // the server exits cleanly when its stdin ends
     c.shutdown(Duration::from_secs(5)).await;
-    Some(!eventually(|| !running(pid)).await)
+    !eventually(|| !running(pid)).await
 }
 
 #[cfg(target_os = "linux")]
+#[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_in_the_servers_group_does_not_outlive_a_clean_exit() {
-    if let Some(outlived) = child_outlives("child").await {
-        assert!(
-            !outlived,
-            "the server's child is still running after shutdown"
-        );
-    }
+    assert!(
+        !child_outlives("child").await,
+        "the server's child is still running after shutdown"
+    );
 }
 
 #[cfg(target_os = "linux")]
+#[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_in_its_own_session_does_not_outlive_a_clean_exit() {
-    if let Some(outlived) = child_outlives("child-session").await {
-        assert!(
-            !outlived,
-            "the server's child (own session) is still running after shutdown"
-        );
-    }
+    assert!(
+        !child_outlives("child-session").await,
+        "the server's child (own session) is still running after shutdown"
+    );
 }

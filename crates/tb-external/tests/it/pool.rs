@@ -1,8 +1,7 @@
 //! The pool of servers started ahead: closing it leaves no server process behind, even one
 //! whose start was still in flight when the close came.
 //!
-//! Python: the library server (`tb_test_support::tiny_library`); missing, the tests fail
-//! under CI and skip loudly otherwise.
+//! Python: the library server (`tb_test_support::tiny_library`; `#[needs(python_mcp)]`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,11 +9,10 @@ use tb_external::pool::ServerPool;
 use tb_external::{ServersConfig, StartOptions};
 use tb_test_support::tiny_library;
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_in_flight_at_the_close_is_torn_down_before_the_close_returns() {
-    let Some(py) = tiny_library::python() else {
-        return;
-    };
+    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
     let marker = format!("tb-ext-pool-close-{}", std::process::id());
     let dir = tempfile::tempdir().unwrap();
     let file =

@@ -7,8 +7,8 @@
 //! is checked too. The server killed mid-session: the next call is an error naming the
 //! transport, not a wait for the call budget.
 //!
-//! Python: `$TB_PYTHON`, else `target/py-venv/bin/python` (scripts/ci-python-deps.sh). Without
-//! it the tests fail under CI (`CI=true`) and skip loudly otherwise.
+//! Python: `$TB_PYTHON`, else `target/py-venv/bin/python` (scripts/ci-python-deps.sh;
+//! `#[needs(python_mcp)]`).
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -26,12 +26,8 @@ fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny_library")
 }
 
-fn sdk_python() -> Option<PathBuf> {
-    tb_test_support::python(
-        "TB_PYTHON",
-        "py-venv",
-        "import mcp.server.fastmcp, mcp.server.sse, uvicorn, anyio",
-    )
+fn sdk_python() -> PathBuf {
+    tb_test_support::need(tb_test_support::Need::PythonMcp)
 }
 
 /// The library server on a free port, killed and reaped when dropped.
@@ -104,9 +100,10 @@ fn task() -> tb_core::Task {
         .unwrap()
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_sdk_server_over_sse_runs_a_whole_session() {
-    let Some(py) = sdk_python() else { return };
+    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("teardown.log");
     let server = PyServer::start(&py, &log);
@@ -178,9 +175,10 @@ async fn an_sdk_server_over_sse_runs_a_whole_session() {
     tools.shutdown().await;
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_killed_mid_session_fails_the_next_call() {
-    let Some(py) = sdk_python() else { return };
+    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
     let mut server = PyServer::start(&py, &dir.path().join("teardown.log"));
     let task = task();
@@ -210,9 +208,10 @@ async fn the_server_killed_mid_session_fails_the_next_call() {
     tools.shutdown().await;
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_dying_under_a_pending_call_fails_it() {
-    let Some(py) = sdk_python() else { return };
+    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
     let server = PyServer::start(&py, &dir.path().join("teardown.log"));
     let tools = server.tools(SECRET);

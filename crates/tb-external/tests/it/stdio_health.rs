@@ -4,16 +4,15 @@
 //! abandoned by its caller before the server's own budget (a client-side timeout shorter than
 //! `--server-call-timeout`) leaves the server marked broken (it is busy or hung with it).
 //!
-//! Python: the library server (`tb_test_support::tiny_library`); missing, the tests fail
-//! under CI and skip loudly otherwise.
+//! Python: the library server (`tb_test_support::tiny_library`; `#[needs(python_mcp)]`).
 
 use serde_json::Map;
 use std::time::Duration;
 use tb_external::{ServerConn, ServersConfig, StartOptions};
 use tb_test_support::tiny_library;
 
-async fn conn(marker: &str) -> Option<(ServerConn, tempfile::TempDir)> {
-    let py = tiny_library::python()?;
+async fn conn(marker: &str) -> (ServerConn, tempfile::TempDir) {
+    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
     let dir = tempfile::tempdir().unwrap();
     let file = tiny_library::servers_file(dir.path(), marker, "");
     let cfg = ServersConfig::load(&file).unwrap();
@@ -22,15 +21,14 @@ async fn conn(marker: &str) -> Option<(ServerConn, tempfile::TempDir)> {
         ..StartOptions::default()
     };
     let c = ServerConn::start(&cfg.servers[0], &opts).await.unwrap();
-    Some((c, dir))
+    (c, dir)
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_server_whose_process_died_is_broken() {
     let marker = format!("tb-ext-dead-{}", std::process::id());
-    let Some((mut c, _dir)) = conn(&marker).await else {
-        return;
-    };
+    let (mut c, _dir) = conn(&marker).await;
     assert!(!c.is_broken() && c.is_alive());
     let pid = c.pid().unwrap();
     let killed = std::process::Command::new("kill")
@@ -57,12 +55,11 @@ async fn a_stdio_server_whose_process_died_is_broken() {
     assert!(tiny_library::pids_with(&marker).is_empty());
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_abandoned_before_its_budget_marks_the_server_broken() {
     let marker = format!("tb-ext-abandon-{}", std::process::id());
-    let Some((c, _dir)) = conn(&marker).await else {
-        return;
-    };
+    let (c, _dir) = conn(&marker).await;
     // the caller gives up first (its own, shorter timeout); the server is still in the call
     let gave_up = tokio::time::timeout(
         Duration::from_millis(300),

@@ -2,8 +2,8 @@
 //! server over Streamable HTTP, lists a retail task's tools, replays its golden calls, and the
 //! effects then match the golden hash; every text it received is the in-process text.
 //!
-//! Python is found in `$TB_PYTHON`, then `target/py-venv/bin/python`, then `python3`. Without
-//! python or the `mcp` package the test fails under CI (`CI=true`) and skips loudly otherwise.
+//! Python is found in `$TB_PYTHON`, then `target/py-venv/bin/python`, then `python3`
+//! (`#[needs(python_mcp)]`).
 
 use crate::common;
 
@@ -13,12 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use tb_mcp::{HttpOptions, Limits};
 
-fn python() -> Option<PathBuf> {
-    tb_test_support::python(
-        "TB_PYTHON",
-        "py-venv",
-        "import mcp.client.streamable_http, mcp.client.session",
-    )
+fn python() -> PathBuf {
+    tb_test_support::need(tb_test_support::Need::PythonMcp)
 }
 
 /// Runs the Python script against a server for one task and checks everything it saw.
@@ -111,9 +107,10 @@ async fn replay_with_python(py: &Path, root: &Path, task_id: &str) {
     server.shutdown().await.unwrap();
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_replays_a_retail_task_from_the_bundled_example() {
-    let Some(py) = python() else { return };
+    let py = python();
     replay_with_python(
         &py,
         &example_root(),
@@ -123,9 +120,10 @@ async fn python_sdk_replays_a_retail_task_from_the_bundled_example() {
 }
 
 #[tb_test_support::data_test]
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_replays_a_benchmark_retail_task() {
-    let Some(py) = python() else { return };
+    let py = python();
     let root = shared_data();
     // The first retail task of the benchmark that writes something.
     let inproc = InProcess::open(&root);

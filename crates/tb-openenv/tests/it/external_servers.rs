@@ -21,10 +21,6 @@ const GUARD: Duration = Duration::from_mins(2);
 
 use tb_test_support::tiny_library::{pids_with, root as fixture};
 
-fn sdk_python() -> Option<PathBuf> {
-    tb_test_support::tiny_library::python()
-}
-
 /// Waits (bounded) until no process holds `marker`; how many are left.
 async fn settle(marker: &str) -> usize {
     for _ in 0..200 {
@@ -117,9 +113,10 @@ async fn start(
     (server, ext)
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one() {
-    let Some(py) = sdk_python() else { return };
+    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
     let dir = tempfile::tempdir().unwrap();
     let mock = mock().await;
     let config = write_config(dir.path(), &mock);
@@ -209,9 +206,10 @@ async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one
     assert!(pids_with(&marker).is_empty());
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
-    let Some(py) = sdk_python() else { return };
+    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
     let dir = tempfile::tempdir().unwrap();
     let mock = mock().await;
     let config = write_config(dir.path(), &mock);
@@ -273,9 +271,10 @@ async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
     ext.shutdown().await;
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_pool_is_up_before_the_first_reset_and_gone_after() {
-    let Some(py) = sdk_python() else { return };
+    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
     let dir = tempfile::tempdir().unwrap();
     let mock = mock().await;
     let config = write_config(dir.path(), &mock);

@@ -4,10 +4,9 @@
 //! The script (tests/py/openenv_episode.py) also scans every raw frame it received, including
 //! an error frame, for hidden fields.
 //!
-//! Python is found in `$TB_OPENENV_PYTHON`, then `target/py-openenv/bin/python` (made by
-//! scripts/ci-python-deps.sh), then `target/py-venv/bin/python`, then `python3`; the first
-//! with `openenv` >= 0.4.1 importable is used. None: the test FAILS when `CI=true`, and is
-//! skipped loudly otherwise. The user and judge models are the in-process mock model server.
+//! Python is `tb_test_support::Need::PythonOpenenv` (`$TB_OPENENV_PYTHON`, then
+//! `target/py-openenv`, made by scripts/ci-python-deps.sh, then `python3`). The user and judge
+//! models are the in-process mock model server.
 
 use crate::common;
 
@@ -17,63 +16,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tb_dataset::Dataset;
 use tb_eval::sandbox::Sandbox;
-
-fn version_at_least(v: &str, min: (u64, u64, u64)) -> bool {
-    let mut parts = v.split('.').map(|p| {
-        p.chars()
-            .take_while(char::is_ascii_digit)
-            .collect::<String>()
-            .parse::<u64>()
-            .unwrap_or(0)
-    });
-    let got = (
-        parts.next().unwrap_or(0),
-        parts.next().unwrap_or(0),
-        parts.next().unwrap_or(0),
-    );
-    got >= min
-}
-
-/// A Python interpreter with `openenv` >= 0.4.1, or None (after failing under CI).
-fn python() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut candidates: Vec<PathBuf> = std::env::var_os("TB_OPENENV_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .collect();
-    candidates.push(root.join("target/py-openenv/bin/python"));
-    candidates.push(root.join("target/py-venv/bin/python"));
-    candidates.push(PathBuf::from("python3"));
-    let mut tried = Vec::new();
-    for c in candidates {
-        let out = std::process::Command::new(&c)
-            .args([
-                "-c",
-                "import importlib.metadata as m, openenv.core; print(m.version('openenv'))",
-            ])
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {
-                let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
-                if version_at_least(&v, (0, 4, 1)) {
-                    return Some(c);
-                }
-                tried.push(format!("{} (openenv {v} < 0.4.1)", c.display()));
-            }
-            _ => tried.push(format!("{} (no openenv)", c.display())),
-        }
-    }
-    let msg = format!(
-        "python with the PyPI `openenv` package (>= 0.4.1) not found (tried {}); run scripts/ci-python-deps.sh or set TB_OPENENV_PYTHON",
-        tried.join(", ")
-    );
-    assert!(
-        !std::env::var("CI").is_ok_and(|v| v == "true"),
-        "{msg}; CI needs it"
-    );
-    eprintln!("SKIPPED: {msg}");
-    None
-}
 
 /// Starts a server on `data` restricted to `test_list`, writes the spec for these tasks, runs
 /// the Python client, and checks its verdicts.
@@ -147,9 +89,10 @@ async fn play(py: &Path, data: &Path, test_list: &Path, uids: &[&str]) {
     server.shutdown().await.unwrap();
 }
 
+#[tb_test_support::needs(python_openenv)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pypi_openenv_client_plays_the_bundled_retail_example() {
-    let Some(py) = python() else { return };
+    let py = tb_test_support::need(tb_test_support::Need::PythonOpenenv);
     let data = example();
     play(
         &py,
@@ -161,10 +104,11 @@ async fn pypi_openenv_client_plays_the_bundled_retail_example() {
 }
 
 #[tb_test_support::data_test]
+#[tb_test_support::needs(python_openenv)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pypi_openenv_client_plays_a_benchmark_retail_task() {
     let data = benchmark_data();
-    let Some(py) = python() else { return };
+    let py = tb_test_support::need(tb_test_support::Need::PythonOpenenv);
     play(
         &py,
         &data,

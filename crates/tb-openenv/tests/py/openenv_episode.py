@@ -2,7 +2,7 @@
 
 Usage: python openenv_episode.py SPEC.json
 
-SPEC.json (written by crates/tb-openenv/tests/python_client.rs):
+SPEC.json (written by crates/tb-openenv/tests/it/python_client.rs):
   {"base_url": "http://127.0.0.1:PORT",
    "episodes": [{"test_uid": "...", "calls": [[tool, {args}], ...],
                  "closing": "... <DONE>", "expect_reward": 1.0, "expect_reward_type": "pass"}],

@@ -268,15 +268,10 @@ fn escaped(s: &str) -> String {
 /// How many generated expressions the differential test runs.
 const CASES: usize = 10_000;
 
+#[tb_test_support::needs(python)]
 #[test]
 fn generated_expressions_agree_with_cpython() {
-    let Some(python) = tb_test_support::python(
-        "TB_PYTHON",
-        "py-venv",
-        "import sys; assert sys.version_info >= (3, 11)",
-    ) else {
-        return;
-    };
+    let python = tb_test_support::need(tb_test_support::Need::Python);
     let mut runner = TestRunner::new_with_rng(
         Config::default(),
         TestRng::from_seed(RngAlgorithm::ChaCha, &[35; 32]),

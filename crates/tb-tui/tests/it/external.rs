@@ -7,7 +7,8 @@
 //! system error (no panic, no hang); every server process is reaped when the session closes.
 //!
 //! Python: `$TB_PYTHON` (with `mcp`), else target/py-venv from scripts/ci-python-deps.sh;
-//! missing, the tests fail under CI (`CI=true`) and skip loudly otherwise.
+//! missing, the tests fail under CI (`CI=true`) and are ignored otherwise
+//! (`#[needs(python_mcp)]`).
 
 use super::app::{client, drive, notes, rt, screen, shown, type_line, typed};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use tb_tui::{Play, Setup};
 
 const LEND: &str = "tiny_library.py:test_tl001_lend";
 
+use tb_test_support::Need;
 use tb_test_support::tiny_library::{self, pids_with};
 
 /// A servers.yaml running the library server with `marker` on its command line (to find
@@ -120,11 +122,10 @@ fn last_verdict_note(app: &App) -> (NoteKind, String) {
         .expect("a verdict")
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn a_remote_session_lists_calls_shows_effects_and_grades_as_tb_infer() {
-    let Some(py) = tiny_library::python() else {
-        return;
-    };
+    let py = tb_test_support::need(Need::PythonMcp);
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-ext-{}", std::process::id());
@@ -232,11 +233,10 @@ fn a_remote_session_lists_calls_shows_effects_and_grades_as_tb_infer() {
     );
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn a_killed_server_is_a_system_error_not_a_panic_and_is_reaped() {
-    let Some(py) = tiny_library::python() else {
-        return;
-    };
+    let py = tb_test_support::need(Need::PythonMcp);
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-kill-{}", std::process::id());
@@ -297,11 +297,10 @@ fn a_killed_server_is_a_system_error_not_a_panic_and_is_reaped() {
     assert!(reaped(pids[0]), "the killed server is reaped");
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn a_model_agent_plays_on_the_server_and_a_crash_mid_turn_is_a_system_error() {
-    let Some(py) = tiny_library::python() else {
-        return;
-    };
+    let py = tb_test_support::need(Need::PythonMcp);
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-model-{}", std::process::id());
@@ -361,11 +360,10 @@ fn a_model_agent_plays_on_the_server_and_a_crash_mid_turn_is_a_system_error() {
     assert!(reaped(pids[0]), "the crashed server is reaped");
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn quitting_stops_a_hung_call_and_reaps_the_server() {
-    let Some(py) = tiny_library::python() else {
-        return;
-    };
+    let py = tb_test_support::need(Need::PythonMcp);
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("tb-tui-hang-{}", std::process::id());
@@ -410,11 +408,10 @@ fn quitting_stops_a_hung_call_and_reaps_the_server() {
     assert!(reaped(pids[0]), "the hung server is killed and reaped");
 }
 
+#[tb_test_support::needs(python_mcp)]
 #[test]
 fn a_server_that_does_not_start_is_a_clear_error() {
-    let Some(py) = tiny_library::python() else {
-        return;
-    };
+    let py = tb_test_support::need(Need::PythonMcp);
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     // A server whose command prints to stderr and exits.

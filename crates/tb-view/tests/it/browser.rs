@@ -7,28 +7,18 @@
 //! `target/tb-view-screenshots/` for review.
 //!
 //! Needs `chromium` and `chromedriver` (Debian: `apt-get install chromium chromium-driver`;
-//! or `TB_CHROMIUM` and `TB_CHROMEDRIVER`). Compiled as ignored, with the reason, when
-//! Chromium was not found at build time outside CI; in CI it runs and fails without them.
+//! or `TB_CHROMIUM` and `TB_CHROMEDRIVER`): `#[needs(chromium)]`, ignored with the reason when
+//! they were not found at build time outside CI; in CI it runs and fails without them.
 
 use crate::{Server, fixture};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn find(env: &str, names: &[&str]) -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(env) {
-        return Some(PathBuf::from(p));
-    }
-    let paths = std::env::var_os("PATH")?;
-    std::env::split_paths(&paths)
-        .flat_map(|d| names.iter().map(move |n| d.join(n)))
-        .find(|p| p.is_file())
-}
 
 /// chromedriver on a free port, killed on drop.
 struct Driver {
@@ -276,26 +266,16 @@ fn base64_decode(s: &str) -> Vec<u8> {
     out
 }
 
+#[tb_test_support::needs(chromium)]
 #[test]
-#[cfg_attr(
-    tb_no_chromium,
-    ignore = "chromium not found when the tests were built (apt-get install chromium chromium-driver, or set TB_CHROMIUM and TB_CHROMEDRIVER) and rebuild; CI fails instead"
-)]
 fn click_through_the_viewer_in_headless_chromium() {
-    let in_ci = std::env::var_os("CI").is_some();
-    let (Some(chromium), Some(chromedriver)) = (
-        find(
-            "TB_CHROMIUM",
-            &["chromium", "chromium-browser", "google-chrome"],
-        ),
-        find("TB_CHROMEDRIVER", &["chromedriver"]),
-    ) else {
-        assert!(
-            !in_ci,
-            "chromium and chromedriver are needed for the browser test (.ci/run installs them)"
-        );
-        panic!("chromium and chromedriver were found at build time but are gone now");
-    };
+    tb_test_support::need(tb_test_support::Need::Chromium);
+    let found = |env, names| tb_test_support::program(Some(env), names).expect("found by need()");
+    let chromium = found(
+        "TB_CHROMIUM",
+        &["chromium", "chromium-browser", "google-chrome"],
+    );
+    let chromedriver = found("TB_CHROMEDRIVER", &["chromedriver"]);
     let dir = tempfile::tempdir().expect("tempdir");
     let evil = dir.path().join("hostile.jsonl");
     let rec = crate::hostile::evil_record("hostile.py:t", 0);

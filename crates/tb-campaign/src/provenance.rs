@@ -76,22 +76,7 @@ pub fn bundle_hash(root: &Path, files: &[PathBuf]) -> std::io::Result<String> {
 
 /// `v` as canonical JSON: object keys sorted at every level, no whitespace.
 pub fn canonical_json(v: &Value) -> String {
-    fn sort(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for k in keys {
-                    out.insert(k.clone(), sort(&m[k]));
-                }
-                Value::Object(out)
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
-            other => other.clone(),
-        }
-    }
-    sort(v).to_string()
+    tb_sandbox::pyjson::sort_keys(v).to_string()
 }
 
 /// sha256 of the canonical JSON of `v`, `sha256:<hex>`.
@@ -248,9 +233,9 @@ pub struct RunInputs<'a> {
     /// Budget of one attempt.
     pub attempt_timeout: Option<std::time::Duration>,
     /// The tool surface the model is shown.
-    pub surface: &'a crate::surface::Surface,
+    pub surface: &'a tb_eval::surface::Surface,
     /// The prompts.
-    pub prompts: &'a crate::prompts::Prompts,
+    pub prompts: &'a tb_eval::prompts::Prompts,
     /// The campaign a shard belongs to (`tb campaign run`).
     pub campaign: Option<&'a Value>,
     /// Where the tools run.
@@ -355,17 +340,17 @@ pub struct RunManifest<'a> {
     /// The run's provenance.
     pub run: &'a RunProvenance,
     /// The run's environment (agent, prompts, provenance).
-    pub env: &'a crate::infer::RunEnv,
+    pub env: &'a tb_eval::infer::RunEnv,
     /// The task ids in run order.
     pub ids: &'a [&'a str],
     /// Attempts per task.
     pub repeat: u32,
     /// The shard (`i/n`).
-    pub shard: Option<crate::campaign::Shard>,
+    pub shard: Option<crate::Shard>,
     /// Planned attempt keys.
     pub keys: usize,
     /// The output files.
-    pub files: &'a crate::campaign::CampaignFiles,
+    pub files: &'a crate::CampaignFiles,
 }
 
 impl RunManifest<'_> {

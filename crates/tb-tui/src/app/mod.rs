@@ -2,7 +2,7 @@
 //! asks for [`Job`]s and never touches the terminal. Everything `tb tui` does is decided
 //! here; [`crate::view`] draws it and [`crate::term`] runs it in a terminal.
 
-use crate::effects::{Effects, LineKind};
+use crate::effects::Effects;
 use crate::input::Input;
 use crate::jobs::{Done, Failure, Gate, Job, Progress, Stop, TestJob, ToolJob, TurnJob, UserJob};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -15,6 +15,9 @@ use tb_eval::infer::RunEnv;
 use tb_eval::sandbox::TaskSession;
 use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::RemoteTools;
+
+mod commands;
+pub use commands::{COMMANDS, signature, skeleton};
 
 /// Who the person at the keyboard plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,39 +109,6 @@ pub enum Entry {
     /// A note from `tb`.
     Note(NoteKind, String),
 }
-
-/// The slash commands, for `/help` and completion.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "this help"),
-    ("/quit", "leave (also Ctrl-C)"),
-    (
-        "/effects",
-        "the effects in full: changes, and what still differs from the golden state",
-    ),
-    (
-        "/test [FILE.py:TEST]",
-        "run the task's checks (or another task's) on the current state",
-    ),
-    (
-        "/conversation",
-        "the raw provider messages of the agent model",
-    ),
-    ("/tool", "list the tools"),
-    (
-        "/tool NAME",
-        "a tool's parameters (Tab after the name writes an argument skeleton)",
-    ),
-    ("/tool NAME {json}", "call a tool yourself (as the agent)"),
-    ("/user", "let the simulated user write the next user turn"),
-    (
-        "/user context [TEXT]",
-        "show, or set, what the simulated user knows",
-    ),
-    (
-        "/save FILE",
-        "write the session as a trial record (tb show, tb run-test, tb agg read it)",
-    ),
-];
 
 /// The app.
 pub struct App {
@@ -946,121 +916,6 @@ impl App {
 
     // ---- commands ---------------------------------------------------------------------
 
-    fn command(&mut self, cmd: &str) -> Vec<Job> {
-        let (name, rest) = match cmd.split_once(char::is_whitespace) {
-            Some((n, r)) => (n, r.trim()),
-            None => (cmd, ""),
-        };
-        match name {
-            "help" => self.help(),
-            "quit" | "exit" => self.quit = true,
-            "effects" => {
-                let lines = self.effects.lines();
-                self.note(NoteKind::Info, "Effects:".into());
-                for (k, l) in lines {
-                    self.note(
-                        match k {
-                            LineKind::Good => NoteKind::Pass,
-                            LineKind::Bad => NoteKind::Fail,
-                            _ => NoteKind::Detail,
-                        },
-                        l,
-                    );
-                }
-            }
-            "test" => return self.test(rest, None),
-            "save" => {
-                if rest.is_empty() {
-                    self.note(NoteKind::Error, "/save FILE: give the file to write".into());
-                    return Vec::new();
-                }
-                return self.test("", Some(PathBuf::from(rest)));
-            }
-            "conversation" => self.conversation(),
-            "tool" => return self.tool(rest),
-            "user" => {
-                if let Some(ctx) = rest.strip_prefix("context") {
-                    let ctx = ctx.trim();
-                    if ctx.is_empty() {
-                        let c = if self.user_context.is_empty() {
-                            "(none)".to_string()
-                        } else {
-                            self.user_context.clone()
-                        };
-                        self.note(NoteKind::Info, "The simulated user's context:".into());
-                        for l in c.lines() {
-                            self.note(NoteKind::Detail, format!("  {l}"));
-                        }
-                    } else {
-                        self.user_context = ctx.to_string();
-                        self.note(
-                            NoteKind::Info,
-                            "The simulated user's context is set.".into(),
-                        );
-                    }
-                    return Vec::new();
-                }
-                if !rest.is_empty() {
-                    self.note(
-                        NoteKind::Error,
-                        "/user takes no text (or: /user context TEXT)".into(),
-                    );
-                    return Vec::new();
-                }
-                if self.busy.is_some() {
-                    self.note(
-                        NoteKind::Error,
-                        "busy: wait until the current turn ends".into(),
-                    );
-                    return Vec::new();
-                }
-                if self.play == Play::Watch {
-                    self.note(
-                        NoteKind::Info,
-                        "In watch mode the simulated user plays by itself.".into(),
-                    );
-                    return Vec::new();
-                }
-                if self.finished.is_some() {
-                    self.note(NoteKind::Info, "The episode has ended.".into());
-                    return Vec::new();
-                }
-                return self.simulated_user(true);
-            }
-            other => self.note(
-                NoteKind::Error,
-                format!("unknown command /{other}: /help lists them"),
-            ),
-        }
-        Vec::new()
-    }
-
-    fn help(&mut self) {
-        self.note(NoteKind::Info, "Commands:".into());
-        for (c, d) in COMMANDS {
-            self.note(NoteKind::Detail, format!("  {c:<22} {d}"));
-        }
-        self.note(NoteKind::Info, "Keys:".into());
-        for (k, d) in [
-            (
-                "Enter",
-                "sends a line that starts with /; otherwise a new line",
-            ),
-            ("Esc+Enter, Alt+Enter", "sends the text"),
-            ("Tab", "completes commands, tool names and arguments"),
-            ("Up, Down", "history (on the first/last line of the box)"),
-            ("PgUp, PgDn", "scroll the conversation; F7/F8 the effects"),
-            ("Ctrl-O", "fold or unfold tool results"),
-            (
-                "Ctrl-P, Ctrl-N",
-                "watch: pause or resume; one step while paused",
-            ),
-            ("Ctrl-C", "quit"),
-        ] {
-            self.note(NoteKind::Detail, format!("  {k:<22} {d}"));
-        }
-    }
-
     fn conversation(&mut self) {
         if self.busy.is_some() {
             self.note(
@@ -1096,109 +951,6 @@ impl App {
                 }
             }
         }
-    }
-
-    fn tool(&mut self, rest: &str) -> Vec<Job> {
-        if rest.is_empty() {
-            self.note(NoteKind::Info, format!("{} tools:", self.tools.specs.len()));
-            let lines: Vec<String> = self
-                .tools
-                .specs
-                .iter()
-                .map(|t| format!("  {}", signature(&t.name, &t.parameters)))
-                .collect();
-            for l in lines {
-                self.note(NoteKind::Detail, l);
-            }
-            return Vec::new();
-        }
-        let (name, args) = match rest.split_once(char::is_whitespace) {
-            Some((n, a)) => (n, a.trim()),
-            None => (rest, ""),
-        };
-        let Some(spec) = self.tools.specs.iter().find(|t| t.name == name).cloned() else {
-            let near: Vec<&str> = self
-                .tools
-                .specs
-                .iter()
-                .map(|t| t.name.as_str())
-                .filter(|n| n.contains(name) || name.contains(n))
-                .take(5)
-                .collect();
-            self.note(
-                NoteKind::Error,
-                format!(
-                    "no tool `{name}`{}",
-                    if near.is_empty() {
-                        "; /tool lists them".to_string()
-                    } else {
-                        format!("; did you mean {}?", near.join(", "))
-                    }
-                ),
-            );
-            return Vec::new();
-        };
-        if args.is_empty() {
-            self.note(NoteKind::Info, signature(&spec.name, &spec.parameters));
-            for l in spec.description.trim().lines() {
-                self.note(NoteKind::Detail, format!("  {l}"));
-            }
-            for (p, v, req) in params(&spec.parameters) {
-                let desc = v
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                self.note(
-                    NoteKind::Detail,
-                    format!(
-                        "  - {p}: {}{}{}",
-                        type_of(&v),
-                        if req { " (required)" } else { "" },
-                        if desc.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" - {desc}")
-                        }
-                    ),
-                );
-            }
-            return Vec::new();
-        }
-        if self.play != Play::Agent {
-            self.note(
-                NoteKind::Error,
-                "Calling tools is the agent's part: play it with --play agent.".into(),
-            );
-            return Vec::new();
-        }
-        if self.finished.is_some() {
-            self.note(
-                NoteKind::Error,
-                "The episode has ended: /test, /save FILE or /quit.".into(),
-            );
-            return Vec::new();
-        }
-        let arguments: Value = match serde_json::from_str(args) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) => {
-                self.note(
-                    NoteKind::Error,
-                    "/tool NAME {json}: the arguments must be a JSON object".into(),
-                );
-                return Vec::new();
-            }
-            Err(e) => {
-                self.note(
-                    NoteKind::Error,
-                    format!("/tool {name}: the arguments are not valid JSON: {e}"),
-                );
-                return Vec::new();
-            }
-        };
-        self.call_tool(name, arguments)
     }
 
     /// Calls a tool as the agent would: the call and its response join the conversation,
@@ -1597,77 +1349,4 @@ fn now_or_never<F: std::future::Future>(f: F) -> Option<F::Output> {
         std::task::Poll::Ready(v) => Some(v),
         std::task::Poll::Pending => None,
     }
-}
-
-/// `(name, schema, required)` of a tool's parameters, in schema order.
-fn params(schema: &Value) -> Vec<(String, Value, bool)> {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| {
-            p.iter()
-                .map(|(k, v)| (k.clone(), v.clone(), required.contains(&k.as_str())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// A parameter's type, from its schema (`anyOf` members joined by `|`).
-fn type_of(v: &Value) -> String {
-    if let Some(t) = v.get("type") {
-        return match t {
-            Value::String(s) => s.clone(),
-            Value::Array(a) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join("|"),
-            _ => "any".into(),
-        };
-    }
-    if let Some(a) = v.get("anyOf").and_then(Value::as_array) {
-        return a.iter().map(type_of).collect::<Vec<_>>().join("|");
-    }
-    if v.get("$ref").is_some() || v.get("properties").is_some() {
-        return "object".into();
-    }
-    "any".into()
-}
-
-/// `name(a: string*, b: integer)`: `*` marks required parameters.
-pub fn signature(name: &str, schema: &Value) -> String {
-    let ps: Vec<String> = params(schema)
-        .iter()
-        .map(|(p, v, req)| format!("{p}: {}{}", type_of(v), if *req { "*" } else { "" }))
-        .collect();
-    format!("{name}({})", ps.join(", "))
-}
-
-/// An argument skeleton: the required parameters with empty values of their types.
-pub fn skeleton(schema: &Value) -> String {
-    let mut m = Map::new();
-    for (p, v, req) in params(schema) {
-        if !req {
-            continue;
-        }
-        let t = type_of(&v);
-        let first = t.split('|').next().unwrap_or("");
-        m.insert(
-            p,
-            match first {
-                "string" => json!(""),
-                "integer" | "number" => json!(0),
-                "boolean" => json!(false),
-                "array" => json!([]),
-                "object" => json!({}),
-                _ => Value::Null,
-            },
-        );
-    }
-    Value::Object(m).to_string()
 }

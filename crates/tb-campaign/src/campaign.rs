@@ -11,17 +11,17 @@
 //! - [`Shard`] partitions keys by a hash of the key, so shards are independent jobs.
 //! - The output is locked while a run writes it: two runs cannot interleave.
 //!
-//! `docs/campaigns.md` has the rules; [`crate::campaign_store`] reads the files back.
+//! `docs/campaigns.md` has the rules; [`crate::store`] reads the files back.
 
-use crate::campaign_schedule::{self, StartOrder};
-use crate::campaign_store::{Outcome, RecordInfo, Scan, StoreError};
-use crate::infer::{AgentChoice, Models, RunEnv, attempt_with, system_error_record};
+use crate::schedule::{self, StartOrder};
+use crate::store::{Outcome, RecordInfo, Scan, StoreError};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tb_core::{Task, TrialRecord, attempt_key};
+use tb_eval::infer::{AgentChoice, Models, RunEnv, attempt_with, system_error_record};
 
 /// Errors of a campaign.
 #[derive(Debug, thiserror::Error)]
@@ -526,11 +526,11 @@ async fn write_batch(
 /// as it ends: verdicts to the output, system and test errors to the errors sidecar. Records
 /// that end together are synced together. An attempt that panics becomes a system error
 /// (`Panic`); no key is dropped. With `remote`, each attempt runs in a session of that
-/// remote tool backend ([`crate::infer::attempt_with`]). Attempts start in the plan's order
+/// remote tool backend ([`tb_eval::infer::attempt_with`]). Attempts start in the plan's order
 /// ([`StartOrder::Plan`]); [`run_ordered`] takes another.
 pub async fn run(
     env: Arc<RunEnv>,
-    remote: Option<Arc<dyn crate::tools::RemoteTools>>,
+    remote: Option<Arc<dyn tb_eval::tools::RemoteTools>>,
     choice: AgentChoice,
     opened: &mut Opened,
     concurrency: usize,
@@ -548,12 +548,12 @@ pub async fn run(
     .await
 }
 
-/// [`run`] with the attempts started in `order` ([`crate::campaign_schedule`]): `concurrency`
+/// [`run`] with the attempts started in `order` ([`crate::schedule`]): `concurrency`
 /// slots each take the next attempt of that order when they free, so every attempt left in
 /// `opened` is started exactly once.
 pub async fn run_ordered(
     env: Arc<RunEnv>,
-    remote: Option<Arc<dyn crate::tools::RemoteTools>>,
+    remote: Option<Arc<dyn tb_eval::tools::RemoteTools>>,
     choice: AgentChoice,
     opened: &mut Opened,
     concurrency: usize,
@@ -564,9 +564,9 @@ pub async fn run_ordered(
     let slots = concurrency.max(1).min(todo.len());
     let weights: Vec<u64> = todo
         .iter()
-        .map(|p| campaign_schedule::expected_turns(&p.task))
+        .map(|p| schedule::expected_turns(&p.task))
         .collect();
-    let order = Arc::new(campaign_schedule::start_order(&weights, slots, order));
+    let order = Arc::new(schedule::start_order(&weights, slots, order));
     let todo = Arc::new(todo);
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
