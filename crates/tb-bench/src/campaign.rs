@@ -84,32 +84,32 @@ pub(super) fn campaign(
 /// A model client for a role of the mock server (Chat Completions, no retries to wait on).
 #[cfg(feature = "mock")]
 pub(super) fn mock_client(
-    server: &tb_llm::mock::MockServer,
+    server: &tb_mock_model::MockServer,
     role: &str,
     timeout_s: f64,
 ) -> Result<tb_llm::LlmClient> {
-    let mut c = tb_llm::LlmConfig::chat(&server.url(role, tb_llm::mock::Api::Chat), "mock");
+    let mut c = tb_llm::LlmConfig::chat(&server.url(role, tb_mock_model::Api::Chat), "mock");
     c.timeout = timeout_s;
     Ok(tb_llm::LlmClient::new(&c)?)
 }
 
 /// The run environments of a golden campaign against the mock model server, one per task: the
-/// task's own agent role (`t<i>`) plays its golden calls ([`tb_llm::mock::ToolPlayer`]), the
+/// task's own agent role (`t<i>`) plays its golden calls ([`tb_mock_model::ToolPlayer`]), the
 /// server's `user` role is the simulated user and its `judge` role answers "Yes.". Shared by
 /// the offline campaign and `latency_campaign`, which differ only in their timeouts. Build it
 /// on the runtime that runs the attempts, so the clients share its connection pool.
 #[cfg(feature = "mock")]
 pub(super) fn golden_mock_envs(
-    server: &tb_llm::mock::MockServer,
+    server: &tb_mock_model::MockServer,
     inp: &GoldenInputs<'_>,
     client_timeout_s: f64,
     message_timeout: Duration,
 ) -> Result<Vec<std::sync::Arc<tb_eval::infer::RunEnv>>> {
     use std::sync::Arc;
     use tb_eval::infer::{Dump, Models, RunEnv};
-    use tb_llm::mock::{ContextUser, Reply, ToolPlayer};
+    use tb_mock_model::{ContextUser, Reply, ToolPlayer};
     server.set_script("user", ContextUser);
-    server.set_script("judge", |_: &tb_llm::mock::MockRequest| {
+    server.set_script("judge", |_: &tb_mock_model::MockRequest| {
         Reply::Text("Yes.".into())
     });
     let mut scenarios = HashMap::new();
@@ -173,9 +173,9 @@ pub(super) struct GoldenInputs<'a> {
 /// repetition: it keeps request counts, not requests, and reads tool names, not schemas
 /// ([`MockOptions::lean`]); it and the clients are set up once, outside the timed part.
 ///
-/// [`ToolPlayer`]: tb_llm::mock::ToolPlayer
-/// [`ContextUser`]: tb_llm::mock::ContextUser
-/// [`MockOptions::lean`]: tb_llm::mock::MockOptions::lean
+/// [`ToolPlayer`]: tb_mock_model::ToolPlayer
+/// [`ContextUser`]: tb_mock_model::ContextUser
+/// [`MockOptions::lean`]: tb_mock_model::MockOptions::lean
 /// [`AgentChoice::Model`]: tb_eval::infer::AgentChoice::Model
 #[cfg(feature = "mock")]
 pub(super) fn campaign_llm(
@@ -185,7 +185,7 @@ pub(super) fn campaign_llm(
 ) -> Result<Value> {
     use std::sync::Arc;
     use tb_eval::infer::{AgentChoice, attempt};
-    use tb_llm::mock::{MockOptions, MockServer};
+    use tb_mock_model::{MockOptions, MockServer};
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))

@@ -34,7 +34,7 @@ use tb_campaign::schedule::{self, StartOrder};
 use tb_core::Task;
 use tb_eval::infer::{AgentChoice, attempt};
 use tb_eval::sandbox::Sandbox;
-use tb_llm::mock::{MockOptions, MockServer};
+use tb_mock_model::{MockOptions, MockServer};
 
 /// What the figure runs.
 #[derive(Debug, Clone)]

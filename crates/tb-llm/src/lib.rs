@@ -8,14 +8,11 @@
 //! - [`wire`]: encoding and decoding of each API's JSON;
 //! - [`retry`]: budgets and backoff;
 //! - [`client`]: the HTTP client and a conversation that keeps provider-native items;
-//! - `mock` (feature `mock`): a scripted model server for tests.
 
 #![warn(missing_docs)]
 
 pub mod client;
 pub mod config;
-#[cfg(feature = "mock")]
-pub mod mock;
 pub mod redact;
 pub mod retry;
 pub mod wire;

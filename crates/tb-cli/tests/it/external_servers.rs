@@ -380,7 +380,7 @@ fn a_streamable_http_server_runs_through_mcp_remote() {
 #[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scripted_model_drives_our_server_through_the_episode_loop() {
-    use tb_llm::mock::{MockRequest, MockServer, Reply};
+    use tb_mock_model::{MockRequest, MockServer, Reply};
     let py = sdk_python();
     let server = MockServer::start().await.unwrap();
     let offered = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Vec<String>>::new()));
@@ -409,7 +409,7 @@ async fn a_scripted_model_drives_our_server_through_the_episode_loop() {
     let model = |role: &str, pad: &str| {
         format!(
             "{pad}type: aoai\n{pad}deployment: mock-{role}\n{pad}endpoint_url: {}\n{pad}credential: {{type: api-key, api_key: sk-x}}\n",
-            server.url(role, tb_llm::mock::Api::Chat)
+            server.url(role, tb_mock_model::Api::Chat)
         )
     };
     let cfg = dir.path().join("config.yaml");

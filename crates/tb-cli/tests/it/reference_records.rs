@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tb_llm::mock::{Fault, MockRequest, MockServer, Reply, Turn};
+use tb_mock_model::{Fault, MockRequest, MockServer, Reply, Turn};
 
 struct Reference {
     python: PathBuf,
@@ -323,7 +323,7 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
             format!("deployment: mock-{role}"),
             format!(
                 "endpoint_url: {}",
-                server.url(role, tb_llm::mock::Api::Chat)
+                server.url(role, tb_mock_model::Api::Chat)
             ),
             "timeout: 10".into(),
             "max_retries_server_error: 0".into(),

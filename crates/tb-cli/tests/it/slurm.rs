@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tb_llm::mock::{Fault, MockRequest, MockServer, Reply, Turn};
+use tb_mock_model::{Fault, MockRequest, MockServer, Reply, Turn};
 
 const SHARDS: u32 = 3;
 const REPEAT: u32 = 3;
@@ -292,7 +292,7 @@ async fn a_slurm_array_with_a_killed_and_requeued_task_gives_every_key_once() {
             format!("deployment: mock-{role}"),
             format!(
                 "endpoint_url: {}",
-                server.url(role, tb_llm::mock::Api::Chat)
+                server.url(role, tb_mock_model::Api::Chat)
             ),
             "timeout: 20".into(),
             "credential:".into(),

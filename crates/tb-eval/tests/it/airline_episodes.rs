@@ -14,8 +14,8 @@ use tb_eval::infer::{AgentChoice, Models, RunEnv, attempt};
 use tb_eval::judge::StateJudge;
 use tb_eval::offline::OfflineAgent;
 use tb_eval::script_replay::{ScriptEnv, ScriptSummary, read_script_records, replay_script};
-use tb_llm::mock::{Api, MockServer, Reply};
 use tb_llm::{LlmClient, LlmConfig};
+use tb_mock_model::{Api, MockServer, Reply};
 use tb_sandbox::Clock;
 
 const LIST: &str = "releases/dataset_2604_airline_tau_bench/testlist_2604_airline_tau_bench.yaml";
@@ -94,7 +94,7 @@ async fn noop_attempts_give_the_reference_noop_verdicts() {
         ("No.", "verdict_judge_no", 1),
     ] {
         let text = answer.to_string();
-        server.set_script("judge", move |_: &tb_llm::mock::MockRequest| {
+        server.set_script("judge", move |_: &tb_mock_model::MockRequest| {
             Reply::Text(text.clone())
         });
         let env = RunEnv {

@@ -12,8 +12,8 @@ use tb_dataset::Dataset;
 use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv, attempt};
 use tb_eval::judge::StateJudge;
 use tb_eval::sandbox::Sandbox;
-use tb_llm::mock::{Api, ContextUser, Fault, MockRequest, MockServer, Reply, ToolPlayer, Turn};
 use tb_llm::{LlmClient, LlmConfig, Provider, Secret};
+use tb_mock_model::{Api, ContextUser, Fault, MockRequest, MockServer, Reply, ToolPlayer, Turn};
 use tb_sandbox::Clock;
 
 const SECRET: &str = "sk-THIS-IS-A-TEST-SECRET-0042";

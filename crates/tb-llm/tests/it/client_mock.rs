@@ -3,8 +3,8 @@
 use serde_json::json;
 use std::time::Duration;
 use tb_core::Message;
-use tb_llm::mock::{Api, Fault, MockOptions, MockServer, Reply, ToolPlayer};
 use tb_llm::{ChatSession, LlmClient, LlmConfig, LlmError, Provider, Secret, ToolSpec};
+use tb_mock_model::{Api, Fault, MockOptions, MockServer, Reply, ToolPlayer};
 
 fn cfg(server: &MockServer, role: &str, api: Api) -> LlmConfig {
     let mut c = LlmConfig::chat(&server.url(role, api), "mock-model");
@@ -79,7 +79,7 @@ async fn three_apis_round_trip_tool_calls_and_usage() {
 #[tokio::test]
 async fn retries_429_and_listed_5xx_then_succeeds() {
     let server = MockServer::start().await.unwrap();
-    server.set_script("u", |_r: &tb_llm::mock::MockRequest| {
+    server.set_script("u", |_r: &tb_mock_model::MockRequest| {
         Reply::Text("ok".into())
     });
     server.push_fault(
@@ -130,7 +130,7 @@ async fn a_lean_server_reads_the_same_requests_without_tool_schemas() {
         let server = MockServer::start_with(options).await.unwrap();
         let log: Seen = std::sync::Arc::default();
         let l = log.clone();
-        server.set_script("a", move |r: &tb_llm::mock::MockRequest| {
+        server.set_script("a", move |r: &tb_mock_model::MockRequest| {
             l.lock().unwrap().push((
                 r.tools.clone(),
                 format!("{:?} {:?}", r.system, r.turns),
@@ -176,7 +176,7 @@ async fn a_lean_server_reads_the_same_requests_without_tool_schemas() {
 #[tokio::test]
 async fn a_server_that_keeps_no_requests_still_counts_them() {
     let server = MockServer::start_with(MockOptions::lean()).await.unwrap();
-    server.set_script("u", |r: &tb_llm::mock::MockRequest| {
+    server.set_script("u", |r: &tb_mock_model::MockRequest| {
         // scripts still see the whole request
         let n = r.body["messages"].as_array().map_or(0, Vec::len);
         Reply::Text(format!("{} {n}", r.last_user().unwrap_or("")))
@@ -209,7 +209,7 @@ async fn a_server_that_keeps_no_requests_still_counts_them() {
 #[tokio::test]
 async fn unlisted_500_is_an_error_at_once() {
     let server = MockServer::start().await.unwrap();
-    server.set_script("u", |_r: &tb_llm::mock::MockRequest| {
+    server.set_script("u", |_r: &tb_mock_model::MockRequest| {
         Reply::Text("ok".into())
     });
     server.push_fault(
@@ -253,7 +253,7 @@ async fn malformed_replies_exhaust_their_budget_with_a_clear_error() {
 #[tokio::test]
 async fn timeouts_are_retried_then_reported() {
     let server = MockServer::start().await.unwrap();
-    server.set_script("u", |_r: &tb_llm::mock::MockRequest| {
+    server.set_script("u", |_r: &tb_mock_model::MockRequest| {
         Reply::Text("late".into())
     });
     let mut c = cfg(&server, "u", Api::Chat);
@@ -302,7 +302,7 @@ async fn requests_with_tools_are_sent_whole_with_a_length_also_when_retried() {
     // The tools' JSON is a shared segment of the body: the server must still get one whole
     // body with a `Content-Length`, on the first send and on a retry.
     let server = MockServer::start().await.unwrap();
-    server.set_script("agent", |_r: &tb_llm::mock::MockRequest| {
+    server.set_script("agent", |_r: &tb_mock_model::MockRequest| {
         Reply::Text("ok <DONE>".into())
     });
     server.push_fault(
@@ -353,7 +353,7 @@ async fn the_server_counts_the_requests_it_holds() {
         MockServer::start_with(MockOptions::lean().with_reply_delay(Duration::from_millis(500)))
             .await
             .unwrap();
-    server.set_script("u", |_r: &tb_llm::mock::MockRequest| {
+    server.set_script("u", |_r: &tb_mock_model::MockRequest| {
         Reply::Text("ok".into())
     });
     assert_eq!((server.in_flight(), server.peak_in_flight()), (0, 0));

@@ -16,7 +16,7 @@ const END: &str = "InjectionAttackInToolResponse";
 
 struct Live {
     _dir: tempfile::TempDir,
-    _mock: tb_llm::mock::MockServer,
+    _mock: tb_mock_model::MockServer,
     server: tb_openenv::RunningServer,
     calls: Vec<(String, Value)>,
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tb_core::Task;
 use tb_eval::judge::StateJudge;
 use tb_eval::sandbox::Sandbox;
-use tb_llm::mock::{Api, MockRequest, MockServer, Reply};
+use tb_mock_model::{Api, MockRequest, MockServer, Reply};
 use tb_sandbox::Clock;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 

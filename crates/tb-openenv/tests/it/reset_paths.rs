@@ -7,7 +7,7 @@ use crate::common::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use tb_llm::mock::{Api, MockRequest, Reply};
+use tb_mock_model::{Api, MockRequest, Reply};
 
 /// What the second run config's simulated user answers.
 const OTHER_USER_REPLY: &str = "Other config here: yes, cancel it.";

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tb_core::Task;
 use tb_dataset::Dataset;
 use tb_eval::sandbox::Sandbox;
-use tb_llm::mock::{Api, MockRequest, Reply, Turn};
+use tb_mock_model::{Api, MockRequest, Reply, Turn};
 
 /// The evaluator's message when the server's provenance is not the run's.
 const PROVENANCE_REFUSAL: &str =
@@ -87,7 +87,7 @@ fn agent_script(plans: HashMap<String, Vec<(String, Value)>>) -> impl Fn(&MockRe
 fn native_config(
     dir: &Path,
     name: &str,
-    mock: &tb_llm::mock::MockServer,
+    mock: &tb_mock_model::MockServer,
     agent_role: &str,
 ) -> PathBuf {
     let model = |role: &str, indent: &str| {

@@ -10,7 +10,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tb_dataset::Dataset;
-use tb_llm::mock::Fault;
+use tb_mock_model::Fault;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 type Ws =
@@ -94,7 +94,7 @@ fn check_frames(frames: &[String], forbidden: &[String]) {
 
 struct Setup {
     dir: tempfile::TempDir,
-    mock: tb_llm::mock::MockServer,
+    mock: tb_mock_model::MockServer,
     config: std::path::PathBuf,
 }
 
@@ -628,8 +628,8 @@ async fn rubric_judge_pass_fail_and_failure() {
             answer => {
                 let a = answer.to_string();
                 s.mock
-                    .set_script("judge", move |_r: &tb_llm::mock::MockRequest| {
-                        tb_llm::mock::Reply::Text(a.clone())
+                    .set_script("judge", move |_r: &tb_mock_model::MockRequest| {
+                        tb_mock_model::Reply::Text(a.clone())
                     });
             }
         }
@@ -745,8 +745,8 @@ async fn airline_release_episode_gets_the_recorded_texts_and_verdict() {
         .unwrap();
     let s = setup().await;
     s.mock
-        .set_script("judge", |_r: &tb_llm::mock::MockRequest| {
-            tb_llm::mock::Reply::Text("Yes".into())
+        .set_script("judge", |_r: &tb_mock_model::MockRequest| {
+            tb_mock_model::Reply::Text("Yes".into())
         });
     let mut o = tb_openenv::Options::new(&data, Some(s.config.clone()));
     o.test_list = Some(

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tb_eval::infer::{Dump, Models, RunEnv};
-use tb_llm::mock::{Api, MockServer, Reply, ToolPlayer, Turn};
+use tb_mock_model::{Api, MockServer, Reply, ToolPlayer, Turn};
 use tb_tui::app::{App, Entry, NoteKind};
 use tb_tui::jobs::{Job, Progress};
 use tb_tui::view::Theme;
@@ -382,7 +382,7 @@ fn user_mode_model_agent_plays_and_survives_a_failing_endpoint() {
     // The first request fails: the session goes on, the user message stays.
     server.push_fault(
         "agent",
-        tb_llm::mock::Fault::Status {
+        tb_mock_model::Fault::Status {
             status: 500,
             retry_after: None,
             body: "boom".into(),
@@ -442,7 +442,7 @@ fn watch_mode_runs_the_episode_with_the_simulated_user() {
     let task = ds.load_task(BS001).unwrap();
     let calls = task.golden_calls(&task.servers()[0]);
     // The agent asks first; after the simulated user's answer it plays the golden calls.
-    server.set_script("agent", move |r: &tb_llm::mock::MockRequest| {
+    server.set_script("agent", move |r: &tb_mock_model::MockRequest| {
         let users = r
             .turns
             .iter()
@@ -456,7 +456,7 @@ fn watch_mode_runs_the_episode_with_the_simulated_user() {
             None => Reply::Text("Cancelled. <DONE>".into()),
         }
     });
-    server.set_script("user", tb_llm::mock::ContextUser);
+    server.set_script("user", tb_mock_model::ContextUser);
     let models = Models {
         agent: Some(client(&server, "agent")),
         user: Some(client(&server, "user")),
@@ -538,7 +538,7 @@ fn retail_benchmark_task_in_agent_mode() {
 fn agent_mode_the_simulated_user_answers_from_the_task_context() {
     let rt = rt();
     let server = rt.block_on(MockServer::start()).unwrap();
-    server.set_script("user", tb_llm::mock::ContextUser);
+    server.set_script("user", tb_mock_model::ContextUser);
     let models = Models {
         agent: None,
         user: Some(client(&server, "user")),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tb_eval::infer::{Dump, Models, RunEnv};
-use tb_llm::mock::{MockServer, ToolPlayer};
+use tb_mock_model::{MockServer, ToolPlayer};
 use tb_tui::app::{App, AppError, NoteKind};
 use tb_tui::view::Theme;
 use tb_tui::{Play, Setup};

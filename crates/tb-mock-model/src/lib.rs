@@ -1,4 +1,4 @@
-//! A scripted model server for tests and demos (feature `mock`): one axum server on
+//! A scripted model server, for tests, benches and `tb bench` (never in the shipped binary): one axum server on
 //! `127.0.0.1:0` that speaks Chat Completions (`/{role}/v1/chat/completions`), the Responses
 //! API (`/{role}/v1/responses`) and Anthropic Messages (`/{role}/v1/messages`). Each `role`
 //! (any path segment: `agent`, `user`, `judge`, ...) answers from its own [`Script`], which
@@ -7,9 +7,9 @@
 //!
 //! ```no_run
 //! # async fn demo() {
-//! use tb_llm::mock::{MockServer, Reply, Api};
+//! use tb_mock_model::{MockServer, Reply, Api};
 //! let server = MockServer::start().await.unwrap();
-//! server.set_script("agent", |_r: &tb_llm::mock::MockRequest| Reply::Text("hi <DONE>".into()));
+//! server.set_script("agent", |_r: &tb_mock_model::MockRequest| Reply::Text("hi <DONE>".into()));
 //! let url = server.url("agent", Api::Chat);
 //! # }
 //! ```
