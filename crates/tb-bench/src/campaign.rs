@@ -104,9 +104,9 @@ pub(super) fn golden_mock_envs(
     inp: &GoldenInputs<'_>,
     client_timeout_s: f64,
     message_timeout: Duration,
-) -> Result<Vec<std::sync::Arc<tb_eval::infer::RunEnv>>> {
+) -> Result<Vec<std::sync::Arc<tb_eval::run::RunEnv>>> {
     use std::sync::Arc;
-    use tb_eval::infer::{Dump, Models, RunEnv};
+    use tb_eval::run::{Dump, Models, RunEnv};
     use tb_mock_model::{ContextUser, Reply, ToolPlayer};
     server.set_script("user", ContextUser);
     server.set_script("judge", |_: &tb_mock_model::MockRequest| {
@@ -166,7 +166,7 @@ pub(super) struct GoldenInputs<'a> {
 }
 
 /// The offline campaign through the episode loop: `repeat` x every task, each attempt
-/// [`tb_eval::infer::attempt`] with [`AgentChoice::Model`], whose agent endpoint is the
+/// [`tb_eval::attempt::attempt`] with [`AgentChoice::Model`], whose agent endpoint is the
 /// in-process mock model server playing the task's golden calls ([`ToolPlayer`], one role per
 /// task), the simulated user ([`ContextUser`]) and the rubric judge ("Yes.") mocked too;
 /// `concurrency` attempts in flight on a tokio runtime. One mock server serves every
@@ -176,7 +176,7 @@ pub(super) struct GoldenInputs<'a> {
 /// [`ToolPlayer`]: tb_mock_model::ToolPlayer
 /// [`ContextUser`]: tb_mock_model::ContextUser
 /// [`MockOptions::lean`]: tb_mock_model::MockOptions::lean
-/// [`AgentChoice::Model`]: tb_eval::infer::AgentChoice::Model
+/// [`AgentChoice::Model`]: tb_eval::run::AgentChoice::Model
 #[cfg(feature = "mock")]
 pub(super) fn campaign_llm(
     l: &Loaded,
@@ -184,7 +184,8 @@ pub(super) fn campaign_llm(
     a: &BenchOptions,
 ) -> Result<Value> {
     use std::sync::Arc;
-    use tb_eval::infer::{AgentChoice, attempt};
+    use tb_eval::attempt::attempt;
+    use tb_eval::run::AgentChoice;
     use tb_mock_model::{MockOptions, MockServer};
     let threads = a
         .threads

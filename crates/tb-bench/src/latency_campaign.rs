@@ -1,6 +1,6 @@
 //! The `latency_campaign` figure of `tb bench`: a campaign against a slow model.
 //!
-//! Every attempt goes through the episode loop ([`tb_eval::infer::attempt`], model agent)
+//! Every attempt goes through the episode loop ([`tb_eval::attempt::attempt`], model agent)
 //! against the in-process mock model server, which plays the task's golden calls, the
 //! simulated user and the judge, and waits `delay` before every answer. `concurrency`
 //! attempts are in flight. The ideal wall time is the model turns (every request the mock
@@ -32,7 +32,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tb_campaign::schedule::{self, StartOrder};
 use tb_core::Task;
-use tb_eval::infer::{AgentChoice, attempt};
+use tb_eval::attempt::attempt;
+use tb_eval::run::AgentChoice;
 use tb_eval::sandbox::Sandbox;
 use tb_mock_model::{MockOptions, MockServer};
 

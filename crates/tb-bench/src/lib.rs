@@ -15,7 +15,7 @@
 //!   every golden call of the benchmark; also split into reads and writes.
 //! - `idle_sessions_10k_mib`: VmRSS growth of a fresh process holding 10,000 live sessions
 //!   of mixed tasks.
-//! - `offline_campaign_s`: 507 x 20 attempts through the episode loop (`infer::attempt`, a
+//! - `offline_campaign_s`: 507 x 20 attempts through the episode loop (`attempt::attempt`, a
 //!   model agent) against the in-process mock model server playing the golden calls, the
 //!   simulated user and the judge mocked too, 64 attempts in flight.
 //! - `offline_campaign_direct_s`: the same attempts of the offline golden agent straight
@@ -61,9 +61,10 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tb_core::Task;
-use tb_eval::infer::{AttemptEnv, attempt_offline};
+use tb_eval::attempt::attempt_offline;
 use tb_eval::judge::StateJudge;
 use tb_eval::offline::OfflineAgent;
+use tb_eval::run::AttemptEnv;
 use tb_eval::sandbox::Sandbox;
 use tb_sandbox::Clock;
 use tb_sandbox::diff::deep_diff;
@@ -591,7 +592,7 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
             reference: None,
             target: Some(target::OFFLINE_CAMPAIGN_S),
             note: camp_llm.as_ref().map_or(if cfg!(feature = "mock") { "skipped (--campaign-repeat 0)" } else { "skipped: this tb was built without the `mock` feature (cargo build --release -p tb-cli --features mock)" }.into(), |c| format!(
-                "{} attempts ({n_tasks} x {}) through the episode loop (tb_eval::infer::attempt, model agent) with the in-process mock model server playing the golden calls, mocked user and judge, {} in flight on {} threads: {} passed, {} system errors, {} agent model requests (mock setup {:.2} s, not counted)",
+                "{} attempts ({n_tasks} x {}) through the episode loop (tb_eval::attempt::attempt, model agent) with the in-process mock model server playing the golden calls, mocked user and judge, {} in flight on {} threads: {} passed, {} system errors, {} agent model requests (mock setup {:.2} s, not counted)",
                 c["attempts"], a.campaign_repeat, c["concurrency"], c["threads"], c["passed"],
                 c["system_errors"], c["agent_requests"], c["setup_s"].as_f64().unwrap_or(0.0)
             )),

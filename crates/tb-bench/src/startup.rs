@@ -96,7 +96,7 @@ pub(crate) fn golden_record(
     let agent_cfg = ds.agent("think").ok();
     let provenance = serde_json::Map::new();
     let judge = tb_eval::judge::StateJudge::new();
-    let env = tb_eval::infer::AttemptEnv {
+    let env = tb_eval::run::AttemptEnv {
         sandbox: &l.sandbox,
         judge: &judge,
         clock: tb_sandbox::Clock::default(),
@@ -105,7 +105,7 @@ pub(crate) fn golden_record(
         provenance: &provenance,
     };
     let rec =
-        tb_eval::infer::attempt_offline(&env, tb_eval::offline::OfflineAgent::Golden, task, 0);
+        tb_eval::attempt::attempt_offline(&env, tb_eval::offline::OfflineAgent::Golden, task, 0);
     Ok(serde_json::to_value(&rec)?)
 }
 

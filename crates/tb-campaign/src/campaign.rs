@@ -21,7 +21,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tb_core::{Task, TrialRecord, attempt_key};
-use tb_eval::infer::{AgentChoice, Models, RunEnv, attempt_with, system_error_record};
+use tb_eval::attempt::attempt_with;
+use tb_eval::record::system_error_record;
+use tb_eval::run::{AgentChoice, Models, RunEnv};
 
 /// Errors of a campaign.
 #[derive(Debug, thiserror::Error)]
@@ -526,7 +528,7 @@ async fn write_batch(
 /// as it ends: verdicts to the output, system and test errors to the errors sidecar. Records
 /// that end together are synced together. An attempt that panics becomes a system error
 /// (`Panic`); no key is dropped. With `remote`, each attempt runs in a session of that
-/// remote tool backend ([`tb_eval::infer::attempt_with`]). Attempts start in the plan's order
+/// remote tool backend ([`tb_eval::attempt::attempt_with`]). Attempts start in the plan's order
 /// ([`StartOrder::Plan`]); [`run_ordered`] takes another.
 pub async fn run(
     env: Arc<RunEnv>,

@@ -340,7 +340,7 @@ pub struct RunManifest<'a> {
     /// The run's provenance.
     pub run: &'a RunProvenance,
     /// The run's environment (agent, prompts, provenance).
-    pub env: &'a tb_eval::infer::RunEnv,
+    pub env: &'a tb_eval::run::RunEnv,
     /// The task ids in run order.
     pub ids: &'a [&'a str],
     /// Attempts per task.

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use tb_campaign::provenance as prov;
 use tb_campaign::store::Outcome;
 use tb_campaign::{self as campaign, CampaignFiles, Mode, Observer, RoleLimits, Shard};
-use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv};
 use tb_eval::judge::StateJudge;
 use tb_eval::offline::OfflineAgent;
+use tb_eval::run::{AgentChoice, Dump, Models, RunEnv};
 
 /// `tb infer` arguments.
 #[derive(Debug, Args)]
@@ -293,7 +293,7 @@ pub fn run(a: &InferArgs) -> Result<ExitCode> {
     }
     let rubric_tasks = tasks
         .iter()
-        .filter(|t| !tb_eval::infer::task_rubrics(t).is_empty())
+        .filter(|t| !tb_eval::grade::task_rubrics(t).is_empty())
         .count();
     if rubric_tasks > 0 && models.judge.is_none() && offline.is_none() {
         bail!(

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tb_eval::infer::{Dump, Models, RunEnv};
+use tb_eval::run::{Dump, Models, RunEnv};
 
 /// `tb run-test` arguments.
 #[derive(Debug, Args)]

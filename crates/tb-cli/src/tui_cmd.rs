@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tb_eval::infer::{Dump, Models, RunEnv};
+use tb_eval::run::{Dump, Models, RunEnv};
 use tb_tui::Play;
 
 /// Who you play.
@@ -174,7 +174,7 @@ pub fn run(a: &TuiArgs) -> Result<ExitCode> {
         },
         None => Models::default(),
     };
-    if is_task && !tb_eval::infer::task_rubrics(&task).is_empty() && models.judge.is_none() {
+    if is_task && !tb_eval::grade::task_rubrics(&task).is_empty() && models.judge.is_none() {
         notes.push(
             "This task has yes/no rubrics and no judge_model is configured: /test grades the state only."
                 .into(),

@@ -4,7 +4,8 @@
 //! record unless a judge model is configured to ask them again. The verdict comes from
 //! [`Verdict::new`], the one pass rule.
 
-use crate::infer::{RunEnv, grade, grade_with, task_rubrics, test_result_of};
+use crate::grade::{grade, grade_with, task_rubrics, test_result_of};
+use crate::run::RunEnv;
 use crate::tools::RemoteTools;
 use serde_json::Value;
 use std::time::Instant;

@@ -180,7 +180,7 @@ pub async fn replay_script(
         Ok(t) => t,
         Err(e) => return miss(summary, "session", e.clone()),
     };
-    let system = crate::infer::system_messages_of(
+    let system = crate::attempt::system_messages_of(
         env.agent.as_ref().map(|a| a.system_instructions.as_str()),
         env.scenario
             .as_ref()

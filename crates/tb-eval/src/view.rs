@@ -28,7 +28,7 @@ pub fn agent_view(
         &crate::tools::ToolBackend::tool_list(&session),
     )?;
     let set = wire::encode_tools(provider, &tools.specs).map_err(|e| e.0)?;
-    let system = crate::infer::system_messages_of(
+    let system = crate::attempt::system_messages_of(
         Some(agent_cfg.system_instructions.as_str()),
         scenario.bot_instructions.as_deref(),
         task.bot_instructions.as_deref(),

@@ -11,8 +11,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tb_core::Task;
 use tb_dataset::Dataset;
-use tb_eval::infer::{Models, RunEnv};
 use tb_eval::judge::StateJudge;
+use tb_eval::run::{Models, RunEnv};
 use tb_eval::sandbox::Sandbox;
 use tb_eval::tools::RemoteTools;
 use tb_sandbox::Clock;
@@ -434,7 +434,7 @@ impl Shared {
             user_can_end: self.settings.user_can_end,
             message_timeout: None,
             attempt_timeout: None,
-            dump: tb_eval::infer::Dump::default(),
+            dump: tb_eval::run::Dump::default(),
             provenance: Map::new(),
         };
         Ok(Data {

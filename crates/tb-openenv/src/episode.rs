@@ -24,7 +24,7 @@ use tb_eval::episode::{
     Agent, AgentReply, AgentTools, BoxFuture, EpisodeSpec, EpisodeState, final_response,
     is_done_text, run_episode,
 };
-use tb_eval::infer::RunEnv;
+use tb_eval::run::RunEnv;
 use tb_eval::tools::EpisodeSession;
 use tb_llm::LlmError;
 use tokio::sync::mpsc;
@@ -247,10 +247,10 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
             };
             match &mut session {
                 EpisodeSession::Native(s) => {
-                    tb_eval::infer::grade(&ctx.run, &ctx.task, s, &response, &mut rec).await;
+                    tb_eval::grade::grade(&ctx.run, &ctx.task, s, &response, &mut rec).await;
                 }
                 EpisodeSession::Remote(r) => {
-                    tb_eval::infer::grade_remote(
+                    tb_eval::grade::grade_remote(
                         &ctx.run,
                         &ctx.task,
                         r.as_mut(),
@@ -689,7 +689,7 @@ impl Environment {
         .flatten()
         .collect::<Vec<_>>()
         .join("\n");
-        let system = tb_eval::infer::system_messages_of(
+        let system = tb_eval::attempt::system_messages_of(
             Some(agent_cfg.system_instructions.as_str()),
             scenario.bot_instructions.as_deref(),
             task.bot_instructions.as_deref(),

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 use tb_core::{StateVerdict, Task};
-use tb_eval::infer::RunEnv;
+use tb_eval::run::RunEnv;
 use tb_eval::sandbox::TaskSession;
 
 /// The effects on one server.

@@ -12,7 +12,7 @@ use tb_core::{FinishReason, Message, StateVerdict, Task, ToolCall, TrialRecord};
 use tb_eval::episode::{
     Agent, AgentReply, AgentTools, BoxFuture, EpisodeError, EpisodeSpec, EpisodeState,
 };
-use tb_eval::infer::RunEnv;
+use tb_eval::run::RunEnv;
 use tb_eval::sandbox::TaskSession;
 use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::{BoxFut, ToolBackend};
@@ -446,7 +446,7 @@ async fn test(j: TestJob) -> Done {
         .run(async {
             if let Some(message) = &system_error {
                 let kind = tb_eval::episode::TOOL_BACKEND_ERROR;
-                let e = tb_eval::infer::system_error_record(&env, &task, 0, kind, message);
+                let e = tb_eval::record::system_error_record(&env, &task, 0, kind, message);
                 record.is_system_error = true;
                 record.finish_reason = FinishReason::Done;
                 if let Some(mut err) = e.metadata.get("error").cloned() {
@@ -459,7 +459,7 @@ async fn test(j: TestJob) -> Done {
             }
             match &mut session {
                 EpisodeSession::Native(s) => {
-                    tb_eval::infer::grade(&env, &task, s, &response, &mut record).await;
+                    tb_eval::grade::grade(&env, &task, s, &response, &mut record).await;
                 }
                 EpisodeSession::Remote(r) => {
                     let t0 = std::time::Instant::now();
@@ -467,7 +467,7 @@ async fn test(j: TestJob) -> Done {
                         .verdicts()
                         .await
                         .map_err(|e| (tb_eval::episode::TOOL_BACKEND_ERROR, e));
-                    tb_eval::infer::grade_with(&env, &task, state, t0, &response, &mut record)
+                    tb_eval::grade::grade_with(&env, &task, state, t0, &response, &mut record)
                         .await;
                 }
             }

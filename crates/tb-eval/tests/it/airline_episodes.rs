@@ -1,7 +1,7 @@
 //! The Airline Tau-Bench 26-04 release through the episode loop: every scripted record of
 //! `tb-bench-v1/airline/traces.jsonl` (21 solutions, 2 alternates, 21 noops) replayed as
 //! `tb replay` does (each call's result text, the effects hash, both verdicts), and the noop
-//! agent through `infer::attempt` with a judge model (the mock answering "Yes", then "No")
+//! agent through `attempt::attempt` with a judge model (the mock answering "Yes", then "No")
 //! giving the reference's noop verdicts.
 
 use crate::common;
@@ -10,9 +10,10 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tb_eval::infer::{AgentChoice, Models, RunEnv, attempt};
+use tb_eval::attempt::attempt;
 use tb_eval::judge::StateJudge;
 use tb_eval::offline::OfflineAgent;
+use tb_eval::run::{AgentChoice, Models, RunEnv};
 use tb_eval::script_replay::{ScriptEnv, ScriptSummary, read_script_records, replay_script};
 use tb_llm::{LlmClient, LlmConfig};
 use tb_mock_model::{Api, MockServer, Reply};
@@ -111,7 +112,7 @@ async fn noop_attempts_give_the_reference_noop_verdicts() {
             user_can_end: false,
             message_timeout: Some(Duration::from_secs(10)),
             attempt_timeout: Some(Duration::from_mins(1)),
-            dump: tb_eval::infer::Dump::default(),
+            dump: tb_eval::run::Dump::default(),
             provenance: serde_json::Map::default(),
         };
         let mut passes = 0;

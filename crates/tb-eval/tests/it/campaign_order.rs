@@ -10,8 +10,8 @@ use tb_campaign::schedule::{StartOrder, expected_turns, start_order};
 use tb_campaign::store::{Outcome, Scan};
 use tb_campaign::{self as campaign, CampaignFiles, Mode, Observer};
 use tb_core::TrialRecord;
-use tb_eval::infer::{AgentChoice, Models, RunEnv};
 use tb_eval::offline::OfflineAgent;
+use tb_eval::run::{AgentChoice, Models, RunEnv};
 
 #[derive(Default)]
 struct Seen {
@@ -56,7 +56,7 @@ fn every_order_runs_each_attempt_once_with_its_record() {
         user_can_end: false,
         message_timeout: None,
         attempt_timeout: None,
-        dump: tb_eval::infer::Dump::default(),
+        dump: tb_eval::run::Dump::default(),
         provenance: serde_json::Map::default(),
     });
     let repeat = 3;

@@ -133,8 +133,8 @@ impl V1 {
         }
     }
 
-    pub fn env(&self) -> tb_eval::infer::AttemptEnv<'_> {
-        tb_eval::infer::AttemptEnv {
+    pub fn env(&self) -> tb_eval::run::AttemptEnv<'_> {
+        tb_eval::run::AttemptEnv {
             sandbox: &self.sandbox,
             judge: &self.judge,
             clock: tb_sandbox::Clock::default(),

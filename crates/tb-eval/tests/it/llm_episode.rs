@@ -9,8 +9,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tb_core::{FinishReason, Message, Task, TrialRecord};
 use tb_dataset::Dataset;
-use tb_eval::infer::{AgentChoice, Dump, Models, RunEnv, attempt};
+use tb_eval::attempt::attempt;
 use tb_eval::judge::StateJudge;
+use tb_eval::run::{AgentChoice, Dump, Models, RunEnv};
 use tb_eval::sandbox::Sandbox;
 use tb_llm::{LlmClient, LlmConfig, Provider, Secret};
 use tb_mock_model::{Api, ContextUser, Fault, MockRequest, MockServer, Reply, ToolPlayer, Turn};
@@ -297,7 +298,7 @@ async fn skipping_the_last_state_change_fails_with_the_missing_effect_in_the_dif
 async fn rubric_task_passes_or_fails_on_the_judges_answer() {
     let f = fixture();
     let task = &f.rubric_task;
-    let rubrics = tb_eval::infer::task_rubrics(task);
+    let rubrics = tb_eval::grade::task_rubrics(task);
     assert!(!rubrics.is_empty());
     for (answer, expect) in [("Yes.", true), ("No", false)] {
         let server = MockServer::start().await.unwrap();

@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::collections::HashMap;
-use tb_eval::infer::attempt_offline;
+use tb_eval::attempt::attempt_offline;
 use tb_eval::offline::OfflineAgent;
 
 #[tb_test_support::shared_test]

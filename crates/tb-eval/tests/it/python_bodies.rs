@@ -6,7 +6,7 @@
 use crate::common;
 
 use std::collections::HashMap;
-use tb_eval::infer::attempt_offline;
+use tb_eval::attempt::attempt_offline;
 use tb_eval::offline::OfflineAgent;
 use tb_eval::pybody;
 use tb_pyeval::{FixedJudge, TestFile};

@@ -605,7 +605,7 @@ async fn rubric_judge_pass_fail_and_failure() {
         .unwrap();
     let task = all
         .iter()
-        .find(|t| !tb_eval::infer::task_rubrics(t).is_empty())
+        .find(|t| !tb_eval::grade::task_rubrics(t).is_empty())
         .expect("a rubric task");
     let s = setup().await;
     let list = s.dir.path().join("one-rubric-task.yaml");

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tb_core::{FinishReason, Message, Task, ToolCall};
 use tb_eval::episode::{Agent, AgentTools, EpisodeState, ModelAgent};
-use tb_eval::infer::RunEnv;
+use tb_eval::run::RunEnv;
 use tb_eval::sandbox::TaskSession;
 use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::RemoteTools;
@@ -251,7 +251,7 @@ impl App {
             Ok(t) => t,
             Err(e) => return Err((AppError::Tools(e), session)),
         };
-        let system = tb_eval::infer::system_messages_of(
+        let system = tb_eval::attempt::system_messages_of(
             env.agent.as_ref().map(|a| a.system_instructions.as_str()),
             scenario
                 .as_ref()
@@ -1111,11 +1111,11 @@ impl App {
 
     /// The session as a trial record skeleton (the grader fills the verdict).
     fn record(&self, task: &Task) -> tb_core::TrialRecord {
-        let mut rec = tb_eval::infer::blank_record(
+        let mut rec = tb_eval::record::blank_record(
             &self.env,
             task,
             0,
-            tb_eval::infer::base_metadata(task, &self.agent_label, 0),
+            tb_eval::record::base_metadata(task, &self.agent_label, 0),
         );
         rec.metadata.insert(
             "tui".into(),

@@ -9,7 +9,7 @@ use ratatui::backend::TestBackend;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tb_eval::infer::{Dump, Models, RunEnv};
+use tb_eval::run::{Dump, Models, RunEnv};
 use tb_mock_model::{Api, MockServer, Reply, ToolPlayer, Turn};
 use tb_tui::app::{App, Entry, NoteKind};
 use tb_tui::jobs::{Job, Progress};

@@ -14,7 +14,7 @@ use super::app::{client, drive, notes, rt, screen, shown, type_line, typed};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tb_eval::infer::{Dump, Models, RunEnv};
+use tb_eval::run::{Dump, Models, RunEnv};
 use tb_mock_model::{MockServer, ToolPlayer};
 use tb_tui::app::{App, AppError, NoteKind};
 use tb_tui::view::Theme;
@@ -209,10 +209,10 @@ fn a_remote_session_lists_calls_shows_effects_and_grades_as_tb_infer() {
         .unwrap()
         .load_task(LEND)
         .unwrap();
-    let infer = rt.block_on(tb_eval::infer::attempt_with(
+    let infer = rt.block_on(tb_eval::attempt::attempt_with(
         &infer_env,
         Some(&*external as &dyn tb_eval::tools::RemoteTools),
-        tb_eval::infer::AgentChoice::Offline(tb_eval::offline::OfflineAgent::Golden),
+        tb_eval::run::AgentChoice::Offline(tb_eval::offline::OfflineAgent::Golden),
         &task,
         0,
     ));
