@@ -474,17 +474,17 @@ async fn ready_is_503_with_reasons_until_models_are_configured() {
     let cfg = dir.path().join("no-models.yaml");
     std::fs::write(&cfg, "judge_type: legacy\n").unwrap();
     let server = start(tb_openenv::Options::new(example(), Some(cfg.clone()))).await;
-    let http = |path: &str| {
+    let get_json = |path: &str| {
         let url = format!("{}{path}", server.url());
         async move {
-            let r = reqwest_get(&url).await;
+            let r = http("GET", &url).await;
             (
                 r.0,
                 serde_json::from_str::<Value>(&r.1).unwrap_or(Value::Null),
             )
         }
     };
-    let (status, body) = http("/ready").await;
+    let (status, body) = get_json("/ready").await;
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["data"], true);
     assert_eq!(body["runtime_config"], true);
@@ -492,17 +492,20 @@ async fn ready_is_503_with_reasons_until_models_are_configured() {
     assert_eq!(body["judge_model"], false);
     insta::assert_snapshot!(body["reasons"], @r#"["user_model: the run config has no user_model","judge_model: the run config has no judge_model"]"#);
     assert!(!body.to_string().contains(&dir.path().display().to_string()));
-    assert_eq!(http("/health").await, (200, json!({"status": "healthy"})));
     assert_eq!(
-        http("/schema").await.1["action"]["oneOf"]
+        get_json("/health").await,
+        (200, json!({"status": "healthy"}))
+    );
+    assert_eq!(
+        get_json("/schema").await.1["action"]["oneOf"]
             .as_array()
             .unwrap()
             .len(),
         3
     );
-    assert_eq!(http("/metadata").await.1["name"], "thinkingbox_env");
+    assert_eq!(get_json("/metadata").await.1["name"], "thinkingbox_env");
     for p in ["/reset", "/step", "/state"] {
-        assert_eq!(http(p).await.0, 404, "{p}");
+        assert_eq!(get_json(p).await.0, 404, "{p}");
     }
     // A reset fails at the configuration stage, as a system error.
     let mut c = Client::connect(&server.url()).await;
@@ -519,41 +522,9 @@ async fn ready_is_503_with_reasons_until_models_are_configured() {
     // Ready with both models.
     let s = setup().await;
     let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
-    let r = reqwest_get(&format!("{}/ready", server.url())).await;
+    let r = http("GET", &format!("{}/ready", server.url())).await;
     assert_eq!(r.0, 200, "{}", r.1);
     server.shutdown().await.unwrap();
-}
-
-/// A minimal HTTP/1.1 GET over a TCP stream (the tests need no HTTP client crate).
-async fn reqwest_get(url: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let rest = url.strip_prefix("http://").unwrap();
-    let (host, path) = rest
-        .split_once('/')
-        .map(|(h, p)| (h, format!("/{p}")))
-        .unwrap();
-    let mut s = tokio::net::TcpStream::connect(host).await.unwrap();
-    s.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
-    )
-    .await
-    .unwrap();
-    let mut buf = Vec::new();
-    tokio::time::timeout(GUARD, s.read_to_end(&mut buf))
-        .await
-        .unwrap()
-        .unwrap();
-    let text = String::from_utf8_lossy(&buf).to_string();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
