@@ -23,6 +23,7 @@ pub mod setup_check;
 pub mod shape;
 #[cfg(test)]
 mod testdata;
+mod vocab;
 pub mod zendesk;
 
 /// The server names of the v1 domains, in the order the benchmark lists them.

@@ -1,21 +1,23 @@
 //! Approver lookup: an approver's availability and backup, from the HR employees.
 
-use super::out;
 use super::tables::WORKDAY_EMPLOYEES;
-use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
+use crate::vocab::{RequireRow, project};
+use tb_sandbox::{Args, Fields, Session, ToolResult};
 
 /// `approver_lookup_get_contact`: name, availability and backup approver (left out when unset).
 pub(crate) fn get_contact(s: &mut Session, a: &Args) -> ToolResult {
     let email = a.str_or_empty("email");
-    let r = s
-        .row_by_id(WORKDAY_EMPLOYEES, email)?
-        .ok_or_else(|| ToolError::new(format!("Approver not found: {email}")))?;
-    Ok(out([
-        ("email", r.value("email")),
-        ("name", r.value("name")),
-        ("availability_status", r.value("availability_status")),
-        ("backup_approver_email", r.value("backup_approver_email")),
-    ]))
+    let r = s.require_row(WORKDAY_EMPLOYEES, email, "Approver")?;
+    Ok(project(
+        &r,
+        &[
+            "email",
+            "name",
+            "availability_status",
+            "backup_approver_email",
+        ],
+        &[],
+    ))
 }
 
 #[cfg(test)]

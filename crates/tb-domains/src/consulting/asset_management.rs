@@ -1,9 +1,9 @@
 //! IT asset management: devices, inventory, reservations and assignments.
 
+use super::probe_id;
 use super::tables::{ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, ASSET_MANAGEMENT_DEVICES};
-use super::{out, probe_id};
+use crate::vocab::{RequireRow, project};
 use serde_json::{Map, Value, json};
-use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `asset_management_api`: `get_employee_devices`, `get_device_details`, `check_inventory`,
@@ -18,29 +18,30 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 .iter()
                 .filter(|r| r.str_or_empty("employee_email") == email && r.is_none("returned_at"))
                 .map(|r| {
-                    out([
-                        ("id", r.value("id")),
-                        ("asset_id", r.value("asset_id")),
-                        ("employee_email", r.value("employee_email")),
-                        ("returned_at", isoformat_field(r, "returned_at")),
-                    ])
+                    project(
+                        r,
+                        &["id", "asset_id", "employee_email", "returned_at"],
+                        &["returned_at"],
+                    )
                 })
                 .collect();
             Ok(json!({ "devices": devices }))
         }
         "get_device_details" => {
             let id = a.require_str_nonempty("asset_id")?;
-            let r = s
-                .row_by_id(ASSET_MANAGEMENT_DEVICES, id)?
-                .ok_or_else(|| ToolError::new(format!("Device not found: {id}")))?;
-            let data = out([
-                ("id", r.value("id")),
-                ("device_type", r.value("device_type")),
-                ("model", r.value("model")),
-                ("age_months", r.value("age_months")),
-                ("inventory_status", r.value("inventory_status")),
-                ("location", r.value("location")),
-            ]);
+            let r = s.require_row(ASSET_MANAGEMENT_DEVICES, id, "Device")?;
+            let data = project(
+                &r,
+                &[
+                    "id",
+                    "device_type",
+                    "model",
+                    "age_months",
+                    "inventory_status",
+                    "location",
+                ],
+                &[],
+            );
             Ok(json!({ "device_data": data }))
         }
         "check_inventory" => {
@@ -86,9 +87,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "assign_device" => {
             let email = a.require_str_nonempty("email")?;
             let asset = a.require_str_nonempty("asset_id")?;
-            let mut device = s
-                .row_by_id(ASSET_MANAGEMENT_DEVICES, asset)?
-                .ok_or_else(|| ToolError::new(format!("Device not found: {asset}")))?;
+            let mut device = s.require_row(ASSET_MANAGEMENT_DEVICES, asset, "Device")?;
             let id = probe_id(s, ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, "ASMT-2")?;
             s.insert(
                 ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS,
@@ -100,9 +99,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         "retire_device" => {
             let asset = a.require_str_nonempty("asset_id")?;
-            let mut device = s
-                .row_by_id(ASSET_MANAGEMENT_DEVICES, asset)?
-                .ok_or_else(|| ToolError::new(format!("Device not found: {asset}")))?;
+            let mut device = s.require_row(ASSET_MANAGEMENT_DEVICES, asset, "Device")?;
             device.insert("inventory_status".into(), json!("retired"));
             s.replace(ASSET_MANAGEMENT_DEVICES, &Value::Object(device))?;
             Ok(json!({ "success": true }))

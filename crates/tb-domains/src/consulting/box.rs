@@ -1,7 +1,8 @@
 //! Box documents: folder details and granting folder access (`FAL-2-<n>` access logs).
 
+use super::probe_id;
 use super::tables::{BOX_FOLDER_ACCESS_LOGS, BOX_FOLDERS};
-use super::{out, probe_id};
+use crate::vocab::{RequireRow, project};
 use serde_json::json;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -10,17 +11,19 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "get_folder_details" => {
             let id = a.require_str_nonempty("folder_id")?;
-            let r = s
-                .row_by_id(BOX_FOLDERS, id)?
-                .ok_or_else(|| ToolError::new(format!("Folder not found: {id}")))?;
-            let data = out([
-                ("id", r.value("id")),
-                ("folder_name", r.value("folder_name")),
-                ("confidentiality_level", r.value("confidentiality_level")),
-                ("owner_email", r.value("owner_email")),
-                ("client_id", r.value("client_id")),
-                ("engagement_code", r.value("engagement_code")),
-            ]);
+            let r = s.require_row(BOX_FOLDERS, id, "Folder")?;
+            let data = project(
+                &r,
+                &[
+                    "id",
+                    "folder_name",
+                    "confidentiality_level",
+                    "owner_email",
+                    "client_id",
+                    "engagement_code",
+                ],
+                &[],
+            );
             Ok(json!({ "folder_data": data }))
         }
         "grant_folder_access" => {

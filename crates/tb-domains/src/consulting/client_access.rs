@@ -1,13 +1,13 @@
 //! Client access management: CLIENT_ACCESS_VPN_ACCESS grants, client-system access, client requirements and an
 //! employee's prerequisites (clearance, NDA, completed trainings).
 
+use super::probe_id;
 use super::tables::{
     CLIENT_ACCESS_CLEARANCE_RECORD, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, CLIENT_ACCESS_NDA_RECORD,
     CLIENT_ACCESS_VPN_ACCESS, DEGREED_TRAINING_ENROLLMENTS, SALESFORCE_CRM_CLIENTS,
 };
-use super::{out, probe_id};
+use crate::vocab::{RequireRow, project};
 use serde_json::{Value, json};
-use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// When `revoke_vpn` stamps a grant: 2025-10-01T00:00:00Z, fixed.
@@ -33,12 +33,11 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 .iter()
                 .filter(|v| v.str_or_empty("employee_email") == email && v.is_none("revoked_at"))
                 .map(|v| {
-                    out([
-                        ("id", v.value("id")),
-                        ("employee_email", v.value("employee_email")),
-                        ("client_id", v.value("client_id")),
-                        ("revoked_at", isoformat_field(v, "revoked_at")),
-                    ])
+                    project(
+                        v,
+                        &["id", "employee_email", "client_id", "revoked_at"],
+                        &["revoked_at"],
+                    )
                 })
                 .collect();
             Ok(json!({ "vpn_access": grants }))
@@ -77,9 +76,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         "check_client_requirements" => {
             let client = a.require_str_nonempty("client_id")?;
-            let r = s
-                .row_by_id(SALESFORCE_CRM_CLIENTS, client)?
-                .ok_or_else(|| ToolError::new(format!("Client not found: {client}")))?;
+            let r = s.require_row(SALESFORCE_CRM_CLIENTS, client, "Client")?;
             let requirements = json!({
                 "clearance_level": r.value("clearance_level"),
                 "requires_nda": r.value("requires_nda"),

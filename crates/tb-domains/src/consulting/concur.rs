@@ -1,9 +1,8 @@
 //! SAP Concur: expense reports (read, override a rejection) and travel bookings.
 
-use super::out;
 use super::tables::{CONCUR_EXPENSE_REPORTS, CONCUR_TRAVEL_REQUESTS};
+use crate::vocab::{RequireRow, project};
 use serde_json::{Value, json};
-use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `concur_api`: `get_expense_report`, `override_expense_rejection`, `get_travel_booking`.
@@ -11,32 +10,32 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "get_expense_report" => {
             let id = a.require_str_nonempty("expense_report_id")?;
-            let r = s
-                .row_by_id(CONCUR_EXPENSE_REPORTS, id)?
-                .ok_or_else(|| ToolError::new(format!("Expense report not found: {id}")))?;
-            let report = out([
-                ("id", r.value("id")),
-                ("employee_email", r.value("employee_email")),
-                ("amount", r.value("amount")),
-                ("category", r.value("category")),
-                ("trip_location_city", r.value("trip_location_city")),
-                ("trip_location_state", r.value("trip_location_state")),
-                ("expense_date", isoformat_field(&r, "expense_date")),
-                ("receipt_status", r.value("receipt_status")),
-                ("rejection_reason", r.value("rejection_reason")),
-                ("override_approved", r.value("override_approved")),
-                ("override_approved_by", r.value("override_approved_by")),
-                ("override_reason", r.value("override_reason")),
-            ]);
+            let r = s.require_row(CONCUR_EXPENSE_REPORTS, id, "Expense report")?;
+            let report = project(
+                &r,
+                &[
+                    "id",
+                    "employee_email",
+                    "amount",
+                    "category",
+                    "trip_location_city",
+                    "trip_location_state",
+                    "expense_date",
+                    "receipt_status",
+                    "rejection_reason",
+                    "override_approved",
+                    "override_approved_by",
+                    "override_reason",
+                ],
+                &["expense_date"],
+            );
             Ok(json!({ "expense_report": report }))
         }
         "override_expense_rejection" => {
             let id = a.require_str_nonempty("expense_report_id")?;
             let reason = a.require_str_nonempty("override_reason")?;
             let approver = a.require_str_nonempty("approver_email")?;
-            let mut r = s
-                .row_by_id(CONCUR_EXPENSE_REPORTS, id)?
-                .ok_or_else(|| ToolError::new(format!("Expense report not found: {id}")))?;
+            let mut r = s.require_row(CONCUR_EXPENSE_REPORTS, id, "Expense report")?;
             r.insert("override_approved".into(), json!(true));
             r.insert("override_approved_by".into(), json!(approver));
             r.insert("override_reason".into(), json!(reason));
@@ -45,18 +44,20 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         "get_travel_booking" => {
             let id = a.require_str_nonempty("booking_id")?;
-            let r = s
-                .row_by_id(CONCUR_TRAVEL_REQUESTS, id)?
-                .ok_or_else(|| ToolError::new(format!("Travel booking not found: {id}")))?;
-            let booking = out([
-                ("id", r.value("id")),
-                ("employee_email", r.value("employee_email")),
-                ("destination", r.value("destination")),
-                ("departure_date", isoformat_field(&r, "departure_date")),
-                ("return_date", isoformat_field(&r, "return_date")),
-                ("flight_class", r.value("flight_class")),
-                ("hotel_rate_per_night", r.value("hotel_rate_per_night")),
-            ]);
+            let r = s.require_row(CONCUR_TRAVEL_REQUESTS, id, "Travel booking")?;
+            let booking = project(
+                &r,
+                &[
+                    "id",
+                    "employee_email",
+                    "destination",
+                    "departure_date",
+                    "return_date",
+                    "flight_class",
+                    "hotel_rate_per_night",
+                ],
+                &["departure_date", "return_date"],
+            );
             Ok(json!({ "travel_booking": booking }))
         }
         other => Err(ToolError::new(format!("Invalid action: {other}"))),

@@ -5,6 +5,7 @@ use super::tables::{
     SALESFORCE_CRM_CLIENTS,
 };
 use super::{out, probe_id};
+use crate::vocab::{RequireRow, project};
 use serde_json::{Map, Value, json};
 use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
@@ -46,16 +47,12 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         "get_course_details" => {
             let id = a.require_str_nonempty("course_id")?;
-            let r = s
-                .row_by_id(DEGREED_TRAINING_COURSES, id)?
-                .ok_or_else(|| ToolError::new(format!("Course not found: {id}")))?;
+            let r = s.require_row(DEGREED_TRAINING_COURSES, id, "Course")?;
             Ok(json!({ "course_data": course(&r) }))
         }
         "check_enrollment" => {
             let id = a.require_str_nonempty("course_id")?;
-            let r = s
-                .row_by_id(DEGREED_TRAINING_COURSES, id)?
-                .ok_or_else(|| ToolError::new(format!("Course not found: {id}")))?;
+            let r = s.require_row(DEGREED_TRAINING_COURSES, id, "Course")?;
             let Some(max) = r.get("max_seats").and_then(Value::as_i64) else {
                 return Ok(json!({ "available_seats": 99999 }));
             };
@@ -94,13 +91,17 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 .iter()
                 .filter(|c| c.str_or_empty("employee_email") == email)
                 .map(|c| {
-                    out([
-                        ("id", c.value("id")),
-                        ("employee_email", c.value("employee_email")),
-                        ("certification_name", c.value("certification_name")),
-                        ("issued_date", isoformat_field(c, "issued_date")),
-                        ("expiry_date", isoformat_field(c, "expiry_date")),
-                    ])
+                    project(
+                        c,
+                        &[
+                            "id",
+                            "employee_email",
+                            "certification_name",
+                            "issued_date",
+                            "expiry_date",
+                        ],
+                        &["issued_date", "expiry_date"],
+                    )
                 })
                 .collect();
             Ok(json!({ "completed_trainings": completed, "certifications": certifications }))
@@ -116,9 +117,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         "get_required_trainings" => {
             let client = a.require_str_nonempty("client_id")?;
-            let r = s
-                .row_by_id(SALESFORCE_CRM_CLIENTS, client)?
-                .ok_or_else(|| ToolError::new(format!("Client not found: {client}")))?;
+            let r = s.require_row(SALESFORCE_CRM_CLIENTS, client, "Client")?;
             Ok(
                 json!({ "required_courses": r.get("required_training_courses").cloned().unwrap_or_else(|| json!([])) }),
             )

@@ -1,9 +1,8 @@
 //! Mavenlink resource management: engagements and staffing assignments.
 
-use super::out;
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, MAVENLINK_MV_ENGAGEMENTS};
+use crate::vocab::{RequireRow, project};
 use serde_json::{Value, json};
-use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `mavenlink_api`: `get_engagement`, `get_employee_assignments`, `validate_engagement_code`.
@@ -11,16 +10,18 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "get_engagement" => {
             let code = a.require_str_nonempty("engagement_code")?;
-            let r = s
-                .row_by_id(MAVENLINK_MV_ENGAGEMENTS, code)?
-                .ok_or_else(|| ToolError::new(format!("Engagement not found: {code}")))?;
-            let data = out([
-                ("engagement_code", r.value("engagement_code")),
-                ("status", r.value("status")),
-                ("start_date", isoformat_field(&r, "start_date")),
-                ("end_date", isoformat_field(&r, "end_date")),
-                ("senior_manager_email", r.value("senior_manager_email")),
-            ]);
+            let r = s.require_row(MAVENLINK_MV_ENGAGEMENTS, code, "Engagement")?;
+            let data = project(
+                &r,
+                &[
+                    "engagement_code",
+                    "status",
+                    "start_date",
+                    "end_date",
+                    "senior_manager_email",
+                ],
+                &["start_date", "end_date"],
+            );
             Ok(json!({ "engagement_data": data }))
         }
         "get_employee_assignments" => {
@@ -34,13 +35,17 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                         && matches!(r.str_or_empty("assignment_status"), "active" | "booked")
                 })
                 .map(|r| {
-                    out([
-                        ("engagement_code", r.value("engagement_code")),
-                        ("assignment_status", r.value("assignment_status")),
-                        ("start_date", isoformat_field(r, "start_date")),
-                        ("end_date", isoformat_field(r, "end_date")),
-                        ("senior_manager_email", r.value("senior_manager_email")),
-                    ])
+                    project(
+                        r,
+                        &[
+                            "engagement_code",
+                            "assignment_status",
+                            "start_date",
+                            "end_date",
+                            "senior_manager_email",
+                        ],
+                        &["start_date", "end_date"],
+                    )
                 })
                 .collect();
             Ok(json!({ "assignments": assignments }))

@@ -2,9 +2,10 @@
 //! (the latter reads the resource-management assignments, as the reference does).
 
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, SALESFORCE_CRM_SF_ENGAGEMENTS};
+use crate::vocab::{RequireRow, project};
 use serde_json::json;
 use tb_python::datetime::isoformat_field;
-use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
+use tb_sandbox::{Args, Fields, Session, ToolResult};
 
 /// `salesforce_crm_check_employee_assignment`: the first assignment of that employee on that
 /// engagement, whatever its status.
@@ -28,20 +29,19 @@ pub(crate) fn check_employee_assignment(s: &mut Session, a: &Args) -> ToolResult
 /// `salesforce_crm_get_engagement`: one CRM engagement by code.
 pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> ToolResult {
     let code = a.str_or_empty("engagement_code");
-    let r = s
-        .row_by_id(SALESFORCE_CRM_SF_ENGAGEMENTS, code)?
-        .ok_or_else(|| ToolError::new(format!("Engagement not found: {code}")))?;
-    Ok(super::out([
-        ("engagement_code", r.value("engagement_code")),
-        ("client_id", r.value("client_id")),
-        (
+    let r = s.require_row(SALESFORCE_CRM_SF_ENGAGEMENTS, code, "Engagement")?;
+    Ok(project(
+        &r,
+        &[
+            "engagement_code",
+            "client_id",
             "engagement_manager_email",
-            r.value("engagement_manager_email"),
-        ),
-        ("status", r.value("status")),
-        ("start_date", isoformat_field(&r, "start_date")),
-        ("end_date", isoformat_field(&r, "end_date")),
-    ]))
+            "status",
+            "start_date",
+            "end_date",
+        ],
+        &["start_date", "end_date"],
+    ))
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Workday HR: employee profiles.
 
 use super::tables::WORKDAY_EMPLOYEES;
+use crate::vocab::{RequireRow, project};
 use serde_json::json;
-use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
 /// `workday_api`: `get_employee`.
@@ -10,21 +10,23 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "get_employee" => {
             let email = a.require_str_nonempty("email")?;
-            let r = s
-                .row_by_id(WORKDAY_EMPLOYEES, email)?
-                .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
-            let data = super::out([
-                ("email", r.value("email")),
-                ("name", r.value("name")),
-                ("level", r.value("level")),
-                ("office_location", r.value("office_location")),
-                ("start_date", isoformat_field(&r, "start_date")),
-                ("manager_email", r.value("manager_email")),
-                ("partner_email", r.value("partner_email")),
-                ("onboarding_phase", r.value("onboarding_phase")),
-                ("availability_status", r.value("availability_status")),
-                ("backup_approver_email", r.value("backup_approver_email")),
-            ]);
+            let r = s.require_row(WORKDAY_EMPLOYEES, email, "Employee")?;
+            let data = project(
+                &r,
+                &[
+                    "email",
+                    "name",
+                    "level",
+                    "office_location",
+                    "start_date",
+                    "manager_email",
+                    "partner_email",
+                    "onboarding_phase",
+                    "availability_status",
+                    "backup_approver_email",
+                ],
+                &["start_date"],
+            );
             Ok(json!({ "employee_data": data }))
         }
         other => Err(ToolError::new(format!("Invalid action: {other}"))),

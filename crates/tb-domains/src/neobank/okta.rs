@@ -2,6 +2,7 @@
 //! operations with their audit log.
 
 use super::{DEC_18, employee_by_email, next_id, out, tables};
+use crate::vocab::project;
 use serde_json::{Value, json};
 use tb_python::datetime::{add_hours, fromisoformat_z};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
@@ -93,12 +94,7 @@ pub fn get_user_groups(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .rows(tables::OKTA_GROUPS)?
         .iter()
         .filter(|m| m.str_or_empty("employee_id") == eid && m.bool_or_false("is_active"))
-        .map(|m| {
-            out(vec![
-                ("group_name", m.value("group_name")),
-                ("added_at", m.value("added_at")),
-            ])
-        })
+        .map(|m| project(m, &["group_name", "added_at"], &[]))
         .collect();
     Ok(json!({ "groups": groups }))
 }

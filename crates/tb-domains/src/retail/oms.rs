@@ -4,6 +4,7 @@ use super::common::{
     FIXED_NOW, create, first, isoformat_field, isoformat_stored, out, probe_id, save,
 };
 use super::tables::{INVENTORY, LINE_ITEMS, ORDERS, PRODUCTS, SHIPMENTS, TRACKING};
+use crate::vocab::project;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
@@ -109,15 +110,19 @@ pub fn get_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .iter()
         .filter(|r| r.get("order_id").is_some_and(|v| tb_python::py_eq(v, &key)))
         .map(|r| {
-            out(vec![
-                ("id", r.value("id")),
-                ("sku", r.value("sku")),
-                ("product_name", r.value("product_name")),
-                ("quantity", r.value("quantity")),
-                ("base_price", r.value("base_price")),
-                ("discount_amount", r.value("discount_amount")),
-                ("final_price", r.value("final_price")),
-            ])
+            project(
+                r,
+                &[
+                    "id",
+                    "sku",
+                    "product_name",
+                    "quantity",
+                    "base_price",
+                    "discount_amount",
+                    "final_price",
+                ],
+                &[],
+            )
         })
         .collect();
     let mut fields: Vec<(&str, Value)> = vec![

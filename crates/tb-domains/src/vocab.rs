@@ -1,0 +1,73 @@
+//! Words the table domains' tool functions share beyond `tb_sandbox::tool`: a row that must
+//! exist, and an output model projected from a row's fields.
+
+use serde_json::Value;
+use tb_python::datetime::isoformat_field;
+use tb_sandbox::tool::out;
+use tb_sandbox::{Fields, Row, Session, ToolError};
+
+/// Rows a tool cannot go on without.
+pub(crate) trait RequireRow {
+    /// The row of `table` whose id is `id`, or the tool's `<what> not found: <id>` error.
+    fn require_row(&self, table: &str, id: &str, what: &str) -> Result<Row, ToolError>;
+}
+
+impl RequireRow for Session {
+    fn require_row(&self, table: &str, id: &str, what: &str) -> Result<Row, ToolError> {
+        self.row_by_id(table, id)?
+            .ok_or_else(|| ToolError::new(format!("{what} not found: {id}")))
+    }
+}
+
+/// The (field, value) pairs of an output model built from `row`: each of `fields` in order,
+/// as stored, but those also named in `datetimes` as `isoformat()` shows them (null when not
+/// set). For [`out`], alone (see [`project`]) or chained with fields the row names otherwise.
+pub(crate) fn picks<'a>(
+    row: &'a Row,
+    fields: &'a [&'a str],
+    datetimes: &'a [&'a str],
+) -> impl Iterator<Item = (&'a str, Value)> + 'a {
+    fields.iter().map(move |&f| {
+        let v = if datetimes.contains(&f) {
+            isoformat_field(row, f)
+        } else {
+            row.value(f)
+        };
+        (f, v)
+    })
+}
+
+/// `Model(**row).model_dump(exclude_none=True)` for an output model of `fields`: [`picks`]
+/// with the null fields left out.
+pub(crate) fn project(row: &Row, fields: &[&str], datetimes: &[&str]) -> Value {
+    out(picks(row, fields, datetimes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn projection_keeps_order_formats_datetimes_and_drops_nulls() {
+        let row = json!({"b": 2, "a": "x", "at": "2025-01-02T03:04:05Z", "gone": null, "n": 5})
+            .as_object()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            project(
+                &row,
+                &["a", "b", "at", "gone", "missing", "n"],
+                &["at", "n"]
+            ),
+            json!({"a": "x", "b": 2, "at": "2025-01-02T03:04:05+00:00"})
+        );
+        let order: Vec<String> = project(&row, &["b", "a"], &[])
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(order, ["b", "a"]);
+    }
+}
