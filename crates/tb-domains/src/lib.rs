@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use tb_sandbox::{Domain, DomainError, Tools};
 
+#[cfg(test)]
+#[macro_use]
+mod testdata;
 pub mod airline;
 pub mod auto_insurance;
 pub mod booking;
@@ -21,8 +24,6 @@ pub mod pydantic;
 pub mod retail;
 pub mod setup_check;
 pub mod shape;
-#[cfg(test)]
-mod testdata;
 mod vocab;
 pub mod zendesk;
 

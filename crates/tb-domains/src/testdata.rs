@@ -32,3 +32,35 @@ pub fn err(s: &mut Session, tool: &str, args: Value) -> String {
         None => panic!("expected an error from {tool}, got {v}"),
     }
 }
+
+/// Plays a transcript of tool calls on the session `s`, in order, each line a call and what it
+/// must answer: `"tool" {args} => {result};` (the JSON `call` gives) or
+/// `"tool" {args} => error "text";` (the error text; any `&str` expression). Arguments and
+/// results are `json!` bodies; a variable or a parenthesized expression also serves.
+macro_rules! calls {
+    ($s:ident;) => {};
+    ($s:ident; $tool:literal $args:tt => error $text:expr; $($rest:tt)*) => {
+        $crate::testdata::expect_err(&mut $s, $tool, serde_json::json!($args), &$text);
+        calls!($s; $($rest)*);
+    };
+    ($s:ident; $tool:literal $args:tt => $want:tt; $($rest:tt)*) => {
+        $crate::testdata::expect_ok(&mut $s, $tool, serde_json::json!($args), serde_json::json!($want));
+        calls!($s; $($rest)*);
+    };
+}
+
+/// One line of [`calls!`]: `tool` called with `args` answers `want`.
+pub fn expect_ok(s: &mut Session, tool: &str, args: Value, want: Value) {
+    let got = call(s, tool, args.clone());
+    assert_eq!(got, want, "{tool} {args}");
+}
+
+/// One line of [`calls!`]: `tool` called with `args` fails with the text `want`.
+pub fn expect_err(s: &mut Session, tool: &str, args: Value, want: &str) {
+    let got = call(s, tool, args.clone());
+    assert_eq!(
+        got.get("error").and_then(Value::as_str),
+        Some(want),
+        "{tool} {args}: {got}"
+    );
+}

@@ -149,13 +149,8 @@ mod tests {
             ),
             (json!(null), json!("2025-07-01"))
         );
-        assert_eq!(
-            ok(
-                &mut s,
-                "billing_get_arrangement_history",
-                json!({"policy_id": "POL-1"})
-            ),
-            json!({"arrangements_12_months": 3})
+        calls!(s;
+            "billing_get_arrangement_history" {"policy_id": "POL-1"} => {"arrangements_12_months": 3};
         );
         let r = ok(
             &mut s,
@@ -175,13 +170,8 @@ mod tests {
             (d["past_due_amount"].clone(), d["arrangement_type"].clone()),
             (json!(0), json!("None"))
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "billing_create_installment_plan",
-                json!({"policy_id": "POL-1", "installment_count": 2.5, "installment_amount": 1})
-            ),
-            "Tool execution failed: Input validation failed: installment_count: Input should be a valid integer, got a number with a fractional part"
+        calls!(s;
+            "billing_create_installment_plan" {"policy_id": "POL-1", "installment_count": 2.5, "installment_amount": 1} => error "Tool execution failed: Input validation failed: installment_count: Input should be a valid integer, got a number with a fractional part";
         );
     }
 }

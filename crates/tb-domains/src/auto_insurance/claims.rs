@@ -170,45 +170,12 @@ mod tests {
     #[test]
     fn unknown_ids() {
         let mut s = session(book());
-        assert_eq!(
-            err(
-                &mut s,
-                "claims_check_open_major_claims",
-                json!({"policy_id": "P"})
-            ),
-            "Tool execution failed: Policy 'P' not found."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "claims_get_policy_claims",
-                json!({"policy_id": "P"})
-            ),
-            "Tool execution failed: Policy 'P' not found."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "claims_get_driver_claims",
-                json!({"driver_id": "D"})
-            ),
-            "Tool execution failed: Driver 'D' not found."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "claims_get_vehicle_claims",
-                json!({"vehicle_id": "V"})
-            ),
-            "Tool execution failed: Vehicle 'V' not found."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "claims_create_fnol",
-                json!({"policy_id": "P", "date_of_loss": "2025-01-01", "loss_location": "x", "claim_type": "Liability Only", "severity": "Minor"})
-            ),
-            "Tool execution failed: Policy 'P' not found."
+        calls!(s;
+            "claims_check_open_major_claims" {"policy_id": "P"} => error "Tool execution failed: Policy 'P' not found.";
+            "claims_get_policy_claims" {"policy_id": "P"} => error "Tool execution failed: Policy 'P' not found.";
+            "claims_get_driver_claims" {"driver_id": "D"} => error "Tool execution failed: Driver 'D' not found.";
+            "claims_get_vehicle_claims" {"vehicle_id": "V"} => error "Tool execution failed: Vehicle 'V' not found.";
+            "claims_create_fnol" {"policy_id": "P", "date_of_loss": "2025-01-01", "loss_location": "x", "claim_type": "Liability Only", "severity": "Minor"} => error "Tool execution failed: Policy 'P' not found.";
         );
     }
 
@@ -222,7 +189,9 @@ mod tests {
             r,
             json!({"claim_id": id, "claim_stage": "Open – Initial Review"})
         );
-        assert_eq!(ok(&mut s, "claims_create_fnol", args), r);
+        calls!(s;
+            "claims_create_fnol" args => r;
+        );
         assert_eq!(s.state.count("claims_claims").unwrap(), 2);
         let row = s.state.get("claims_claims", &json!(id)).unwrap().unwrap();
         assert_eq!(
@@ -239,13 +208,8 @@ mod tests {
     #[test]
     fn lists_and_month_window() {
         let mut s = session(book());
-        assert_eq!(
-            ok(
-                &mut s,
-                "claims_check_open_major_claims",
-                json!({"policy_id": "POL-1"})
-            ),
-            json!({"has_major_claim": true, "major_claim_count": 1})
+        calls!(s;
+            "claims_check_open_major_claims" {"policy_id": "POL-1"} => {"has_major_claim": true, "major_claim_count": 1};
         );
         let r = ok(
             &mut s,
@@ -297,13 +261,8 @@ mod tests {
             "claims_create_fnol",
             json!({"policy_id": "POL-1", "date_of_loss": "2025-10-01T08:00", "loss_location": "x", "claim_type": "Liability Only", "severity": "Minor"}),
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "claims_get_policy_claims",
-                json!({"policy_id": "POL-1", "months_back": 1})
-            ),
-            "Tool execution failed: unconverted data remains: T08:00"
+        calls!(s;
+            "claims_get_policy_claims" {"policy_id": "POL-1", "months_back": 1} => error "Tool execution failed: unconverted data remains: T08:00";
         );
     }
 }

@@ -84,25 +84,10 @@ mod tests {
     #[test]
     fn lookups_and_errors() {
         let mut s = session(book());
-        assert_eq!(
-            ok(
-                &mut s,
-                "crm_get_customer_by_email",
-                json!({"email": "ann.LEE@example.com"})
-            ),
-            json!({"customer_id": "CUS-1", "first_name": "Ann", "last_name": "Lee"})
-        );
-        assert_eq!(
-            err(&mut s, "crm_get_customer_by_email", json!({"email": "x@y"})),
-            "Tool execution failed: No customer found with email 'x@y'"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "crm_get_customer_profile",
-                json!({"customer_id": "C"})
-            ),
-            "Tool execution failed: Customer with ID 'C' not found"
+        calls!(s;
+            "crm_get_customer_by_email" {"email": "ann.LEE@example.com"} => {"customer_id": "CUS-1", "first_name": "Ann", "last_name": "Lee"};
+            "crm_get_customer_by_email" {"email": "x@y"} => error "Tool execution failed: No customer found with email 'x@y'";
+            "crm_get_customer_profile" {"customer_id": "C"} => error "Tool execution failed: Customer with ID 'C' not found";
         );
         let p = ok(
             &mut s,
@@ -120,37 +105,11 @@ mod tests {
     #[test]
     fn verification_prefers_ssn_and_needs_a_credential() {
         let mut s = session(book());
-        assert_eq!(
-            err(
-                &mut s,
-                "crm_verify_identity",
-                json!({"customer_id": "NOPE", "ssn_last_4": ""})
-            ),
-            "Tool execution failed: Must provide either ssn_last_4 or security_answer for verification"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "crm_verify_identity",
-                json!({"customer_id": "C", "ssn_last_4": "1"})
-            ),
-            "Tool execution failed: Customer with ID 'C' not found"
-        );
-        assert_eq!(
-            ok(
-                &mut s,
-                "crm_verify_identity",
-                json!({"customer_id": "CUS-1", "ssn_last_4": "9999", "security_answer": "fluffy"})
-            ),
-            json!({"verified": false, "verification_method": "ssn"})
-        );
-        assert_eq!(
-            ok(
-                &mut s,
-                "crm_verify_identity",
-                json!({"customer_id": "CUS-1", "security_answer": "FLUFFY"})
-            ),
-            json!({"verified": true, "verification_method": "security_question"})
+        calls!(s;
+            "crm_verify_identity" {"customer_id": "NOPE", "ssn_last_4": ""} => error "Tool execution failed: Must provide either ssn_last_4 or security_answer for verification";
+            "crm_verify_identity" {"customer_id": "C", "ssn_last_4": "1"} => error "Tool execution failed: Customer with ID 'C' not found";
+            "crm_verify_identity" {"customer_id": "CUS-1", "ssn_last_4": "9999", "security_answer": "fluffy"} => {"verified": false, "verification_method": "ssn"};
+            "crm_verify_identity" {"customer_id": "CUS-1", "security_answer": "FLUFFY"} => {"verified": true, "verification_method": "security_question"};
         );
     }
 }

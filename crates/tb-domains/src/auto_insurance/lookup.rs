@@ -66,45 +66,13 @@ mod tests {
     #[test]
     fn decodes_and_rejects() {
         let mut s = session(json!({}));
-        assert_eq!(
-            ok(
-                &mut s,
-                "lookup_validate_vin",
-                json!({"vin": " 1hgcm82633a123456 "})
-            ),
-            json!({"valid": true, "make": "Honda", "model": "Accord"})
-        );
-        assert_eq!(
-            ok(
-                &mut s,
-                "lookup_validate_vin",
-                json!({"vin": "2HGFC2F59LH000000"})
-            ),
-            json!({"valid": true, "year": 2020, "make": "Honda Canada"})
-        );
-        assert_eq!(
-            ok(
-                &mut s,
-                "lookup_validate_vin",
-                json!({"vin": "ZZZZZZZZZAZZZZZZZ"})
-            ),
-            json!({"valid": true, "year": 2010})
-        );
-        assert_eq!(
-            err(&mut s, "lookup_validate_vin", json!({"vin": "123"})),
-            "Tool execution failed: Invalid VIN format. VIN must be exactly 17 characters."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "lookup_validate_vin",
-                json!({"vin": "1HGCM82633A12345-"})
-            ),
-            "Tool execution failed: Invalid VIN format. VIN must contain only letters and numbers."
-        );
-        assert_eq!(
-            err(&mut s, "lookup_validate_vin", json!({"vin": 5})),
-            "Tool execution failed: Input validation failed: vin: Input should be a valid string"
+        calls!(s;
+            "lookup_validate_vin" {"vin": " 1hgcm82633a123456 "} => {"valid": true, "make": "Honda", "model": "Accord"};
+            "lookup_validate_vin" {"vin": "2HGFC2F59LH000000"} => {"valid": true, "year": 2020, "make": "Honda Canada"};
+            "lookup_validate_vin" {"vin": "ZZZZZZZZZAZZZZZZZ"} => {"valid": true, "year": 2010};
+            "lookup_validate_vin" {"vin": "123"} => error "Tool execution failed: Invalid VIN format. VIN must be exactly 17 characters.";
+            "lookup_validate_vin" {"vin": "1HGCM82633A12345-"} => error "Tool execution failed: Invalid VIN format. VIN must contain only letters and numbers.";
+            "lookup_validate_vin" {"vin": 5} => error "Tool execution failed: Input validation failed: vin: Input should be a valid string";
         );
     }
 }

@@ -146,17 +146,9 @@ mod tests {
     #[test]
     fn inputs_are_validated_by_their_models() {
         let mut s = session(book());
-        assert_eq!(
-            err(&mut s, "policy_get_policy_details", json!({})),
-            "Tool execution failed: Input validation failed: policy_id: Field required"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "policy_update_vehicle_status",
-                json!({"vehicle_id": "VEH-1", "new_status": "Gone", "effective_date": "x"})
-            ),
-            "Tool execution failed: Input validation failed: new_status: Input should be 'Active' or 'Removed'"
+        calls!(s;
+            "policy_get_policy_details" {} => error "Tool execution failed: Input validation failed: policy_id: Field required";
+            "policy_update_vehicle_status" {"vehicle_id": "VEH-1", "new_status": "Gone", "effective_date": "x"} => error "Tool execution failed: Input validation failed: new_status: Input should be 'Active' or 'Removed'";
         );
         // Input models ignore unknown keys, except the search's, which forbids them.
         assert!(
@@ -166,13 +158,8 @@ mod tests {
             )
             .is_ok()
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "knowledge_base_search_policy",
-                json!({"query": "q", "x": 1})
-            ),
-            "Tool execution failed: Input validation failed: x: Extra inputs are not permitted"
+        calls!(s;
+            "knowledge_base_search_policy" {"query": "q", "x": 1} => error "Tool execution failed: Input validation failed: x: Extra inputs are not permitted";
         );
         // The search itself is the shared policy search (no sources here, so no hits).
         let r = ok(

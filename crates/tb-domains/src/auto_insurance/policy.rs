@@ -324,29 +324,10 @@ mod tests {
     #[test]
     fn unknown_ids_fail_as_the_reference() {
         let mut s = session(book());
-        assert_eq!(
-            err(
-                &mut s,
-                "policy_get_policy_details",
-                json!({"policy_id": "POL-X"})
-            ),
-            "Tool execution failed: Policy with ID 'POL-X' not found"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "policy_get_vehicle_details",
-                json!({"vehicle_id": "VEH-X"})
-            ),
-            "Tool execution failed: Vehicle with ID 'VEH-X' not found"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "policy_update_driver_status",
-                json!({"driver_id": "D", "new_status": "Removed", "effective_date": "2025-01-01"})
-            ),
-            "Tool execution failed: Driver with ID 'D' not found"
+        calls!(s;
+            "policy_get_policy_details" {"policy_id": "POL-X"} => error "Tool execution failed: Policy with ID 'POL-X' not found";
+            "policy_get_vehicle_details" {"vehicle_id": "VEH-X"} => error "Tool execution failed: Vehicle with ID 'VEH-X' not found";
+            "policy_update_driver_status" {"driver_id": "D", "new_status": "Removed", "effective_date": "2025-01-01"} => error "Tool execution failed: Driver with ID 'D' not found";
         );
     }
 
@@ -375,17 +356,9 @@ mod tests {
         assert_eq!(row["year"], json!(2019));
         assert_eq!(row["uw_pending"], json!(false));
         assert_eq!(row["date_added_to_policy"], json!("2025-05-05"));
-        assert_eq!(
-            err(&mut s, "policy_add_vehicle", args),
-            "Tool execution failed: VIN '5YJ3E1EA7KF000001' already exists on this policy"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "policy_add_vehicle",
-                json!({"policy_id": "POL-1", "vin": "V", "make": "x", "model": "y", "effective_date": "z"})
-            ),
-            "Tool execution failed: Input validation failed: year: Field required"
+        calls!(s;
+            "policy_add_vehicle" args => error "Tool execution failed: VIN '5YJ3E1EA7KF000001' already exists on this policy";
+            "policy_add_vehicle" {"policy_id": "POL-1", "vin": "V", "make": "x", "model": "y", "effective_date": "z"} => error "Tool execution failed: Input validation failed: year: Field required";
         );
     }
 
@@ -403,17 +376,9 @@ mod tests {
             .clone();
         assert_eq!(row["uw_pending"], json!(false));
         assert_eq!(row["customer_id"], json!(null));
-        assert_eq!(
-            err(&mut s, "policy_add_driver", args),
-            "Tool execution failed: Driver with name 'Bo Lee' and DOB '2008-01-01' already exists on this policy"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "policy_add_driver",
-                json!({"policy_id": "POL-9", "name": "A", "date_of_birth": "1", "relationship": "r", "status": "Rated", "effective_date": "e"})
-            ),
-            "Tool execution failed: Policy with ID 'POL-9' not found"
+        calls!(s;
+            "policy_add_driver" args => error "Tool execution failed: Driver with name 'Bo Lee' and DOB '2008-01-01' already exists on this policy";
+            "policy_add_driver" {"policy_id": "POL-9", "name": "A", "date_of_birth": "1", "relationship": "r", "status": "Rated", "effective_date": "e"} => error "Tool execution failed: Policy with ID 'POL-9' not found";
         );
     }
 
@@ -434,15 +399,12 @@ mod tests {
             r["url"],
             "https://portal.horizonshield.com/docs/secure/POL-1_id_card_7"
         );
-        assert_eq!(ok(&mut s, "policy_generate_document_link", args), r);
+        calls!(s;
+            "policy_generate_document_link" args => r;
+        );
         assert_eq!(s.state.count("policy_policy_documents").unwrap(), 1);
-        assert_eq!(
-            err(
-                &mut s,
-                "policy_generate_document_link",
-                json!({"policy_id": "POL-1", "document_type": "id_card", "ticket_id": "7", "expiration_date": "next week"})
-            ),
-            "Tool execution failed: Invalid expiration_date format: 'next week'. Expected ISO 8601 format (e.g., '2024-01-16T10:05:00Z')"
+        calls!(s;
+            "policy_generate_document_link" {"policy_id": "POL-1", "document_type": "id_card", "ticket_id": "7", "expiration_date": "next week"} => error "Tool execution failed: Invalid expiration_date format: 'next week'. Expected ISO 8601 format (e.g., '2024-01-16T10:05:00Z')";
         );
         assert!(err(&mut s, "policy_generate_document_link", json!({"policy_id": "POL-1", "document_type": "pdf", "ticket_id": "7", "expiration_date": "x"})).contains("document_type: Input should be 'proof_of_insurance', 'declarations_page' or 'id_card'"));
     }
@@ -458,9 +420,8 @@ mod tests {
         book["policy_vehicles"].as_array_mut().unwrap().push(other);
         let mut s = session(book);
         let args = json!({"policy_id": "POL-1", "vin": "NEWVIN", "year": 2020, "make": "m", "model": "m", "effective_date": "2025-01-01"});
-        assert_eq!(
-            ok(&mut s, "policy_add_vehicle", args),
-            json!({"vehicle_id": id})
+        calls!(s;
+            "policy_add_vehicle" args => {"vehicle_id": id};
         );
         assert_eq!(s.state.count("policy_vehicles").unwrap(), 2);
     }

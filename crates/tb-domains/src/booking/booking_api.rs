@@ -452,86 +452,33 @@ fn search_hotels_by_location(s: &mut Session, a: &Args) -> Result<Value, ToolErr
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{call, err, session};
+    use super::super::testing::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
     #[test]
     fn error_paths() {
         let mut s = session(json!({}));
-        assert_eq!(
-            err(&mut s, "booking_api_get_booking", json!({})),
-            "Tool execution failed: Either booking_reference or customer_id must be provided"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "booking_api_get_booking",
-                json!({"booking_reference": "BKG-NOPE"})
-            ),
-            "Tool execution failed: Booking not found with booking_reference 'BKG-NOPE'"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "booking_api_get_group_booking",
-                json!({"group_booking_id": "GRP-X"})
-            ),
-            "Tool execution failed: Group booking not found with group_booking_id 'GRP-X'"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "booking_api_modify_booking",
-                json!({"booking_reference": "B", "room_type": "cave"})
-            ),
-            "Tool execution failed: Input validation failed: room_type: Input should be 'standard_room', 'deluxe_room', 'suite', 'executive_suite', 'presidential_suite', 'family_room' or 'accessible_room'"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "booking_api_modify_booking",
-                json!({"booking_reference": "B", "colour": "red"})
-            ),
-            "Tool execution failed: Input validation failed: colour: Extra inputs are not permitted"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "booking_api_modify_group_booking",
-                json!({"group_booking_id": "G"})
-            ),
-            "Tool execution failed: Input validation failed: modification_details: Field required; cascade_to_individual_bookings: Field required"
+        calls!(s;
+            "booking_api_get_booking" {} => error "Tool execution failed: Either booking_reference or customer_id must be provided";
+            "booking_api_get_booking" {"booking_reference": "BKG-NOPE"} => error "Tool execution failed: Booking not found with booking_reference 'BKG-NOPE'";
+            "booking_api_get_group_booking" {"group_booking_id": "GRP-X"} => error "Tool execution failed: Group booking not found with group_booking_id 'GRP-X'";
+            "booking_api_modify_booking" {"booking_reference": "B", "room_type": "cave"} => error "Tool execution failed: Input validation failed: room_type: Input should be 'standard_room', 'deluxe_room', 'suite', 'executive_suite', 'presidential_suite', 'family_room' or 'accessible_room'";
+            "booking_api_modify_booking" {"booking_reference": "B", "colour": "red"} => error "Tool execution failed: Input validation failed: colour: Extra inputs are not permitted";
+            "booking_api_modify_group_booking" {"group_booking_id": "G"} => error "Tool execution failed: Input validation failed: modification_details: Field required; cascade_to_individual_bookings: Field required";
         );
         let args = json!({"hotel_id": "HTL-NOPE", "check_in_date": "2025-10-02", "check_out_date": "2025-10-01",
             "room_type": "suite", "board_type": "half_board", "adults_count": 1, "children_count": 0});
-        assert_eq!(
-            err(&mut s, "booking_api_check_hotel_availability", args.clone()),
-            "Tool execution failed: Hotel not found with hotel_id 'HTL-NOPE'"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "booking_api_search_hotels_by_location",
-                json!({"location": "x", "check_in_date": "soon",
-                "check_out_date": "2025-10-01", "room_type": "suite", "board_type": "half_board", "adults_count": 1, "children_count": 0})
-            ),
-            "Tool execution failed: Invalid date format: Invalid isoformat string: 'soon'"
+        calls!(s;
+            "booking_api_check_hotel_availability" (args.clone()) => error "Tool execution failed: Hotel not found with hotel_id 'HTL-NOPE'";
+            "booking_api_search_hotels_by_location" {"location": "x", "check_in_date": "soon", "check_out_date": "2025-10-01", "room_type": "suite", "board_type": "half_board", "adults_count": 1, "children_count": 0} => error "Tool execution failed: Invalid date format: Invalid isoformat string: 'soon'";
         );
         let mut a = args.as_object().unwrap().clone();
         a.insert("location".into(), json!("x"));
         a.remove("hotel_id");
-        assert_eq!(
-            err(&mut s, "booking_api_search_hotels_by_location", json!(a)),
-            "Tool execution failed: Check-in date must be before check-out date"
-        );
-        assert_eq!(
-            call(
-                &mut s,
-                "booking_api_get_booking_history",
-                json!({"customer_id": "CUS-NONE"})
-            ),
-            json!({"bookings": []})
+        calls!(s;
+            "booking_api_search_hotels_by_location" a => error "Tool execution failed: Check-in date must be before check-out date";
+            "booking_api_get_booking_history" {"customer_id": "CUS-NONE"} => {"bookings": []};
         );
     }
 
@@ -543,13 +490,8 @@ mod tests {
             "room_type": "suite", "board_type": "half_board", "adults_count": 2, "booking_status": "cancelled",
             "created_at": "2025-09-15T10:00:00Z", "updated_at": "2025-09-15T10:00:00Z"});
         let mut s = session(json!({"booking_api_bookings": [row]}));
-        assert_eq!(
-            err(
-                &mut s,
-                "booking_api_modify_booking",
-                json!({"booking_reference": "BKG-T1", "adults_count": 3})
-            ),
-            "Tool execution failed: Booking cannot be modified. Current status is 'cancelled', must be 'confirmed'"
+        calls!(s;
+            "booking_api_modify_booking" {"booking_reference": "BKG-T1", "adults_count": 3} => error "Tool execution failed: Booking cannot be modified. Current status is 'cancelled', must be 'confirmed'";
         );
     }
 

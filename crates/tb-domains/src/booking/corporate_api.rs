@@ -136,13 +136,8 @@ mod tests {
                 "Tool execution failed: Input validation failed: corporate_account_id: Field required"
             );
         }
-        assert_eq!(
-            err(
-                &mut s,
-                "corporate_api_generate_corporate_invoice",
-                json!({"corporate_account_id": "CRP-1", "booking_reference": "X"})
-            ),
-            "Tool execution failed: Invalid booking_reference parameter."
+        calls!(s;
+            "corporate_api_generate_corporate_invoice" {"corporate_account_id": "CRP-1", "booking_reference": "X"} => error "Tool execution failed: Invalid booking_reference parameter.";
         );
     }
 }

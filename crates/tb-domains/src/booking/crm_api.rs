@@ -104,56 +104,20 @@ fn update_customer_info(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{call, err, session};
+    use super::super::testing::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
     #[test]
     fn error_paths() {
         let mut s = session(json!({}));
-        assert_eq!(
-            err(
-                &mut s,
-                "crm_api_check_vip_status",
-                json!({"customer_id": "  "})
-            ),
-            "Tool execution failed: Invalid customer_id parameter."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "crm_api_check_vip_status",
-                json!({"customer_id": "CUS-NOPE"})
-            ),
-            "Tool execution failed: Customer not found."
-        );
-        assert_eq!(
-            err(&mut s, "crm_api_get_customer_profile", json!({})),
-            "Tool execution failed: Invalid parameters: provide customer_id or email."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "crm_api_update_customer_info",
-                json!({"customer_id": "CUS-NOPE"})
-            ),
-            "Tool execution failed: Invalid update_fields parameter."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "crm_api_update_customer_info",
-                json!({"customer_id": "CUS-NOPE", "complaint_count": 1})
-            ),
-            "Tool execution failed: Customer not found."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "crm_api_update_customer_info",
-                json!({"customer_id": "CUS-1", "vip_tier": "vip"})
-            ),
-            "Tool execution failed: Input validation failed: vip_tier: Extra inputs are not permitted"
+        calls!(s;
+            "crm_api_check_vip_status" {"customer_id": "  "} => error "Tool execution failed: Invalid customer_id parameter.";
+            "crm_api_check_vip_status" {"customer_id": "CUS-NOPE"} => error "Tool execution failed: Customer not found.";
+            "crm_api_get_customer_profile" {} => error "Tool execution failed: Invalid parameters: provide customer_id or email.";
+            "crm_api_update_customer_info" {"customer_id": "CUS-NOPE"} => error "Tool execution failed: Invalid update_fields parameter.";
+            "crm_api_update_customer_info" {"customer_id": "CUS-NOPE", "complaint_count": 1} => error "Tool execution failed: Customer not found.";
+            "crm_api_update_customer_info" {"customer_id": "CUS-1", "vip_tier": "vip"} => error "Tool execution failed: Input validation failed: vip_tier: Extra inputs are not permitted";
         );
     }
 

@@ -142,41 +142,21 @@ fn verify_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{call, err, session};
+    use super::super::testing::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
     #[test]
     fn error_paths() {
         let mut s = session(json!({}));
-        assert_eq!(
-            err(
-                &mut s,
-                "hotel_partner_api_get_hotel_info",
-                json!({"hotel_id": "HTL-NOPE"})
-            ),
-            "Tool execution failed: Hotel not found: HTL-NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "hotel_partner_api_get_hotel_contact",
-                json!({"hotel_id": "HTL-NOPE"})
-            ),
-            "Tool execution failed: Hotel not found: HTL-NOPE"
+        calls!(s;
+            "hotel_partner_api_get_hotel_info" {"hotel_id": "HTL-NOPE"} => error "Tool execution failed: Hotel not found: HTL-NOPE";
+            "hotel_partner_api_get_hotel_contact" {"hotel_id": "HTL-NOPE"} => error "Tool execution failed: Hotel not found: HTL-NOPE";
         );
         let args = json!({"hotel_id": "HTL-NOPE", "booking_reference": "BKG-1", "issue_type": "system-error", "description": "d"});
-        assert_eq!(
-            err(&mut s, "hotel_partner_api_escalate_to_hotel", args),
-            "Tool execution failed: Hotel 'HTL-NOPE' not found."
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "hotel_partner_api_escalate_to_hotel",
-                json!({"hotel_id": "H", "booking_reference": "B", "issue_type": "flood", "description": "d"})
-            ),
-            "Tool execution failed: Input validation failed: issue_type: Input should be 'same-day-modification', 'hotel-confirmation-required', 'large-group-booking', 'system-error', 'high-value-dispute' or 'guest-complaint'"
+        calls!(s;
+            "hotel_partner_api_escalate_to_hotel" args => error "Tool execution failed: Hotel 'HTL-NOPE' not found.";
+            "hotel_partner_api_escalate_to_hotel" {"hotel_id": "H", "booking_reference": "B", "issue_type": "flood", "description": "d"} => error "Tool execution failed: Input validation failed: issue_type: Input should be 'same-day-modification', 'hotel-confirmation-required', 'large-group-booking', 'system-error', 'high-value-dispute' or 'guest-complaint'";
         );
     }
 

@@ -240,49 +240,13 @@ mod tests {
     #[test]
     fn error_paths() {
         let mut s = session(json!({}));
-        assert_eq!(
-            err(
-                &mut s,
-                "payment_api_process_refund",
-                json!({"booking_reference": "BKG-NOPE", "refund_amount": "1", "reason": "r"})
-            ),
-            "Tool execution failed: Booking not found: BKG-NOPE"
-        );
-        assert_eq!(
-            err(&mut s, "payment_api_get_transaction_history", json!({})),
-            "Tool execution failed: Either customer_id or booking_reference must be provided"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "payment_api_check_payment_status",
-                json!({"booking_reference": "BKG-NOPE"})
-            ),
-            "Tool execution failed: No transactions found for booking: BKG-NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "payment_api_process_charge_dispute",
-                json!({"transaction_id": "TXN-NOPE", "dispute_reason": "r", "dispute_amount": "1"})
-            ),
-            "Tool execution failed: Transaction not found: TXN-NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "payment_api_process_charge_dispute",
-                json!({"transaction_id": "T", "dispute_reason": "r", "dispute_amount": "1", "x": 1})
-            ),
-            "Tool execution failed: Input validation failed: x: Extra inputs are not permitted"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "payment_api_update_payment_method",
-                json!({"customer_id": "CUS-NOPE", "new_payment_method": "tok"})
-            ),
-            "Tool execution failed: Customer not found: CUS-NOPE"
+        calls!(s;
+            "payment_api_process_refund" {"booking_reference": "BKG-NOPE", "refund_amount": "1", "reason": "r"} => error "Tool execution failed: Booking not found: BKG-NOPE";
+            "payment_api_get_transaction_history" {} => error "Tool execution failed: Either customer_id or booking_reference must be provided";
+            "payment_api_check_payment_status" {"booking_reference": "BKG-NOPE"} => error "Tool execution failed: No transactions found for booking: BKG-NOPE";
+            "payment_api_process_charge_dispute" {"transaction_id": "TXN-NOPE", "dispute_reason": "r", "dispute_amount": "1"} => error "Tool execution failed: Transaction not found: TXN-NOPE";
+            "payment_api_process_charge_dispute" {"transaction_id": "T", "dispute_reason": "r", "dispute_amount": "1", "x": 1} => error "Tool execution failed: Input validation failed: x: Extra inputs are not permitted";
+            "payment_api_update_payment_method" {"customer_id": "CUS-NOPE", "new_payment_method": "tok"} => error "Tool execution failed: Customer not found: CUS-NOPE";
         );
     }
 
@@ -293,21 +257,9 @@ mod tests {
             json!({"booking_api_bookings": [booking_row()], "payment_api_transactions": []}),
         );
         let n = s.state.count("payment_api_transactions").unwrap();
-        assert_eq!(
-            err(
-                &mut s,
-                "payment_api_process_charge",
-                json!({"booking_reference": "BKG-T", "charge_amount": "0.00", "reason": "r"})
-            ),
-            "Tool execution failed: Invalid charge amount - must be greater than 0"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "payment_api_process_charge",
-                json!({"booking_reference": "BKG-T", "charge_amount": "1e30", "reason": "r"})
-            ),
-            "Tool execution failed: [<class 'decimal.InvalidOperation'>]"
+        calls!(s;
+            "payment_api_process_charge" {"booking_reference": "BKG-T", "charge_amount": "0.00", "reason": "r"} => error "Tool execution failed: Invalid charge amount - must be greater than 0";
+            "payment_api_process_charge" {"booking_reference": "BKG-T", "charge_amount": "1e30", "reason": "r"} => error "Tool execution failed: [<class 'decimal.InvalidOperation'>]";
         );
         // An exponent near i64::MIN was once wrapped and charged as 0.00: pydantic refuses it.
         for amount in [

@@ -68,7 +68,7 @@ pub(crate) fn get_status(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -107,21 +107,9 @@ mod tests {
             found,
             json!({"results": [{"approval_id": id, "status": "pending", "request_type": "travel", "approver_email": "m@msg.com"}]})
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "approval_create_request",
-                json!({"request_type": "lunch", "requester_email": "t@msg.com", "approver_email": "m@msg.com"})
-            ),
-            "Tool execution failed: Input validation failed: request_type: Input should be 'software_access', 'hardware_replacement', 'client_access', 'training_engagement_coordination', 'training_cost', 'expense_override', 'travel' or 'document_access'"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "approval_create_request",
-                json!({"request_type": "travel", "requester_email": "t@msg.com"})
-            ),
-            "Tool execution failed: Input validation failed: approver_email: Field required"
+        calls!(s;
+            "approval_create_request" {"request_type": "lunch", "requester_email": "t@msg.com", "approver_email": "m@msg.com"} => error "Tool execution failed: Input validation failed: request_type: Input should be 'software_access', 'hardware_replacement', 'client_access', 'training_engagement_coordination', 'training_cost', 'expense_override', 'travel' or 'document_access'";
+            "approval_create_request" {"request_type": "travel", "requester_email": "t@msg.com"} => error "Tool execution failed: Input validation failed: approver_email: Field required";
         );
     }
 }

@@ -117,7 +117,7 @@ fn available(r: &Map<String, Value>, kind: &str, location: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -148,13 +148,8 @@ mod tests {
                 .unwrap()["inventory_status"],
             json!("reserved")
         );
-        assert_eq!(
-            call(
-                &mut s,
-                "asset_management_api",
-                json!({"action": "assign_device", "email": "t@msg.com", "asset_id": "ZZ-9"})
-            ),
-            json!({"success": true})
+        calls!(s;
+            "asset_management_api" {"action": "assign_device", "email": "t@msg.com", "asset_id": "ZZ-9"} => {"success": true};
         );
         let devices = call(
             &mut s,
@@ -168,29 +163,10 @@ mod tests {
                 .unwrap()
                 .starts_with("ASMT-2-")
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api",
-                json!({"action": "retire_device", "asset_id": "NOPE"})
-            ),
-            "Tool execution failed: Device not found: NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api",
-                json!({"action": "reserve_device", "device_type": "headset"})
-            ),
-            "Tool execution failed: Missing required parameter: location"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api",
-                json!({"action": "reserve_device", "device_type": "headset", "location": "Chicago"})
-            ),
-            "Tool execution failed: No available headset devices at Chicago"
+        calls!(s;
+            "asset_management_api" {"action": "retire_device", "asset_id": "NOPE"} => error "Tool execution failed: Device not found: NOPE";
+            "asset_management_api" {"action": "reserve_device", "device_type": "headset"} => error "Tool execution failed: Missing required parameter: location";
+            "asset_management_api" {"action": "reserve_device", "device_type": "headset", "location": "Chicago"} => error "Tool execution failed: No available headset devices at Chicago";
         );
     }
 }

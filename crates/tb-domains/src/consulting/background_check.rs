@@ -53,7 +53,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -86,21 +86,9 @@ mod tests {
             status(&mut s),
             json!({"clearance_data": {"clearance_level": "high_security", "status": "in_progress"}})
         );
-        assert_eq!(
-            call(
-                &mut s,
-                "background_check_api",
-                json!({"action": "get_timeline", "clearance_level": "high_security"})
-            ),
-            json!({"estimated_days": 28})
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "background_check_api",
-                json!({"action": "initiate", "email": "t@msg.com"})
-            ),
-            "Tool execution failed: Missing required parameter: clearance_level"
+        calls!(s;
+            "background_check_api" {"action": "get_timeline", "clearance_level": "high_security"} => {"estimated_days": 28};
+            "background_check_api" {"action": "initiate", "email": "t@msg.com"} => error "Tool execution failed: Missing required parameter: clearance_level";
         );
     }
 }

@@ -44,7 +44,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -53,45 +53,12 @@ mod tests {
         let mut s = session(json!({
             "box_folders": [{"id": "FLD-T", "folder_name": "T", "confidentiality_level": "internal", "owner_email": "o@msg.com"}]
         }));
-        assert_eq!(
-            call(
-                &mut s,
-                "box_api",
-                json!({"action": "get_folder_details", "folder_id": "FLD-T"})
-            ),
-            json!({"folder_data": {"id": "FLD-T", "folder_name": "T", "confidentiality_level": "internal", "owner_email": "o@msg.com"}})
-        );
-        assert_eq!(
-            call(
-                &mut s,
-                "box_api",
-                json!({"action": "grant_folder_access", "folder_id": "FLD-T", "email": "t@msg.com", "permission_level": "viewer"})
-            ),
-            json!({"success": true})
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "box_api",
-                json!({"action": "grant_folder_access", "folder_id": "FLD-NOPE", "email": "t@msg.com", "permission_level": "viewer"})
-            ),
-            "Tool execution failed: Folder not found: FLD-NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "box_api",
-                json!({"action": "grant_folder_access", "folder_id": "FLD-T", "email": "t@msg.com"})
-            ),
-            "Tool execution failed: Missing required parameter: permission_level"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "box_api",
-                json!({"action": "delete_folder", "folder_id": "FLD-T"})
-            ),
-            "Tool execution failed: Input validation failed: action: Input should be 'get_folder_details' or 'grant_folder_access'"
+        calls!(s;
+            "box_api" {"action": "get_folder_details", "folder_id": "FLD-T"} => {"folder_data": {"id": "FLD-T", "folder_name": "T", "confidentiality_level": "internal", "owner_email": "o@msg.com"}};
+            "box_api" {"action": "grant_folder_access", "folder_id": "FLD-T", "email": "t@msg.com", "permission_level": "viewer"} => {"success": true};
+            "box_api" {"action": "grant_folder_access", "folder_id": "FLD-NOPE", "email": "t@msg.com", "permission_level": "viewer"} => error "Tool execution failed: Folder not found: FLD-NOPE";
+            "box_api" {"action": "grant_folder_access", "folder_id": "FLD-T", "email": "t@msg.com"} => error "Tool execution failed: Missing required parameter: permission_level";
+            "box_api" {"action": "delete_folder", "folder_id": "FLD-T"} => error "Tool execution failed: Input validation failed: action: Input should be 'get_folder_details' or 'grant_folder_access'";
         );
     }
 }

@@ -121,7 +121,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -166,29 +166,10 @@ mod tests {
             json!({"action": "check_vpn_access", "email": "t@msg.com"}),
         );
         assert_eq!(active, json!({"vpn_access": []}));
-        assert_eq!(
-            call(
-                &mut s,
-                "client_access_api",
-                json!({"action": "get_employee_prerequisites", "email": "t@msg.com", "client_id": "CLT-A"})
-            ),
-            json!({"clearance_status": "not_initiated", "nda_status": "not_signed", "completed_training_courses": []})
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "client_access_api",
-                json!({"action": "provision_client_system", "email": "t@msg.com", "client_id": "CLT-A", "system_name": "X"})
-            ),
-            "Tool execution failed: Missing required parameter: access_type"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "client_access_api",
-                json!({"action": "check_client_requirements", "client_id": "CLT-NOPE"})
-            ),
-            "Tool execution failed: Client not found: CLT-NOPE"
+        calls!(s;
+            "client_access_api" {"action": "get_employee_prerequisites", "email": "t@msg.com", "client_id": "CLT-A"} => {"clearance_status": "not_initiated", "nda_status": "not_signed", "completed_training_courses": []};
+            "client_access_api" {"action": "provision_client_system", "email": "t@msg.com", "client_id": "CLT-A", "system_name": "X"} => error "Tool execution failed: Missing required parameter: access_type";
+            "client_access_api" {"action": "check_client_requirements", "client_id": "CLT-NOPE"} => error "Tool execution failed: Client not found: CLT-NOPE";
         );
     }
 }

@@ -66,7 +66,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -76,21 +76,9 @@ mod tests {
             "concur_expense_reports": [{"id": "EXP-T", "employee_email": "t@msg.com", "amount": 120, "category": "meals",
                 "expense_date": "2025-09-01T00:00:00", "receipt_status": "missing", "rejection_reason": "No receipt"}]
         }));
-        assert_eq!(
-            err(
-                &mut s,
-                "concur_api",
-                json!({"action": "override_expense_rejection", "expense_report_id": "EXP-T", "override_reason": "system_error"})
-            ),
-            "Tool execution failed: Missing required parameter: approver_email"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "concur_api",
-                json!({"action": "override_expense_rejection", "expense_report_id": "EXP-T", "override_reason": "because", "approver_email": "m@msg.com"})
-            ),
-            "Tool execution failed: Input validation failed: override_reason: Input should be 'justified_exception', 'system_error' or 'receipt_exception'"
+        calls!(s;
+            "concur_api" {"action": "override_expense_rejection", "expense_report_id": "EXP-T", "override_reason": "system_error"} => error "Tool execution failed: Missing required parameter: approver_email";
+            "concur_api" {"action": "override_expense_rejection", "expense_report_id": "EXP-T", "override_reason": "because", "approver_email": "m@msg.com"} => error "Tool execution failed: Input validation failed: override_reason: Input should be 'justified_exception', 'system_error' or 'receipt_exception'";
         );
         let ok = call(
             &mut s,
@@ -112,13 +100,8 @@ mod tests {
             json!("system_error")
         );
         assert!(r["expense_report"].get("trip_location_city").is_none());
-        assert_eq!(
-            err(
-                &mut s,
-                "concur_api",
-                json!({"action": "get_travel_booking", "booking_id": "TRV-NOPE"})
-            ),
-            "Tool execution failed: Travel booking not found: TRV-NOPE"
+        calls!(s;
+            "concur_api" {"action": "get_travel_booking", "booking_id": "TRV-NOPE"} => error "Tool execution failed: Travel booking not found: TRV-NOPE";
         );
     }
 }

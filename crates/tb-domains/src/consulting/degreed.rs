@@ -128,7 +128,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -146,13 +146,8 @@ mod tests {
             )
         };
         assert_eq!(seats(&mut s), json!({"available_seats": 1}));
-        assert_eq!(
-            call(
-                &mut s,
-                "degreed_api",
-                json!({"action": "enroll_employee", "email": "t@msg.com", "course_id": "CRS-T"})
-            ),
-            json!({"success": true})
+        calls!(s;
+            "degreed_api" {"action": "enroll_employee", "email": "t@msg.com", "course_id": "CRS-T"} => {"success": true};
         );
         assert_eq!(seats(&mut s), json!({"available_seats": 0}));
         let found = call(
@@ -173,33 +168,11 @@ mod tests {
             history["certifications"][0]["issued_date"],
             json!("2024-01-01T00:00:00+00:00")
         );
-        assert_eq!(
-            call(
-                &mut s,
-                "degreed_api",
-                json!({"action": "check_certification_status", "email": "t@msg.com", "certification_name": "hipaa"})
-            ),
-            json!({"has_certification": true})
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "degreed_api",
-                json!({"action": "enroll_employee", "email": "t@msg.com", "course_id": "CRS-NOPE"})
-            ),
-            "Tool execution failed: Course not found: CRS-NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "degreed_api",
-                json!({"action": "get_required_trainings", "client_id": "CLT-NOPE"})
-            ),
-            "Tool execution failed: Client not found: CLT-NOPE"
-        );
-        assert_eq!(
-            err(&mut s, "degreed_api", json!({"action": "search_courses"})),
-            "Tool execution failed: Missing required parameter: keyword"
+        calls!(s;
+            "degreed_api" {"action": "check_certification_status", "email": "t@msg.com", "certification_name": "hipaa"} => {"has_certification": true};
+            "degreed_api" {"action": "enroll_employee", "email": "t@msg.com", "course_id": "CRS-NOPE"} => error "Tool execution failed: Course not found: CRS-NOPE";
+            "degreed_api" {"action": "get_required_trainings", "client_id": "CLT-NOPE"} => error "Tool execution failed: Client not found: CLT-NOPE";
+            "degreed_api" {"action": "search_courses"} => error "Tool execution failed: Missing required parameter: keyword";
         );
     }
 }

@@ -14,7 +14,7 @@ pub(crate) fn create_order(_s: &mut Session, _a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -22,22 +22,12 @@ mod tests {
     fn fixed_order_and_validation() {
         let mut s = session(json!({}));
         let before = s.state.hash();
-        assert_eq!(
-            call(
-                &mut s,
-                "hardware_procurement_create_order",
-                json!({"device_model": "X", "quantity": "2", "deliver_to": "Austin"})
-            ),
-            json!({"order_id": "HWO-0056435"})
+        calls!(s;
+            "hardware_procurement_create_order" {"device_model": "X", "quantity": "2", "deliver_to": "Austin"} => {"order_id": "HWO-0056435"};
         );
         assert_eq!(s.state.hash(), before);
-        assert_eq!(
-            err(
-                &mut s,
-                "hardware_procurement_create_order",
-                json!({"device_model": "X", "quantity": 1, "deliver_to": "Boston"})
-            ),
-            "Tool execution failed: Input validation failed: deliver_to: Input should be 'New York', 'San Francisco', 'Chicago' or 'Austin'"
+        calls!(s;
+            "hardware_procurement_create_order" {"device_model": "X", "quantity": 1, "deliver_to": "Boston"} => error "Tool execution failed: Input validation failed: deliver_to: Input should be 'New York', 'San Francisco', 'Chicago' or 'Austin'";
         );
     }
 }

@@ -74,7 +74,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -99,34 +99,14 @@ mod tests {
             json!({"available_count": 99999})
         );
         let alloc = json!({"action": "allocate", "catalog_id": "CAT-T", "email": "t@msg.com", "pool_type": "standard"});
-        assert_eq!(
-            call(&mut s, "license_management_api", alloc),
-            json!({"success": true})
+        calls!(s;
+            "license_management_api" alloc => {"success": true};
         );
         assert_eq!(check(&mut s, "standard"), json!({"available_count": 1}));
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api",
-                json!({"action": "check_availability", "catalog_id": "CAT-NOPE", "pool_type": "standard"})
-            ),
-            "Tool execution failed: License pool not found for catalog_id=CAT-NOPE, pool_type=standard"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api",
-                json!({"action": "allocate", "catalog_id": "CAT-T", "pool_type": "standard"})
-            ),
-            "Tool execution failed: Missing required parameter: email"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api",
-                json!({"action": "get_cost", "catalog_id": "CAT-NOPE"})
-            ),
-            "Tool execution failed: Software catalog entry not found: CAT-NOPE"
+        calls!(s;
+            "license_management_api" {"action": "check_availability", "catalog_id": "CAT-NOPE", "pool_type": "standard"} => error "Tool execution failed: License pool not found for catalog_id=CAT-NOPE, pool_type=standard";
+            "license_management_api" {"action": "allocate", "catalog_id": "CAT-T", "pool_type": "standard"} => error "Tool execution failed: Missing required parameter: email";
+            "license_management_api" {"action": "get_cost", "catalog_id": "CAT-NOPE"} => error "Tool execution failed: Software catalog entry not found: CAT-NOPE";
         );
     }
 }

@@ -60,44 +60,18 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
     #[test]
     fn engagements_and_assignments() {
         let mut s = session(json!({}));
-        assert_eq!(
-            call(
-                &mut s,
-                "mavenlink_api",
-                json!({"action": "validate_engagement_code", "engagement_code": "ENG-NOPE"})
-            ),
-            json!({"valid": false})
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "mavenlink_api",
-                json!({"action": "get_engagement", "engagement_code": "ENG-NOPE"})
-            ),
-            "Tool execution failed: Engagement not found: ENG-NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "mavenlink_api",
-                json!({"action": "validate_engagement_code", "engagement_code": ""})
-            ),
-            "Tool execution failed: Missing required parameter: engagement_code"
-        );
-        assert_eq!(
-            call(
-                &mut s,
-                "mavenlink_api",
-                json!({"action": "get_employee_assignments", "email": "nobody@msg.com"})
-            ),
-            json!({"assignments": []})
+        calls!(s;
+            "mavenlink_api" {"action": "validate_engagement_code", "engagement_code": "ENG-NOPE"} => {"valid": false};
+            "mavenlink_api" {"action": "get_engagement", "engagement_code": "ENG-NOPE"} => error "Tool execution failed: Engagement not found: ENG-NOPE";
+            "mavenlink_api" {"action": "validate_engagement_code", "engagement_code": ""} => error "Tool execution failed: Missing required parameter: engagement_code";
+            "mavenlink_api" {"action": "get_employee_assignments", "email": "nobody@msg.com"} => {"assignments": []};
         );
     }
 }

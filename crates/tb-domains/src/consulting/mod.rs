@@ -151,7 +151,7 @@ pub(crate) fn probe_id(s: &Session, table: &str, prefix: &str) -> Result<String,
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    pub use crate::testdata::{call, err};
+    pub use crate::testdata::call;
     use serde_json::Value;
     use tb_sandbox::{Clock, Session};
 

@@ -41,7 +41,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -61,12 +61,13 @@ mod tests {
         );
         let send =
             json!({"action": "send_for_signature", "email": "t@msg.com", "client_id": "CLT-T"});
-        assert_eq!(
-            call(&mut s, "nda_api", send.clone()),
-            json!({"success": true})
+        calls!(s;
+            "nda_api" (send.clone()) => {"success": true};
         );
         let n = s.state.count("client_access_nda_record").unwrap();
-        assert_eq!(call(&mut s, "nda_api", send), json!({"success": true}));
+        calls!(s;
+            "nda_api" send => {"success": true};
+        );
         assert_eq!(s.state.count("client_access_nda_record").unwrap(), n);
         assert!(
             s.state
@@ -78,21 +79,9 @@ mod tests {
             check(&mut s),
             json!({"signed": false, "nda_data": {"status": "sent_for_signature"}})
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "nda_api",
-                json!({"action": "check_status", "email": "t@msg.com"})
-            ),
-            "Tool execution failed: Missing required parameter: client_id"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "nda_api",
-                json!({"action": "check_status", "email": "t@msg.com", "client_id": "C", "folder": 1})
-            ),
-            "Tool execution failed: Input validation failed: folder: Extra inputs are not permitted"
+        calls!(s;
+            "nda_api" {"action": "check_status", "email": "t@msg.com"} => error "Tool execution failed: Missing required parameter: client_id";
+            "nda_api" {"action": "check_status", "email": "t@msg.com", "client_id": "C", "folder": 1} => error "Tool execution failed: Input validation failed: folder: Extra inputs are not permitted";
         );
     }
 }

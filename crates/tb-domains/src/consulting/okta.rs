@@ -24,7 +24,7 @@ pub(crate) fn provision_access(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -33,13 +33,8 @@ mod tests {
         let mut s = session(json!({
             "okta_application_access_logs": [{"id": "AAL-2-000000", "employee_email": "x@msg.com", "app_name": "Box"}]
         }));
-        assert_eq!(
-            call(
-                &mut s,
-                "okta_provision_access",
-                json!({"email": "t@msg.com", "app_name": "Tableau"})
-            ),
-            json!({"success": true})
+        calls!(s;
+            "okta_provision_access" {"email": "t@msg.com", "app_name": "Tableau"} => {"success": true};
         );
         let row = s
             .state
@@ -48,13 +43,8 @@ mod tests {
             .unwrap()
             .clone();
         assert_eq!(row["access_type"], json!("full_access"));
-        assert_eq!(
-            err(
-                &mut s,
-                "okta_provision_access",
-                json!({"email": "t@msg.com", "app_name": "X", "access_type": "owner"})
-            ),
-            "Tool execution failed: Input validation failed: access_type: Input should be 'full_access', 'read_only', 'contributor' or 'admin'"
+        calls!(s;
+            "okta_provision_access" {"email": "t@msg.com", "app_name": "X", "access_type": "owner"} => error "Tool execution failed: Input validation failed: access_type: Input should be 'full_access', 'read_only', 'contributor' or 'admin'";
         );
     }
 }

@@ -46,7 +46,7 @@ pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -56,37 +56,11 @@ mod tests {
             "mavenlink_employee_assignments": [{"id": "T-1", "employee_email": "t@msg.com", "engagement_code": "ENG-T",
                 "assignment_status": "booked", "start_date": "2025-01-02T00:00:00Z", "senior_manager_email": "m@msg.com"}]
         }));
-        assert_eq!(
-            call(
-                &mut s,
-                "salesforce_crm_check_employee_assignment",
-                json!({"email": "t@msg.com", "engagement_code": "ENG-T"})
-            ),
-            json!({"assigned": true, "assignment_status": "booked", "start_date": "2025-01-02T00:00:00+00:00"})
-        );
-        assert_eq!(
-            call(
-                &mut s,
-                "salesforce_crm_check_employee_assignment",
-                json!({"email": "x@msg.com", "engagement_code": "ENG-T"})
-            ),
-            json!({"assigned": false})
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "salesforce_crm_get_engagement",
-                json!({"engagement_code": "ENG-NOPE"})
-            ),
-            "Tool execution failed: Engagement not found: ENG-NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "salesforce_crm_check_employee_assignment",
-                json!({"email": "t@msg.com"})
-            ),
-            "Tool execution failed: Input validation failed: engagement_code: Field required"
+        calls!(s;
+            "salesforce_crm_check_employee_assignment" {"email": "t@msg.com", "engagement_code": "ENG-T"} => {"assigned": true, "assignment_status": "booked", "start_date": "2025-01-02T00:00:00+00:00"};
+            "salesforce_crm_check_employee_assignment" {"email": "x@msg.com", "engagement_code": "ENG-T"} => {"assigned": false};
+            "salesforce_crm_get_engagement" {"engagement_code": "ENG-NOPE"} => error "Tool execution failed: Engagement not found: ENG-NOPE";
+            "salesforce_crm_check_employee_assignment" {"email": "t@msg.com"} => error "Tool execution failed: Input validation failed: engagement_code: Field required";
         );
     }
 }

@@ -44,7 +44,7 @@ pub(crate) fn search(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -66,33 +66,11 @@ mod tests {
             json!({"catalog_id": id}),
         );
         assert_eq!(one, found["results"][0]);
-        assert_eq!(
-            err(
-                &mut s,
-                "software_catalog_get_details",
-                json!({"catalog_id": "CAT-NOPE"})
-            ),
-            "Tool execution failed: Software not found in catalog: CAT-NOPE"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "software_catalog_search",
-                json!({"software_name": "zzqx"})
-            ),
-            "Tool execution failed: No matching software found in catalog for: zzqx"
-        );
-        assert_eq!(
-            err(&mut s, "software_catalog_search", json!({})),
-            "Tool execution failed: Input validation failed: software_name: Field required"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "software_catalog_search",
-                json!({"software_name": "x", "limit": 3})
-            ),
-            "Tool execution failed: Input validation failed: limit: Extra inputs are not permitted"
+        calls!(s;
+            "software_catalog_get_details" {"catalog_id": "CAT-NOPE"} => error "Tool execution failed: Software not found in catalog: CAT-NOPE";
+            "software_catalog_search" {"software_name": "zzqx"} => error "Tool execution failed: No matching software found in catalog for: zzqx";
+            "software_catalog_search" {} => error "Tool execution failed: Input validation failed: software_name: Field required";
+            "software_catalog_search" {"software_name": "x", "limit": 3} => error "Tool execution failed: Input validation failed: limit: Extra inputs are not permitted";
         );
     }
 }

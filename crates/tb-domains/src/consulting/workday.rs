@@ -35,7 +35,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::consulting::testutil::{call, err, session};
+    use crate::consulting::testutil::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -45,30 +45,11 @@ mod tests {
             "workday_employees": [{"email": "t@msg.com", "name": "T", "level": "Analyst", "office_location": "Austin",
                 "start_date": "2024-05-01T00:00:00"}]
         }));
-        assert_eq!(
-            call(
-                &mut s,
-                "workday_api",
-                json!({"action": "get_employee", "email": "t@msg.com"})
-            ),
-            json!({"employee_data": {"email": "t@msg.com", "name": "T", "level": "Analyst", "office_location": "Austin",
-                "start_date": "2024-05-01T00:00:00", "availability_status": "available"}})
-        );
-        assert_eq!(
-            err(&mut s, "workday_api", json!({"action": "get_employee"})),
-            "Tool execution failed: Missing required parameter: email"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "workday_api",
-                json!({"action": "get_employee", "email": "nobody@msg.com"})
-            ),
-            "Tool execution failed: Employee not found: nobody@msg.com"
-        );
-        assert_eq!(
-            err(&mut s, "workday_api", json!({"action": "fire"})),
-            "Tool execution failed: Input validation failed: action: Input should be 'get_employee'"
+        calls!(s;
+            "workday_api" {"action": "get_employee", "email": "t@msg.com"} => {"employee_data": {"email": "t@msg.com", "name": "T", "level": "Analyst", "office_location": "Austin", "start_date": "2024-05-01T00:00:00", "availability_status": "available"}};
+            "workday_api" {"action": "get_employee"} => error "Tool execution failed: Missing required parameter: email";
+            "workday_api" {"action": "get_employee", "email": "nobody@msg.com"} => error "Tool execution failed: Employee not found: nobody@msg.com";
+            "workday_api" {"action": "fire"} => error "Tool execution failed: Input validation failed: action: Input should be 'get_employee'";
         );
     }
 }

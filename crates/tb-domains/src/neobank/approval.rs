@@ -70,7 +70,7 @@ pub fn check_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::super::tables;
-    use super::super::testutil::{call, err, session};
+    use super::super::testutil::{call, session};
     use serde_json::json;
 
     fn request() -> serde_json::Value {
@@ -84,9 +84,8 @@ mod tests {
         let mut s = session(json!({}));
         let n = s.state.count(tables::APPROVALS).unwrap();
         let id = format!("APR-{:08}", n + 1);
-        assert_eq!(
-            call(&mut s, "approval_api_create_request", request()),
-            json!({"approval_request_id": id, "status": "pending"})
+        calls!(s;
+            "approval_api_create_request" (request()) => {"approval_request_id": id, "status": "pending"};
         );
         let row = s
             .state
@@ -97,13 +96,8 @@ mod tests {
             .clone();
         assert_eq!(row["urgency"], "standard");
         assert_eq!(row["requester_id"], "WD-847291");
-        assert_eq!(
-            call(
-                &mut s,
-                "approval_api_check_status",
-                json!({"approval_request_id": id})
-            ),
-            json!({"status": "pending"})
+        calls!(s;
+            "approval_api_check_status" {"approval_request_id": id} => {"status": "pending"};
         );
         let r = call(
             &mut s,
@@ -114,17 +108,9 @@ mod tests {
             r,
             json!({"status": "approved", "decided_at": "2025-09-16T14:00:00Z", "approver_feedback": "Approved for 30-day access period"})
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "approval_api_check_status",
-                json!({"approval_request_id": "APR-0"})
-            ),
-            "Tool execution failed: Approval request not found: APR-0"
-        );
-        assert_eq!(
-            err(&mut s, "approval_api_check_status", json!({})),
-            "Tool execution failed: Input validation failed: approval_request_id: Field required"
+        calls!(s;
+            "approval_api_check_status" {"approval_request_id": "APR-0"} => error "Tool execution failed: Approval request not found: APR-0";
+            "approval_api_check_status" {} => error "Tool execution failed: Input validation failed: approval_request_id: Field required";
         );
     }
 
@@ -134,27 +120,23 @@ mod tests {
         let mut s = session(json!({}));
         let mut r = request();
         r["requester_email"] = json!("x@x");
-        assert_eq!(
-            err(&mut s, "approval_api_create_request", r),
-            "Tool execution failed: Requester not found: x@x"
+        calls!(s;
+            "approval_api_create_request" r => error "Tool execution failed: Requester not found: x@x";
         );
         let mut r = request();
         r["approver_email"] = json!("y@x");
-        assert_eq!(
-            err(&mut s, "approval_api_create_request", r),
-            "Tool execution failed: Approver not found: y@x"
+        calls!(s;
+            "approval_api_create_request" r => error "Tool execution failed: Approver not found: y@x";
         );
         let mut r = request();
         r["urgency"] = json!("asap");
-        assert_eq!(
-            err(&mut s, "approval_api_create_request", r),
-            "Tool execution failed: Input validation failed: urgency: Input should be 'standard', 'urgent' or 'critical'"
+        calls!(s;
+            "approval_api_create_request" r => error "Tool execution failed: Input validation failed: urgency: Input should be 'standard', 'urgent' or 'critical'";
         );
         let mut r = request();
         r["note"] = json!("x");
-        assert_eq!(
-            err(&mut s, "approval_api_create_request", r),
-            "Tool execution failed: Input validation failed: note: Extra inputs are not permitted"
+        calls!(s;
+            "approval_api_create_request" r => error "Tool execution failed: Input validation failed: note: Extra inputs are not permitted";
         );
         // The count-based id already taken: the store refuses, wrapped by the tool's catch-all.
         let n = s.state.count(tables::APPROVALS).unwrap();
@@ -163,11 +145,8 @@ mod tests {
             json!({tables::APPROVALS: [{"id": taken, "request_type": "data_export", "requester_id": "WD-1",
             "approver_id": "WD-2", "status": "rejected", "details": "x"}]}),
         );
-        assert_eq!(
-            err(&mut s, "approval_api_create_request", request()),
-            format!(
-                "Tool execution failed: Failed to create approval request: Object with ID {taken} already exists"
-            )
+        calls!(s;
+            "approval_api_create_request" (request()) => error format!("Tool execution failed: Failed to create approval request: Object with ID {taken} already exists");
         );
     }
 }

@@ -71,7 +71,7 @@ pub fn get_contact_details(s: &mut Session, a: &Args) -> Result<Value, ToolError
 #[cfg(test)]
 mod tests {
     use super::super::tables;
-    use super::super::testutil::{call, err, session};
+    use super::super::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -87,21 +87,9 @@ mod tests {
             r,
             json!({"employee_id": "WD-753918", "contact_email": "amanda.lee@vdb.com", "contact_name": "Amanda Lee"})
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "approver_lookup_api_get_approver_contact",
-                json!({"required_approver": "legal"})
-            ),
-            "Tool execution failed: Invalid required_approver: legal. Must be one of: it_security, finance_accounting, compliance_risk"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "approver_lookup_api_get_approver_contact",
-                json!({"required_approver": "it_security", "x": 1})
-            ),
-            "Tool execution failed: Input validation failed: x: Extra inputs are not permitted"
+        calls!(s;
+            "approver_lookup_api_get_approver_contact" {"required_approver": "legal"} => error "Tool execution failed: Invalid required_approver: legal. Must be one of: it_security, finance_accounting, compliance_risk";
+            "approver_lookup_api_get_approver_contact" {"required_approver": "it_security", "x": 1} => error "Tool execution failed: Input validation failed: x: Extra inputs are not permitted";
         );
     }
 
@@ -132,13 +120,8 @@ mod tests {
             r,
             json!({"name": "Gone", "availability_status": "unavailable"})
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "approver_lookup_api_get_contact_details",
-                json!({"email": "nope@x"})
-            ),
-            "Tool execution failed: Approver not found: nope@x"
+        calls!(s;
+            "approver_lookup_api_get_contact_details" {"email": "nope@x"} => error "Tool execution failed: Approver not found: nope@x";
         );
     }
 }

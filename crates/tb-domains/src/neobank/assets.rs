@@ -254,21 +254,9 @@ mod tests {
             (inv["available_count"].clone(), inv["total_count"].clone()),
             (json!(1), json!(1))
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_check_inventory",
-                json!({"device_type": "tablet", "warehouse_location": "sf"})
-            ),
-            "Tool execution failed: Invalid device type: tablet"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_check_inventory",
-                json!({"device_type": "mouse", "warehouse_location": "mars"})
-            ),
-            "Tool execution failed: Invalid warehouse location: mars"
+        calls!(s;
+            "asset_management_api_check_inventory" {"device_type": "tablet", "warehouse_location": "sf"} => error "Tool execution failed: Invalid device type: tablet";
+            "asset_management_api_check_inventory" {"device_type": "mouse", "warehouse_location": "mars"} => error "Tool execution failed: Invalid warehouse location: mars";
         );
         let n = s.state.count(tables::ASSIGNMENTS).unwrap();
         let r = call(
@@ -280,13 +268,8 @@ mod tests {
             r,
             json!({"assignment_id": format!("ASN-{:08}", n + 1), "asset_id": "VDB-HW-19263", "employee_id": "WD-847291"})
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_assign_device",
-                json!({"asset_id": "VDB-HW-19263", "email": "marcus.thompson@vdb.com"})
-            ),
-            "Tool execution failed: Asset VDB-HW-19263 is already assigned"
+        calls!(s;
+            "asset_management_api_assign_device" {"asset_id": "VDB-HW-19263", "email": "marcus.thompson@vdb.com"} => error "Tool execution failed: Asset VDB-HW-19263 is already assigned";
         );
         // The new assignment has no assigned_at, which the reference's output model rejects.
         let e = err(
@@ -324,45 +307,12 @@ mod tests {
             .clone();
         assert_eq!(asn["is_active"], false);
         assert_eq!(asn["returned_at"], "2025-12-17T10:00:00Z");
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_retire_device",
-                json!({"asset_id": "VDB-HW-19263"})
-            ),
-            "Tool execution failed: Asset VDB-HW-19263 is already retired"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_assign_device",
-                json!({"asset_id": "VDB-HW-19263", "email": "lisa.chen@vdb.com"})
-            ),
-            "Tool execution failed: Cannot assign retired asset: VDB-HW-19263"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_assign_device",
-                json!({"asset_id": "nope", "email": "lisa.chen@vdb.com"})
-            ),
-            "Tool execution failed: Asset not found: nope"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_assign_device",
-                json!({"asset_id": "nope", "email": "x@x"})
-            ),
-            "Tool execution failed: Employee not found: x@x"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_retire_device",
-                json!({"asset_id": "VDB-HW-1", "why": "x"})
-            ),
-            "Tool execution failed: Input validation failed: why: Extra inputs are not permitted"
+        calls!(s;
+            "asset_management_api_retire_device" {"asset_id": "VDB-HW-19263"} => error "Tool execution failed: Asset VDB-HW-19263 is already retired";
+            "asset_management_api_assign_device" {"asset_id": "VDB-HW-19263", "email": "lisa.chen@vdb.com"} => error "Tool execution failed: Cannot assign retired asset: VDB-HW-19263";
+            "asset_management_api_assign_device" {"asset_id": "nope", "email": "lisa.chen@vdb.com"} => error "Tool execution failed: Asset not found: nope";
+            "asset_management_api_assign_device" {"asset_id": "nope", "email": "x@x"} => error "Tool execution failed: Employee not found: x@x";
+            "asset_management_api_retire_device" {"asset_id": "VDB-HW-1", "why": "x"} => error "Tool execution failed: Input validation failed: why: Extra inputs are not permitted";
         );
     }
 
@@ -380,13 +330,8 @@ mod tests {
         );
         assert_eq!(d["age_months"], 1);
         assert!(d.get("assigned_to").is_none());
-        assert_eq!(
-            err(
-                &mut s,
-                "asset_management_api_get_device_details",
-                json!({"asset_id": "HW-Y"})
-            ),
-            "Tool execution failed: Invalid purchase_date for asset HW-Y: 'last year'"
+        calls!(s;
+            "asset_management_api_get_device_details" {"asset_id": "HW-Y"} => error "Tool execution failed: Invalid purchase_date for asset HW-Y: 'last year'";
         );
     }
 }

@@ -83,21 +83,9 @@ mod tests {
             .clone();
         assert_eq!(row["cc_emails"], json!(["a@x", "b@x"]));
         assert_eq!(row["priority"], "normal");
-        assert_eq!(
-            err(
-                &mut s,
-                "email_notification_api_send_notification",
-                mail("gone@x")
-            ),
-            "Tool execution failed: Recipient is inactive or on extended leave; notification not sent: gone@x"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "email_notification_api_send_notification",
-                mail("who@x")
-            ),
-            "Tool execution failed: Recipient email not found in employee directory: who@x"
+        calls!(s;
+            "email_notification_api_send_notification" (mail("gone@x")) => error "Tool execution failed: Recipient is inactive or on extended leave; notification not sent: gone@x";
+            "email_notification_api_send_notification" (mail("who@x")) => error "Tool execution failed: Recipient email not found in employee directory: who@x";
         );
         let mut m = mail("sarah.jones@vdb.com");
         m["notification_type"] = json!("spam");

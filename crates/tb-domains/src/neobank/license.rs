@@ -97,7 +97,7 @@ pub fn allocate_license(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::super::tables;
-    use super::super::testutil::{call, err, session};
+    use super::super::testutil::{call, session};
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -115,29 +115,10 @@ mod tests {
             r,
             json!({"license_type": "unlimited", "license_id": "LIC-84726391"})
         );
-        assert_eq!(
-            call(
-                &mut s,
-                "license_management_api_check_availability",
-                json!({"software_name": "slack"})
-            ),
-            json!({"license_type": "unlimited"})
-        );
-        assert_eq!(
-            call(
-                &mut s,
-                "license_management_api_check_availability",
-                json!({"software_name": "tinytool"})
-            ),
-            json!({"available_licenses": 1, "total_licenses": 1, "license_type": "standard"})
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api_check_license_type",
-                json!({"software_name": "Nope"})
-            ),
-            "Tool execution failed: Software not found in license inventory: Nope"
+        calls!(s;
+            "license_management_api_check_availability" {"software_name": "slack"} => {"license_type": "unlimited"};
+            "license_management_api_check_availability" {"software_name": "tinytool"} => {"available_licenses": 1, "total_licenses": 1, "license_type": "standard"};
+            "license_management_api_check_license_type" {"software_name": "Nope"} => error "Tool execution failed: Software not found in license inventory: Nope";
         );
         let n = s.state.count(tables::ALLOCATIONS).unwrap();
         let r = call(
@@ -146,45 +127,12 @@ mod tests {
             json!({"software_name": "TinyTool", "email": "marcus.thompson@vdb.com"}),
         );
         assert_eq!(r, json!({"allocation_id": format!("LAL-{:08}", n + 1)}));
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api_allocate_license",
-                json!({"software_name": "TinyTool", "email": "marcus.thompson@vdb.com"})
-            ),
-            "Tool execution failed: Employee already has a license for this software: TinyTool"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api_allocate_license",
-                json!({"software_name": "TinyTool", "email": "lisa.chen@vdb.com"})
-            ),
-            "Tool execution failed: No licenses available in pool"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api_allocate_license",
-                json!({"software_name": "X", "email": "lisa.chen@vdb.com"})
-            ),
-            "Tool execution failed: Software not found: X"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api_allocate_license",
-                json!({"software_name": "X", "email": "z@x"})
-            ),
-            "Tool execution failed: Employee not found: z@x"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "license_management_api_allocate_license",
-                json!({"software_name": "X"})
-            ),
-            "Tool execution failed: Input validation failed: email: Field required"
+        calls!(s;
+            "license_management_api_allocate_license" {"software_name": "TinyTool", "email": "marcus.thompson@vdb.com"} => error "Tool execution failed: Employee already has a license for this software: TinyTool";
+            "license_management_api_allocate_license" {"software_name": "TinyTool", "email": "lisa.chen@vdb.com"} => error "Tool execution failed: No licenses available in pool";
+            "license_management_api_allocate_license" {"software_name": "X", "email": "lisa.chen@vdb.com"} => error "Tool execution failed: Software not found: X";
+            "license_management_api_allocate_license" {"software_name": "X", "email": "z@x"} => error "Tool execution failed: Employee not found: z@x";
+            "license_management_api_allocate_license" {"software_name": "X"} => error "Tool execution failed: Input validation failed: email: Field required";
         );
     }
 }

@@ -212,45 +212,12 @@ mod tests {
             .clone();
         assert_eq!(row["granted_at"], json!(null));
         assert_eq!(row["is_temporary"], json!(false));
-        assert_eq!(
-            err(
-                &mut s,
-                "okta_api_provision_access",
-                json!({"email": WHO, "app_name": "Tableau", "access_level": "viewer"})
-            ),
-            "Tool execution failed: Employee already has access to this application: Tableau"
-        );
-        assert_eq!(
-            call(
-                &mut s,
-                "okta_api_check_access",
-                json!({"email": WHO, "app_name": "Tableau"})
-            ),
-            json!({"has_access": true, "access_level": "viewer"})
-        );
-        assert_eq!(
-            call(
-                &mut s,
-                "okta_api_revoke_access",
-                json!({"email": WHO, "app_name": "Tableau"})
-            ),
-            json!({"revoked": true})
-        );
-        assert_eq!(
-            call(
-                &mut s,
-                "okta_api_check_access",
-                json!({"email": WHO, "app_name": "Tableau"})
-            ),
-            json!({"has_access": false})
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "okta_api_revoke_access",
-                json!({"email": WHO, "app_name": "Tableau"})
-            ),
-            "Tool execution failed: No active access found to revoke for application: Tableau"
+        calls!(s;
+            "okta_api_provision_access" {"email": WHO, "app_name": "Tableau", "access_level": "viewer"} => error "Tool execution failed: Employee already has access to this application: Tableau";
+            "okta_api_check_access" {"email": WHO, "app_name": "Tableau"} => {"has_access": true, "access_level": "viewer"};
+            "okta_api_revoke_access" {"email": WHO, "app_name": "Tableau"} => {"revoked": true};
+            "okta_api_check_access" {"email": WHO, "app_name": "Tableau"} => {"has_access": false};
+            "okta_api_revoke_access" {"email": WHO, "app_name": "Tableau"} => error "Tool execution failed: No active access found to revoke for application: Tableau";
         );
     }
 
@@ -258,13 +225,8 @@ mod tests {
     #[test]
     fn provision_errors() {
         let mut s = session(json!({}));
-        assert_eq!(
-            err(
-                &mut s,
-                "okta_api_provision_access",
-                json!({"email": "no@vdb.com", "app_name": "X", "access_level": "viewer"})
-            ),
-            "Tool execution failed: Employee not found in Okta directory: no@vdb.com"
+        calls!(s;
+            "okta_api_provision_access" {"email": "no@vdb.com", "app_name": "X", "access_level": "viewer"} => error "Tool execution failed: Employee not found in Okta directory: no@vdb.com";
         );
         let e = err(
             &mut s,
@@ -277,16 +239,8 @@ mod tests {
         let mut s = session(
             json!({tables::OKTA_APP_ACCESS: [{"id": format!("OAA-{:08}", n + 2), "employee_id": "WD-1", "app_name": "Z", "access_level": "user", "granted_by": "x", "is_active": false}]}),
         );
-        assert_eq!(
-            err(
-                &mut s,
-                "okta_api_provision_access",
-                json!({"email": WHO, "app_name": "Zoom2", "access_level": "user"})
-            ),
-            format!(
-                "Tool execution failed: Object with ID OAA-{:08} already exists",
-                n + 2
-            )
+        calls!(s;
+            "okta_api_provision_access" {"email": WHO, "app_name": "Zoom2", "access_level": "user"} => error format!("Tool execution failed: Object with ID OAA-{:08} already exists", n + 2);
         );
     }
 
@@ -301,13 +255,8 @@ mod tests {
             json!({"email": "marcus.thompson@vdb.com", "group_name": "bi_marketing_viewers"}),
         );
         assert_eq!(r, json!({"membership_id": format!("OGM-{:08}", n + 1)}));
-        assert_eq!(
-            err(
-                &mut s,
-                "okta_api_add_to_group",
-                json!({"email": "marcus.thompson@vdb.com", "group_name": "bi_marketing_viewers"})
-            ),
-            "Tool execution failed: Employee is already a member of this group: bi_marketing_viewers"
+        calls!(s;
+            "okta_api_add_to_group" {"email": "marcus.thompson@vdb.com", "group_name": "bi_marketing_viewers"} => error "Tool execution failed: Employee is already a member of this group: bi_marketing_viewers";
         );
         let g = call(
             &mut s,
@@ -318,9 +267,8 @@ mod tests {
             g["groups"].as_array().unwrap().last().unwrap(),
             &json!({"group_name": "bi_marketing_viewers"})
         );
-        assert_eq!(
-            err(&mut s, "okta_api_get_user_groups", json!({"email": "x"})),
-            "Tool execution failed: Employee not found: x"
+        calls!(s;
+            "okta_api_get_user_groups" {"email": "x"} => error "Tool execution failed: Employee not found: x";
         );
     }
 

@@ -72,19 +72,13 @@ mod tests {
         assert_eq!(row["expected_delivery_date"], "2025-10-15");
         assert_eq!(row["quantity"], 2);
         assert_eq!(row["requester_id"], "WD-847291");
-        assert_eq!(
-            err(
-                &mut s,
-                "hardware_procurement_api_create_order",
-                order("15/10/2025")
-            ),
-            "Tool execution failed: Invalid expected_delivery_date format: 15/10/2025. Expected YYYY-MM-DD format."
+        calls!(s;
+            "hardware_procurement_api_create_order" (order("15/10/2025")) => error "Tool execution failed: Invalid expected_delivery_date format: 15/10/2025. Expected YYYY-MM-DD format.";
         );
         let mut bad = order("2025-10-15");
         bad["requester_email"] = json!("x@x");
-        assert_eq!(
-            err(&mut s, "hardware_procurement_api_create_order", bad),
-            "Tool execution failed: Requester not found: x@x"
+        calls!(s;
+            "hardware_procurement_api_create_order" bad => error "Tool execution failed: Requester not found: x@x";
         );
         let mut bad = order("2025-10-15");
         bad["device_type"] = json!("tablet");
@@ -92,9 +86,8 @@ mod tests {
         assert!(e.starts_with("Tool execution failed: Input validation failed: device_type: Input should be 'laptop_standard'"), "{e}");
         let mut bad = order("2025-10-15");
         bad.as_object_mut().unwrap().remove("quantity");
-        assert_eq!(
-            err(&mut s, "hardware_procurement_api_create_order", bad),
-            "Tool execution failed: Input validation failed: quantity: Field required"
+        calls!(s;
+            "hardware_procurement_api_create_order" bad => error "Tool execution failed: Input validation failed: quantity: Field required";
         );
     }
 }

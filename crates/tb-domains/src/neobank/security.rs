@@ -55,7 +55,7 @@ pub fn verify_incident(s: &mut Session, _a: &Args) -> Result<Value, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::super::tables;
-    use super::super::testutil::{call, err, session};
+    use super::super::testutil::{call, session};
     use serde_json::json;
 
     fn incident(
@@ -84,13 +84,8 @@ mod tests {
         let a = list.iter().find(|i| i["incident_id"] == "SEC-A").unwrap();
         assert_eq!(a["closed_at"], "2025-12-17T10:00:00+00:00");
         assert!(!list.iter().any(|i| i["incident_id"] == "SEC-B"));
-        assert_eq!(
-            err(
-                &mut s,
-                "security_api_verify_incident",
-                json!({"since": "x"})
-            ),
-            "Tool execution failed: Input validation failed: since: Extra inputs are not permitted"
+        calls!(s;
+            "security_api_verify_incident" {"since": "x"} => error "Tool execution failed: Input validation failed: since: Extra inputs are not permitted";
         );
     }
 
@@ -100,9 +95,8 @@ mod tests {
         let mut s = session(
             json!({tables::INCIDENTS: [incident("SEC-N", false, "2025-12-16T00:00:00Z", Some("2025-12-17T10:00:00"))]}),
         );
-        assert_eq!(
-            err(&mut s, "security_api_verify_incident", json!({})),
-            "Tool execution failed: Failed to retrieve security incidents: can't compare offset-naive and offset-aware datetimes"
+        calls!(s;
+            "security_api_verify_incident" {} => error "Tool execution failed: Failed to retrieve security incidents: can't compare offset-naive and offset-aware datetimes";
         );
     }
 }

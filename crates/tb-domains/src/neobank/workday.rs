@@ -104,17 +104,9 @@ mod tests {
         );
         assert_eq!(r["employee_id"], "WD-847291");
         assert!(r.get("remote_delivery_address").is_none());
-        assert_eq!(
-            err(
-                &mut s,
-                "workday_api_get_employee",
-                json!({"email": "nobody@vdb.com"})
-            ),
-            "Tool execution failed: No employee found with the provided email: nobody@vdb.com"
-        );
-        assert_eq!(
-            err(&mut s, "workday_api_get_employee", json!({})),
-            "Tool execution failed: Input validation failed: email: Field required"
+        calls!(s;
+            "workday_api_get_employee" {"email": "nobody@vdb.com"} => error "Tool execution failed: No employee found with the provided email: nobody@vdb.com";
+            "workday_api_get_employee" {} => error "Tool execution failed: Input validation failed: email: Field required";
         );
         // Not a forbid model: extra keys are ignored.
         let r = call(
@@ -123,21 +115,9 @@ mod tests {
             json!({"email": "marcus.thompson@vdb.com", "x": 1}),
         );
         assert_eq!(r["employee_id"], "WD-847291");
-        assert_eq!(
-            err(
-                &mut s,
-                "workday_api_get_manager_chain",
-                json!({"email": "x@vdb.com"})
-            ),
-            "Tool execution failed: Employee not found: x@vdb.com"
-        );
-        assert_eq!(
-            err(
-                &mut s,
-                "workday_api_get_org_structure",
-                json!({"manager_email": "x@vdb.com"})
-            ),
-            "Tool execution failed: Manager not found: x@vdb.com"
+        calls!(s;
+            "workday_api_get_manager_chain" {"email": "x@vdb.com"} => error "Tool execution failed: Employee not found: x@vdb.com";
+            "workday_api_get_org_structure" {"manager_email": "x@vdb.com"} => error "Tool execution failed: Manager not found: x@vdb.com";
         );
     }
 

@@ -64,34 +64,11 @@ fn rows(s: &Session, table: &str) -> Vec<Value> {
 #[test]
 fn missing_field_extra_field_and_invalid_enum() {
     let mut s = empty();
-    assert_eq!(
-        err(&mut s, "get_order", json!({})),
-        "Tool execution failed: Input validation failed: order_id: Field required"
-    );
-    assert_eq!(
-        err(
-            &mut s,
-            "get_order",
-            json!({"order_id": "ORD-1", "verbose": true})
-        ),
-        "Tool execution failed: Input validation failed: verbose: Extra inputs are not permitted"
-    );
-    assert_eq!(
-        err(
-            &mut s,
-            "cancel_order",
-            json!({"order_id": "ORD-1", "cancellation_reason": "bored"})
-        ),
-        "Tool execution failed: Input validation failed: cancellation_reason: Input should be 'customer_request', \
-         'payment_failed', 'address_undeliverable' or 'out_of_stock'"
-    );
-    assert_eq!(
-        err(
-            &mut s,
-            "update_membership_status",
-            json!({"customer_id": "CUS-1", "action": "pause"})
-        ),
-        "Tool execution failed: Input validation failed: action: Input should be 'upgrade' or 'cancel'"
+    calls!(s;
+        "get_order" {} => error "Tool execution failed: Input validation failed: order_id: Field required";
+        "get_order" {"order_id": "ORD-1", "verbose": true} => error "Tool execution failed: Input validation failed: verbose: Extra inputs are not permitted";
+        "cancel_order" {"order_id": "ORD-1", "cancellation_reason": "bored"} => error "Tool execution failed: Input validation failed: cancellation_reason: Input should be 'customer_request', 'payment_failed', 'address_undeliverable' or 'out_of_stock'";
+        "update_membership_status" {"customer_id": "CUS-1", "action": "pause"} => error "Tool execution failed: Input validation failed: action: Input should be 'upgrade' or 'cancel'";
     );
 }
 
@@ -190,32 +167,20 @@ fn unknown_ids_give_the_reference_messages() {
         );
     }
     // A missing discount application is not an error: an empty record comes back.
-    assert_eq!(
-        call(
-            &mut s,
-            "get_discount_application",
-            json!({"order_id": "ORD-9"})
-        ),
-        json!({"discount_app_id": "", "order_id": "ORD-9", "points_used": 0, "loyalty_discount_applied": false,
-               "total_discount_amount": 0.0})
+    calls!(s;
+        "get_discount_application" {"order_id": "ORD-9"} => {"discount_app_id": "", "order_id": "ORD-9", "points_used": 0, "loyalty_discount_applied": false, "total_discount_amount": 0.0};
     );
 }
 
 #[test]
 fn either_identifier_is_required() {
     let mut s = empty();
-    assert_eq!(
-        err(&mut s, "get_installation_job", json!({"job_id": null})),
-        "Tool execution failed: Either job_id or order_id must be provided"
+    calls!(s;
+        "get_installation_job" {"job_id": null} => error "Tool execution failed: Either job_id or order_id must be provided";
     );
     // An empty string is as good as nothing (Python truthiness).
-    assert_eq!(
-        err(
-            &mut s,
-            "get_customer_profile",
-            json!({"customer_id": "", "email": null})
-        ),
-        "Tool execution failed: Either customer_id or email must be provided"
+    calls!(s;
+        "get_customer_profile" {"customer_id": "", "email": null} => error "Tool execution failed: Either customer_id or email must be provided";
     );
 }
 
@@ -227,13 +192,8 @@ fn count_based_ids_can_collide() {
     let txn = json!({"id": "TXN-20000001", "order_id": "ORD-1", "customer_id": "CUS-1", "amount": 10,
                      "status": "authorized", "payment_method": "Visa", "transaction_date": "2025-10-01T00:00:00Z"});
     add(&mut s, TRANSACTIONS, txn);
-    assert_eq!(
-        err(
-            &mut s,
-            "charge_customer",
-            json!({"order_id": "ORD-1", "customer_id": "CUS-1", "amount": 15, "charge_reason": "reship_fee"})
-        ),
-        "Tool execution failed: Failed to charge customer: Object with ID TXN-20000001 already exists"
+    calls!(s;
+        "charge_customer" {"order_id": "ORD-1", "customer_id": "CUS-1", "amount": 15, "charge_reason": "reship_fee"} => error "Tool execution failed: Failed to charge customer: Object with ID TXN-20000001 already exists";
     );
     let refund = json!({"id": "RFD-20000000", "transaction_id": "TXN-20000001", "order_id": "ORD-1", "amount": 1,
                         "refund_reason": "order_cancelled", "refund_date": "2025-10-01T00:00:00Z"});
@@ -248,13 +208,8 @@ fn count_based_ids_can_collide() {
     s.state
         .delete(REFUNDS, &json!("RFD-20000000"))
         .expect("delete");
-    assert_eq!(
-        err(
-            &mut s,
-            "create_refund",
-            json!({"order_id": "ORD-1", "customer_id": "CUS-1", "amount": 2, "refund_reason": "discount_correction"})
-        ),
-        "Tool execution failed: Failed to create refund: Object with ID RFD-20000001 already exists"
+    calls!(s;
+        "create_refund" {"order_id": "ORD-1", "customer_id": "CUS-1", "amount": 2, "refund_reason": "discount_correction"} => error "Tool execution failed: Failed to create refund: Object with ID RFD-20000001 already exists";
     );
 }
 
@@ -344,13 +299,9 @@ fn replacement_needs_stock_and_keeps_the_decrement_when_the_product_is_unknown()
                "shipping_speed": "standard", "shipping_address_line1": "1 Main", "shipping_address_city": "X",
                "shipping_address_state": "TN", "shipping_address_zip": "1"})
     };
-    assert_eq!(
-        err(&mut s, "create_replacement_order", args("S0")),
-        "Tool execution failed: Product out of stock - cannot create replacement order for SKU S0. Available quantity is 0."
-    );
-    assert_eq!(
-        err(&mut s, "create_replacement_order", args("S1")),
-        "Tool execution failed: Product SKU not found: S1"
+    calls!(s;
+        "create_replacement_order" (args("S0")) => error "Tool execution failed: Product out of stock - cannot create replacement order for SKU S0. Available quantity is 0.";
+        "create_replacement_order" (args("S1")) => error "Tool execution failed: Product SKU not found: S1";
     );
     // As in the reference, the stock was already taken when the product lookup failed.
     assert_eq!(rows(&s, INVENTORY)[1]["available_quantity"], json!(1));
@@ -433,9 +384,8 @@ fn reship_needs_shipment_and_tracking() {
     add(&mut s, ORDERS, order("ORD-1", "shipped"));
     let args = json!({"order_id": "ORD-1", "corrected_address_line1": "2 Elm", "corrected_address_city": "Y",
         "corrected_address_state": "IL", "corrected_address_zip": "2", "customer_fault": true});
-    assert_eq!(
-        err(&mut s, "reship_order", args.clone()),
-        "Tool execution failed: No shipment found for order: ORD-1"
+    calls!(s;
+        "reship_order" (args.clone()) => error "Tool execution failed: No shipment found for order: ORD-1";
     );
     add(
         &mut s,
@@ -443,9 +393,8 @@ fn reship_needs_shipment_and_tracking() {
         json!({"id": "SHP-1", "order_id": "ORD-1", "carrier": "UPS", "tracking_number": "TRK-1",
         "ship_date": "2025-09-17T09:15:00Z", "estimated_delivery_date": "2025-09-23T17:00:00Z"}),
     );
-    assert_eq!(
-        err(&mut s, "reship_order", args.clone()),
-        "Tool execution failed: No tracking found for shipment: SHP-1"
+    calls!(s;
+        "reship_order" (args.clone()) => error "Tool execution failed: No tracking found for shipment: SHP-1";
     );
     add(
         &mut s,
@@ -483,21 +432,9 @@ fn membership_upgrade_and_cancel() {
         PROFILES,
         json!({"id": "CUS-1", "email": "a@b.c", "name": "A", "registration_date": "2024-01-01T00:00:00Z"}),
     );
-    assert_eq!(
-        err(
-            &mut s,
-            "update_membership_status",
-            json!({"customer_id": "CUS-1", "action": "upgrade"})
-        ),
-        "Tool execution failed: membership_type is required when action is upgrade"
-    );
-    assert_eq!(
-        err(
-            &mut s,
-            "update_membership_status",
-            json!({"customer_id": "CUS-1", "action": "cancel"})
-        ),
-        "Tool execution failed: No membership record found for customer: CUS-1"
+    calls!(s;
+        "update_membership_status" {"customer_id": "CUS-1", "action": "upgrade"} => error "Tool execution failed: membership_type is required when action is upgrade";
+        "update_membership_status" {"customer_id": "CUS-1", "action": "cancel"} => error "Tool execution failed: No membership record found for customer: CUS-1";
     );
     let r = call(
         &mut s,
@@ -529,13 +466,8 @@ fn membership_upgrade_and_cancel() {
         r,
         json!({"customer_id": "CUS-1", "new_tier": "standard", "action_completed": "cancelled"})
     );
-    assert_eq!(
-        err(
-            &mut s,
-            "get_membership_details",
-            json!({"customer_id": "CUS-1"})
-        ),
-        "Tool execution failed: No active membership found for customer: CUS-1"
+    calls!(s;
+        "get_membership_details" {"customer_id": "CUS-1"} => error "Tool execution failed: No active membership found for customer: CUS-1";
     );
 }
 
@@ -609,13 +541,8 @@ fn warranty_and_promotions_use_the_session_clock() {
         json!({"has_coverage": true, "contract_id": "WCT-NEW", "warranty_type": "extended_warranty",
                "start_date": "2025-01-01T00:00:00+00:00", "end_date": "2027-01-01T00:00:00", "coverage_details": "all"})
     );
-    assert_eq!(
-        call(
-            &mut s,
-            "check_warranty_coverage",
-            json!({"order_id": "O", "sku": "T"})
-        ),
-        json!({"has_coverage": false})
+    calls!(s;
+        "check_warranty_coverage" {"order_id": "O", "sku": "T"} => {"has_coverage": false};
     );
 
     let promo = |id: &str, code: &str, from: &str, until: &str, excluded: Value| {
@@ -685,13 +612,8 @@ fn warranty_and_promotions_use_the_session_clock() {
         )["excluded_skus"],
         json!(["A"])
     );
-    assert_eq!(
-        err(
-            &mut s,
-            "get_promotion_details",
-            json!({"promo_code": "NAIVE"})
-        ),
-        "Tool execution failed: Failed to retrieve promotion details: can't compare offset-naive and offset-aware datetimes"
+    calls!(s;
+        "get_promotion_details" {"promo_code": "NAIVE"} => error "Tool execution failed: Failed to retrieve promotion details: can't compare offset-naive and offset-aware datetimes";
     );
 }
 
@@ -715,17 +637,8 @@ fn search_policy_goes_to_the_shared_entry_point() {
         json!({"query": "returns", "max_results": 5}),
     );
     assert_eq!(v["snippets"][0]["source"], json!("returns.md"), "{v}");
-    assert_eq!(
-        err(
-            &mut s,
-            "search_policy",
-            json!({"query": "returns", "max_results": "many"})
-        ),
-        "Tool execution failed: Input validation failed: max_results: Input should be a valid integer, \
-         unable to parse string as an integer"
-    );
-    assert_eq!(
-        err(&mut s, "search_policy", json!({"max_results": 2})),
-        "Tool execution failed: Input validation failed: query: Field required"
+    calls!(s;
+        "search_policy" {"query": "returns", "max_results": "many"} => error "Tool execution failed: Input validation failed: max_results: Input should be a valid integer, unable to parse string as an integer";
+        "search_policy" {"max_results": 2} => error "Tool execution failed: Input validation failed: query: Field required";
     );
 }
