@@ -133,40 +133,4 @@ pub(crate) mod testutil {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::testutil::*;
-    use serde_json::json;
-
-    #[test]
-    fn ids_are_sha256_prefixes() {
-        assert_eq!(super::hash_id("VEH-2-", "abc", 8), "VEH-2-BA7816BF");
-        assert_eq!(super::hash_id("CLM-2", "abc", 9), "CLM-2BA7816BF8");
-    }
-
-    #[test]
-    fn inputs_are_validated_by_their_models() {
-        let mut s = session(book());
-        calls!(s;
-            "policy_get_policy_details" {} => error "Tool execution failed: Input validation failed: policy_id: Field required";
-            "policy_update_vehicle_status" {"vehicle_id": "VEH-1", "new_status": "Gone", "effective_date": "x"} => error "Tool execution failed: Input validation failed: new_status: Input should be 'Active' or 'Removed'";
-        );
-        // Input models ignore unknown keys, except the search's, which forbids them.
-        assert!(
-            s.call(
-                "policy_get_policy_details",
-                &json!({"policy_id": "POL-1", "x": 1})
-            )
-            .is_ok()
-        );
-        calls!(s;
-            "knowledge_base_search_policy" {"query": "q", "x": 1} => error "Tool execution failed: Input validation failed: x: Extra inputs are not permitted";
-        );
-        // The search itself is the shared policy search (no sources here, so no hits).
-        let r = ok(
-            &mut s,
-            "knowledge_base_search_policy",
-            json!({"query": "q", "max_results": null}),
-        );
-        assert!(r["snippets"].is_array(), "{r}");
-    }
-}
+mod tests;

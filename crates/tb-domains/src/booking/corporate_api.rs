@@ -108,36 +108,3 @@ fn verify_account_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     out.insert("booking_limit_remaining".into(), json!(remaining));
     Ok(Value::Object(out))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::super::testing::{err, session};
-    use serde_json::json;
-
-    #[tb_test_support::data_test]
-    #[test]
-    fn error_paths() {
-        let mut s = session(json!({}));
-        for tool in [
-            "corporate_api_get_account_details",
-            "corporate_api_get_corporate_booking_history",
-            "corporate_api_verify_account_status",
-        ] {
-            assert_eq!(
-                err(&mut s, tool, json!({"corporate_account_id": "X-1"})),
-                "Tool execution failed: Invalid corporate_account_id parameter."
-            );
-            assert_eq!(
-                err(&mut s, tool, json!({"corporate_account_id": "CRP-NOPE"})),
-                "Tool execution failed: Corporate account not found."
-            );
-            assert_eq!(
-                err(&mut s, tool, json!({})),
-                "Tool execution failed: Input validation failed: corporate_account_id: Field required"
-            );
-        }
-        calls!(s;
-            "corporate_api_generate_corporate_invoice" {"corporate_account_id": "CRP-1", "booking_reference": "X"} => error "Tool execution failed: Invalid booking_reference parameter.";
-        );
-    }
-}

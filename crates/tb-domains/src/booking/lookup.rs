@@ -162,24 +162,3 @@ fn validate_booking_reference(s: &mut Session, a: &Args) -> Result<Value, ToolEr
         None => Ok(json!({"is_valid": false})),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::super::testing::session;
-    use serde_json::json;
-
-    #[tb_test_support::data_test]
-    #[test]
-    fn error_paths() {
-        let mut s = session(json!({}));
-        calls!(s;
-            "lookup_lookup_corporate_account_id" {} => error "Tool execution failed: Invalid parameters: provide company_name or customer_email.";
-            "lookup_lookup_corporate_account_id" {"customer_email": "nobody"} => error "Tool execution failed: Invalid email format.";
-            "lookup_lookup_corporate_account_id" {"company_name": "zzzz-no-such-company"} => error "Tool execution failed: No corporate account found matching criteria.";
-            "lookup_lookup_group_booking_id" {"booking_reference": "BKG-NOPE"} => error "Tool execution failed: No group booking found matching criteria or booking is not part of a group.";
-            "lookup_lookup_hotel_id" {"hotel_name": ""} => error "Tool execution failed: Invalid parameters: provide hotel_name or location.";
-            "lookup_validate_booking_reference" {"booking_reference": "BKG-123"} => error "Tool execution failed: Invalid booking reference format.";
-            "lookup_validate_booking_reference" {"booking_reference": "BKG-99999999"} => {"is_valid": false};
-        );
-    }
-}

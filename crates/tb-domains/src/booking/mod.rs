@@ -93,3 +93,6 @@ pub(crate) mod testing {
         crate::testdata::session(super::SERVER, patch, clock)
     }
 }
+
+#[cfg(test)]
+mod tests;

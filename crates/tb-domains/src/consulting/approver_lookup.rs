@@ -19,19 +19,3 @@ pub(crate) fn get_contact(s: &mut Session, a: &Args) -> ToolResult {
         &[],
     ))
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::consulting::testutil::session;
-    use serde_json::json;
-
-    #[tb_test_support::data_test]
-    #[test]
-    fn unknown_approver() {
-        let mut s = session(json!({}));
-        calls!(s;
-            "approver_lookup_get_contact" {"email": "nobody@msg.com"} => error "Tool execution failed: Approver not found: nobody@msg.com";
-            "approver_lookup_get_contact" {} => error "Tool execution failed: Input validation failed: email: Field required";
-        );
-    }
-}

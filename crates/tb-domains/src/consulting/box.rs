@@ -41,24 +41,3 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         other => Err(ToolError::new(format!("Invalid action: {other}"))),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::consulting::testutil::session;
-    use serde_json::json;
-
-    #[tb_test_support::data_test]
-    #[test]
-    fn folders() {
-        let mut s = session(json!({
-            "box_folders": [{"id": "FLD-T", "folder_name": "T", "confidentiality_level": "internal", "owner_email": "o@msg.com"}]
-        }));
-        calls!(s;
-            "box_api" {"action": "get_folder_details", "folder_id": "FLD-T"} => {"folder_data": {"id": "FLD-T", "folder_name": "T", "confidentiality_level": "internal", "owner_email": "o@msg.com"}};
-            "box_api" {"action": "grant_folder_access", "folder_id": "FLD-T", "email": "t@msg.com", "permission_level": "viewer"} => {"success": true};
-            "box_api" {"action": "grant_folder_access", "folder_id": "FLD-NOPE", "email": "t@msg.com", "permission_level": "viewer"} => error "Tool execution failed: Folder not found: FLD-NOPE";
-            "box_api" {"action": "grant_folder_access", "folder_id": "FLD-T", "email": "t@msg.com"} => error "Tool execution failed: Missing required parameter: permission_level";
-            "box_api" {"action": "delete_folder", "folder_id": "FLD-T"} => error "Tool execution failed: Input validation failed: action: Input should be 'get_folder_details' or 'grant_folder_access'";
-        );
-    }
-}

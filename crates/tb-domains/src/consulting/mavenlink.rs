@@ -57,21 +57,3 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         other => Err(ToolError::new(format!("Invalid action: {other}"))),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::consulting::testutil::session;
-    use serde_json::json;
-
-    #[tb_test_support::data_test]
-    #[test]
-    fn engagements_and_assignments() {
-        let mut s = session(json!({}));
-        calls!(s;
-            "mavenlink_api" {"action": "validate_engagement_code", "engagement_code": "ENG-NOPE"} => {"valid": false};
-            "mavenlink_api" {"action": "get_engagement", "engagement_code": "ENG-NOPE"} => error "Tool execution failed: Engagement not found: ENG-NOPE";
-            "mavenlink_api" {"action": "validate_engagement_code", "engagement_code": ""} => error "Tool execution failed: Missing required parameter: engagement_code";
-            "mavenlink_api" {"action": "get_employee_assignments", "email": "nobody@msg.com"} => {"assignments": []};
-        );
-    }
-}

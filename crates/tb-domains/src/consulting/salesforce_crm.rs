@@ -43,24 +43,3 @@ pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> ToolResult {
         &["start_date", "end_date"],
     ))
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::consulting::testutil::session;
-    use serde_json::json;
-
-    #[tb_test_support::data_test]
-    #[test]
-    fn engagement_and_assignment() {
-        let mut s = session(json!({
-            "mavenlink_employee_assignments": [{"id": "T-1", "employee_email": "t@msg.com", "engagement_code": "ENG-T",
-                "assignment_status": "booked", "start_date": "2025-01-02T00:00:00Z", "senior_manager_email": "m@msg.com"}]
-        }));
-        calls!(s;
-            "salesforce_crm_check_employee_assignment" {"email": "t@msg.com", "engagement_code": "ENG-T"} => {"assigned": true, "assignment_status": "booked", "start_date": "2025-01-02T00:00:00+00:00"};
-            "salesforce_crm_check_employee_assignment" {"email": "x@msg.com", "engagement_code": "ENG-T"} => {"assigned": false};
-            "salesforce_crm_get_engagement" {"engagement_code": "ENG-NOPE"} => error "Tool execution failed: Engagement not found: ENG-NOPE";
-            "salesforce_crm_check_employee_assignment" {"email": "t@msg.com"} => error "Tool execution failed: Input validation failed: engagement_code: Field required";
-        );
-    }
-}

@@ -41,36 +41,3 @@ pub(crate) fn search(s: &mut Session, a: &Args) -> ToolResult {
     }
     Ok(json!({ "results": results }))
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::consulting::testutil::{call, session};
-    use serde_json::json;
-
-    #[tb_test_support::data_test]
-    #[test]
-    fn lookups_and_their_errors() {
-        let mut s = session(json!({
-            "software_catalog_software_catalog": [{"id": "CAT-T", "name": "Tableau Desktop", "annual_cost": 840, "pool_type": "standard"}]
-        }));
-        let found = call(
-            &mut s,
-            "software_catalog_search",
-            json!({"software_name": "tAbLeAu"}),
-        );
-        let id = found["results"][0]["id"].clone();
-        assert!(id.is_string(), "{found}");
-        let one = call(
-            &mut s,
-            "software_catalog_get_details",
-            json!({"catalog_id": id}),
-        );
-        assert_eq!(one, found["results"][0]);
-        calls!(s;
-            "software_catalog_get_details" {"catalog_id": "CAT-NOPE"} => error "Tool execution failed: Software not found in catalog: CAT-NOPE";
-            "software_catalog_search" {"software_name": "zzqx"} => error "Tool execution failed: No matching software found in catalog for: zzqx";
-            "software_catalog_search" {} => error "Tool execution failed: Input validation failed: software_name: Field required";
-            "software_catalog_search" {"software_name": "x", "limit": 3} => error "Tool execution failed: Input validation failed: limit: Extra inputs are not permitted";
-        );
-    }
-}

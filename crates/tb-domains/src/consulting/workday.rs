@@ -32,24 +32,3 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         other => Err(ToolError::new(format!("Invalid action: {other}"))),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::consulting::testutil::session;
-    use serde_json::json;
-
-    #[tb_test_support::data_test]
-    #[test]
-    fn employee_lookup() {
-        let mut s = session(json!({
-            "workday_employees": [{"email": "t@msg.com", "name": "T", "level": "Analyst", "office_location": "Austin",
-                "start_date": "2024-05-01T00:00:00"}]
-        }));
-        calls!(s;
-            "workday_api" {"action": "get_employee", "email": "t@msg.com"} => {"employee_data": {"email": "t@msg.com", "name": "T", "level": "Analyst", "office_location": "Austin", "start_date": "2024-05-01T00:00:00", "availability_status": "available"}};
-            "workday_api" {"action": "get_employee"} => error "Tool execution failed: Missing required parameter: email";
-            "workday_api" {"action": "get_employee", "email": "nobody@msg.com"} => error "Tool execution failed: Employee not found: nobody@msg.com";
-            "workday_api" {"action": "fire"} => error "Tool execution failed: Input validation failed: action: Input should be 'get_employee'";
-        );
-    }
-}

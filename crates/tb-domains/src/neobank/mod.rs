@@ -149,15 +149,4 @@ pub(crate) fn next_id(
 pub(crate) use tb_python::str_repr as py_repr;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn repr_like_python() {
-        assert_eq!(py_repr("abc"), "'abc'");
-        assert_eq!(py_repr("it's"), "\"it's\"");
-        assert_eq!(py_repr("a'b\"c"), "'a\\'b\"c'");
-        assert_eq!(py_repr("x\ny"), "'x\\ny'");
-        assert_eq!(py_repr(""), "''");
-    }
-}
+mod tests;
