@@ -2,20 +2,46 @@
 //! exist, and an output model projected from a row's fields.
 
 use serde_json::Value;
+use std::iter::Filter;
 use tb_python::datetime::isoformat_field;
+use tb_sandbox::state::RowsIter;
 use tb_sandbox::tool::out;
 use tb_sandbox::{Fields, Row, Session, ToolError};
 
-/// Rows a tool cannot go on without.
-pub(crate) trait RequireRow {
+/// The rows a tool reads: one it cannot go on without, and the ones a condition picks out.
+pub(crate) trait SessionRows {
     /// The row of `table` whose id is `id`, or the tool's `<what> not found: <id>` error.
     fn require_row(&self, table: &str, id: &str, what: &str) -> Result<Row, ToolError>;
+
+    /// The rows of `table` that pass `keep`, in table order (a linear scan, as the tools do).
+    fn rows_where<'s, P: FnMut(&&'s Row) -> bool>(
+        &'s self,
+        table: &str,
+        keep: P,
+    ) -> Result<Filter<RowsIter<'s>, P>, ToolError>;
+
+    /// The first row of `table` that passes `keep`.
+    fn row_where<'s>(
+        &'s self,
+        table: &str,
+        keep: impl FnMut(&&'s Row) -> bool,
+    ) -> Result<Option<&'s Row>, ToolError> {
+        Ok(self.rows_where(table, keep)?.next())
+    }
 }
 
-impl RequireRow for Session {
+impl SessionRows for Session {
     fn require_row(&self, table: &str, id: &str, what: &str) -> Result<Row, ToolError> {
         self.row_by_id(table, id)?
             .ok_or_else(|| ToolError::new(format!("{what} not found: {id}")))
+    }
+
+    fn rows_where<'s, P: FnMut(&&'s Row) -> bool>(
+        &'s self,
+        table: &str,
+        keep: P,
+    ) -> Result<Filter<RowsIter<'s>, P>, ToolError> {
+        Ok(self.state.rows(table)?.iter().filter(keep))
     }
 }
 

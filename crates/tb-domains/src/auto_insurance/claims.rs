@@ -2,6 +2,7 @@
 
 use super::hash_id;
 use super::tables::{CLAIMS, POLICIES};
+use crate::vocab::SessionRows;
 use chrono::NaiveDate;
 use serde_json::{Map, Value, json};
 use tb_python::datetime as pytime;
@@ -42,14 +43,11 @@ fn check_open_major_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError
     let policy_id = a.require_str("policy_id")?;
     require_policy(s, policy_id)?;
     let n = s
-        .state
-        .rows(CLAIMS)?
-        .iter()
-        .filter(|c| {
+        .rows_where(CLAIMS, |c| {
             c.str_or_empty("policy_id") == policy_id
                 && is_open(c)
                 && c.str_or_empty("severity") == "Major"
-        })
+        })?
         .count();
     Ok(json!({"has_major_claim": n > 0, "major_claim_count": n}))
 }
@@ -106,10 +104,9 @@ fn get_driver_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     }
     let open_only = a.opt_bool("open_only").unwrap_or(false);
     let claims: Vec<&Map<String, Value>> = s
-        .state
-        .rows(CLAIMS)?
-        .iter()
-        .filter(|c| c.get("driver_id").and_then(Value::as_str) == Some(driver_id))
+        .rows_where(CLAIMS, |c| {
+            c.get("driver_id").and_then(Value::as_str) == Some(driver_id)
+        })?
         .filter(|c| !open_only || is_open(c))
         .collect();
     let has_open = claims.iter().any(|c| is_open(c));
@@ -128,10 +125,9 @@ fn get_vehicle_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     }
     let open_only = a.opt_bool("open_only").unwrap_or(false);
     let claims: Vec<&Map<String, Value>> = s
-        .state
-        .rows(CLAIMS)?
-        .iter()
-        .filter(|c| c.get("vehicle_id").and_then(Value::as_str) == Some(vehicle_id))
+        .rows_where(CLAIMS, |c| {
+            c.get("vehicle_id").and_then(Value::as_str) == Some(vehicle_id)
+        })?
         .filter(|c| !open_only || is_open(c))
         .collect();
     let has_open = claims.iter().any(|c| is_open(c));

@@ -2,6 +2,7 @@
 
 use super::out;
 use super::tables::CUSTOMERS;
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
@@ -24,10 +25,7 @@ fn get_customer_by_email(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     let email = a.require_str("email")?;
     let wanted = lower(email);
     let c = s
-        .state
-        .rows(CUSTOMERS)?
-        .iter()
-        .find(|c| lower(c.str_or_empty("email")) == wanted)
+        .row_where(CUSTOMERS, |c| lower(c.str_or_empty("email")) == wanted)?
         .ok_or_else(|| ToolError::new(format!("No customer found with email '{email}'")))?;
     Ok(
         json!({"customer_id": c.value("id"), "first_name": c.value("first_name"), "last_name": c.value("last_name")}),

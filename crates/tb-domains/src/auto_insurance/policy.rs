@@ -2,6 +2,7 @@
 
 use super::tables::{DOCUMENTS, DRIVERS, POLICIES, VEHICLES};
 use super::{hash_id, out};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
@@ -185,10 +186,7 @@ fn get_policy_drivers(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     policy(s, policy_id)?;
     let active_only = a.opt_bool("active_only").unwrap_or(false);
     let drivers: Vec<Value> = s
-        .state
-        .rows(DRIVERS)?
-        .iter()
-        .filter(|d| d.str_or_empty("policy_id") == policy_id)
+        .rows_where(DRIVERS, |d| d.str_or_empty("policy_id") == policy_id)?
         .filter(|d| !active_only || matches!(d.str_or_empty("status"), "Rated" | "Excluded"))
         .map(|d| {
             json!({
@@ -211,10 +209,7 @@ fn get_policy_vehicles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     policy(s, policy_id)?;
     let active_only = a.opt_bool("active_only").unwrap_or(false);
     let vehicles: Vec<Value> = s
-        .state
-        .rows(VEHICLES)?
-        .iter()
-        .filter(|v| v.str_or_empty("policy_id") == policy_id)
+        .rows_where(VEHICLES, |v| v.str_or_empty("policy_id") == policy_id)?
         .filter(|v| !active_only || v.str_or_empty("status") == "Active")
         .map(|v| {
             json!({

@@ -2,6 +2,7 @@
 
 use super::tables::{BOOKINGS, GROUPS, HOTELS, INVENTORY};
 use super::{Ymd, first_where, iso_date_z, write_in_place};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_python::decimal::Dec;
 use tb_sandbox::state::Row;
@@ -66,10 +67,9 @@ fn check_hotel_availability(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     let (ci, co) = stay(a)?;
     let (room, board) = (a.str_or_empty("room_type"), a.str_or_empty("board_type"));
     let relevant: Vec<&Row> = s
-        .state
-        .rows(INVENTORY)?
-        .iter()
-        .filter(|r| r.str_or_empty("hotel_id") == hotel_id && r.str_or_empty("room_type") == room)
+        .rows_where(INVENTORY, |r| {
+            r.str_or_empty("hotel_id") == hotel_id && r.str_or_empty("room_type") == room
+        })?
         .collect();
     if relevant.is_empty() {
         return Ok(
@@ -139,10 +139,7 @@ pub(crate) fn newest_first(mut rows: Vec<Row>) -> Vec<Row> {
 fn get_booking_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let customer = a.str_or_empty("customer_id");
     let rows: Vec<Row> = s
-        .state
-        .rows(BOOKINGS)?
-        .iter()
-        .filter(|r| r.str_or_empty("customer_id") == customer)
+        .rows_where(BOOKINGS, |r| r.str_or_empty("customer_id") == customer)?
         .cloned()
         .collect();
     Ok(wrap("bookings", newest_first(rows)))
@@ -395,14 +392,11 @@ fn search_hotels_by_location(s: &mut Session, a: &Args) -> Result<Value, ToolErr
     let location = a.str_or_empty("location").to_lowercase();
     let (room, board) = (a.str_or_empty("room_type"), a.str_or_empty("board_type"));
     let hotels: Vec<Row> = s
-        .state
-        .rows(HOTELS)?
-        .iter()
-        .filter(|h| {
+        .rows_where(HOTELS, |h| {
             h.str_or_empty("location")
                 .to_lowercase()
                 .contains(&location)
-        })
+        })?
         .cloned()
         .collect();
     let mut results = Vec::new();

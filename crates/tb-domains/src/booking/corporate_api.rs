@@ -3,6 +3,7 @@
 use super::booking_api::newest_first;
 use super::first_where;
 use super::tables::{BOOKINGS, CORPORATE_ACCOUNTS};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
 use tb_sandbox::tool::exclude_none;
@@ -73,10 +74,9 @@ fn get_corporate_booking_history(s: &mut Session, a: &Args) -> Result<Value, Too
     let acc = account(s, a)?;
     let id = acc.str_or_empty("corporate_account_id");
     let rows: Vec<Row> = s
-        .state
-        .rows(BOOKINGS)?
-        .iter()
-        .filter(|b| b.get("corporate_account_id").and_then(Value::as_str) == Some(id))
+        .rows_where(BOOKINGS, |b| {
+            b.get("corporate_account_id").and_then(Value::as_str) == Some(id)
+        })?
         .cloned()
         .collect();
     let out: Vec<Value> = newest_first(rows).iter().map(exclude_none).collect();
@@ -87,13 +87,10 @@ fn verify_account_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
     let acc = account(s, a)?;
     let id = acc.str_or_empty("corporate_account_id");
     let active = s
-        .state
-        .rows(BOOKINGS)?
-        .iter()
-        .filter(|b| {
+        .rows_where(BOOKINGS, |b| {
             b.get("corporate_account_id").and_then(Value::as_str) == Some(id)
                 && b.str_or_empty("booking_status") == "confirmed"
-        })
+        })?
         .count();
     let limit = acc.i64_or_zero("booking_limit");
     let remaining = (limit - i64::try_from(active).unwrap_or(i64::MAX)).max(0);

@@ -2,6 +2,7 @@
 
 use super::first_where;
 use super::tables::{BOOKINGS, HOTELS, INVENTORY, TICKETS};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::tool::exclude_none;
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
@@ -110,17 +111,14 @@ fn verify_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     );
     let (room, board) = (a.str_or_empty("room_type"), a.str_or_empty("board_type"));
     let counts: Vec<i64> = s
-        .state
-        .rows(INVENTORY)?
-        .iter()
-        .filter(|r| {
+        .rows_where(INVENTORY, |r| {
             let d = r.str_or_empty("date");
             r.str_or_empty("hotel_id") == hotel_id
                 && r.str_or_empty("room_type") == room
                 && r.str_or_empty("board_type") == board
                 && check_in.as_str() <= d
                 && d < check_out.as_str()
-        })
+        })?
         .map(|r| r.i64_or_zero("available_count"))
         .collect();
     let (ok, note) = match counts.iter().min() {

@@ -1,6 +1,7 @@
 //! lookup: finding ids from names, emails and references (on the lookup toolset's own tables).
 
 use super::tables::{LOOKUP_ACCOUNTS, LOOKUP_BOOKINGS, LOOKUP_GROUPS, LOOKUP_HOTELS};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
@@ -73,11 +74,9 @@ fn lookup_group_booking_id(s: &mut Session, a: &Args) -> Result<Value, ToolError
     let groups = s.state.rows(LOOKUP_GROUPS)?;
     let mut found: Option<&Row> = None;
     if let Some(reference) = reference {
-        let booking = s
-            .state
-            .rows(LOOKUP_BOOKINGS)?
-            .iter()
-            .find(|b| b.str_or_empty("booking_reference") == reference);
+        let booking = s.row_where(LOOKUP_BOOKINGS, |b| {
+            b.str_or_empty("booking_reference") == reference
+        })?;
         if let Some(gid) = booking
             .and_then(|b| b.get("group_booking_id"))
             .and_then(Value::as_str)
@@ -122,14 +121,10 @@ fn lookup_hotel_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "Invalid parameters: provide hotel_name or location.",
         ));
     }
-    let results: Vec<Value> = s
-        .state
-        .rows(LOOKUP_HOTELS)?
-        .iter()
-        .filter(|h| {
+    let results: Vec<Value> = s.rows_where(LOOKUP_HOTELS, |h| {
             name.as_ref().is_some_and(|q| h.str_or_empty("hotel_name").to_lowercase().contains(q.as_str()))
                 || location.as_ref().is_some_and(|q| h.str_or_empty("location").to_lowercase().contains(q.as_str()))
-        })
+        })?
         .map(|h| json!({"hotel_id": h.str_or_empty("hotel_id"), "hotel_name": h.str_or_empty("hotel_name"), "location": h.str_or_empty("location")}))
         .collect();
     if results.is_empty() {
@@ -152,12 +147,9 @@ fn validate_booking_reference(s: &mut Session, a: &Args) -> Result<Value, ToolEr
     if !is_reference(reference) {
         return Err(ToolError::new("Invalid booking reference format."));
     }
-    match s
-        .state
-        .rows(LOOKUP_BOOKINGS)?
-        .iter()
-        .find(|b| b.str_or_empty("booking_reference") == reference)
-    {
+    match s.row_where(LOOKUP_BOOKINGS, |b| {
+        b.str_or_empty("booking_reference") == reference
+    })? {
         Some(b) => Ok(json!({"is_valid": true, "booking_id": b.str_or_empty("id")})),
         None => Ok(json!({"is_valid": false})),
     }

@@ -2,6 +2,7 @@
 
 use super::first_where;
 use super::tables::{BOOKINGS, TRANSACTIONS};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_python::decimal::{quantize_text, signum_text};
 use tb_sandbox::state::Row;
@@ -41,12 +42,9 @@ fn booking(s: &Session, a: &Args) -> Result<Row, ToolError> {
 fn check_payment_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let reference = a.str_or_empty("booking_reference");
     let mut latest: Option<&Row> = None;
-    for t in s
-        .state
-        .rows(TRANSACTIONS)?
-        .iter()
-        .filter(|t| t.str_or_empty("booking_reference") == reference)
-    {
+    for t in s.rows_where(TRANSACTIONS, |t| {
+        t.str_or_empty("booking_reference") == reference
+    })? {
         // `max` keeps the first of equal keys.
         if latest.is_none_or(|l| t.str_or_empty("created_at") > l.str_or_empty("created_at")) {
             latest = Some(t);
@@ -88,13 +86,10 @@ fn get_transaction_history(s: &mut Session, a: &Args) -> Result<Value, ToolError
         ));
     }
     let rows: Vec<Row> = s
-        .state
-        .rows(TRANSACTIONS)?
-        .iter()
-        .filter(|t| {
+        .rows_where(TRANSACTIONS, |t| {
             customer.is_none_or(|c| t.str_or_empty("customer_id") == c)
                 && reference.is_none_or(|r| t.str_or_empty("booking_reference") == r)
-        })
+        })?
         .cloned()
         .collect();
     let out: Vec<Value> = super::booking_api::newest_first(rows)
@@ -164,10 +159,9 @@ fn process_charge_dispute(s: &mut Session, a: &Args) -> Result<Value, ToolError>
         return Err(ToolError::new(format!("Transaction not found: {txn}")));
     };
     let disputes = s
-        .state
-        .rows(TRANSACTIONS)?
-        .iter()
-        .filter(|t| t.str_or_empty("transaction_type") == "dispute")
+        .rows_where(TRANSACTIONS, |t| {
+            t.str_or_empty("transaction_type") == "dispute"
+        })?
         .count();
     let id = format!("DSP-{:08}", disputes + 1);
     let row = transaction(

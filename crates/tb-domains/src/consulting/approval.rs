@@ -2,6 +2,7 @@
 
 use super::probe_id;
 use super::tables::APPROVAL_APPROVAL_REQUESTS;
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_python::py_eq;
 use tb_sandbox::{Args, Fields, Session, ToolResult};
@@ -34,10 +35,7 @@ pub(crate) fn get_status(s: &mut Session, a: &Args) -> ToolResult {
             && (approver.is_null() || py_eq(&f("approver_email"), &approver))
     };
     let results: Vec<Value> = s
-        .state
-        .rows(APPROVAL_APPROVAL_REQUESTS)?
-        .iter()
-        .filter(matches)
+        .rows_where(APPROVAL_APPROVAL_REQUESTS, matches)?
         .map(|r| {
             let f = |k: &str| r.value(k);
             super::out([

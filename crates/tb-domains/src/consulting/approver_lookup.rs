@@ -1,7 +1,7 @@
 //! Approver lookup: an approver's availability and backup, from the HR employees.
 
 use super::tables::WORKDAY_EMPLOYEES;
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use tb_sandbox::{Args, Fields, Session, ToolResult};
 
 /// `approver_lookup_get_contact`: name, availability and backup approver (left out when unset).

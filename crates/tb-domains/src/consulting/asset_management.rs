@@ -2,7 +2,7 @@
 
 use super::probe_id;
 use super::tables::{ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, ASSET_MANAGEMENT_DEVICES};
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -13,10 +13,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "get_employee_devices" => {
             let email = a.require_str_nonempty("email")?;
             let devices: Vec<Value> = s
-                .state
-                .rows(ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS)?
-                .iter()
-                .filter(|r| r.str_or_empty("employee_email") == email && r.is_none("returned_at"))
+                .rows_where(ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, |r| {
+                    r.str_or_empty("employee_email") == email && r.is_none("returned_at")
+                })?
                 .map(|r| {
                     project(
                         r,
@@ -50,12 +49,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 a.require_str_nonempty("location")?,
             );
             let mut counts = Map::new();
-            for r in s
-                .state
-                .rows(ASSET_MANAGEMENT_DEVICES)?
-                .iter()
-                .filter(|r| available(r, kind, location))
-            {
+            for r in s.rows_where(ASSET_MANAGEMENT_DEVICES, |r| available(r, kind, location))? {
                 let model = r.str_or_empty("model").to_string();
                 let n = counts.get(&model).and_then(Value::as_i64).unwrap_or(0);
                 counts.insert(model, json!(n + 1));
@@ -68,10 +62,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 a.require_str_nonempty("location")?,
             );
             let chosen = s
-                .state
-                .rows(ASSET_MANAGEMENT_DEVICES)?
-                .iter()
-                .filter(|r| available(r, kind, location))
+                .rows_where(ASSET_MANAGEMENT_DEVICES, |r| available(r, kind, location))?
                 .min_by(|x, y| x.str_or_empty("id").cmp(y.str_or_empty("id")))
                 .cloned();
             let Some(mut r) = chosen else {

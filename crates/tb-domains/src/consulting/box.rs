@@ -2,7 +2,7 @@
 
 use super::probe_id;
 use super::tables::{BOX_FOLDER_ACCESS_LOGS, BOX_FOLDERS};
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use serde_json::json;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 

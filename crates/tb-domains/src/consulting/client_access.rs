@@ -6,7 +6,7 @@ use super::tables::{
     CLIENT_ACCESS_CLEARANCE_RECORD, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, CLIENT_ACCESS_NDA_RECORD,
     CLIENT_ACCESS_VPN_ACCESS, DEGREED_TRAINING_ENROLLMENTS, SALESFORCE_CRM_CLIENTS,
 };
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -28,10 +28,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "check_vpn_access" => {
             let email = a.require_str_nonempty("email")?;
             let grants: Vec<Value> = s
-                .state
-                .rows(CLIENT_ACCESS_VPN_ACCESS)?
-                .iter()
-                .filter(|v| v.str_or_empty("employee_email") == email && v.is_none("revoked_at"))
+                .rows_where(CLIENT_ACCESS_VPN_ACCESS, |v| {
+                    v.str_or_empty("employee_email") == email && v.is_none("revoked_at")
+                })?
                 .map(|v| {
                     project(
                         v,
@@ -45,10 +44,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "revoke_vpn" => {
             let email = a.require_str_nonempty("email")?;
             let targets: Vec<_> = s
-                .state
-                .rows(CLIENT_ACCESS_VPN_ACCESS)?
-                .iter()
-                .filter(|v| v.str_or_empty("employee_email") == email && v.is_none("revoked_at"))
+                .rows_where(CLIENT_ACCESS_VPN_ACCESS, |v| {
+                    v.str_or_empty("employee_email") == email && v.is_none("revoked_at")
+                })?
                 .filter(|v| {
                     client.is_none_or(|c| v.get("client_id").and_then(Value::as_str) == Some(c))
                 })
@@ -88,27 +86,20 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
             let email = a.require_str_nonempty("email")?;
             let client = a.require_str_nonempty("client_id")?;
             let clearance = s
-                .state
-                .rows(CLIENT_ACCESS_CLEARANCE_RECORD)?
-                .iter()
-                .find(|c| c.str_or_empty("employee_email") == email)
+                .row_where(CLIENT_ACCESS_CLEARANCE_RECORD, |c| {
+                    c.str_or_empty("employee_email") == email
+                })?
                 .map_or_else(|| json!("not_initiated"), |c| c.value("status"));
             let nda = s
-                .state
-                .rows(CLIENT_ACCESS_NDA_RECORD)?
-                .iter()
-                .find(|n| {
+                .row_where(CLIENT_ACCESS_NDA_RECORD, |n| {
                     n.str_or_empty("employee_email") == email
                         && n.str_or_empty("client_id") == client
-                })
+                })?
                 .map_or_else(|| json!("not_signed"), |n| n.value("status"));
             let completed: Vec<Value> = s
-                .state
-                .rows(DEGREED_TRAINING_ENROLLMENTS)?
-                .iter()
-                .filter(|e| {
+                .rows_where(DEGREED_TRAINING_ENROLLMENTS, |e| {
                     e.str_or_empty("employee_email") == email && !e.is_none("completion_date")
-                })
+                })?
                 .map(|e| e.value("course_id"))
                 .collect();
             Ok(

@@ -1,7 +1,7 @@
 //! SAP Concur: expense reports (read, override a rejection) and travel bookings.
 
 use super::tables::{CONCUR_EXPENSE_REPORTS, CONCUR_TRAVEL_REQUESTS};
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 

@@ -5,7 +5,7 @@ use super::tables::{
     SALESFORCE_CRM_CLIENTS,
 };
 use super::{out, probe_id};
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use serde_json::{Map, Value, json};
 use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
@@ -36,10 +36,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
             let keyword = a.require_str_nonempty("keyword")?.to_lowercase();
             let category = a.opt_str_nonempty("category");
             let courses: Vec<Value> = s
-                .state
-                .rows(DEGREED_TRAINING_COURSES)?
-                .iter()
-                .filter(|r| r.str_or_empty("title").to_lowercase().contains(&keyword))
+                .rows_where(DEGREED_TRAINING_COURSES, |r| {
+                    r.str_or_empty("title").to_lowercase().contains(&keyword)
+                })?
                 .filter(|r| category.is_none_or(|c| r.str_or_empty("training_category") == c))
                 .map(course)
                 .collect();
@@ -57,10 +56,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 return Ok(json!({ "available_seats": 99999 }));
             };
             let taken = s
-                .state
-                .rows(DEGREED_TRAINING_ENROLLMENTS)?
-                .iter()
-                .filter(|e| e.str_or_empty("course_id") == id && e.is_none("completion_date"))
+                .rows_where(DEGREED_TRAINING_ENROLLMENTS, |e| {
+                    e.str_or_empty("course_id") == id && e.is_none("completion_date")
+                })?
                 .count();
             Ok(json!({ "available_seats": max - i64::try_from(taken).unwrap_or(i64::MAX) }))
         }
@@ -77,19 +75,15 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "get_training_history" => {
             let email = a.require_str_nonempty("email")?;
             let completed: Vec<Value> = s
-                .state
-                .rows(DEGREED_TRAINING_ENROLLMENTS)?
-                .iter()
-                .filter(|e| {
+                .rows_where(DEGREED_TRAINING_ENROLLMENTS, |e| {
                     e.str_or_empty("employee_email") == email && !e.is_none("completion_date")
-                })
+                })?
                 .map(|e| json!({ "course_id": e.value("course_id") }))
                 .collect();
             let certifications: Vec<Value> = s
-                .state
-                .rows(DEGREED_CERTIFICATIONS)?
-                .iter()
-                .filter(|c| c.str_or_empty("employee_email") == email)
+                .rows_where(DEGREED_CERTIFICATIONS, |c| {
+                    c.str_or_empty("employee_email") == email
+                })?
                 .map(|c| {
                     project(
                         c,

@@ -5,6 +5,7 @@ use super::tables::{
     LICENSE_MANAGEMENT_LICENSE_ALLOCATION, LICENSE_MANAGEMENT_LICENSE_POOL_RECORD,
     SOFTWARE_CATALOG_SOFTWARE_CATALOG,
 };
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -15,13 +16,10 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
             let catalog = a.require_str_nonempty("catalog_id")?;
             let pool_type = a.require_str_nonempty("pool_type")?;
             let pool = s
-                .state
-                .rows(LICENSE_MANAGEMENT_LICENSE_POOL_RECORD)?
-                .iter()
-                .find(|p| {
+                .row_where(LICENSE_MANAGEMENT_LICENSE_POOL_RECORD, |p| {
                     p.str_or_empty("catalog_id") == catalog
                         && p.str_or_empty("pool_type") == pool_type
-                })
+                })?
                 .ok_or_else(|| {
                     ToolError::new(format!(
                         "License pool not found for catalog_id={catalog}, pool_type={pool_type}"
@@ -31,14 +29,11 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 return Ok(json!({ "available_count": 99999 }));
             };
             let used = s
-                .state
-                .rows(LICENSE_MANAGEMENT_LICENSE_ALLOCATION)?
-                .iter()
-                .filter(|r| {
+                .rows_where(LICENSE_MANAGEMENT_LICENSE_ALLOCATION, |r| {
                     r.str_or_empty("catalog_id") == catalog
                         && r.str_or_empty("pool_type") == pool_type
                         && r.is_none("deallocated_at")
-                })
+                })?
                 .count();
             let used = i64::try_from(used).unwrap_or(i64::MAX);
             Ok(json!({ "available_count": total - used }))

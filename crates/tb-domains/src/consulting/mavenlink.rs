@@ -1,7 +1,7 @@
 //! Mavenlink resource management: engagements and staffing assignments.
 
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, MAVENLINK_MV_ENGAGEMENTS};
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -27,13 +27,10 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "get_employee_assignments" => {
             let email = a.require_str_nonempty("email")?;
             let assignments: Vec<Value> = s
-                .state
-                .rows(MAVENLINK_EMPLOYEE_ASSIGNMENTS)?
-                .iter()
-                .filter(|r| {
+                .rows_where(MAVENLINK_EMPLOYEE_ASSIGNMENTS, |r| {
                     r.str_or_empty("employee_email") == email
                         && matches!(r.str_or_empty("assignment_status"), "active" | "booked")
-                })
+                })?
                 .map(|r| {
                     project(
                         r,

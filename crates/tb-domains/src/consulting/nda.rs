@@ -1,6 +1,7 @@
 //! NDA management: status per employee and client, and sending for e-signature.
 
 use super::tables::CLIENT_ACCESS_NDA_RECORD;
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -13,12 +14,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     let email = a.require_str_nonempty("email")?;
     let client = a.require_str_nonempty("client_id")?;
     let existing = s
-        .state
-        .rows(CLIENT_ACCESS_NDA_RECORD)?
-        .iter()
-        .find(|n| {
+        .row_where(CLIENT_ACCESS_NDA_RECORD, |n| {
             n.str_or_empty("employee_email") == email && n.str_or_empty("client_id") == client
-        })
+        })?
         .cloned();
     if act == "check_status" {
         let status = existing

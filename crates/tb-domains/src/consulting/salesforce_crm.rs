@@ -2,7 +2,7 @@
 //! (the latter reads the resource-management assignments, as the reference does).
 
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, SALESFORCE_CRM_SF_ENGAGEMENTS};
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use serde_json::json;
 use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolResult};

@@ -1,6 +1,7 @@
 //! Internal software catalog: look up one entry, or search entries by name.
 
 use super::tables::SOFTWARE_CATALOG_SOFTWARE_CATALOG;
+use crate::vocab::SessionRows;
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -28,10 +29,9 @@ pub(crate) fn search(s: &mut Session, a: &Args) -> ToolResult {
     let name = a.str_or_empty("software_name");
     let term = name.to_lowercase();
     let results: Vec<Value> = s
-        .state
-        .rows(SOFTWARE_CATALOG_SOFTWARE_CATALOG)?
-        .iter()
-        .filter(|r| r.str_or_empty("name").to_lowercase().contains(&term))
+        .rows_where(SOFTWARE_CATALOG_SOFTWARE_CATALOG, |r| {
+            r.str_or_empty("name").to_lowercase().contains(&term)
+        })?
         .map(entry)
         .collect();
     if results.is_empty() {

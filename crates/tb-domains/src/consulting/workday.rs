@@ -1,7 +1,7 @@
 //! Workday HR: employee profiles.
 
 use super::tables::WORKDAY_EMPLOYEES;
-use crate::vocab::{RequireRow, project};
+use crate::vocab::{SessionRows, project};
 use serde_json::json;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 

@@ -1,6 +1,7 @@
 //! Approval workflow: create a request, check its status.
 
 use super::{next_id, out, tables};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_python::datetime::parse_datetime;
 use tb_python::datetime::strftime_z;
@@ -50,10 +51,7 @@ pub fn create_request(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 pub fn check_status(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let id = a.str_or_empty("approval_request_id");
     let r = s
-        .state
-        .rows(tables::APPROVALS)?
-        .iter()
-        .find(|r| r.str_or_empty("id") == id)
+        .row_where(tables::APPROVALS, |r| r.str_or_empty("id") == id)?
         .ok_or_else(|| ToolError::new(format!("Approval request not found: {id}")))?;
     let decided = r
         .get("decided_at")

@@ -1,6 +1,7 @@
 //! Approver lookup: who approves for a department, and whether an approver is available.
 
 use super::{out, tables};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
@@ -18,10 +19,7 @@ pub fn get_approver_contact(s: &mut Session, a: &Args) -> Result<Value, ToolErro
         )));
     }
     let members: Vec<_> = s
-        .state
-        .rows(tables::EMPLOYEES)?
-        .iter()
-        .filter(|e| e.str_or_empty("department") == dept)
+        .rows_where(tables::EMPLOYEES, |e| e.str_or_empty("department") == dept)?
         .collect();
     let level = |e: &&tb_sandbox::Row| e.get("level").and_then(Value::as_i64).unwrap_or(i64::MIN);
     let top = members

@@ -2,6 +2,7 @@
 //! retirement of hardware.
 
 use super::{DEC_17, employee_by_email, next_id, out, py_repr, tables};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_python::datetime::{days_between, fromisoformat_z, strftime_z};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
@@ -42,10 +43,7 @@ fn age_months(asset: &Row) -> Result<i64, ToolError> {
 }
 
 fn asset_by_id(s: &Session, id: &str) -> Result<Row, ToolError> {
-    s.state
-        .rows(tables::ASSETS)?
-        .iter()
-        .find(|r| r.str_or_empty("id") == id)
+    s.row_where(tables::ASSETS, |r| r.str_or_empty("id") == id)?
         .cloned()
         .ok_or_else(|| ToolError::new(format!("Asset not found: {id}")))
 }
@@ -72,12 +70,9 @@ pub fn get_employee_devices(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     let eid = e.str_or_empty("id");
     let assets = s.state.rows(tables::ASSETS)?;
     let mut devices = Vec::new();
-    for asn in s
-        .state
-        .rows(tables::ASSIGNMENTS)?
-        .iter()
-        .filter(|r| r.str_or_empty("employee_id") == eid && r.bool_or_false("is_active"))
-    {
+    for asn in s.rows_where(tables::ASSIGNMENTS, |r| {
+        r.str_or_empty("employee_id") == eid && r.bool_or_false("is_active")
+    })? {
         let Some(asset) = assets
             .iter()
             .find(|x| x.str_or_empty("id") == asn.str_or_empty("asset_id"))
@@ -108,12 +103,9 @@ pub fn get_device_details(s: &mut Session, a: &Args) -> Result<Value, ToolError>
     let mut assigned_to = Value::Null;
     if asset.bool_or_false("is_assigned") {
         let id = asset.str_or_empty("id");
-        if let Some(r) = s
-            .state
-            .rows(tables::ASSIGNMENTS)?
-            .iter()
-            .find(|r| r.str_or_empty("asset_id") == id && r.bool_or_false("is_active"))
-        {
+        if let Some(r) = s.row_where(tables::ASSIGNMENTS, |r| {
+            r.str_or_empty("asset_id") == id && r.bool_or_false("is_active")
+        })? {
             assigned_to = r.value("employee_id");
         }
     }
@@ -146,14 +138,11 @@ pub fn check_inventory(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         )));
     }
     let matching: Vec<&Row> = s
-        .state
-        .rows(tables::ASSETS)?
-        .iter()
-        .filter(|r| {
+        .rows_where(tables::ASSETS, |r| {
             r.str_or_empty("device_type") == kind
                 && r.str_or_empty("warehouse_location") == place
                 && r.str_or_empty("condition") != "retired"
-        })
+        })?
         .collect();
     let free: Vec<Value> = matching
         .iter()
@@ -215,10 +204,9 @@ pub fn retire_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     if was_assigned {
         let id = asset.str_or_empty("id").to_string();
         let open: Vec<Row> = s
-            .state
-            .rows(tables::ASSIGNMENTS)?
-            .iter()
-            .filter(|r| r.str_or_empty("asset_id") == id && r.bool_or_false("is_active"))
+            .rows_where(tables::ASSIGNMENTS, |r| {
+                r.str_or_empty("asset_id") == id && r.bool_or_false("is_active")
+            })?
             .cloned()
             .collect();
         for mut r in open {

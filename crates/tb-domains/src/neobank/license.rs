@@ -1,26 +1,25 @@
 //! License management: pool type, free seats, allocation.
 
 use super::{employee_by_email, next_id, out, tables};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 /// The first pool whose software name equals `name` ignoring case.
 fn pool(s: &Session, name: &str) -> Result<Option<Row>, ToolError> {
     let want = name.to_lowercase();
-    Ok(s.state
-        .rows(tables::LICENSES)?
-        .iter()
-        .find(|l| l.str_or_empty("software_name").to_lowercase() == want)
-        .cloned())
+    Ok(s.row_where(tables::LICENSES, |l| {
+        l.str_or_empty("software_name").to_lowercase() == want
+    })?
+    .cloned())
 }
 
 /// Active allocations of a pool.
 fn active_count(s: &Session, license_id: &str) -> Result<usize, ToolError> {
-    Ok(s.state
-        .rows(tables::ALLOCATIONS)?
-        .iter()
-        .filter(|r| r.str_or_empty("license_id") == license_id && r.bool_or_false("is_active"))
-        .count())
+    Ok(s.rows_where(tables::ALLOCATIONS, |r| {
+        r.str_or_empty("license_id") == license_id && r.bool_or_false("is_active")
+    })?
+    .count())
 }
 
 fn total(l: &Row) -> i64 {

@@ -6,6 +6,7 @@
 //! Created records get count-based ids (`OAA-{n:08d}` with n = rows + 1, and so on) and the
 //! reference's fixed timestamps, so replays are deterministic.
 
+use crate::vocab::SessionRows;
 use tb_python::datetime::DateTimeParts;
 use tb_sandbox::{Fields, Row, Session, ToolError, Tools};
 
@@ -126,11 +127,10 @@ pub(crate) const DEC_18: DateTimeParts = DateTimeParts {
 
 /// `[e for e in db.get_all(Employee) if e.email == email][0]`.
 pub(crate) fn employee_by_email(s: &Session, email: &str) -> Result<Option<Row>, ToolError> {
-    Ok(s.state
-        .rows(tables::EMPLOYEES)?
-        .iter()
-        .find(|e| e.str_or_empty("email") == email)
-        .cloned())
+    Ok(
+        s.row_where(tables::EMPLOYEES, |e| e.str_or_empty("email") == email)?
+            .cloned(),
+    )
 }
 
 pub(crate) use tb_sandbox::tool::out;

@@ -2,6 +2,7 @@
 //! operations with their audit log.
 
 use super::{DEC_18, employee_by_email, next_id, out, tables};
+use crate::vocab::SessionRows;
 use crate::vocab::project;
 use serde_json::{Value, json};
 use tb_python::datetime::{add_hours, fromisoformat_z};
@@ -14,15 +15,12 @@ fn employee(s: &Session, email: &str, prefix: &str) -> Result<Row, ToolError> {
 
 /// Index and row of the first active access of an employee to an app.
 fn active_access(s: &Session, employee_id: &str, app: &str) -> Result<Option<Row>, ToolError> {
-    Ok(s.state
-        .rows(tables::OKTA_APP_ACCESS)?
-        .iter()
-        .find(|r| {
-            r.str_or_empty("employee_id") == employee_id
-                && r.str_or_empty("app_name") == app
-                && r.bool_or_false("is_active")
-        })
-        .cloned())
+    Ok(s.row_where(tables::OKTA_APP_ACCESS, |r| {
+        r.str_or_empty("employee_id") == employee_id
+            && r.str_or_empty("app_name") == app
+            && r.bool_or_false("is_active")
+    })?
+    .cloned())
 }
 
 /// `okta_api_provision_access`: a new active access record `OAA-{n:08d}`.
@@ -90,10 +88,9 @@ pub fn get_user_groups(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let e = employee(s, email, "Employee not found: ")?;
     let eid = e.str_or_empty("id");
     let groups: Vec<Value> = s
-        .state
-        .rows(tables::OKTA_GROUPS)?
-        .iter()
-        .filter(|m| m.str_or_empty("employee_id") == eid && m.bool_or_false("is_active"))
+        .rows_where(tables::OKTA_GROUPS, |m| {
+            m.str_or_empty("employee_id") == eid && m.bool_or_false("is_active")
+        })?
         .map(|m| project(m, &["group_name", "added_at"], &[]))
         .collect();
     Ok(json!({ "groups": groups }))

@@ -1,6 +1,7 @@
 //! Workday HR directory: employee profile, manager chain, direct reports.
 
 use super::{employee_by_email, out, tables};
+use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
@@ -74,10 +75,9 @@ pub fn get_org_structure(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
         .ok_or_else(|| ToolError::new(format!("Manager not found: {email}")))?;
     let id = m.value("id");
     let reports: Vec<Value> = s
-        .state
-        .rows(tables::EMPLOYEES)?
-        .iter()
-        .filter(|e| e.get("manager_id").is_some_and(|x| *x == id))
+        .rows_where(tables::EMPLOYEES, |e| {
+            e.get("manager_id").is_some_and(|x| *x == id)
+        })?
         .map(|e| {
             let mut p = person(e);
             p.push(("office_location", e.value("office_location")));

@@ -1,6 +1,7 @@
 //! Helpers the retail toolsets share: the fixed creation time, row lookups and id probes.
 //! Every retail tool is registered with its `Failed to <verb>` prefix (see [`super::functions`]).
 
+use crate::vocab::SessionRows;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tb_python::datetime::parse_datetime;
@@ -17,11 +18,10 @@ pub fn first(
     field: &str,
     value: &Value,
 ) -> Result<Option<Row>, ToolError> {
-    Ok(s.state
-        .rows(table)?
-        .iter()
-        .find(|r| r.get(field).is_some_and(|v| py_eq(v, value)))
-        .cloned())
+    Ok(
+        s.row_where(table, |r| r.get(field).is_some_and(|v| py_eq(v, value)))?
+            .cloned(),
+    )
 }
 
 /// The first row matching a predicate, cloned.
@@ -30,7 +30,7 @@ pub fn first_where(
     table: &str,
     pred: impl Fn(&Row) -> bool,
 ) -> Result<Option<Row>, ToolError> {
-    Ok(s.state.rows(table)?.iter().find(|r| pred(r)).cloned())
+    Ok(s.row_where(table, |r| pred(r))?.cloned())
 }
 
 /// Python's `isoformat_stored()` of stored datetimes, shared with the other domains.

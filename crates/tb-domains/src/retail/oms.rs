@@ -4,6 +4,7 @@ use super::common::{
     FIXED_NOW, create, first, isoformat_field, isoformat_stored, out, probe_id, save,
 };
 use super::tables::{INVENTORY, LINE_ITEMS, ORDERS, PRODUCTS, SHIPMENTS, TRACKING};
+use crate::vocab::SessionRows;
 use crate::vocab::project;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
@@ -105,10 +106,9 @@ pub fn get_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let order = order_or_404(s, id)?;
     let key = json!(id);
     let lines: Vec<Value> = s
-        .state
-        .rows(LINE_ITEMS)?
-        .iter()
-        .filter(|r| r.get("order_id").is_some_and(|v| tb_python::py_eq(v, &key)))
+        .rows_where(LINE_ITEMS, |r| {
+            r.get("order_id").is_some_and(|v| tb_python::py_eq(v, &key))
+        })?
         .map(|r| {
             project(
                 r,
