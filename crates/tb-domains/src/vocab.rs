@@ -48,11 +48,11 @@ impl SessionRows for Session {
 /// The (field, value) pairs of an output model built from `row`: each of `fields` in order,
 /// as stored, but those also named in `datetimes` as `isoformat()` shows them (null when not
 /// set). For [`out`], alone (see [`project`]) or chained with fields the row names otherwise.
-pub(crate) fn picks<'a>(
+pub(crate) fn picks<'a, 'f: 'a>(
     row: &'a Row,
-    fields: &'a [&'a str],
+    fields: &'a [&'f str],
     datetimes: &'a [&'a str],
-) -> impl Iterator<Item = (&'a str, Value)> + 'a {
+) -> impl Iterator<Item = (&'f str, Value)> + 'a {
     fields.iter().map(move |&f| {
         let v = if datetimes.contains(&f) {
             isoformat_field(row, f)
@@ -67,6 +67,17 @@ pub(crate) fn picks<'a>(
 /// with the null fields left out.
 pub(crate) fn project(row: &Row, fields: &[&str], datetimes: &[&str]) -> Value {
     out(picks(row, fields, datetimes))
+}
+
+/// `Model(**row).model_dump()` for an output model of `fields`, every field as stored, nulls
+/// kept.
+pub(crate) fn select(row: &Row, fields: &[&str]) -> Value {
+    Value::Object(
+        fields
+            .iter()
+            .map(|&f| (f.to_string(), row.value(f)))
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -95,39 +95,29 @@ fn create_fnol(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn get_driver_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let driver_id = a.require_str("driver_id")?;
-    if s.state
-        .find_by("policy_drivers", "id", &json!(driver_id))?
-        .is_none()
-    {
-        return Err(ToolError::new(format!("Driver '{driver_id}' not found.")));
-    }
-    let open_only = a.opt_bool("open_only").unwrap_or(false);
-    let claims: Vec<&Map<String, Value>> = s
-        .rows_where(CLAIMS, |c| {
-            c.get("driver_id").and_then(Value::as_str) == Some(driver_id)
-        })?
-        .filter(|c| !open_only || is_open(c))
-        .collect();
-    let has_open = claims.iter().any(|c| is_open(c));
-    Ok(
-        json!({"claims": claims.into_iter().map(item).collect::<Vec<_>>(), "has_open_claims": has_open}),
-    )
+    claims_of(s, a, "driver_id", "policy_drivers", "Driver")
 }
 
 fn get_vehicle_claims(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let vehicle_id = a.require_str("vehicle_id")?;
-    if s.state
-        .find_by("policy_vehicles", "id", &json!(vehicle_id))?
-        .is_none()
-    {
-        return Err(ToolError::new(format!("Vehicle '{vehicle_id}' not found.")));
+    claims_of(s, a, "vehicle_id", "policy_vehicles", "Vehicle")
+}
+
+/// The claims naming the driver or vehicle whose id is the argument `arg` (a row of `table`,
+/// else `<what> '<id>' not found.`), only the open ones with `open_only`.
+fn claims_of(
+    s: &Session,
+    a: &Args,
+    arg: &str,
+    table: &str,
+    what: &str,
+) -> Result<Value, ToolError> {
+    let id = a.require_str(arg)?;
+    if s.state.find_by(table, "id", &json!(id))?.is_none() {
+        return Err(ToolError::new(format!("{what} '{id}' not found.")));
     }
     let open_only = a.opt_bool("open_only").unwrap_or(false);
     let claims: Vec<&Map<String, Value>> = s
-        .rows_where(CLAIMS, |c| {
-            c.get("vehicle_id").and_then(Value::as_str) == Some(vehicle_id)
-        })?
+        .rows_where(CLAIMS, |c| c.get(arg).and_then(Value::as_str) == Some(id))?
         .filter(|c| !open_only || is_open(c))
         .collect();
     let has_open = claims.iter().any(|c| is_open(c));

@@ -2,9 +2,9 @@
 
 use super::tables::{DOCUMENTS, DRIVERS, POLICIES, VEHICLES};
 use super::{hash_id, out};
-use crate::vocab::SessionRows;
+use crate::vocab::{SessionRows, select};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError, Tools};
 
 pub(super) fn register(t: &mut Tools) {
     t.add("policy_add_driver", add_driver)
@@ -182,49 +182,60 @@ fn get_policy_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn get_policy_drivers(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let policy_id = a.require_str("policy_id")?;
-    policy(s, policy_id)?;
-    let active_only = a.opt_bool("active_only").unwrap_or(false);
-    let drivers: Vec<Value> = s
-        .rows_where(DRIVERS, |d| d.str_or_empty("policy_id") == policy_id)?
-        .filter(|d| !active_only || matches!(d.str_or_empty("status"), "Rated" | "Excluded"))
-        .map(|d| {
-            json!({
-                "id": d.value("id"),
-                "name": d.value("name"),
-                "date_of_birth": d.value("date_of_birth"),
-                "status": d.value("status"),
-                "effective_date": d.value("effective_date"),
-                "is_named_insured": d.value("is_named_insured"),
-                "is_co_insured": d.value("is_co_insured"),
-            })
-        })
-        .collect();
-    let n = drivers.len();
-    Ok(json!({"drivers": drivers, "driver_count": n}))
+    let fields = [
+        "id",
+        "name",
+        "date_of_birth",
+        "status",
+        "effective_date",
+        "is_named_insured",
+        "is_co_insured",
+    ];
+    let active = |d: &Row| matches!(d.str_or_empty("status"), "Rated" | "Excluded");
+    on_policy(s, a, DRIVERS, active, &fields, ["drivers", "driver_count"])
 }
 
 fn get_policy_vehicles(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
+    let fields = [
+        "id",
+        "vin",
+        "year",
+        "make",
+        "model",
+        "status",
+        "effective_date",
+    ];
+    let active = |v: &Row| v.str_or_empty("status") == "Active";
+    on_policy(
+        s,
+        a,
+        VEHICLES,
+        active,
+        &fields,
+        ["vehicles", "vehicle_count"],
+    )
+}
+
+/// The rows of `table` on the policy `policy_id` (only the `active` ones with `active_only`),
+/// each with `fields` (nulls kept), and their count: `{list: [...], count: n}`.
+fn on_policy(
+    s: &Session,
+    a: &Args,
+    table: &str,
+    active: impl Fn(&Row) -> bool,
+    fields: &[&str],
+    [list, count]: [&str; 2],
+) -> Result<Value, ToolError> {
     let policy_id = a.require_str("policy_id")?;
     policy(s, policy_id)?;
     let active_only = a.opt_bool("active_only").unwrap_or(false);
-    let vehicles: Vec<Value> = s
-        .rows_where(VEHICLES, |v| v.str_or_empty("policy_id") == policy_id)?
-        .filter(|v| !active_only || v.str_or_empty("status") == "Active")
-        .map(|v| {
-            json!({
-                "id": v.value("id"),
-                "vin": v.value("vin"),
-                "year": v.value("year"),
-                "make": v.value("make"),
-                "model": v.value("model"),
-                "status": v.value("status"),
-                "effective_date": v.value("effective_date"),
-            })
-        })
+    let rows: Vec<Value> = s
+        .rows_where(table, |r| r.str_or_empty("policy_id") == policy_id)?
+        .filter(|r| !active_only || active(r))
+        .map(|r| select(r, fields))
         .collect();
-    let n = vehicles.len();
-    Ok(json!({"vehicles": vehicles, "vehicle_count": n}))
+    let n = rows.len();
+    Ok(json!({list: rows, count: n}))
 }
 
 fn get_vehicle_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {

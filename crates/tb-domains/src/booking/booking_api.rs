@@ -155,16 +155,14 @@ fn get_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     }
 }
 
-/// The value of a stay from the hotel's nightly prices (`_calculate_booking_value`): None when
-/// the dates do not parse or no night has a price.
-fn stay_value(
-    s: &Session,
-    hotel_id: &str,
-    check_in: &str,
-    check_out: &str,
-    room: &str,
-    board: &str,
-) -> Result<Option<Dec>, ToolError> {
+/// The value of a booking's stay (its hotel, dates, room and board) from the hotel's nightly
+/// prices (`_calculate_booking_value`): None when the dates do not parse or no night has a price.
+fn stay_value(s: &Session, booking: &Row) -> Result<Option<Dec>, ToolError> {
+    let hotel_id = booking.str_or_empty("hotel_id");
+    let check_in = booking.str_or_empty("check_in_date");
+    let check_out = booking.str_or_empty("check_out_date");
+    let room = booking.str_or_empty("room_type");
+    let board = booking.str_or_empty("board_type");
     let (Ok(ci), Ok(co)) = (iso_date_z(check_in), iso_date_z(check_out)) else {
         return Ok(None);
     };
@@ -250,14 +248,7 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         .iter()
         .any(|n| a.get(*n).is_some_and(|v| !v.is_null()));
     if repriced {
-        let value = stay_value(
-            s,
-            b.str_or_empty("hotel_id"),
-            b.str_or_empty("check_in_date"),
-            b.str_or_empty("check_out_date"),
-            b.str_or_empty("room_type"),
-            b.str_or_empty("board_type"),
-        )?;
+        let value = stay_value(s, &b)?;
         if let Some(v) = value {
             difference = v.sub(&original_value).map_err(dec_err)?;
             b.insert("booking_value".into(), Value::String(v.to_py_string()));
@@ -348,14 +339,7 @@ fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                 continue;
             }
             any_booking_changed = true;
-            let value = stay_value(
-                s,
-                b.str_or_empty("hotel_id"),
-                b.str_or_empty("check_in_date"),
-                b.str_or_empty("check_out_date"),
-                b.str_or_empty("room_type"),
-                b.str_or_empty("board_type"),
-            )?;
+            let value = stay_value(s, &b)?;
             if let Some(v) = value {
                 let diff = v.sub(&original_value).map_err(dec_err)?;
                 total = total.add(&diff).map_err(dec_err)?;

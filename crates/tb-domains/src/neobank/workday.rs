@@ -1,7 +1,7 @@
 //! Workday HR directory: employee profile, manager chain, direct reports.
 
 use super::{employee_by_email, out, tables};
-use crate::vocab::SessionRows;
+use crate::vocab::{SessionRows, picks};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
@@ -13,35 +13,22 @@ pub fn get_employee(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "No employee found with the provided email: {email}"
         ))
     })?;
-    Ok(out(vec![
-        ("employee_id", e.value("id")),
-        ("email", e.value("email")),
-        ("full_name", e.value("full_name")),
-        ("level", e.value("level")),
-        ("department", e.value("department")),
-        ("role", e.value("role")),
-        ("office_location", e.value("office_location")),
-        ("start_date", e.value("start_date")),
-        ("manager_id", e.value("manager_id")),
-        ("employment_status", e.value("employment_status")),
-        ("is_contractor", e.value("is_contractor")),
-        (
-            "remote_delivery_address",
-            e.value("remote_delivery_address"),
-        ),
-        ("contract_end_date", e.value("contract_end_date")),
-    ]))
+    let more = [
+        "office_location",
+        "start_date",
+        "manager_id",
+        "employment_status",
+        "is_contractor",
+        "remote_delivery_address",
+        "contract_end_date",
+    ];
+    Ok(out(person(&e).chain(picks(&e, &more, &[]))))
 }
 
-fn person(e: &Row) -> Vec<(&'static str, Value)> {
-    vec![
-        ("employee_id", e.value("id")),
-        ("email", e.value("email")),
-        ("full_name", e.value("full_name")),
-        ("level", e.value("level")),
-        ("department", e.value("department")),
-        ("role", e.value("role")),
-    ]
+/// An employee as the directory lists one: the id as `employee_id`, then the name fields.
+fn person(e: &Row) -> impl Iterator<Item = (&'static str, Value)> + '_ {
+    let name = ["email", "full_name", "level", "department", "role"];
+    std::iter::once(("employee_id", e.value("id"))).chain(name.into_iter().map(|f| (f, e.value(f))))
 }
 
 /// `workday_api_get_manager_chain`: follows `manager_id` upward until it is empty or unknown.
@@ -78,12 +65,7 @@ pub fn get_org_structure(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
         .rows_where(tables::EMPLOYEES, |e| {
             e.get("manager_id").is_some_and(|x| *x == id)
         })?
-        .map(|e| {
-            let mut p = person(e);
-            p.push(("office_location", e.value("office_location")));
-            p.push(("employment_status", e.value("employment_status")));
-            out(p)
-        })
+        .map(|e| out(person(e).chain(picks(e, &["office_location", "employment_status"], &[]))))
         .collect();
     Ok(json!({ "direct_reports": reports }))
 }
