@@ -155,6 +155,27 @@ fn get_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     }
 }
 
+/// Saves a modified booking as the reference does: its changes appended to
+/// `modification_history` as one entry, `updated_at` stamped, the live object at `pos` updated
+/// and the row stored.
+fn save_changed(
+    s: &mut Session,
+    pos: usize,
+    b: &mut Row,
+    changes: &[String],
+) -> Result<(), ToolError> {
+    if let Some(Value::Array(h)) = b.get_mut("modification_history") {
+        h.push(Value::String(format!(
+            "{CHANGE_TIME}: {}",
+            changes.join("; ")
+        )));
+    }
+    b.insert("updated_at".into(), json!(CHANGE_TIME));
+    write_in_place(s, BOOKINGS, pos, b.clone())?;
+    s.replace(BOOKINGS, &Value::Object(b.clone()))?;
+    Ok(())
+}
+
 /// The value of a booking's stay (its hotel, dates, room and board) from the hotel's nightly
 /// prices (`_calculate_booking_value`): None when the dates do not parse or no night has a price.
 fn stay_value(s: &Session, booking: &Row) -> Result<Option<Dec>, ToolError> {
@@ -258,15 +279,7 @@ fn modify_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
         // The reference re-prices the live object even when nothing else changed.
         write_in_place(s, BOOKINGS, pos, b.clone())?;
     } else {
-        if let Some(Value::Array(h)) = b.get_mut("modification_history") {
-            h.push(Value::String(format!(
-                "{CHANGE_TIME}: {}",
-                changes.join("; ")
-            )));
-        }
-        b.insert("updated_at".into(), json!(CHANGE_TIME));
-        write_in_place(s, BOOKINGS, pos, b.clone())?;
-        s.replace(BOOKINGS, &Value::Object(b.clone()))?;
+        save_changed(s, pos, &mut b, &changes)?;
     }
     let mut out = serde_json::Map::with_capacity(2);
     out.insert("updated_booking".into(), Value::Object(b));
@@ -347,15 +360,7 @@ fn modify_group_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
                     b.insert("booking_value".into(), Value::String(v.to_py_string()));
                 }
             }
-            if let Some(Value::Array(h)) = b.get_mut("modification_history") {
-                h.push(Value::String(format!(
-                    "{CHANGE_TIME}: {}",
-                    changes.join("; ")
-                )));
-            }
-            b.insert("updated_at".into(), json!(CHANGE_TIME));
-            write_in_place(s, BOOKINGS, pos, b.clone())?;
-            s.replace(BOOKINGS, &Value::Object(b))?;
+            save_changed(s, pos, &mut b, &changes)?;
             modified.push(booking_ref);
         }
     }

@@ -28,13 +28,8 @@ pub(super) enum Op {
     And,
     Or,
     Not,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    In,
+    /// A comparison (`in` included).
+    Cmp(Cmp),
     Any,
     All,
 }
@@ -51,13 +46,7 @@ impl Op {
             Op::And => "AND",
             Op::Or => "OR",
             Op::Not => "NOT",
-            Op::Eq => "EQ",
-            Op::Ne => "NE",
-            Op::Lt => "LT",
-            Op::Le => "LE",
-            Op::Gt => "GT",
-            Op::Ge => "GE",
-            Op::In => "IN",
+            Op::Cmp(c) => c.type_name(),
             Op::Any => "ANY",
             Op::All => "ALL",
         }
@@ -75,13 +64,7 @@ impl Op {
             Op::And => "And",
             Op::Or => "Or",
             Op::Not => "Not",
-            Op::Eq => "Eq",
-            Op::Ne => "NotEq",
-            Op::Lt => "Lt",
-            Op::Le => "LtE",
-            Op::Gt => "Gt",
-            Op::Ge => "GtE",
-            Op::In => "In",
+            Op::Cmp(c) => c.class(),
             Op::Any => "Any",
             Op::All => "All",
         }
@@ -92,11 +75,11 @@ impl Op {
         Some(match self {
             Op::Or => 1,
             Op::And => 2,
-            Op::Eq | Op::Ne => 3,
-            Op::Gt | Op::Ge | Op::Lt | Op::Le => 4,
+            Op::Cmp(Cmp::Eq | Cmp::Ne) => 3,
+            Op::Cmp(Cmp::Gt | Cmp::Ge | Cmp::Lt | Cmp::Le) => 4,
             Op::Add | Op::Sub => 5,
             Op::Mul | Op::Div | Op::Mod => 6,
-            Op::In => 8,
+            Op::Cmp(Cmp::In) => 8,
             _ => return None,
         })
     }
@@ -554,13 +537,13 @@ pub(super) fn tokenize(text: &str) -> (Vec<Token>, Option<FilterError>) {
             .or_else(|| op(Op::And, sc.spaced(i, "and")))
             .or_else(|| op(Op::Or, sc.spaced(i, "or")))
             .or_else(|| op(Op::Not, sc.word(i, "not").and_then(|j| sc.wsp(j))))
-            .or_else(|| op(Op::Eq, sc.spaced(i, "eq")))
-            .or_else(|| op(Op::Ne, sc.spaced(i, "ne")))
-            .or_else(|| op(Op::Lt, sc.spaced(i, "lt")))
-            .or_else(|| op(Op::Le, sc.spaced(i, "le")))
-            .or_else(|| op(Op::Gt, sc.spaced(i, "gt")))
-            .or_else(|| op(Op::Ge, sc.spaced(i, "ge")))
-            .or_else(|| op(Op::In, sc.spaced(i, "in")))
+            .or_else(|| op(Op::Cmp(Cmp::Eq), sc.spaced(i, "eq")))
+            .or_else(|| op(Op::Cmp(Cmp::Ne), sc.spaced(i, "ne")))
+            .or_else(|| op(Op::Cmp(Cmp::Lt), sc.spaced(i, "lt")))
+            .or_else(|| op(Op::Cmp(Cmp::Le), sc.spaced(i, "le")))
+            .or_else(|| op(Op::Cmp(Cmp::Gt), sc.spaced(i, "gt")))
+            .or_else(|| op(Op::Cmp(Cmp::Ge), sc.spaced(i, "ge")))
+            .or_else(|| op(Op::Cmp(Cmp::In), sc.spaced(i, "in")))
             .or_else(|| op(Op::Any, sc.word(i, "any")))
             .or_else(|| op(Op::All, sc.word(i, "all")))
             .or_else(|| {

@@ -25,6 +25,34 @@ pub enum Cmp {
     In,
 }
 
+impl Cmp {
+    /// The lexer's token type of the operator.
+    pub(super) fn type_name(self) -> &'static str {
+        match self {
+            Cmp::Eq => "EQ",
+            Cmp::Ne => "NE",
+            Cmp::Lt => "LT",
+            Cmp::Le => "LE",
+            Cmp::Gt => "GT",
+            Cmp::Ge => "GE",
+            Cmp::In => "IN",
+        }
+    }
+
+    /// The AST class of the comparator.
+    pub(super) fn class(self) -> &'static str {
+        match self {
+            Cmp::Eq => "Eq",
+            Cmp::Ne => "NotEq",
+            Cmp::Lt => "Lt",
+            Cmp::Le => "LtE",
+            Cmp::Gt => "Gt",
+            Cmp::Ge => "GtE",
+            Cmp::In => "In",
+        }
+    }
+}
+
 /// The parsed filter (the library's AST, as far as the evaluator tells nodes apart).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node {
@@ -167,16 +195,11 @@ impl fmt::Display for Node {
                 if *not { "Not" } else { "USub" }
             ),
             Node::Compare(c, l, r) => {
-                let name = match c {
-                    Cmp::Eq => "Eq",
-                    Cmp::Ne => "NotEq",
-                    Cmp::Lt => "Lt",
-                    Cmp::Le => "LtE",
-                    Cmp::Gt => "Gt",
-                    Cmp::Ge => "GtE",
-                    Cmp::In => "In",
-                };
-                write!(f, "Compare(comparator={name}(), left={l}, right={r})")
+                write!(
+                    f,
+                    "Compare(comparator={}(), left={l}, right={r})",
+                    c.class()
+                )
             }
             Node::BoolOp(and, l, r) => write!(
                 f,
@@ -303,7 +326,7 @@ impl Parser {
                 break;
             }
             self.pos += 1;
-            left = if op == Op::In {
+            left = if op == Op::Cmp(Cmp::In) {
                 let list = self.list_expr()?;
                 Node::Compare(Cmp::In, Box::new(left), Box::new(list))
             } else {
@@ -312,12 +335,7 @@ impl Parser {
                 match op {
                     Op::Or => Node::BoolOp(false, l, r),
                     Op::And => Node::BoolOp(true, l, r),
-                    Op::Eq => Node::Compare(Cmp::Eq, l, r),
-                    Op::Ne => Node::Compare(Cmp::Ne, l, r),
-                    Op::Lt => Node::Compare(Cmp::Lt, l, r),
-                    Op::Le => Node::Compare(Cmp::Le, l, r),
-                    Op::Gt => Node::Compare(Cmp::Gt, l, r),
-                    Op::Ge => Node::Compare(Cmp::Ge, l, r),
+                    Op::Cmp(c) => Node::Compare(c, l, r),
                     other => Node::BinOp(other.class(), l, r),
                 }
             };
