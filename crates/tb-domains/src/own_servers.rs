@@ -13,14 +13,24 @@ use std::sync::{Arc, Mutex};
 use tb_sandbox::{Clock, ServerSession};
 
 /// One attempt's server of this kind.
-pub trait OwnServer: ServerSession + std::fmt::Debug + Sync {
-    /// A deep copy (sessions are values).
-    fn clone_box(&self) -> Box<dyn OwnServer>;
+pub trait OwnServer: ServerSession + std::fmt::Debug + Sync + CloneServer {
     /// The MCP tool list (`name`, `description`, `inputSchema`), in registration order.
     fn tool_list(&self) -> Vec<Value>;
     /// Whether the server has this tool.
     fn has_tool(&self, name: &str) -> bool {
         self.tool_list().iter().any(|t| t["name"] == name)
+    }
+}
+
+/// A deep copy of a server (sessions are values): what every `Clone` server has.
+pub trait CloneServer {
+    /// The copy, boxed.
+    fn clone_box(&self) -> Box<dyn OwnServer>;
+}
+
+impl<T: OwnServer + Clone + 'static> CloneServer for T {
+    fn clone_box(&self) -> Box<dyn OwnServer> {
+        Box::new(self.clone())
     }
 }
 
@@ -31,10 +41,6 @@ impl Clone for Box<dyn OwnServer> {
 }
 
 impl OwnServer for airline::AirlineSession {
-    fn clone_box(&self) -> Box<dyn OwnServer> {
-        Box::new(self.clone())
-    }
-
     fn tool_list(&self) -> Vec<Value> {
         airline::Airline::get()
             .map(airline::Airline::tool_list)

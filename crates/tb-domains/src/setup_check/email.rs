@@ -16,12 +16,13 @@ pub const EMAIL: &str = "email_system";
 
 /// `email_system`'s tools: name, the function name the MCP SDK names its argument model
 /// after, description, parameters (name, required).
-/// An email tool: name, function name, description, parameters (name, required).
+/// An email tool: name, function name, description, parameters (name, required), function.
 type EmailTool = (
     &'static str,
     &'static str,
     &'static str,
     &'static [(&'static str, bool)],
+    super::ToolFnPtr<Email>,
 );
 
 const EMAIL_TOOLS: &[EmailTool] = &[
@@ -30,6 +31,7 @@ const EMAIL_TOOLS: &[EmailTool] = &[
         "list_messages",
         "The emails of a folder (default Inbox).",
         &[("folder", false)],
+        list_emails,
     ),
     (
         "send_email",
@@ -42,12 +44,14 @@ const EMAIL_TOOLS: &[EmailTool] = &[
             ("body", true),
             ("attachments", false),
         ],
+        send_email,
     ),
     (
         "delete_email",
         "delete_email",
         "Deletes an email from a folder (default Inbox).",
         &[("email_id", true), ("folder", false)],
+        delete_email,
     ),
     (
         "add_contact",
@@ -60,36 +64,42 @@ const EMAIL_TOOLS: &[EmailTool] = &[
             ("manager", false),
             ("position", false),
         ],
+        add_contact,
     ),
     (
         "list_contacts",
         "list_contacts",
         "Every contact of the address book.",
         &[],
+        list_contacts,
     ),
     (
         "get_contact",
         "get_contact",
         "One contact by id.",
         &[("contact_id", true)],
+        get_contact,
     ),
     (
         "get_user_profile",
         "get_user_profile",
         "The user's own profile.",
         &[],
+        get_user_profile,
     ),
     (
         "get_user_manager",
         "get_user_manager",
         "The contact of the user's manager.",
         &[],
+        get_user_manager,
     ),
     (
         "get_manager_of_manager",
         "get_manager_of_manager",
         "The contact of the user's manager's manager.",
         &[],
+        get_manager_of_manager,
     ),
 ];
 
@@ -359,19 +369,8 @@ impl Email {
 
 /// The `email_system` tool functions, registered as the v1 domains register theirs.
 fn email_functions() -> &'static Tools<Email> {
-    static T: LazyLock<Tools<Email>> = LazyLock::new(|| {
-        let mut t = Tools::new();
-        t.add("list_emails", list_emails)
-            .add("send_email", send_email)
-            .add("delete_email", delete_email)
-            .add("add_contact", add_contact)
-            .add("list_contacts", list_contacts)
-            .add("get_contact", get_contact)
-            .add("get_user_profile", get_user_profile)
-            .add("get_user_manager", get_user_manager)
-            .add("get_manager_of_manager", get_manager_of_manager);
-        t
-    });
+    static T: LazyLock<Tools<Email>> =
+        LazyLock::new(|| super::register(EMAIL_TOOLS.iter().map(|(n, .., f)| (*n, *f))));
     &T
 }
 
@@ -568,7 +567,7 @@ impl ServerSession for Email {
     }
 
     fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
-        let (Some((_, func, _, params)), Some(run)) = (
+        let (Some((_, func, _, params, _)), Some(run)) = (
             EMAIL_TOOLS.iter().find(|(n, ..)| *n == name),
             email_functions().get(name),
         ) else {
@@ -626,14 +625,10 @@ impl ServerSession for Email {
 }
 
 impl OwnServer for Email {
-    fn clone_box(&self) -> Box<dyn OwnServer> {
-        Box::new(self.clone())
-    }
-
     fn tool_list(&self) -> Vec<Value> {
         EMAIL_TOOLS
             .iter()
-            .map(|(name, _, desc, params)| {
+            .map(|(name, _, desc, params, _)| {
                 let props: Map<String, Value> = params
                     .iter()
                     .map(|(p, _)| {
@@ -656,12 +651,6 @@ impl OwnServer for Email {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_declared_tool_has_one_registered_function() {
-        let declared: Vec<&str> = EMAIL_TOOLS.iter().map(|(n, ..)| *n).collect();
-        assert_eq!(email_functions().names().collect::<Vec<_>>(), declared);
-    }
 
     #[test]
     fn email_addresses_as_email_str() {

@@ -26,6 +26,21 @@ pub use banking::{BANKING, Banking};
 pub use email::{EMAIL, Email};
 pub use ms_store::{MS_STORE, MS_STORE_SOURCE, MsStore};
 
+/// A server's tool function, listed beside each tool's declaration.
+type ToolFnPtr<S> = fn(&mut S, &tb_sandbox::Args) -> tb_sandbox::ToolResult;
+
+/// A server's tool functions registered from its declarations' (name, function) pairs, in
+/// their order (so every declared tool has exactly its one function).
+fn register<S: 'static>(
+    decls: impl IntoIterator<Item = (&'static str, ToolFnPtr<S>)>,
+) -> tb_sandbox::Tools<S> {
+    let mut t = tb_sandbox::Tools::new();
+    for (name, f) in decls {
+        t.add(name, f);
+    }
+    t
+}
+
 /// A parameter's schema title, as pydantic makes it from the name (`account_number` ->
 /// `Account Number`).
 fn title(name: &str) -> String {

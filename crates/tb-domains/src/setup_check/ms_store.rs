@@ -119,10 +119,6 @@ impl ServerSession for MsStore {
 }
 
 impl OwnServer for MsStore {
-    fn clone_box(&self) -> Box<dyn OwnServer> {
-        Box::new(self.clone())
-    }
-
     fn tool_list(&self) -> Vec<Value> {
         MS_STORE_TOOLS
             .iter()
@@ -135,16 +131,5 @@ impl OwnServer for MsStore {
 
     fn has_tool(&self, name: &str) -> bool {
         MS_STORE_TOOLS.iter().any(|(n, _, _)| *n == name)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_declared_tool_has_one_registered_function() {
-        let declared: Vec<&str> = MS_STORE_TOOLS.iter().map(|(n, ..)| *n).collect();
-        assert_eq!(ms_store_functions().names().collect::<Vec<_>>(), declared);
     }
 }
