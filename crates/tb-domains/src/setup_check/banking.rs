@@ -136,15 +136,8 @@ pub struct Banking {
 /// The server name.
 pub const BANKING: &str = "online_banking";
 
-/// A banking tool: name, description, parameters, function.
-type BankingTool = (
-    &'static str,
-    &'static str,
-    &'static [(&'static str, P)],
-    super::ToolFnPtr<Banking>,
-);
-
-const BANKING_TOOLS: &[BankingTool] = &[
+/// `online_banking`'s tools: name, description, parameters (name, kind), function.
+const BANKING_TOOLS: &[super::Decl<Banking, P>] = &[
     (
         "get_accounts",
         "Every account of the user with its balance.",
@@ -305,8 +298,7 @@ impl Banking {
 
 /// The `online_banking` tool functions, registered as the v1 domains register theirs.
 fn banking_functions() -> &'static Tools<Banking> {
-    static T: LazyLock<Tools<Banking>> =
-        LazyLock::new(|| super::register(BANKING_TOOLS.iter().map(|(n, .., f)| (*n, *f))));
+    static T: LazyLock<Tools<Banking>> = LazyLock::new(|| super::register(BANKING_TOOLS));
     &T
 }
 

@@ -14,27 +14,25 @@ use tb_sandbox::{
 /// The server name.
 pub const EMAIL: &str = "email_system";
 
-/// `email_system`'s tools: name, the function name the MCP SDK names its argument model
-/// after, description, parameters (name, required).
-/// An email tool: name, function name, description, parameters (name, required), function.
-type EmailTool = (
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static [(&'static str, bool)],
-    super::ToolFnPtr<Email>,
-);
+/// The function the MCP SDK names a tool's argument model after: the tool's own name, but for
+/// `list_emails`.
+fn model_name(tool: &str) -> &str {
+    if tool == "list_emails" {
+        "list_messages"
+    } else {
+        tool
+    }
+}
 
-const EMAIL_TOOLS: &[EmailTool] = &[
+/// `email_system`'s tools: name, description, parameters (name, required), function.
+const EMAIL_TOOLS: &[super::Decl<Email, bool>] = &[
     (
         "list_emails",
-        "list_messages",
         "The emails of a folder (default Inbox).",
         &[("folder", false)],
         list_emails,
     ),
     (
-        "send_email",
         "send_email",
         "Sends an email; `to` and `cc` may list several addresses separated by `,` or `;`.",
         &[
@@ -48,13 +46,11 @@ const EMAIL_TOOLS: &[EmailTool] = &[
     ),
     (
         "delete_email",
-        "delete_email",
         "Deletes an email from a folder (default Inbox).",
         &[("email_id", true), ("folder", false)],
         delete_email,
     ),
     (
-        "add_contact",
         "add_contact",
         "Adds a contact to the address book; gives its id.",
         &[
@@ -68,13 +64,11 @@ const EMAIL_TOOLS: &[EmailTool] = &[
     ),
     (
         "list_contacts",
-        "list_contacts",
         "Every contact of the address book.",
         &[],
         list_contacts,
     ),
     (
-        "get_contact",
         "get_contact",
         "One contact by id.",
         &[("contact_id", true)],
@@ -82,20 +76,17 @@ const EMAIL_TOOLS: &[EmailTool] = &[
     ),
     (
         "get_user_profile",
-        "get_user_profile",
         "The user's own profile.",
         &[],
         get_user_profile,
     ),
     (
         "get_user_manager",
-        "get_user_manager",
         "The contact of the user's manager.",
         &[],
         get_user_manager,
     ),
     (
-        "get_manager_of_manager",
         "get_manager_of_manager",
         "The contact of the user's manager's manager.",
         &[],
@@ -369,8 +360,7 @@ impl Email {
 
 /// The `email_system` tool functions, registered as the v1 domains register theirs.
 fn email_functions() -> &'static Tools<Email> {
-    static T: LazyLock<Tools<Email>> =
-        LazyLock::new(|| super::register(EMAIL_TOOLS.iter().map(|(n, .., f)| (*n, *f))));
+    static T: LazyLock<Tools<Email>> = LazyLock::new(|| super::register(EMAIL_TOOLS));
     &T
 }
 
@@ -567,7 +557,7 @@ impl ServerSession for Email {
     }
 
     fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
-        let (Some((_, func, _, params, _)), Some(run)) = (
+        let (Some((_, _, params, _)), Some(run)) = (
             EMAIL_TOOLS.iter().find(|(n, ..)| *n == name),
             email_functions().get(name),
         ) else {
@@ -610,7 +600,7 @@ impl ServerSession for Email {
             }
         }
         if !errors.is_empty() {
-            let text = pydantic::text(&format!("{func}Arguments"), &errors);
+            let text = pydantic::text(&format!("{}Arguments", model_name(name)), &errors);
             return ToolReply::error(format!("Error executing tool {name}: {text}"));
         }
         ToolReply::ok(match run.call(self, &a) {
@@ -628,7 +618,7 @@ impl OwnServer for Email {
     fn tool_list(&self) -> Vec<Value> {
         EMAIL_TOOLS
             .iter()
-            .map(|(name, _, desc, params, _)| {
+            .map(|(name, desc, params, _)| {
                 let props: Map<String, Value> = params
                     .iter()
                     .map(|(p, _)| {

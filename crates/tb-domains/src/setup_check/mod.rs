@@ -29,14 +29,21 @@ pub use ms_store::{MS_STORE, MS_STORE_SOURCE, MsStore};
 /// A server's tool function, listed beside each tool's declaration.
 type ToolFnPtr<S> = fn(&mut S, &tb_sandbox::Args) -> tb_sandbox::ToolResult;
 
-/// A server's tool functions registered from its declarations' (name, function) pairs, in
-/// their order (so every declared tool has exactly its one function).
-fn register<S: 'static>(
-    decls: impl IntoIterator<Item = (&'static str, ToolFnPtr<S>)>,
-) -> tb_sandbox::Tools<S> {
+/// A server's tool: name, description, parameters (each a name and what the server checks of
+/// it), function.
+type Decl<S, P> = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, P)],
+    ToolFnPtr<S>,
+);
+
+/// A server's tool functions registered from its declarations, in their order (so every
+/// declared tool has exactly its one function).
+fn register<S: 'static, P>(decls: &[Decl<S, P>]) -> tb_sandbox::Tools<S> {
     let mut t = tb_sandbox::Tools::new();
-    for (name, f) in decls {
-        t.add(name, f);
+    for (name, _, _, f) in decls {
+        t.add(name, *f);
     }
     t
 }
