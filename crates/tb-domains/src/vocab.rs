@@ -6,7 +6,7 @@ use std::iter::Filter;
 use tb_python::datetime::isoformat_field;
 use tb_sandbox::state::RowsIter;
 use tb_sandbox::tool::out;
-use tb_sandbox::{Fields, Row, Session, ToolError};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 /// The rows a tool reads: one it cannot go on without, and the ones a condition picks out.
 pub(crate) trait SessionRows {
@@ -43,6 +43,20 @@ impl SessionRows for Session {
     ) -> Result<Filter<RowsIter<'s>, P>, ToolError> {
         Ok(self.state.rows(table)?.iter().filter(keep))
     }
+}
+
+/// Two arguments of which at least one must be set (`""` counts as unset): both as given, or
+/// the tool's error `message` when neither is.
+pub(crate) fn one_of<'a>(
+    a: &'a Args,
+    [first, second]: [&str; 2],
+    message: &str,
+) -> Result<(Option<&'a str>, Option<&'a str>), ToolError> {
+    let given = (a.opt_str_nonempty(first), a.opt_str_nonempty(second));
+    if given.0.is_none() && given.1.is_none() {
+        return Err(ToolError::new(message));
+    }
+    Ok(given)
 }
 
 /// The (field, value) pairs of an output model built from `row`: each of `fields` in order,

@@ -2,7 +2,7 @@
 
 use super::out;
 use super::tables::CUSTOMERS;
-use crate::vocab::SessionRows;
+use crate::vocab::{SessionRows, one_of};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
 
@@ -52,13 +52,11 @@ fn get_customer_profile(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn verify_identity(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let ssn = a.opt_str_nonempty("ssn_last_4");
-    let answer = a.opt_str_nonempty("security_answer");
-    if ssn.is_none() && answer.is_none() {
-        return Err(ToolError::new(
-            "Must provide either ssn_last_4 or security_answer for verification",
-        ));
-    }
+    let (ssn, answer) = one_of(
+        a,
+        ["ssn_last_4", "security_answer"],
+        "Must provide either ssn_last_4 or security_answer for verification",
+    )?;
     let id = a.require_str("customer_id")?;
     let c = s
         .row_by_id(CUSTOMERS, id)?

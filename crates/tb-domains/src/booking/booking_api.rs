@@ -2,7 +2,7 @@
 
 use super::tables::{BOOKINGS, GROUPS, HOTELS, INVENTORY};
 use super::{Ymd, first_where, iso_date_z, write_in_place};
-use crate::vocab::SessionRows;
+use crate::vocab::{SessionRows, one_of};
 use serde_json::{Value, json};
 use tb_python::decimal::Dec;
 use tb_sandbox::state::Row;
@@ -107,13 +107,11 @@ fn check_hotel_availability(s: &mut Session, a: &Args) -> Result<Value, ToolErro
 }
 
 fn get_booking(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let reference = a.opt_str("booking_reference").filter(|x| !x.is_empty());
-    let customer = a.opt_str("customer_id").filter(|x| !x.is_empty());
-    if reference.is_none() && customer.is_none() {
-        return Err(ToolError::new(
-            "Either booking_reference or customer_id must be provided",
-        ));
-    }
+    let (reference, customer) = one_of(
+        a,
+        ["booking_reference", "customer_id"],
+        "Either booking_reference or customer_id must be provided",
+    )?;
     let (key, value) = match reference {
         Some(r) => ("booking_reference", r),
         None => ("customer_id", customer.unwrap_or_default()),

@@ -2,6 +2,7 @@
 
 use super::first_where;
 use super::tables::PROFILES;
+use crate::vocab::one_of;
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
 use tb_sandbox::tool::exclude_none;
@@ -47,13 +48,11 @@ fn get_customer_preferences(s: &mut Session, a: &Args) -> Result<Value, ToolErro
 }
 
 fn get_customer_profile(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let id = a.opt_str("customer_id").filter(|x| !x.is_empty());
-    let email = a.opt_str("email").filter(|x| !x.is_empty());
-    if id.is_none() && email.is_none() {
-        return Err(ToolError::new(
-            "Invalid parameters: provide customer_id or email.",
-        ));
-    }
+    let (id, email) = one_of(
+        a,
+        ["customer_id", "email"],
+        "Invalid parameters: provide customer_id or email.",
+    )?;
     let rows = s.state.rows(PROFILES)?;
     let found = match (id, email) {
         (Some(id), _) => rows.iter().find(|p| p.str_or_empty("customer_id") == id),

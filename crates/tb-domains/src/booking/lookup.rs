@@ -1,7 +1,7 @@
 //! lookup: finding ids from names, emails and references (on the lookup toolset's own tables).
 
 use super::tables::{LOOKUP_ACCOUNTS, LOOKUP_BOOKINGS, LOOKUP_GROUPS, LOOKUP_HOTELS};
-use crate::vocab::SessionRows;
+use crate::vocab::{SessionRows, one_of};
 use serde_json::{Value, json};
 use tb_sandbox::state::Row;
 use tb_sandbox::{Args, Fields, Session, ToolError, Tools};
@@ -21,13 +21,11 @@ pub(crate) fn register(t: &mut Tools) {
 }
 
 fn lookup_corporate_account_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let name = a.opt_str("company_name").filter(|x| !x.is_empty());
-    let email = a.opt_str("customer_email").filter(|x| !x.is_empty());
-    if name.is_none() && email.is_none() {
-        return Err(ToolError::new(
-            "Invalid parameters: provide company_name or customer_email.",
-        ));
-    }
+    let (name, email) = one_of(
+        a,
+        ["company_name", "customer_email"],
+        "Invalid parameters: provide company_name or customer_email.",
+    )?;
     let accounts = s.state.rows(LOOKUP_ACCOUNTS)?;
     let mut matches: Vec<&Row> = Vec::new();
     if let Some(name) = name {
@@ -64,13 +62,11 @@ fn lookup_corporate_account_id(s: &mut Session, a: &Args) -> Result<Value, ToolE
 }
 
 fn lookup_group_booking_id(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let reference = a.opt_str("booking_reference").filter(|x| !x.is_empty());
-    let email = a.opt_str("coordinator_email").filter(|x| !x.is_empty());
-    if reference.is_none() && email.is_none() {
-        return Err(ToolError::new(
-            "Invalid parameters: provide booking_reference or coordinator_email.",
-        ));
-    }
+    let (reference, email) = one_of(
+        a,
+        ["booking_reference", "coordinator_email"],
+        "Invalid parameters: provide booking_reference or coordinator_email.",
+    )?;
     let groups = s.state.rows(LOOKUP_GROUPS)?;
     let mut found: Option<&Row> = None;
     if let Some(reference) = reference {

@@ -2,7 +2,7 @@
 
 use super::first_where;
 use super::tables::{BOOKINGS, TRANSACTIONS};
-use crate::vocab::SessionRows;
+use crate::vocab::{SessionRows, one_of};
 use serde_json::{Value, json};
 use tb_python::decimal::{quantize_text, signum_text};
 use tb_sandbox::state::Row;
@@ -78,13 +78,11 @@ fn generate_invoice(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 }
 
 fn get_transaction_history(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
-    let customer = a.opt_str("customer_id").filter(|x| !x.is_empty());
-    let reference = a.opt_str("booking_reference").filter(|x| !x.is_empty());
-    if customer.is_none() && reference.is_none() {
-        return Err(ToolError::new(
-            "Either customer_id or booking_reference must be provided",
-        ));
-    }
+    let (customer, reference) = one_of(
+        a,
+        ["customer_id", "booking_reference"],
+        "Either customer_id or booking_reference must be provided",
+    )?;
     let rows: Vec<Row> = s
         .rows_where(TRANSACTIONS, |t| {
             customer.is_none_or(|c| t.str_or_empty("customer_id") == c)
