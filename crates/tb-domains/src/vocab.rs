@@ -83,6 +83,12 @@ pub(crate) fn project(row: &Row, fields: &[&str], datetimes: &[&str]) -> Value {
     out(picks(row, fields, datetimes))
 }
 
+/// [`project`] of a model whose first field is the row's `id` under another name (`id_as`:
+/// `transaction_id`, `promo_id`, ...).
+pub(crate) fn project_as(row: &Row, id_as: &str, fields: &[&str], datetimes: &[&str]) -> Value {
+    out(std::iter::once((id_as, row.value("id"))).chain(picks(row, fields, datetimes)))
+}
+
 /// `Model(**row).model_dump()` for an output model of `fields`, every field as stored, nulls
 /// kept.
 pub(crate) fn select(row: &Row, fields: &[&str]) -> Value {

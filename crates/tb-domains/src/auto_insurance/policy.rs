@@ -1,8 +1,8 @@
 //! The policy toolset: policies, vehicles, drivers and document links.
 
+use super::hash_id;
 use super::tables::{DOCUMENTS, DRIVERS, POLICIES, VEHICLES};
-use super::{hash_id, out};
-use crate::vocab::{SessionRows, select};
+use crate::vocab::{SessionRows, project_as, select};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError, Tools};
 
@@ -157,28 +157,26 @@ fn generate_document_link(s: &mut Session, a: &Args) -> Result<Value, ToolError>
 
 fn get_policy_details(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let p = policy(s, a.require_str("policy_id")?)?;
-    Ok(out(vec![
-        ("policy_id", p.value("id")),
-        ("customer_id", p.value("customer_id")),
-        ("status", p.value("status")),
-        ("state", p.value("state")),
-        ("effective_date", p.value("effective_date")),
-        ("expiration_date", p.value("expiration_date")),
-        ("renewal_date", p.value("renewal_date")),
-        ("cancellation_date", p.value("cancellation_date")),
-        ("cancellation_reason", p.value("cancellation_reason")),
-        ("named_insured_id", p.value("named_insured_id")),
-        ("co_insured_id", p.value("co_insured_id")),
-        (
+    Ok(project_as(
+        &p,
+        "policy_id",
+        &[
+            "customer_id",
+            "status",
+            "state",
+            "effective_date",
+            "expiration_date",
+            "renewal_date",
+            "cancellation_date",
+            "cancellation_reason",
+            "named_insured_id",
+            "co_insured_id",
             "automatic_extension_days",
-            p.value("automatic_extension_days"),
-        ),
-        (
             "at_fault_claims_3_years",
-            p.value("at_fault_claims_3_years"),
-        ),
-        ("lapse_flag", p.value("lapse_flag")),
-    ]))
+            "lapse_flag",
+        ],
+        &[],
+    ))
 }
 
 fn get_policy_drivers(s: &mut Session, a: &Args) -> Result<Value, ToolError> {

@@ -4,6 +4,7 @@ use super::common::{
     FIXED_NOW, create, first, first_where, instant, isoformat_stored, out, probe_id,
 };
 use super::tables::{CLAIMS, CONTRACTS};
+use crate::vocab::project_as;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
@@ -69,9 +70,10 @@ pub fn file_warranty_claim(s: &mut Session, a: &Args) -> Result<Value, ToolError
             "resolution": null,
         }),
     )?;
-    Ok(out(vec![
-        ("claim_id", row.value("id")),
-        ("status", row.value("status")),
-        ("claim_date", isoformat_stored(&row.value("claim_date"))),
-    ]))
+    Ok(project_as(
+        &row,
+        "claim_id",
+        &["status", "claim_date"],
+        &["claim_date"],
+    ))
 }

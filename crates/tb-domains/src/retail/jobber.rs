@@ -1,7 +1,8 @@
 //! `jobber`: installation jobs.
 
-use super::common::{first, isoformat_field, isoformat_stored, out, save};
+use super::common::{first, isoformat_stored, out, save};
 use super::tables::JOBS;
+use crate::vocab::project_as;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
@@ -37,20 +38,21 @@ pub fn get_installation_job(s: &mut Session, a: &Args) -> Result<Value, ToolErro
             job_id.or(order_id).unwrap_or("")
         )));
     };
-    Ok(out(vec![
-        ("job_id", job.value("id")),
-        ("order_id", job.value("order_id")),
-        ("customer_id", job.value("customer_id")),
-        ("service_type", job.value("service_type")),
-        (
+    Ok(project_as(
+        &job,
+        "job_id",
+        &[
+            "order_id",
+            "customer_id",
+            "service_type",
             "scheduled_date",
-            isoformat_stored(&job.value("scheduled_date")),
-        ),
-        ("technician_id", job.value("technician_id")),
-        ("status", job.value("status")),
-        ("completion_date", isoformat_field(&job, "completion_date")),
-        ("service_cost", job.value("service_cost")),
-    ]))
+            "technician_id",
+            "status",
+            "completion_date",
+            "service_cost",
+        ],
+        &["scheduled_date", "completion_date"],
+    ))
 }
 
 /// `reschedule_installation`: new appointment; a completed job rescheduled for a workmanship

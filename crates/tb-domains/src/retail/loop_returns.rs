@@ -2,6 +2,7 @@
 
 use super::common::{FIXED_NOW, create, first, isoformat_stored, out, probe_id};
 use super::tables::RMAS;
+use crate::vocab::project_as;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
@@ -27,11 +28,12 @@ pub fn create_rma(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "removal_fee": a.value("removal_fee"),
         }),
     )?;
-    Ok(out(vec![
-        ("rma_id", row.value("id")),
-        ("status", row.value("status")),
-        ("created_date", isoformat_stored(&row.value("created_date"))),
-    ]))
+    Ok(project_as(
+        &row,
+        "rma_id",
+        &["status", "created_date"],
+        &["created_date"],
+    ))
 }
 
 /// `get_rma_status`: an RMA with its refund and fees.

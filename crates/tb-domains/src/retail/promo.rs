@@ -2,6 +2,7 @@
 
 use super::common::{first, instant, isoformat_stored, out};
 use super::tables::{DISCOUNTS, PROMOTIONS};
+use crate::vocab::project_as;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
@@ -17,18 +18,19 @@ pub fn get_discount_application(s: &mut Session, a: &Args) -> Result<Value, Tool
             ("total_discount_amount", json!(0.0)),
         ]));
     };
-    Ok(out(vec![
-        ("discount_app_id", d.value("id")),
-        ("order_id", d.value("order_id")),
-        ("promo_code_used", d.value("promo_code_used")),
-        ("points_used", d.value("points_used")),
-        (
+    Ok(project_as(
+        &d,
+        "discount_app_id",
+        &[
+            "order_id",
+            "promo_code_used",
+            "points_used",
             "loyalty_discount_applied",
-            d.value("loyalty_discount_applied"),
-        ),
-        ("total_discount_amount", d.value("total_discount_amount")),
-        ("stacking_rule_applied", d.value("stacking_rule_applied")),
-    ]))
+            "total_discount_amount",
+            "stacking_rule_applied",
+        ],
+        &[],
+    ))
 }
 
 const NAIVE_AWARE: &str = "can't compare offset-naive and offset-aware datetimes";

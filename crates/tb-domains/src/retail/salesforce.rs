@@ -2,6 +2,7 @@
 
 use super::common::{create, first, first_where, isoformat_stored, out, probe_id, save};
 use super::tables::{MEMBERSHIPS, PROFILES};
+use crate::vocab::{project, project_as};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
@@ -54,23 +55,24 @@ pub fn get_customer_profile(s: &mut Session, a: &Args) -> Result<Value, ToolErro
             customer_id.or(email).unwrap_or("")
         )));
     };
-    Ok(out(vec![
-        ("id", p.value("id")),
-        ("email", p.value("email")),
-        ("name", p.value("name")),
-        ("phone", p.value("phone")),
-        (
+    Ok(project(
+        &p,
+        &[
+            "id",
+            "email",
+            "name",
+            "phone",
             "registration_date",
-            isoformat_stored(&p.value("registration_date")),
-        ),
-        ("customer_tier", p.value("customer_tier")),
-        ("lifetime_value", p.value("lifetime_value")),
-        ("total_orders", p.value("total_orders")),
-        ("customer_score", p.value("customer_score")),
-        ("behavioral_segment", p.value("behavioral_segment")),
-        ("acquisition_source", p.value("acquisition_source")),
-        ("discount_usage_rate", p.value("discount_usage_rate")),
-    ]))
+            "customer_tier",
+            "lifetime_value",
+            "total_orders",
+            "customer_score",
+            "behavioral_segment",
+            "acquisition_source",
+            "discount_usage_rate",
+        ],
+        &["registration_date"],
+    ))
 }
 
 /// `get_membership_details`: the customer's first active membership.
@@ -84,15 +86,19 @@ pub fn get_membership_details(s: &mut Session, a: &Args) -> Result<Value, ToolEr
             "No active membership found for customer: {customer_id}"
         ))
     })?;
-    Ok(out(vec![
-        ("membership_id", m.value("id")),
-        ("customer_id", m.value("customer_id")),
-        ("membership_type", m.value("membership_type")),
-        ("start_date", isoformat_stored(&m.value("start_date"))),
-        ("end_date", isoformat_stored(&m.value("end_date"))),
-        ("status", m.value("status")),
-        ("points_balance", m.value("points_balance")),
-    ]))
+    Ok(project_as(
+        &m,
+        "membership_id",
+        &[
+            "customer_id",
+            "membership_type",
+            "start_date",
+            "end_date",
+            "status",
+            "points_balance",
+        ],
+        &["start_date", "end_date"],
+    ))
 }
 
 /// `update_membership_status`: upgrade (new membership `MEM-2{n:07}`, tier plus_member) or

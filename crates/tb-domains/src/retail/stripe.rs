@@ -1,7 +1,8 @@
 //! `stripe`: payment transactions and refunds.
 
-use super::common::{FIXED_NOW, create, first, isoformat_stored, out};
+use super::common::{FIXED_NOW, create, first};
 use super::tables::{REFUNDS, TRANSACTIONS};
+use crate::vocab::project_as;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
@@ -22,16 +23,12 @@ pub fn charge_customer(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "charge_reason": a.value("charge_reason"),
         }),
     )?;
-    Ok(out(vec![
-        ("transaction_id", row.value("id")),
-        ("order_id", row.value("order_id")),
-        ("amount", row.value("amount")),
-        ("status", row.value("status")),
-        (
-            "transaction_date",
-            isoformat_stored(&row.value("transaction_date")),
-        ),
-    ]))
+    Ok(project_as(
+        &row,
+        "transaction_id",
+        &["order_id", "amount", "status", "transaction_date"],
+        &["transaction_date"],
+    ))
 }
 
 /// `create_refund`: a pending refund `RFD-2{count:07}` against the order's first transaction.
@@ -56,13 +53,12 @@ pub fn create_refund(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
             "refund_date": FIXED_NOW,
         }),
     )?;
-    Ok(out(vec![
-        ("refund_id", row.value("id")),
-        ("transaction_id", row.value("transaction_id")),
-        ("amount", row.value("amount")),
-        ("status", row.value("status")),
-        ("refund_date", isoformat_stored(&row.value("refund_date"))),
-    ]))
+    Ok(project_as(
+        &row,
+        "refund_id",
+        &["transaction_id", "amount", "status", "refund_date"],
+        &["refund_date"],
+    ))
 }
 
 /// `get_payment_status`: the order's first payment transaction.
@@ -73,16 +69,17 @@ pub fn get_payment_status(s: &mut Session, a: &Args) -> Result<Value, ToolError>
             "No payment transaction found for order: {order_id}"
         ))
     })?;
-    Ok(out(vec![
-        ("transaction_id", txn.value("id")),
-        ("order_id", txn.value("order_id")),
-        ("customer_id", txn.value("customer_id")),
-        ("amount", txn.value("amount")),
-        ("status", txn.value("status")),
-        ("payment_method", txn.value("payment_method")),
-        (
+    Ok(project_as(
+        &txn,
+        "transaction_id",
+        &[
+            "order_id",
+            "customer_id",
+            "amount",
+            "status",
+            "payment_method",
             "transaction_date",
-            isoformat_stored(&txn.value("transaction_date")),
-        ),
-    ]))
+        ],
+        &["transaction_date"],
+    ))
 }
