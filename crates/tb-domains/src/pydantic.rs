@@ -66,47 +66,67 @@ pub enum Choices {
     Enum,
 }
 
+/// The messages of [`tb_sandbox::coerce`] that are whole and their pydantic error types.
+const EXACT: &[(&str, &str)] = &[
+    ("Field required", "missing"),
+    ("Extra inputs are not permitted", "extra_forbidden"),
+    ("Input should be a valid string", "string_type"),
+    ("Input should be a valid boolean", "bool_type"),
+    ("Input should be a valid list", "list_type"),
+    ("Input should be a valid integer", "int_type"),
+    ("Input should be a valid number", "float_type"),
+    ("Input should be a valid datetime", "datetime_type"),
+    ("Input should be a valid date", "date_type"),
+];
+
+/// The beginnings of the messages that carry a detail, in the order they are told apart (the
+/// first that matches wins), and their error types.
+const PREFIXED: &[(&str, &str)] = &[
+    ("Input should be a valid boolean,", "bool_parsing"),
+    (
+        "Input should be a valid integer, got a number with a fractional part",
+        "int_from_float",
+    ),
+    ("Input should be a valid integer,", "int_parsing"),
+    (
+        "Unable to parse input string as an integer, exceeded maximum size",
+        "int_parsing_size",
+    ),
+    ("Input should be a finite number", "finite_number"),
+    ("Input should be a valid number,", "float_parsing"),
+    (
+        "Input should be a valid datetime or date,",
+        "datetime_from_date_parsing",
+    ),
+    ("Input should be a valid datetime,", "datetime_parsing"),
+    ("Input should be a valid date,", "date_parsing"),
+    ("String should have at least", "string_too_short"),
+    ("String should have at most", "string_too_long"),
+    ("String should match pattern", "string_pattern_mismatch"),
+    ("List should have at least", "too_short"),
+    ("List should have at most", "too_long"),
+    (
+        "Input should be greater than or equal to",
+        "greater_than_equal",
+    ),
+    ("Input should be greater than", "greater_than"),
+    ("Input should be less than or equal to", "less_than_equal"),
+    ("Input should be less than", "less_than"),
+    (
+        "Input should be a valid dictionary or instance of",
+        "model_type",
+    ),
+];
+
 /// The pydantic error type behind one of [`tb_sandbox::coerce`]'s messages (`value`: the
 /// offending input, when found).
 pub fn error_type(msg: &str, value: Option<&Value>, choices: Choices) -> &'static str {
+    let exact = EXACT.iter().find(|(m, _)| *m == msg);
+    let prefixed = || PREFIXED.iter().find(|(p, _)| msg.starts_with(p));
+    if let Some((_, kind)) = exact.or_else(prefixed) {
+        return kind;
+    }
     match msg {
-        "Field required" => "missing",
-        "Extra inputs are not permitted" => "extra_forbidden",
-        "Input should be a valid string" => "string_type",
-        "Input should be a valid boolean" => "bool_type",
-        "Input should be a valid list" => "list_type",
-        "Input should be a valid integer" => "int_type",
-        "Input should be a valid number" => "float_type",
-        "Input should be a valid datetime" => "datetime_type",
-        "Input should be a valid date" => "date_type",
-        m if m.starts_with("Input should be a valid boolean,") => "bool_parsing",
-        m if m.starts_with(
-            "Input should be a valid integer, got a number with a fractional part",
-        ) =>
-        {
-            "int_from_float"
-        }
-        m if m.starts_with("Input should be a valid integer,") => "int_parsing",
-        m if m.starts_with("Unable to parse input string as an integer, exceeded maximum size") => {
-            "int_parsing_size"
-        }
-        m if m.starts_with("Input should be a finite number") => "finite_number",
-        m if m.starts_with("Input should be a valid number,") => "float_parsing",
-        m if m.starts_with("Input should be a valid datetime or date,") => {
-            "datetime_from_date_parsing"
-        }
-        m if m.starts_with("Input should be a valid datetime,") => "datetime_parsing",
-        m if m.starts_with("Input should be a valid date,") => "date_parsing",
-        m if m.starts_with("String should have at least") => "string_too_short",
-        m if m.starts_with("String should have at most") => "string_too_long",
-        m if m.starts_with("String should match pattern") => "string_pattern_mismatch",
-        m if m.starts_with("List should have at least") => "too_short",
-        m if m.starts_with("List should have at most") => "too_long",
-        m if m.starts_with("Input should be greater than or equal to") => "greater_than_equal",
-        m if m.starts_with("Input should be greater than") => "greater_than",
-        m if m.starts_with("Input should be less than or equal to") => "less_than_equal",
-        m if m.starts_with("Input should be less than") => "less_than",
-        m if m.starts_with("Input should be a valid dictionary or instance of") => "model_type",
         m if m.starts_with("Input should be a valid dictionary") => {
             // A row model given an object whose check failed as a whole.
             if value.is_some_and(Value::is_object) {

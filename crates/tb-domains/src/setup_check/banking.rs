@@ -424,10 +424,7 @@ impl ServerSession for Banking {
     }
 
     fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
-        let (Some((_, _, params, _)), Some(run)) = (
-            BANKING_TOOLS.iter().find(|(n, ..)| *n == name),
-            banking_functions().get(name),
-        ) else {
+        let Some((params, run)) = super::declared(BANKING_TOOLS, banking_functions(), name) else {
             return ToolReply::error(format!("Unknown tool: {name}"));
         };
         let a = match validate(params, args) {

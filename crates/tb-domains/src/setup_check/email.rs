@@ -557,17 +557,14 @@ impl ServerSession for Email {
     }
 
     fn call_tool(&mut self, name: &str, args: &Value) -> ToolReply {
-        let (Some((_, _, params, _)), Some(run)) = (
-            EMAIL_TOOLS.iter().find(|(n, ..)| *n == name),
-            email_functions().get(name),
-        ) else {
+        let Some((params, run)) = super::declared(EMAIL_TOOLS, email_functions(), name) else {
             return ToolReply::error(format!("Unknown tool: {name}"));
         };
         let empty = Map::new();
         let m = args.as_object().unwrap_or(&empty);
         let mut errors = Vec::new();
         let mut a = Map::new();
-        for (p, required) in *params {
+        for (p, required) in params {
             match m.get(*p) {
                 None if *required => errors.push(ErrorLine::new(
                     *p,

@@ -31,12 +31,10 @@ type ToolFnPtr<S> = fn(&mut S, &tb_sandbox::Args) -> tb_sandbox::ToolResult;
 
 /// A server's tool: name, description, parameters (each a name and what the server checks of
 /// it), function.
-type Decl<S, P> = (
-    &'static str,
-    &'static str,
-    &'static [(&'static str, P)],
-    ToolFnPtr<S>,
-);
+type Decl<S, P> = (&'static str, &'static str, &'static Params<P>, ToolFnPtr<S>);
+
+/// A tool's parameters: each a name and what the server checks of it.
+type Params<P> = [(&'static str, P)];
 
 /// A server's tool functions registered from its declarations, in their order (so every
 /// declared tool has exactly its one function).
@@ -46,6 +44,16 @@ fn register<S: 'static, P>(decls: &[Decl<S, P>]) -> tb_sandbox::Tools<S> {
         t.add(name, *f);
     }
     t
+}
+
+/// A tool's declared parameters and its registered function, if the server has the tool.
+fn declared<'a, S: 'static, P>(
+    decls: &'a [Decl<S, P>],
+    tools: &'a tb_sandbox::Tools<S>,
+    name: &str,
+) -> Option<(&'a Params<P>, &'a tb_sandbox::ToolFn<S>)> {
+    let (_, _, params, _) = decls.iter().find(|(n, ..)| *n == name)?;
+    Some((params, tools.get(name)?))
 }
 
 /// A parameter's schema title, as pydantic makes it from the name (`account_number` ->
