@@ -102,7 +102,7 @@ mod corporate_api {
 }
 
 mod crm_api {
-    use super::super::testing::{call, session};
+    use super::super::testing::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -125,14 +125,8 @@ mod crm_api {
         let row = json!({"id": "CUS-T", "customer_id": "CUS-T", "email": "a@b.c", "full_name": "A B",
             "created_at": "2025-01-01T00:00:00Z", "updated_at": "2025-02-01T00:00:00Z"});
         let mut s = session(json!({"crm_api_customer_profiles": [row]}));
-        let out = call(
-            &mut s,
-            "crm_api_update_customer_info",
-            json!({"customer_id": "CUS-T", "last_booking_date": "2025-03-01T10:00:00+00:00", "preferences": []}),
-        );
-        assert_eq!(
-            out,
-            json!({"success": true, "updated_fields": ["preferences", "last_booking_date"]})
+        calls!(s;
+            "crm_api_update_customer_info" {"customer_id": "CUS-T", "last_booking_date": "2025-03-01T10:00:00+00:00", "preferences": []} => {"success": true, "updated_fields": ["preferences", "last_booking_date"]};
         );
         let p = s
             .state
@@ -145,7 +139,7 @@ mod crm_api {
 }
 
 mod hotel_partner_api {
-    use super::super::testing::{call, session};
+    use super::super::testing::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -177,10 +171,8 @@ mod hotel_partner_api {
             json!({"hotel_partner_api_hotels": [hotel], "booking_api_bookings": [booking], "zendesk_tickets": [ticket]}),
         );
         let args = json!({"hotel_id": "HTL-T", "booking_reference": "BKG-T", "issue_type": "system-error", "description": "d"});
-        let out = call(&mut s, "hotel_partner_api_escalate_to_hotel", args);
-        assert_eq!(
-            out,
-            json!({"escalation_ticket_id": "ZDSK-00000002", "hotel_contact_email": "c@t", "hotel_contact_phone": "1"})
+        calls!(s;
+            "hotel_partner_api_escalate_to_hotel" args => {"escalation_ticket_id": "ZDSK-00000002", "hotel_contact_email": "c@t", "hotel_contact_phone": "1"};
         );
         let t = s
             .state
@@ -292,14 +284,8 @@ mod payment_api {
                 .map(|x| x.starts_with("DSP-")),
             Some(true)
         );
-        let out = call(
-            &mut s,
-            "payment_api_update_payment_method",
-            json!({"customer_id": "CUS-T", "new_payment_method": "abc"}),
-        );
-        assert_eq!(
-            out,
-            json!({"success": true, "payment_method_last4": "****"})
+        calls!(s;
+            "payment_api_update_payment_method" {"customer_id": "CUS-T", "new_payment_method": "abc"} => {"success": true, "payment_method_last4": "****"};
         );
     }
 }

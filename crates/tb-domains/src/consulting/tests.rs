@@ -67,14 +67,8 @@ mod approval {
     #[test]
     fn create_then_status() {
         let mut s = session(json!({}));
-        let none = call(
-            &mut s,
-            "approval_get_status",
-            json!({"request_type": "travel", "requester_email": "t@msg.com"}),
-        );
-        assert_eq!(
-            none,
-            json!({"results": [{"approval_id": "NOT_FOUND", "status": "not_found", "request_type": "travel", "approver_email": ""}]})
+        calls!(s;
+            "approval_get_status" {"request_type": "travel", "requester_email": "t@msg.com"} => {"results": [{"approval_id": "NOT_FOUND", "status": "not_found", "request_type": "travel", "approver_email": ""}]};
         );
         let made = call(
             &mut s,
@@ -90,16 +84,8 @@ mod approval {
             .unwrap()
             .clone();
         assert_eq!(row["amount"], json!(250));
-        let found = call(
-            &mut s,
-            "approval_get_status",
-            json!({"request_type": "travel", "requester_email": "t@msg.com", "approver_email": "m@msg.com"}),
-        );
-        assert_eq!(
-            found,
-            json!({"results": [{"approval_id": id, "status": "pending", "request_type": "travel", "approver_email": "m@msg.com"}]})
-        );
         calls!(s;
+            "approval_get_status" {"request_type": "travel", "requester_email": "t@msg.com", "approver_email": "m@msg.com"} => {"results": [{"approval_id": id, "status": "pending", "request_type": "travel", "approver_email": "m@msg.com"}]};
             "approval_create_request" {"request_type": "lunch", "requester_email": "t@msg.com", "approver_email": "m@msg.com"} => error "Tool execution failed: Input validation failed: request_type: Input should be 'software_access', 'hardware_replacement', 'client_access', 'training_engagement_coordination', 'training_cost', 'expense_override', 'travel' or 'document_access'";
             "approval_create_request" {"request_type": "travel", "requester_email": "t@msg.com"} => error "Tool execution failed: Input validation failed: approver_email: Field required";
         );
@@ -277,13 +263,8 @@ mod client_access {
             "client_access_api",
             json!({"action": "revoke_vpn", "email": "t@msg.com"}),
         );
-        let active = call(
-            &mut s,
-            "client_access_api",
-            json!({"action": "check_vpn_access", "email": "t@msg.com"}),
-        );
-        assert_eq!(active, json!({"vpn_access": []}));
         calls!(s;
+            "client_access_api" {"action": "check_vpn_access", "email": "t@msg.com"} => {"vpn_access": []};
             "client_access_api" {"action": "get_employee_prerequisites", "email": "t@msg.com", "client_id": "CLT-A"} => {"clearance_status": "not_initiated", "nda_status": "not_signed", "completed_training_courses": []};
             "client_access_api" {"action": "provision_client_system", "email": "t@msg.com", "client_id": "CLT-A", "system_name": "X"} => error "Tool execution failed: Missing required parameter: access_type";
             "client_access_api" {"action": "check_client_requirements", "client_id": "CLT-NOPE"} => error "Tool execution failed: Client not found: CLT-NOPE";
@@ -305,13 +286,8 @@ mod concur {
         calls!(s;
             "concur_api" {"action": "override_expense_rejection", "expense_report_id": "EXP-T", "override_reason": "system_error"} => error "Tool execution failed: Missing required parameter: approver_email";
             "concur_api" {"action": "override_expense_rejection", "expense_report_id": "EXP-T", "override_reason": "because", "approver_email": "m@msg.com"} => error "Tool execution failed: Input validation failed: override_reason: Input should be 'justified_exception', 'system_error' or 'receipt_exception'";
+            "concur_api" {"action": "override_expense_rejection", "expense_report_id": "EXP-T", "override_reason": "system_error", "approver_email": "m@msg.com"} => {"success": true};
         );
-        let ok = call(
-            &mut s,
-            "concur_api",
-            json!({"action": "override_expense_rejection", "expense_report_id": "EXP-T", "override_reason": "system_error", "approver_email": "m@msg.com"}),
-        );
-        assert_eq!(ok, json!({"success": true}));
         let r = call(
             &mut s,
             "concur_api",
@@ -565,13 +541,8 @@ mod software_catalog {
         );
         let id = found["results"][0]["id"].clone();
         assert!(id.is_string(), "{found}");
-        let one = call(
-            &mut s,
-            "software_catalog_get_details",
-            json!({"catalog_id": id}),
-        );
-        assert_eq!(one, found["results"][0]);
         calls!(s;
+            "software_catalog_get_details" {"catalog_id": id} => (found["results"][0]);
             "software_catalog_get_details" {"catalog_id": "CAT-NOPE"} => error "Tool execution failed: Software not found in catalog: CAT-NOPE";
             "software_catalog_search" {"software_name": "zzqx"} => error "Tool execution failed: No matching software found in catalog for: zzqx";
             "software_catalog_search" {} => error "Tool execution failed: Input validation failed: software_name: Field required";

@@ -14,7 +14,7 @@ fn repr_like_python() {
 
 mod approval {
     use super::super::tables;
-    use super::super::testutil::{call, session};
+    use super::super::testutil::session;
     use serde_json::json;
 
     fn request() -> serde_json::Value {
@@ -42,17 +42,7 @@ mod approval {
         assert_eq!(row["requester_id"], "WD-847291");
         calls!(s;
             "approval_api_check_status" {"approval_request_id": id} => {"status": "pending"};
-        );
-        let r = call(
-            &mut s,
-            "approval_api_check_status",
-            json!({"approval_request_id": "APR-19263847"}),
-        );
-        assert_eq!(
-            r,
-            json!({"status": "approved", "decided_at": "2025-09-16T14:00:00Z", "approver_feedback": "Approved for 30-day access period"})
-        );
-        calls!(s;
+            "approval_api_check_status" {"approval_request_id": "APR-19263847"} => {"status": "approved", "decided_at": "2025-09-16T14:00:00Z", "approver_feedback": "Approved for 30-day access period"};
             "approval_api_check_status" {"approval_request_id": "APR-0"} => error "Tool execution failed: Approval request not found: APR-0";
             "approval_api_check_status" {} => error "Tool execution failed: Input validation failed: approval_request_id: Field required";
         );
@@ -97,23 +87,15 @@ mod approval {
 
 mod approver {
     use super::super::tables;
-    use super::super::testutil::{call, session};
+    use super::super::testutil::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
     #[test]
     fn approver_by_department() {
         let mut s = session(json!({}));
-        let r = call(
-            &mut s,
-            "approver_lookup_api_get_approver_contact",
-            json!({"required_approver": "IT_Security"}),
-        );
-        assert_eq!(
-            r,
-            json!({"employee_id": "WD-753918", "contact_email": "amanda.lee@vdb.com", "contact_name": "Amanda Lee"})
-        );
         calls!(s;
+            "approver_lookup_api_get_approver_contact" {"required_approver": "IT_Security"} => {"employee_id": "WD-753918", "contact_email": "amanda.lee@vdb.com", "contact_name": "Amanda Lee"};
             "approver_lookup_api_get_approver_contact" {"required_approver": "legal"} => error "Tool execution failed: Invalid required_approver: legal. Must be one of: it_security, finance_accounting, compliance_risk";
             "approver_lookup_api_get_approver_contact" {"required_approver": "it_security", "x": 1} => error "Tool execution failed: Input validation failed: x: Extra inputs are not permitted";
         );
@@ -128,25 +110,9 @@ mod approver {
             {"id": "WD-T", "email": "gone@x", "full_name": "Gone", "level": 5, "department": "sales", "role": "r",
              "office_location": "sf", "start_date": "2020", "employment_status": "terminated"}
         ]}));
-        let r = call(
-            &mut s,
-            "approver_lookup_api_get_contact_details",
-            json!({"email": "leave@x"}),
-        );
-        assert_eq!(
-            r,
-            json!({"name": "On Leave", "availability_status": "on_leave", "backup_approver_email": "lisa.chen@vdb.com"})
-        );
-        let r = call(
-            &mut s,
-            "approver_lookup_api_get_contact_details",
-            json!({"email": "gone@x"}),
-        );
-        assert_eq!(
-            r,
-            json!({"name": "Gone", "availability_status": "unavailable"})
-        );
         calls!(s;
+            "approver_lookup_api_get_contact_details" {"email": "leave@x"} => {"name": "On Leave", "availability_status": "on_leave", "backup_approver_email": "lisa.chen@vdb.com"};
+            "approver_lookup_api_get_contact_details" {"email": "gone@x"} => {"name": "Gone", "availability_status": "unavailable"};
             "approver_lookup_api_get_contact_details" {"email": "nope@x"} => error "Tool execution failed: Approver not found: nope@x";
         );
     }
@@ -175,16 +141,8 @@ mod assets {
             "asset_management_api_check_inventory" {"device_type": "mouse", "warehouse_location": "mars"} => error "Tool execution failed: Invalid warehouse location: mars";
         );
         let n = s.state.count(tables::ASSIGNMENTS).unwrap();
-        let r = call(
-            &mut s,
-            "asset_management_api_assign_device",
-            json!({"asset_id": "VDB-HW-19263", "email": "marcus.thompson@vdb.com"}),
-        );
-        assert_eq!(
-            r,
-            json!({"assignment_id": format!("ASN-{:08}", n + 1), "asset_id": "VDB-HW-19263", "employee_id": "WD-847291"})
-        );
         calls!(s;
+            "asset_management_api_assign_device" {"asset_id": "VDB-HW-19263", "email": "marcus.thompson@vdb.com"} => {"assignment_id": format!("ASN-{:08}", n + 1), "asset_id": "VDB-HW-19263", "employee_id": "WD-847291"};
             "asset_management_api_assign_device" {"asset_id": "VDB-HW-19263", "email": "marcus.thompson@vdb.com"} => error "Tool execution failed: Asset VDB-HW-19263 is already assigned";
         );
         // The new assignment has no assigned_at, which the reference's output model rejects.
@@ -205,14 +163,8 @@ mod assets {
             json!({"asset_id": "VDB-HW-19263"}),
         );
         assert_eq!(d["assigned_to"], "WD-847291");
-        let r = call(
-            &mut s,
-            "asset_management_api_retire_device",
-            json!({"asset_id": "VDB-HW-19263"}),
-        );
-        assert_eq!(
-            r,
-            json!({"asset_id": "VDB-HW-19263", "previous_condition": d["condition"], "retired_at": "2025-12-17T10:00:00Z", "was_assigned": true})
+        calls!(s;
+            "asset_management_api_retire_device" {"asset_id": "VDB-HW-19263"} => {"asset_id": "VDB-HW-19263", "previous_condition": d["condition"], "retired_at": "2025-12-17T10:00:00Z", "was_assigned": true};
         );
         let asn = s
             .state
@@ -254,7 +206,7 @@ mod assets {
 
 mod email {
     use super::super::tables;
-    use super::super::testutil::{call, err, session};
+    use super::super::testutil::{err, session};
     use serde_json::json;
 
     fn mail(to: &str) -> serde_json::Value {
@@ -271,10 +223,8 @@ mod email {
         let n = s.state.count(tables::NOTIFICATIONS).unwrap();
         let mut m = mail("sarah.jones@vdb.com");
         m["cc_emails"] = json!("a@x, b@x");
-        let r = call(&mut s, "email_notification_api_send_notification", m);
-        assert_eq!(
-            r,
-            json!({"notification_id": format!("NTF-{:08}", n + 1), "delivery_status": "queued"})
+        calls!(s;
+            "email_notification_api_send_notification" m => {"notification_id": format!("NTF-{:08}", n + 1), "delivery_status": "queued"};
         );
         let row = s
             .state
@@ -298,7 +248,7 @@ mod email {
 
 mod license {
     use super::super::tables;
-    use super::super::testutil::{call, session};
+    use super::super::testutil::session;
     use serde_json::json;
 
     #[tb_test_support::data_test]
@@ -307,28 +257,15 @@ mod license {
         let mut s = session(json!({tables::LICENSES: [
             {"id": "LIC-T", "software_name": "TinyTool", "license_type": "standard", "total_licenses": 1, "annual_cost_per_license": 10}
         ]}));
-        let r = call(
-            &mut s,
-            "license_management_api_check_license_type",
-            json!({"software_name": "SLACK"}),
-        );
-        assert_eq!(
-            r,
-            json!({"license_type": "unlimited", "license_id": "LIC-84726391"})
-        );
         calls!(s;
+            "license_management_api_check_license_type" {"software_name": "SLACK"} => {"license_type": "unlimited", "license_id": "LIC-84726391"};
             "license_management_api_check_availability" {"software_name": "slack"} => {"license_type": "unlimited"};
             "license_management_api_check_availability" {"software_name": "tinytool"} => {"available_licenses": 1, "total_licenses": 1, "license_type": "standard"};
             "license_management_api_check_license_type" {"software_name": "Nope"} => error "Tool execution failed: Software not found in license inventory: Nope";
         );
         let n = s.state.count(tables::ALLOCATIONS).unwrap();
-        let r = call(
-            &mut s,
-            "license_management_api_allocate_license",
-            json!({"software_name": "TinyTool", "email": "marcus.thompson@vdb.com"}),
-        );
-        assert_eq!(r, json!({"allocation_id": format!("LAL-{:08}", n + 1)}));
         calls!(s;
+            "license_management_api_allocate_license" {"software_name": "TinyTool", "email": "marcus.thompson@vdb.com"} => {"allocation_id": format!("LAL-{:08}", n + 1)};
             "license_management_api_allocate_license" {"software_name": "TinyTool", "email": "marcus.thompson@vdb.com"} => error "Tool execution failed: Employee already has a license for this software: TinyTool";
             "license_management_api_allocate_license" {"software_name": "TinyTool", "email": "lisa.chen@vdb.com"} => error "Tool execution failed: No licenses available in pool";
             "license_management_api_allocate_license" {"software_name": "X", "email": "lisa.chen@vdb.com"} => error "Tool execution failed: Software not found: X";
@@ -350,12 +287,9 @@ mod okta {
     fn provision_check_revoke_cycle() {
         let mut s = session(json!({}));
         let n = s.state.count(tables::OKTA_APP_ACCESS).unwrap();
-        let r = call(
-            &mut s,
-            "okta_api_provision_access",
-            json!({"email": WHO, "app_name": "Tableau", "access_level": "viewer"}),
+        calls!(s;
+            "okta_api_provision_access" {"email": WHO, "app_name": "Tableau", "access_level": "viewer"} => {"app_access_id": format!("OAA-{:08}", n + 1)};
         );
-        assert_eq!(r, json!({"app_access_id": format!("OAA-{:08}", n + 1)}));
         let row = s
             .state
             .rows(tables::OKTA_APP_ACCESS)
@@ -402,13 +336,8 @@ mod okta {
     fn groups() {
         let mut s = session(json!({}));
         let n = s.state.count(tables::OKTA_GROUPS).unwrap();
-        let r = call(
-            &mut s,
-            "okta_api_add_to_group",
-            json!({"email": "marcus.thompson@vdb.com", "group_name": "bi_marketing_viewers"}),
-        );
-        assert_eq!(r, json!({"membership_id": format!("OGM-{:08}", n + 1)}));
         calls!(s;
+            "okta_api_add_to_group" {"email": "marcus.thompson@vdb.com", "group_name": "bi_marketing_viewers"} => {"membership_id": format!("OGM-{:08}", n + 1)};
             "okta_api_add_to_group" {"email": "marcus.thompson@vdb.com", "group_name": "bi_marketing_viewers"} => error "Tool execution failed: Employee is already a member of this group: bi_marketing_viewers";
         );
         let g = call(
@@ -522,7 +451,7 @@ mod okta {
 
 mod procurement {
     use super::super::tables;
-    use super::super::testutil::{call, err, session};
+    use super::super::testutil::{err, session};
     use serde_json::json;
 
     fn order(date: &str) -> serde_json::Value {
@@ -535,14 +464,8 @@ mod procurement {
     fn orders() {
         let mut s = session(json!({}));
         let n = s.state.count(tables::ORDERS).unwrap();
-        let r = call(
-            &mut s,
-            "hardware_procurement_api_create_order",
-            order("2025-10-15T09:00:00Z"),
-        );
-        assert_eq!(
-            r,
-            json!({"order_id": format!("HW-ORDER-{:07}", n + 1), "status": "pending"})
+        calls!(s;
+            "hardware_procurement_api_create_order" (order("2025-10-15T09:00:00Z")) => {"order_id": format!("HW-ORDER-{:07}", n + 1), "status": "pending"};
         );
         let row = s
             .state

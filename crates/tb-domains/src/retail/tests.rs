@@ -216,15 +216,8 @@ fn count_based_ids_can_collide() {
 #[test]
 fn charge_coerces_the_amount_and_stamps_the_fixed_time() {
     let mut s = empty();
-    let r = call(
-        &mut s,
-        "charge_customer",
-        json!({"order_id": "ORD-1", "customer_id": "CUS-1", "amount": 15, "charge_reason": "reship_fee"}),
-    );
-    assert_eq!(
-        r,
-        json!({"transaction_id": "TXN-20000000", "order_id": "ORD-1", "amount": 15.0, "status": "authorized",
-               "transaction_date": "2025-10-01T13:00:05+00:00"})
+    calls!(s;
+        "charge_customer" {"order_id": "ORD-1", "customer_id": "CUS-1", "amount": 15, "charge_reason": "reship_fee"} => {"transaction_id": "TXN-20000000", "order_id": "ORD-1", "amount": 15.0, "status": "authorized", "transaction_date": "2025-10-01T13:00:05+00:00"};
     );
     assert_eq!(
         rows(&s, TRANSACTIONS)[0]["payment_method"],
@@ -244,16 +237,8 @@ fn probes_skip_used_ids() {
         json!({"id": "RMA-20000001", "order_id": "O", "line_item_id": "L", "customer_id": "C",
         "return_reason": "defective", "is_defective": true, "created_date": "2025-01-01T00:00:00Z", "refund_amount": 1}),
     );
-    let r = call(
-        &mut s,
-        "create_rma",
-        json!({"order_id": "O", "line_item_id": "L", "customer_id": "C",
-        "return_reason": "changed_mind", "refund_amount": 10, "restocking_fee": 1.5, "return_shipping_cost": 0,
-        "removal_fee": 0}),
-    );
-    assert_eq!(
-        r,
-        json!({"rma_id": "RMA-20000002", "status": "approved", "created_date": "2025-10-01T13:00:05+00:00"})
+    calls!(s;
+        "create_rma" {"order_id": "O", "line_item_id": "L", "customer_id": "C", "return_reason": "changed_mind", "refund_amount": 10, "restocking_fee": 1.5, "return_shipping_cost": 0, "removal_fee": 0} => {"rma_id": "RMA-20000002", "status": "approved", "created_date": "2025-10-01T13:00:05+00:00"};
     );
     let stored = &rows(&s, RMAS)[1];
     assert_eq!(stored["is_defective"], json!(false));
@@ -314,10 +299,8 @@ fn replacement_needs_stock_and_keeps_the_decrement_when_the_product_is_unknown()
         "base_price": 10, "weight_lbs": 3, "warranty_period_days": 365}),
     );
     add(&mut s, ORDERS, order("ORD-20000001", "processing"));
-    let r = call(&mut s, "create_replacement_order", args("S1"));
-    assert_eq!(
-        r,
-        json!({"replacement_order_id": "ORD-20000002", "status": "processing", "total_amount": 0.0})
+    calls!(s;
+        "create_replacement_order" (args("S1")) => {"replacement_order_id": "ORD-20000002", "status": "processing", "total_amount": 0.0};
     );
     assert_eq!(
         rows(&s, INVENTORY)[1]["available_quantity"],
@@ -335,14 +318,8 @@ fn cancelling_has_no_status_guard() {
     let mut s = empty();
     add(&mut s, ORDERS, order("ORD-1", "shipped"));
     add(&mut s, ORDERS, order("ORD-2", "processing"));
-    let a = call(
-        &mut s,
-        "cancel_order",
-        json!({"order_id": "ORD-1", "cancellation_reason": "customer_request"}),
-    );
-    assert_eq!(
-        a,
-        json!({"order_id": "ORD-1", "status": "cancelled", "refund_initiated": false})
+    calls!(s;
+        "cancel_order" {"order_id": "ORD-1", "cancellation_reason": "customer_request"} => {"order_id": "ORD-1", "status": "cancelled", "refund_initiated": false};
     );
     let b = call(
         &mut s,
@@ -357,15 +334,8 @@ fn cancelling_has_no_status_guard() {
 fn shipping_speed_recomputes_total_with_python_floats() {
     let mut s = empty();
     add(&mut s, ORDERS, order("ORD-1", "processing"));
-    let r = call(
-        &mut s,
-        "update_shipping_speed",
-        json!({"order_id": "ORD-1", "new_shipping_speed": "next_day"}),
-    );
-    assert_eq!(
-        r,
-        json!({"order_id": "ORD-1", "old_shipping_speed": "standard", "new_shipping_speed": "next_day",
-               "cost_difference": 29.99, "updated": true})
+    calls!(s;
+        "update_shipping_speed" {"order_id": "ORD-1", "new_shipping_speed": "next_day"} => {"order_id": "ORD-1", "old_shipping_speed": "standard", "new_shipping_speed": "next_day", "cost_difference": 29.99, "updated": true};
     );
     let r = call(
         &mut s,
@@ -402,11 +372,8 @@ fn reship_needs_shipment_and_tracking() {
         json!({"tracking_number": "TRK-1", "shipment_id": "SHP-1", "carrier": "UPS",
         "status": "returned_to_sender", "estimated_delivery": "2025-09-23T17:00:00Z", "last_update": "2025-09-20T00:00:00Z"}),
     );
-    let r = call(&mut s, "reship_order", args);
-    assert_eq!(
-        r,
-        json!({"order_id": "ORD-1", "new_shipment_id": "SHP-20000001", "new_tracking_number": "TRK-200000000001",
-               "reship_cost": 15.0, "reship_initiated": true})
+    calls!(s;
+        "reship_order" args => {"order_id": "ORD-1", "new_shipment_id": "SHP-20000001", "new_tracking_number": "TRK-200000000001", "reship_cost": 15.0, "reship_initiated": true};
     );
     assert_eq!(rows(&s, ORDERS)[0]["shipping_address_city"], json!("Y"));
     assert_eq!(
@@ -435,38 +402,12 @@ fn membership_upgrade_and_cancel() {
     calls!(s;
         "update_membership_status" {"customer_id": "CUS-1", "action": "upgrade"} => error "Tool execution failed: membership_type is required when action is upgrade";
         "update_membership_status" {"customer_id": "CUS-1", "action": "cancel"} => error "Tool execution failed: No membership record found for customer: CUS-1";
-    );
-    let r = call(
-        &mut s,
-        "update_membership_status",
-        json!({"customer_id": "CUS-1", "action": "upgrade", "membership_type": "plus"}),
-    );
-    assert_eq!(
-        r,
-        json!({"customer_id": "CUS-1", "membership_id": "MEM-20000001", "new_tier": "plus_member",
-               "action_completed": "upgraded", "start_date": "2025-10-01T00:00:00+00:00",
-               "end_date": "2026-10-01T23:59:59.999999+00:00"})
+        "update_membership_status" {"customer_id": "CUS-1", "action": "upgrade", "membership_type": "plus"} => {"customer_id": "CUS-1", "membership_id": "MEM-20000001", "new_tier": "plus_member", "action_completed": "upgraded", "start_date": "2025-10-01T00:00:00+00:00", "end_date": "2026-10-01T23:59:59.999999+00:00"};
     );
     assert_eq!(rows(&s, PROFILES)[0]["customer_tier"], json!("plus_member"));
-    let p = call(
-        &mut s,
-        "add_points_to_balance",
-        json!({"customer_id": "CUS-1", "points_to_add": 250, "points_reason": "refund_return"}),
-    );
-    assert_eq!(
-        p,
-        json!({"customer_id": "CUS-1", "old_balance": 0, "points_added": 250, "new_balance": 250})
-    );
-    let r = call(
-        &mut s,
-        "update_membership_status",
-        json!({"customer_id": "CUS-1", "action": "cancel"}),
-    );
-    assert_eq!(
-        r,
-        json!({"customer_id": "CUS-1", "new_tier": "standard", "action_completed": "cancelled"})
-    );
     calls!(s;
+        "add_points_to_balance" {"customer_id": "CUS-1", "points_to_add": 250, "points_reason": "refund_return"} => {"customer_id": "CUS-1", "old_balance": 0, "points_added": 250, "new_balance": 250};
+        "update_membership_status" {"customer_id": "CUS-1", "action": "cancel"} => {"customer_id": "CUS-1", "new_tier": "standard", "action_completed": "cancelled"};
         "get_membership_details" {"customer_id": "CUS-1"} => error "Tool execution failed: No active membership found for customer: CUS-1";
     );
 }
@@ -480,15 +421,8 @@ fn reschedule_reopens_completed_jobs_only_for_workmanship() {
         json!({"id": "JOB-1", "order_id": "ORD-1", "customer_id": "CUS-1", "service_type": "tv_mounting",
         "scheduled_date": "2025-08-13T10:00:00Z", "status": "completed", "service_cost": 129}),
     );
-    let r = call(
-        &mut s,
-        "reschedule_installation",
-        json!({"job_id": "JOB-1", "new_scheduled_date": "2025-10-12T10:00:00.000Z", "reschedule_reason": "weather_delay"}),
-    );
-    assert_eq!(
-        r,
-        json!({"job_id": "JOB-1", "old_scheduled_date": "2025-08-13T10:00:00+00:00",
-               "new_scheduled_date": "2025-10-12T10:00:00+00:00", "status": "completed"})
+    calls!(s;
+        "reschedule_installation" {"job_id": "JOB-1", "new_scheduled_date": "2025-10-12T10:00:00.000Z", "reschedule_reason": "weather_delay"} => {"job_id": "JOB-1", "old_scheduled_date": "2025-08-13T10:00:00+00:00", "new_scheduled_date": "2025-10-12T10:00:00+00:00", "status": "completed"};
     );
     let r = call(
         &mut s,
@@ -501,14 +435,8 @@ fn reschedule_reopens_completed_jobs_only_for_workmanship() {
         json!("2025-10-14T09:30:00"),
         "a naive date stays naive"
     );
-    let c = call(
-        &mut s,
-        "cancel_installation",
-        json!({"job_id": "JOB-1", "order_id": "ANY", "cancellation_reason": "customer_wants_ship_only"}),
-    );
-    assert_eq!(
-        c,
-        json!({"job_id": "JOB-1", "status": "cancelled", "service_cost_refunded": 129.0})
+    calls!(s;
+        "cancel_installation" {"job_id": "JOB-1", "order_id": "ANY", "cancellation_reason": "customer_wants_ship_only"} => {"job_id": "JOB-1", "status": "cancelled", "service_cost_refunded": 129.0};
     );
 }
 
@@ -531,17 +459,8 @@ fn warranty_and_promotions_use_the_session_clock() {
         CONTRACTS,
         contract("WCT-NEW", "2027-01-01T00:00:00"),
     );
-    let r = call(
-        &mut s,
-        "check_warranty_coverage",
-        json!({"order_id": "O", "sku": "S"}),
-    );
-    assert_eq!(
-        r,
-        json!({"has_coverage": true, "contract_id": "WCT-NEW", "warranty_type": "extended_warranty",
-               "start_date": "2025-01-01T00:00:00+00:00", "end_date": "2027-01-01T00:00:00", "coverage_details": "all"})
-    );
     calls!(s;
+        "check_warranty_coverage" {"order_id": "O", "sku": "S"} => {"has_coverage": true, "contract_id": "WCT-NEW", "warranty_type": "extended_warranty", "start_date": "2025-01-01T00:00:00+00:00", "end_date": "2027-01-01T00:00:00", "coverage_details": "all"};
         "check_warranty_coverage" {"order_id": "O", "sku": "T"} => {"has_coverage": false};
     );
 
@@ -593,16 +512,8 @@ fn warranty_and_promotions_use_the_session_clock() {
             json!([]),
         ),
     );
-    let r = call(
-        &mut s,
-        "get_promotion_details",
-        json!({"promo_code": "SAVE"}),
-    );
-    assert_eq!(
-        r,
-        json!({"promo_id": "P2", "promo_code": "SAVE", "discount_type": "percentage", "discount_value": 20.0,
-               "stackable_with_points": false, "stackable_with_loyalty": true,
-               "valid_from": "2026-11-01T00:00:00+00:00", "valid_until": "2026-12-31T00:00:00+00:00"})
+    calls!(s;
+        "get_promotion_details" {"promo_code": "SAVE"} => {"promo_id": "P2", "promo_code": "SAVE", "discount_type": "percentage", "discount_value": 20.0, "stackable_with_points": false, "stackable_with_loyalty": true, "valid_from": "2026-11-01T00:00:00+00:00", "valid_until": "2026-12-31T00:00:00+00:00"};
     );
     assert_eq!(
         call(

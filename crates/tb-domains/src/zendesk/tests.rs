@@ -184,12 +184,9 @@ fn duplicate_create_after_delete() {
         .as_str()
         .unwrap()
         .to_string();
-    let r = call(
-        &mut s,
-        "zendesk_delete_item",
-        json!({"table": "users", "id": first}),
+    calls!(s;
+        "zendesk_delete_item" {"table": "users", "id": first} => {"success": true};
     );
-    assert_eq!(r, json!({"success": true}));
     // The count-based id now equals the last existing id.
     let r = call(
         &mut s,
