@@ -1,5 +1,6 @@
 //! Words the table domains' tool functions share beyond `tb_sandbox::tool`: a row that must
-//! exist, and an output model projected from a row's fields.
+//! exist, the rows that pass a condition, two arguments of which one is needed, and an output
+//! model projected from a row's fields.
 
 use serde_json::Value;
 use std::iter::Filter;
@@ -126,5 +127,35 @@ mod tests {
             .cloned()
             .collect();
         assert_eq!(order, ["b", "a"]);
+    }
+
+    #[test]
+    fn renamed_id_and_kept_nulls() {
+        let row = json!({"id": "T-1", "amount": 3, "note": null})
+            .as_object()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            project_as(&row, "transaction_id", &["amount", "note"], &[]),
+            json!({"transaction_id": "T-1", "amount": 3})
+        );
+        assert_eq!(
+            select(&row, &["note", "id"]),
+            json!({"note": null, "id": "T-1"})
+        );
+    }
+
+    #[test]
+    fn one_of_needs_a_nonempty_one() {
+        let args = |v: Value| v.as_object().unwrap().clone();
+        let given = args(json!({"a": "", "b": "x"}));
+        assert_eq!(one_of(&given, ["a", "b"], "m").unwrap(), (None, Some("x")));
+        let neither = args(json!({"a": ""}));
+        assert_eq!(
+            one_of(&neither, ["a", "b"], "need a or b")
+                .unwrap_err()
+                .message(),
+            "need a or b"
+        );
     }
 }
