@@ -40,55 +40,13 @@ fn every_variant_declares_the_seven_tools_in_order() {
 #[test]
 fn unsupported_and_unknown() {
     let mut s = session("sandbox_external_retail");
-    let r = call(&mut s, "zendesk_get_items", json!({"table": "views"}));
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: Unsupported table: 'views'. Only tickets, users, organizations, comments, and ticket_comments are supported."
-    );
-    let r = call(
-        &mut s,
-        "zendesk_get_item",
-        json!({"table": "tickets", "id": "999"}),
-    );
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: Item with ID '999' not found in table 'TableName.TICKETS'"
-    );
-    let r = call(
-        &mut s,
-        "zendesk_delete_item",
-        json!({"table": "users", "id": "nope"}),
-    );
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: Item with ID 'nope' not found in table 'TableName.USERS'"
-    );
-    let r = call(
-        &mut s,
-        "zendesk_update_item",
-        json!({"table": "tickets", "id": "999", "item": {"status": "open"}}),
-    );
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: Item with ID '999' not found in table 'tickets'"
-    );
-    let r = call(
-        &mut s,
-        "zendesk_update_item",
-        json!({"table": "ticket_comments", "id": "1", "item": {}}),
-    );
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: The value is not updatable. Ticket comments cannot be modified."
-    );
-    let r = call(
-        &mut s,
-        "zendesk_delete_item",
-        json!({"table": "ticket_comments", "id": "1"}),
-    );
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: The value is not updatable. Ticket comments cannot be deleted."
+    calls!(s;
+        "zendesk_get_items" {"table": "views"} => error "Tool execution failed: Unsupported table: 'views'. Only tickets, users, organizations, comments, and ticket_comments are supported.";
+        "zendesk_get_item" {"table": "tickets", "id": "999"} => error "Tool execution failed: Item with ID '999' not found in table 'TableName.TICKETS'";
+        "zendesk_delete_item" {"table": "users", "id": "nope"} => error "Tool execution failed: Item with ID 'nope' not found in table 'TableName.USERS'";
+        "zendesk_update_item" {"table": "tickets", "id": "999", "item": {"status": "open"}} => error "Tool execution failed: Item with ID '999' not found in table 'tickets'";
+        "zendesk_update_item" {"table": "ticket_comments", "id": "1", "item": {}} => error "Tool execution failed: The value is not updatable. Ticket comments cannot be modified.";
+        "zendesk_delete_item" {"table": "ticket_comments", "id": "1"} => error "Tool execution failed: The value is not updatable. Ticket comments cannot be deleted.";
     );
     let r = call(
         &mut s,
@@ -113,10 +71,8 @@ fn input_validation_of_the_item_union() {
         json!({"table": "tickets", "item": {"subject": "x", "status": "bogus"}}),
     );
     assert!(err(&r).contains("item.TicketCreateInput.status: Input should be 'new', 'open', 'pending', 'hold', 'solved' or 'closed'"), "{r}");
-    let r = call(&mut s, "zendesk_create_item", json!({"table": "tickets"}));
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: Input validation failed: item: Field required"
+    calls!(s;
+        "zendesk_create_item" {"table": "tickets"} => error "Tool execution failed: Input validation failed: item: Field required";
     );
     // Unknown keys are ignored (no input model forbids extras).
     let r = call(
@@ -334,23 +290,9 @@ fn get_items_query_options() {
         json!({"table": "users", "top": 1}),
     );
     assert_eq!(r["items"].as_array().unwrap().len(), 1, "{r}");
-    let r = call(
-        &mut s,
-        "zendesk_get_items",
-        json!({"table": "users", "filter": 5}),
-    );
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: Input validation failed: filter: Input should be a valid string"
-    );
-    let r = call(
-        &mut s,
-        "zendesk_get_items",
-        json!({"table": "users", "$filter": "email eq \"x\""}),
-    );
-    assert_eq!(
-        err(&r),
-        "Tool execution failed: Failed to parse OData filter: Failed to tokenize at: Token(type='ERROR', value='\"x\"', lineno=1, index=9)"
+    calls!(s;
+        "zendesk_get_items" {"table": "users", "filter": 5} => error "Tool execution failed: Input validation failed: filter: Input should be a valid string";
+        "zendesk_get_items" {"table": "users", "$filter": "email eq \"x\""} => error "Tool execution failed: Failed to parse OData filter: Failed to tokenize at: Token(type='ERROR', value='\"x\"', lineno=1, index=9)";
     );
     let r = call(
         &mut s,
