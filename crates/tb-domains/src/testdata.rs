@@ -64,3 +64,17 @@ pub fn expect_err(s: &mut Session, tool: &str, args: Value, want: &str) {
         "{tool} {args}: {got}"
     );
 }
+
+/// The stored row of `table` whose id is `id` (a panic if there is none).
+pub fn stored(s: &Session, table: &str, id: &Value) -> tb_sandbox::Row {
+    match s.state.get(table, id) {
+        Ok(Some(row)) => row.clone(),
+        other => panic!("no row {id} in {table}: {other:?}"),
+    }
+}
+
+/// The last row of `table` (a panic if it is empty).
+pub fn last_row(s: &Session, table: &str) -> tb_sandbox::Row {
+    let rows = s.state.rows(table).expect("table");
+    rows.iter().next_back().expect("a row").clone()
+}

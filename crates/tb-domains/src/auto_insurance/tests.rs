@@ -78,12 +78,7 @@ mod billing {
             json!({"policy_id": "POL-1", "new_due_date": "2025-07-01"}),
         );
         assert_eq!(r["arrangements_12_months"], 3);
-        let row = s
-            .state
-            .get("billing_billing_accounts", &json!("BA-1"))
-            .unwrap()
-            .unwrap()
-            .clone();
+        let row = crate::testdata::stored(&s, "billing_billing_accounts", &json!("BA-1"));
         assert_eq!(
             (
                 row["installment_count"].clone(),
@@ -328,12 +323,7 @@ mod policy {
         let args = json!({"policy_id": "POL-1", "name": "Bo Lee", "date_of_birth": "2008-01-01", "relationship": "Son", "status": "Excluded", "effective_date": "2025-05-05", "uw_pending": null});
         let r = ok(&mut s, "policy_add_driver", args.clone());
         assert_eq!(r["status"], "Excluded");
-        let row = s
-            .state
-            .get("policy_drivers", &r["driver_id"])
-            .unwrap()
-            .unwrap()
-            .clone();
+        let row = crate::testdata::stored(&s, "policy_drivers", &r["driver_id"]);
         assert_eq!(row["uw_pending"], json!(false));
         assert_eq!(row["customer_id"], json!(null));
         calls!(s;
@@ -398,11 +388,7 @@ mod policy {
             r,
             json!({"policy_id": "POL-1", "status": "Active", "lapse_flag": true})
         );
-        let p = s
-            .state
-            .get("policy_policies", &json!("POL-1"))
-            .unwrap()
-            .unwrap();
+        let p = crate::testdata::stored(&s, "policy_policies", &json!("POL-1"));
         assert_eq!(p["cancellation_reason"], json!(null));
         assert_eq!(p["lapse_end"], json!("2025-06-03"));
         ok(
@@ -422,11 +408,7 @@ mod policy {
             "policy_update_vehicle_status",
             json!({"vehicle_id": "VEH-1", "new_status": "Removed", "effective_date": "2025-07-02"}),
         );
-        let v = s
-            .state
-            .get("policy_vehicles", &json!("VEH-1"))
-            .unwrap()
-            .unwrap();
+        let v = crate::testdata::stored(&s, "policy_vehicles", &json!("VEH-1"));
         assert_eq!(
             (
                 v["status"].clone(),
@@ -440,11 +422,7 @@ mod policy {
             "policy_update_driver_status",
             json!({"driver_id": "DRV-1", "new_status": "Removed", "effective_date": "2025-07-03"}),
         );
-        let d = s
-            .state
-            .get("policy_drivers", &json!("DRV-1"))
-            .unwrap()
-            .unwrap();
+        let d = crate::testdata::stored(&s, "policy_drivers", &json!("DRV-1"));
         assert_eq!(
             (d["removal_date"].clone(), d["effective_date"].clone()),
             (json!("2025-07-03"), json!("2025-07-03"))

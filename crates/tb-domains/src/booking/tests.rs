@@ -128,11 +128,7 @@ mod crm_api {
         calls!(s;
             "crm_api_update_customer_info" {"customer_id": "CUS-T", "last_booking_date": "2025-03-01T10:00:00+00:00", "preferences": []} => {"success": true, "updated_fields": ["preferences", "last_booking_date"]};
         );
-        let p = s
-            .state
-            .get("crm_api_customer_profiles", &json!("CUS-T"))
-            .unwrap()
-            .unwrap();
+        let p = crate::testdata::stored(&s, "crm_api_customer_profiles", &json!("CUS-T"));
         assert_eq!(p["updated_at"], json!("2025-01-01T00:00:00Z"));
         assert_eq!(p["last_booking_date"], json!("2025-03-01T10:00:00Z"));
     }
@@ -174,11 +170,7 @@ mod hotel_partner_api {
         calls!(s;
             "hotel_partner_api_escalate_to_hotel" args => {"escalation_ticket_id": "ZDSK-00000002", "hotel_contact_email": "c@t", "hotel_contact_phone": "1"};
         );
-        let t = s
-            .state
-            .get("zendesk_tickets", &json!("ZDSK-00000002"))
-            .unwrap()
-            .unwrap();
+        let t = crate::testdata::stored(&s, "zendesk_tickets", &json!("ZDSK-00000002"));
         assert_eq!(t["escalation_reason"], json!("system-error"));
         assert_eq!(t["requester_id"], json!("CUS-T"));
     }
@@ -266,11 +258,7 @@ mod payment_api {
             out,
             json!({"transaction_id": id, "payment_status": "successful"})
         );
-        let row = s
-            .state
-            .get("payment_api_transactions", &json!(id))
-            .unwrap()
-            .unwrap();
+        let row = crate::testdata::stored(&s, "payment_api_transactions", &json!(id));
         assert_eq!(row["amount"], json!("50.01"));
         assert_eq!(row["created_at"], json!("2025-11-25T10:00:00+00:00"));
         let out = call(

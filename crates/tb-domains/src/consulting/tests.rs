@@ -77,12 +77,7 @@ mod approval {
         );
         let id = made["approval_id"].as_str().unwrap().to_string();
         assert!(id.starts_with("APR-2-"), "{made}");
-        let row = s
-            .state
-            .get("approval_approval_requests", &json!(id))
-            .unwrap()
-            .unwrap()
-            .clone();
+        let row = crate::testdata::stored(&s, "approval_approval_requests", &json!(id));
         assert_eq!(row["amount"], json!(250));
         calls!(s;
             "approval_get_status" {"request_type": "travel", "requester_email": "t@msg.com", "approver_email": "m@msg.com"} => {"results": [{"approval_id": id, "status": "pending", "request_type": "travel", "approver_email": "m@msg.com"}]};
@@ -491,12 +486,8 @@ mod okta {
         calls!(s;
             "okta_provision_access" {"email": "t@msg.com", "app_name": "Tableau"} => {"success": true};
         );
-        let row = s
-            .state
-            .get("okta_application_access_logs", &json!("AAL-2-000001"))
-            .unwrap()
-            .unwrap()
-            .clone();
+        let row =
+            crate::testdata::stored(&s, "okta_application_access_logs", &json!("AAL-2-000001"));
         assert_eq!(row["access_type"], json!("full_access"));
         calls!(s;
             "okta_provision_access" {"email": "t@msg.com", "app_name": "X", "access_type": "owner"} => error "Tool execution failed: Input validation failed: access_type: Input should be 'full_access', 'read_only', 'contributor' or 'admin'";

@@ -31,13 +31,7 @@ mod approval {
         calls!(s;
             "approval_api_create_request" (request()) => {"approval_request_id": id, "status": "pending"};
         );
-        let row = s
-            .state
-            .rows(tables::APPROVALS)
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let row = crate::testdata::last_row(&s, tables::APPROVALS);
         assert_eq!(row["urgency"], "standard");
         assert_eq!(row["requester_id"], "WD-847291");
         calls!(s;
@@ -166,13 +160,7 @@ mod assets {
         calls!(s;
             "asset_management_api_retire_device" {"asset_id": "VDB-HW-19263"} => {"asset_id": "VDB-HW-19263", "previous_condition": d["condition"], "retired_at": "2025-12-17T10:00:00Z", "was_assigned": true};
         );
-        let asn = s
-            .state
-            .rows(tables::ASSIGNMENTS)
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let asn = crate::testdata::last_row(&s, tables::ASSIGNMENTS);
         assert_eq!(asn["is_active"], false);
         assert_eq!(asn["returned_at"], "2025-12-17T10:00:00Z");
         calls!(s;
@@ -226,13 +214,7 @@ mod email {
         calls!(s;
             "email_notification_api_send_notification" m => {"notification_id": format!("NTF-{:08}", n + 1), "delivery_status": "queued"};
         );
-        let row = s
-            .state
-            .rows(tables::NOTIFICATIONS)
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let row = crate::testdata::last_row(&s, tables::NOTIFICATIONS);
         assert_eq!(row["cc_emails"], json!(["a@x", "b@x"]));
         assert_eq!(row["priority"], "normal");
         calls!(s;
@@ -290,13 +272,7 @@ mod okta {
         calls!(s;
             "okta_api_provision_access" {"email": WHO, "app_name": "Tableau", "access_level": "viewer"} => {"app_access_id": format!("OAA-{:08}", n + 1)};
         );
-        let row = s
-            .state
-            .rows(tables::OKTA_APP_ACCESS)
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let row = crate::testdata::last_row(&s, tables::OKTA_APP_ACCESS);
         assert_eq!(row["granted_at"], json!(null));
         assert_eq!(row["is_temporary"], json!(false));
         calls!(s;
@@ -426,13 +402,7 @@ mod okta {
             r,
             json!({"success": true, "audit_id": format!("OSA-{:08}", n + 1)})
         );
-        let row = s
-            .state
-            .rows(tables::OKTA_AUDIT)
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let row = crate::testdata::last_row(&s, tables::OKTA_AUDIT);
         assert_eq!(row["bypass_expires_at"], "2025-12-18T13:00:00Z");
         assert_eq!(row["performed_at"], "2025-12-18T10:00:00Z");
         assert_eq!(row["reason"], "Security operation: set_temporary_bypass");
@@ -467,13 +437,7 @@ mod procurement {
         calls!(s;
             "hardware_procurement_api_create_order" (order("2025-10-15T09:00:00Z")) => {"order_id": format!("HW-ORDER-{:07}", n + 1), "status": "pending"};
         );
-        let row = s
-            .state
-            .rows(tables::ORDERS)
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let row = crate::testdata::last_row(&s, tables::ORDERS);
         assert_eq!(row["expected_delivery_date"], "2025-10-15");
         assert_eq!(row["quantity"], 2);
         assert_eq!(row["requester_id"], "WD-847291");
