@@ -1,7 +1,7 @@
 //! Asset management: employee devices, device details, warehouse inventory, assignment and
 //! retirement of hardware.
 
-use super::{DEC_17, employee_by_email, next_id, out, py_repr, tables};
+use super::{DEC_17, next_id, out, py_repr, require_employee, tables};
 use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_python::datetime::{days_between, fromisoformat_z, strftime_z};
@@ -65,8 +65,7 @@ fn none_for_str(model: &str, field: &str) -> ToolError {
 /// assignments (assignments to unknown assets are skipped).
 pub fn get_employee_devices(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
-    let e = employee_by_email(s, email)?
-        .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+    let e = require_employee(s, email, "Employee not found: ")?;
     let eid = e.str_or_empty("id");
     let assets = s.state.rows(tables::ASSETS)?;
     let mut devices = Vec::new();
@@ -165,8 +164,7 @@ pub fn check_inventory(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 pub fn assign_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
     let asset_id = a.str_or_empty("asset_id");
-    let e = employee_by_email(s, email)?
-        .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+    let e = require_employee(s, email, "Employee not found: ")?;
     let mut asset = asset_by_id(s, asset_id)?;
     if asset.bool_or_false("is_assigned") {
         return Err(ToolError::new(format!(

@@ -1,6 +1,6 @@
 //! Email notifications.
 
-use super::{employee_by_email, next_id, tables};
+use super::{next_id, require_employee, tables};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError};
 
@@ -8,11 +8,11 @@ use tb_sandbox::{Args, Fields, Session, ToolError};
 /// active or on-leave employee.
 pub fn send_notification(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("recipient_email");
-    let r = employee_by_email(s, email)?.ok_or_else(|| {
-        ToolError::new(format!(
-            "Recipient email not found in employee directory: {email}"
-        ))
-    })?;
+    let r = require_employee(
+        s,
+        email,
+        "Recipient email not found in employee directory: ",
+    )?;
     if !matches!(r.str_or_empty("employment_status"), "active" | "on_leave") {
         return Err(ToolError::new(format!(
             "Recipient is inactive or on extended leave; notification not sent: {email}"

@@ -1,6 +1,6 @@
 //! License management: pool type, free seats, allocation.
 
-use super::{employee_by_email, next_id, out, tables};
+use super::{next_id, out, require_employee, tables};
 use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
@@ -65,8 +65,7 @@ pub fn check_availability(s: &mut Session, a: &Args) -> Result<Value, ToolError>
 pub fn allocate_license(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
     let name = a.str_or_empty("software_name");
-    let e = employee_by_email(s, email)?
-        .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+    let e = require_employee(s, email, "Employee not found: ")?;
     let l = pool(s, name)?.ok_or_else(|| ToolError::new(format!("Software not found: {name}")))?;
     let (eid, lid) = (e.str_or_empty("id"), l.str_or_empty("id"));
     let has = s.state.rows(tables::ALLOCATIONS)?.iter().any(|r| {

@@ -133,6 +133,11 @@ pub(crate) fn employee_by_email(s: &Session, email: &str) -> Result<Option<Row>,
     )
 }
 
+/// The employee with this email, or the tool's error `{prefix}{email}`.
+pub(crate) fn require_employee(s: &Session, email: &str, prefix: &str) -> Result<Row, ToolError> {
+    employee_by_email(s, email)?.ok_or_else(|| ToolError::new(format!("{prefix}{email}")))
+}
+
 pub(crate) use tb_sandbox::tool::out;
 
 /// `f"{prefix}{n:0{width}d}"` with n = current row count + 1.

@@ -1,17 +1,12 @@
 //! Okta: application access (provision, check, revoke), group membership, and security
 //! operations with their audit log.
 
-use super::{DEC_18, employee_by_email, next_id, out, tables};
+use super::{DEC_18, next_id, out, require_employee, tables};
 use crate::vocab::SessionRows;
 use crate::vocab::project;
 use serde_json::{Value, json};
 use tb_python::datetime::{add_hours, fromisoformat_z};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
-
-/// The employee with this email, or the error `{prefix}{email}`.
-fn employee(s: &Session, email: &str, prefix: &str) -> Result<Row, ToolError> {
-    employee_by_email(s, email)?.ok_or_else(|| ToolError::new(format!("{prefix}{email}")))
-}
 
 /// Index and row of the first active access of an employee to an app.
 fn active_access(s: &Session, employee_id: &str, app: &str) -> Result<Option<Row>, ToolError> {
@@ -27,7 +22,7 @@ fn active_access(s: &Session, employee_id: &str, app: &str) -> Result<Option<Row
 pub fn provision_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
     let app = a.str_or_empty("app_name");
-    let e = employee(s, email, "Employee not found in Okta directory: ")?;
+    let e = require_employee(s, email, "Employee not found in Okta directory: ")?;
     let eid = e.str_or_empty("id");
     if active_access(s, eid, app)?.is_some() {
         return Err(ToolError::new(format!(
@@ -54,7 +49,7 @@ pub fn provision_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 /// `okta_api_check_access`.
 pub fn check_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
-    let e = employee(s, email, "Employee not found: ")?;
+    let e = require_employee(s, email, "Employee not found: ")?;
     Ok(
         match active_access(s, e.str_or_empty("id"), a.str_or_empty("app_name"))? {
             Some(r) => out(vec![
@@ -71,7 +66,7 @@ pub fn check_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 pub fn revoke_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
     let app = a.str_or_empty("app_name");
-    let e = employee(s, email, "Employee not found: ")?;
+    let e = require_employee(s, email, "Employee not found: ")?;
     let mut r = active_access(s, e.str_or_empty("id"), app)?.ok_or_else(|| {
         ToolError::new(format!(
             "No active access found to revoke for application: {app}"
@@ -85,7 +80,7 @@ pub fn revoke_access(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 /// `okta_api_get_user_groups`: active memberships in store order.
 pub fn get_user_groups(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
-    let e = employee(s, email, "Employee not found: ")?;
+    let e = require_employee(s, email, "Employee not found: ")?;
     let eid = e.str_or_empty("id");
     let groups: Vec<Value> = s
         .rows_where(tables::OKTA_GROUPS, |m| {
@@ -100,7 +95,7 @@ pub fn get_user_groups(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 pub fn add_to_group(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
     let group = a.str_or_empty("group_name");
-    let e = employee(s, email, "Employee not found: ")?;
+    let e = require_employee(s, email, "Employee not found: ")?;
     let eid = e.str_or_empty("id");
     let exists = s.state.rows(tables::OKTA_GROUPS)?.iter().any(|m| {
         m.str_or_empty("employee_id") == eid
@@ -125,7 +120,7 @@ pub fn add_to_group(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
 pub fn execute_action(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
     let op = a.str_or_empty("operation");
-    let e = employee(s, email, "Employee not found in Okta directory: ")?;
+    let e = require_employee(s, email, "Employee not found in Okta directory: ")?;
     let device_op = matches!(op, "add_mfa_device" | "remove_mfa_device");
     let device = a.opt_str("mfa_device_id").unwrap_or("");
     if device_op && device.is_empty() {

@@ -1,6 +1,6 @@
 //! Hardware procurement: purchase orders.
 
-use super::{employee_by_email, next_id, tables};
+use super::{next_id, require_employee, tables};
 use serde_json::{Value, json};
 use tb_python::datetime::date_fromisoformat;
 use tb_sandbox::{Args, Fields, Session, ToolError};
@@ -9,8 +9,7 @@ use tb_sandbox::{Args, Fields, Session, ToolError};
 /// date is the first 10 characters of the input read as an ISO date.
 pub fn create_order(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("requester_email");
-    let e = employee_by_email(s, email)?
-        .ok_or_else(|| ToolError::new(format!("Requester not found: {email}")))?;
+    let e = require_employee(s, email, "Requester not found: ")?;
     let id = next_id(s, tables::ORDERS, "HW-ORDER-", 7)?;
     let raw = a.str_or_empty("expected_delivery_date");
     let head: String = raw.chars().take(10).collect();

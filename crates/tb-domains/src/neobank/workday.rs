@@ -1,6 +1,6 @@
 //! Workday HR directory: employee profile, manager chain, direct reports.
 
-use super::{employee_by_email, out, tables};
+use super::{out, require_employee, tables};
 use crate::vocab::{SessionRows, picks};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
@@ -8,11 +8,7 @@ use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 /// `workday_api_get_employee`.
 pub fn get_employee(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
-    let e = employee_by_email(s, email)?.ok_or_else(|| {
-        ToolError::new(format!(
-            "No employee found with the provided email: {email}"
-        ))
-    })?;
+    let e = require_employee(s, email, "No employee found with the provided email: ")?;
     let more = [
         "office_location",
         "start_date",
@@ -34,8 +30,7 @@ fn person(e: &Row) -> impl Iterator<Item = (&'static str, Value)> + '_ {
 /// `workday_api_get_manager_chain`: follows `manager_id` upward until it is empty or unknown.
 pub fn get_manager_chain(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
-    let e = employee_by_email(s, email)?
-        .ok_or_else(|| ToolError::new(format!("Employee not found: {email}")))?;
+    let e = require_employee(s, email, "Employee not found: ")?;
     let all = s.state.rows(tables::EMPLOYEES)?;
     let mut chain = Vec::new();
     let mut current = e.str_or_empty("manager_id").to_string();
@@ -58,8 +53,7 @@ pub fn get_manager_chain(s: &mut Session, a: &Args) -> Result<Value, ToolError> 
 /// `workday_api_get_org_structure`: employees whose `manager_id` is the manager's id.
 pub fn get_org_structure(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("manager_email");
-    let m = employee_by_email(s, email)?
-        .ok_or_else(|| ToolError::new(format!("Manager not found: {email}")))?;
+    let m = require_employee(s, email, "Manager not found: ")?;
     let id = m.value("id");
     let reports: Vec<Value> = s
         .rows_where(tables::EMPLOYEES, |e| {
