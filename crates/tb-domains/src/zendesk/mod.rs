@@ -2,7 +2,7 @@
 //! neobank and consulting each have their own ticket fields and rules).
 //!
 //! One implementation serves all five: the tool declarations are one text with the variant's
-//! custom ticket fields spliced in, and the functions read a small [`Spec`] of what differs
+//! custom ticket fields spliced in, and the functions read a small `Spec` of what differs
 //! (tag normalisation, how `null` is treated on update, status-violation rows, the generic
 //! OData comparator quirk). Behaviour follows the reference: count-based ids, fixed
 //! timestamps, merge-on-update of the fields the caller actually sent, and the OData subset of
@@ -144,7 +144,7 @@ fn tools_text(v: Variant) -> &'static str {
 }
 
 /// The tool declarations text and the functions of a variant: the three tools whose rules
-/// differ carry the variant's [`Spec`].
+/// differ carry the variant's `Spec`.
 pub fn toolkit(variant: Variant) -> (&'static str, Tools) {
     let sp = spec(variant);
     let mut t = Tools::new();
