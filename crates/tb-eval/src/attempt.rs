@@ -4,8 +4,8 @@
 use crate::grade::{grade, grade_remote, test_result_of};
 use crate::offline::{OfflineAgent, run_offline};
 use crate::record::{base_metadata, blank_record, error_json};
+use crate::root::RootError;
 use crate::run::{AgentChoice, AttemptEnv, RunEnv};
-use crate::sandbox::SandboxError;
 use crate::tools::{EpisodeSession, RemoteTools};
 use serde_json::{Value, json};
 use std::time::Instant;
@@ -21,7 +21,7 @@ pub fn attempt_offline(
     let started = Instant::now();
     let mut metadata = base_metadata(task, agent.name(), repetition);
     let mut messages = system_messages(env, task);
-    let outcome = (|| -> Result<(Vec<Message>, FinishReason, Verdict), SandboxError> {
+    let outcome = (|| -> Result<(Vec<Message>, FinishReason, Verdict), RootError> {
         let mut session = env.sandbox.session(task, env.clock)?;
         let t0 = Instant::now();
         let episode = run_offline(agent, task, &mut session);

@@ -92,7 +92,7 @@ pub fn task_rubrics(task: &Task) -> Vec<String> {
 pub async fn grade(
     env: &RunEnv,
     task: &Task,
-    session: &crate::sandbox::TaskSession,
+    session: &crate::root::TaskSession,
     response: &str,
     rec: &mut TrialRecord,
 ) {
@@ -123,7 +123,7 @@ pub async fn grade(
 pub async fn grade_body(
     env: &RunEnv,
     task: &Task,
-    session: &crate::sandbox::TaskSession,
+    session: &crate::root::TaskSession,
     judge: crate::pybody::BodyJudge<'_>,
     t0: Instant,
     rec: &mut TrialRecord,

@@ -28,7 +28,7 @@ pub enum RegradeError {
         /// The record's key.
         key: String,
         /// What failed.
-        source: crate::sandbox::SandboxError,
+        source: crate::root::RootError,
     },
     /// The agent's tool list could not be built (duplicate names).
     #[error("{key}: building the agent's tools: {message}")]

@@ -1,7 +1,7 @@
 //! Tool backends of an episode: the in-process [`TaskSession`], or a remote session (a
 //! `tb mcp-start` server, implemented in `tb-mcp`) reached through [`RemoteTools`].
 
-use crate::sandbox::TaskSession;
+use crate::root::TaskSession;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tb_core::{Check, StateVerdict, Task};
-use tb_eval::sandbox::{Sandbox, TaskSession};
+use tb_eval::root::{LoadedRoot, TaskSession};
 use tb_eval::tools::{BoxFut, RemoteSession, RemoteTools, ToolBackend};
 use tb_sandbox::{CallOutcome, Clock};
 
@@ -77,7 +77,7 @@ pub fn route(cfg: &ServersConfig, prefer: Prefer, native: bool, server: &str) ->
 #[derive(Debug)]
 pub struct ExternalTools {
     cfg: Arc<ServersConfig>,
-    sandbox: Arc<Sandbox>,
+    sandbox: Arc<LoadedRoot>,
     clock: Clock,
     opts: ExternalOptions,
     pools: HashMap<String, Arc<ServerPool>>,
@@ -88,7 +88,7 @@ impl ExternalTools {
     /// The backend of a servers file.
     pub fn new(
         cfg: ServersConfig,
-        sandbox: Arc<Sandbox>,
+        sandbox: Arc<LoadedRoot>,
         clock: Clock,
         opts: ExternalOptions,
     ) -> Self {
@@ -381,7 +381,7 @@ pub struct ExternalSession {
     tool_list: Vec<Value>,
     session_id: String,
     opts: StartOptions,
-    sandbox: Arc<Sandbox>,
+    sandbox: Arc<LoadedRoot>,
     clock: Clock,
     judge: Arc<tb_eval::judge::StateJudge>,
 }

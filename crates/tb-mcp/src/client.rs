@@ -249,7 +249,7 @@ impl McpTools {
     }
 
     /// The tools as `tools/list` gave them, MCP-shaped (`name`, `description`, `inputSchema`),
-    /// as [`tb_eval::sandbox::TaskSession::tool_list`] gives them in-process.
+    /// as [`tb_eval::root::TaskSession::tool_list`] gives them in-process.
     pub fn tool_list(&self) -> &[Value] {
         &self.tools
     }

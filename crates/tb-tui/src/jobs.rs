@@ -12,8 +12,8 @@ use tb_core::{FinishReason, Message, StateVerdict, Task, ToolCall, TrialRecord};
 use tb_eval::episode::{
     Agent, AgentReply, AgentTools, BoxFuture, EpisodeError, EpisodeSpec, EpisodeState,
 };
+use tb_eval::root::TaskSession;
 use tb_eval::run::RunEnv;
-use tb_eval::sandbox::TaskSession;
 use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::{BoxFut, ToolBackend};
 use tb_eval::user_sim::UserTurn;

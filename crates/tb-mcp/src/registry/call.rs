@@ -9,7 +9,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
-use tb_eval::sandbox::TaskSession;
+use tb_eval::root::TaskSession;
 use tb_eval::tools::EpisodeSession;
 use tb_sandbox::CallOutcome;
 use tokio::sync::{OwnedMappedMutexGuard, OwnedMutexGuard};

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tb_core::Task;
-use tb_eval::sandbox::{PreparedTask, TaskSession};
+use tb_eval::root::{PreparedTask, TaskSession};
 use tb_eval::tools::EpisodeSession;
 
 /// A task loaded once for its in-process sessions.

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Instant;
 use tb_core::task::golden_calls_of as golden_calls;
-use tb_eval::sandbox::TaskSession;
+use tb_eval::root::TaskSession;
 use tb_eval::tools::{EpisodeSession, RemoteSession};
 use tb_sandbox::diff::deep_diff;
 

@@ -2,7 +2,7 @@
 //! sessions, idle reaping, per-call timeout) that keep the server responsive.
 //!
 //! A session is one attempt's backend, an [`EpisodeSession`](tb_eval::tools::EpisodeSession): a fresh in-process
-//! [`TaskSession`](tb_eval::sandbox::TaskSession) (copy-on-write over the loaded base state, so
+//! [`TaskSession`](tb_eval::root::TaskSession) (copy-on-write over the loaded base state, so
 //! opening one costs microseconds) or a remote backend's session (external tool servers), the
 //! tools the agent may see, and what the evaluator needs for effects. Sessions never share
 //! mutable state; each has its own lock, so calls on different sessions run in parallel and
@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 use tb_dataset::Dataset;
 use tb_eval::judge::StateJudge;
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 use tb_eval::tools::RemoteTools;
 use tb_sandbox::Clock;
 
@@ -66,7 +66,7 @@ impl Default for Limits {
 /// All open sessions of one server, over one loaded data root.
 pub struct Registry {
     dataset: Dataset,
-    sandbox: Sandbox,
+    sandbox: LoadedRoot,
     clock: Clock,
     limits: Limits,
     judge: StateJudge,
@@ -95,7 +95,7 @@ impl Registry {
     /// Opens a data root (dataset and every domain's initial data).
     pub fn open(data_root: &Path, clock: Clock, limits: Limits) -> Result<Self, SessionError> {
         let dataset = Dataset::open(data_root).map_err(|e| SessionError::Init(e.to_string()))?;
-        let sandbox = Sandbox::load(dataset.root()).map_err(|e| {
+        let sandbox = LoadedRoot::load(dataset.root()).map_err(|e| {
             SessionError::Init(format!(
                 "loading the tools' initial data under {}: {e}",
                 dataset.root().display()
@@ -105,7 +105,7 @@ impl Registry {
     }
 
     /// A registry over an opened dataset and its loaded sandbox.
-    pub fn new(dataset: Dataset, sandbox: Sandbox, clock: Clock, limits: Limits) -> Self {
+    pub fn new(dataset: Dataset, sandbox: LoadedRoot, clock: Clock, limits: Limits) -> Self {
         Registry {
             dataset,
             sandbox,
@@ -140,7 +140,7 @@ impl Registry {
     }
 
     /// The loaded sandbox.
-    pub fn sandbox(&self) -> &Sandbox {
+    pub fn sandbox(&self) -> &LoadedRoot {
         &self.sandbox
     }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tb_core::Task;
-use tb_eval::sandbox::TaskSession;
+use tb_eval::root::TaskSession;
 use tb_eval::tools::EpisodeSession;
 
 /// Where calls of a tool run (per [`ToolSet`], so per task): not yet seen (the first call runs on

@@ -4,7 +4,7 @@ use super::*;
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 use tb_core::task::golden_calls_of as golden_calls;
-use tb_eval::sandbox::TaskSession;
+use tb_eval::root::TaskSession;
 use tb_eval::tools::{EpisodeSession, RemoteSession};
 use tb_sandbox::CallOutcome;
 use tb_sandbox::runtime::{Args, ToolError};

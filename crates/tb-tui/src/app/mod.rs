@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tb_core::{FinishReason, Message, Task, ToolCall};
 use tb_eval::episode::{Agent, AgentTools, EpisodeState, ModelAgent};
+use tb_eval::root::TaskSession;
 use tb_eval::run::RunEnv;
-use tb_eval::sandbox::TaskSession;
 use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::RemoteTools;
 
@@ -44,7 +44,7 @@ impl Play {
 /// Everything loaded before the app starts.
 #[derive(Debug)]
 pub struct Setup {
-    /// Sandbox, judge, clock, agent config, scenarios and models.
+    /// The loaded data root, judge, clock, agent config, scenarios and models.
     pub env: RunEnv,
     /// The task (for `-s SCENARIO`, a task of the scenario without checks).
     pub task: Task,
@@ -69,7 +69,7 @@ pub struct Setup {
 pub enum AppError {
     /// The task's session could not be opened.
     #[error(transparent)]
-    Session(#[from] tb_eval::sandbox::SandboxError),
+    Session(#[from] tb_eval::root::RootError),
     /// The agent's tools could not be built.
     #[error("the agent's tools: {0}")]
     Tools(String),
