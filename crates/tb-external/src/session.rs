@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tb_core::{Check, StateVerdict, Task};
 use tb_eval::root::{LoadedRoot, TaskSession};
-use tb_eval::tools::{BoxFut, RemoteSession, RemoteTools, ToolBackend};
+use tb_eval::tools::{BoxFut, EpisodeSession, RemoteTools, ToolBackend};
 use tb_sandbox::{CallOutcome, Clock};
 
 /// Which side runs a server when both have it.
@@ -894,13 +894,13 @@ impl ToolBackend for ExternalSession {
     }
 }
 
-impl RemoteSession for ExternalSession {
-    fn verdicts(&mut self) -> BoxFut<'_, Result<Vec<StateVerdict>, String>> {
-        Box::pin(async move {
+impl EpisodeSession for ExternalSession {
+    fn verdicts(&mut self) -> Option<BoxFut<'_, Result<Vec<StateVerdict>, String>>> {
+        Some(Box::pin(async move {
             self.state_verdicts()
                 .await
                 .map_err(|e| tb_core::error_text(&e))
-        })
+        }))
     }
 
     fn server_effects(&mut self) -> BoxFut<'_, Result<Vec<(String, Value)>, String>> {
@@ -934,7 +934,10 @@ impl RemoteSession for ExternalSession {
 }
 
 impl RemoteTools for ExternalTools {
-    fn open<'a>(&'a self, task_uid: &'a str) -> BoxFut<'a, Result<Box<dyn RemoteSession>, String>> {
+    fn open<'a>(
+        &'a self,
+        task_uid: &'a str,
+    ) -> BoxFut<'a, Result<Box<dyn EpisodeSession>, String>> {
         Box::pin(async move {
             Err(format!(
                 "task {task_uid}: external servers need the task, not only its id"
@@ -945,7 +948,7 @@ impl RemoteTools for ExternalTools {
     fn open_task<'a>(
         &'a self,
         task: &'a Task,
-    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+    ) -> BoxFut<'a, Result<Option<Box<dyn EpisodeSession>>, String>> {
         Box::pin(async move {
             if !self.is_external(task) {
                 // every server native (or unknown: the in-process session reports it)
@@ -953,7 +956,7 @@ impl RemoteTools for ExternalTools {
             }
             self.open_session(task)
                 .await
-                .map(|s| Some(Box::new(s) as Box<dyn RemoteSession>))
+                .map(|s| Some(Box::new(s) as Box<dyn EpisodeSession>))
                 .map_err(|e| tb_core::error_text(&e))
         })
     }
@@ -962,11 +965,11 @@ impl RemoteTools for ExternalTools {
         &'a self,
         session_id: &'a str,
         configs: &'a [(String, Value)],
-    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+    ) -> BoxFut<'a, Result<Option<Box<dyn EpisodeSession>>, String>> {
         Box::pin(async move {
             self.open_configs(session_id, configs)
                 .await
-                .map(|s| s.map(|s| Box::new(s) as Box<dyn RemoteSession>))
+                .map(|s| s.map(|s| Box::new(s) as Box<dyn EpisodeSession>))
                 .map_err(|e| tb_core::error_text(&e))
         })
     }

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 use tb_eval::root::TaskSession;
-use tb_eval::tools::EpisodeSession;
 use tb_sandbox::CallOutcome;
 use tokio::sync::{OwnedMappedMutexGuard, OwnedMutexGuard};
 
@@ -101,10 +100,8 @@ impl Registry {
     ) -> Result<CallOutcome, SessionError> {
         let started = Instant::now();
         let guard = self.lock_live(slot).await?;
-        let native = OwnedMutexGuard::try_map(guard, |live| match live {
-            Some(EpisodeSession::Native(s)) => Some(s),
-            _ => None,
-        });
+        let native =
+            OwnedMutexGuard::try_map(guard, |live| live.as_mut().and_then(|s| s.in_process_mut()));
         let out = match native {
             Ok(session) => match place {
                 Some(place) if place.load(Ordering::Relaxed) == INLINE => {
@@ -210,7 +207,7 @@ async fn call_remote(
     args: Value,
     started: Instant,
 ) -> Result<CallOutcome, SessionError> {
-    let Some(EpisodeSession::Remote(remote)) = guard.as_mut() else {
+    let Some(remote) = guard.as_mut() else {
         return Err(SessionError::Backend("the session is closed".into()));
     };
     let remaining = slot.call_timeout.saturating_sub(started.elapsed());

@@ -56,7 +56,7 @@ impl Registry {
                         id,
                         Origin::Task(Arc::new(task)),
                         Arc::new(ToolSet::new(list)),
-                        EpisodeSession::Remote(session),
+                        session,
                         None,
                     )?;
                     tracing::info!(session = %slot.id, task = task_id, backend = %remote.describe(), "remote session created");
@@ -78,7 +78,7 @@ impl Registry {
                     id,
                     Origin::Task(entry.task.clone()),
                     entry.tools.clone(),
-                    EpisodeSession::Native(session),
+                    Box::new(session),
                     None,
                 )
             })
@@ -135,7 +135,7 @@ impl Registry {
                         id.to_string(),
                         Origin::Proxy(options),
                         Arc::new(ToolSet::new(list)),
-                        EpisodeSession::Remote(session),
+                        session,
                         timeout,
                     )?;
                     tracing::info!(session = %slot.id, backend = %remote.describe(), "remote proxy session created");
@@ -155,7 +155,7 @@ impl Registry {
                     id,
                     Origin::Proxy(options),
                     Arc::new(ToolSet::new(list)),
-                    EpisodeSession::Native(session),
+                    Box::new(session),
                     timeout,
                 )?;
                 Ok((slot, init_result))
@@ -186,7 +186,7 @@ impl Registry {
         id: String,
         origin: Origin,
         tools: Arc<ToolSet>,
-        session: EpisodeSession,
+        session: Box<dyn EpisodeSession>,
         timeout: Option<Duration>,
     ) -> Result<Arc<Slot>, SessionError> {
         let mut call_timeout = self.limits.call_timeout;
@@ -197,7 +197,7 @@ impl Registry {
             id,
             origin,
             tools,
-            initial: session.native().cloned(),
+            initial: session.in_process().cloned(),
             live: Arc::new(tokio::sync::Mutex::new(Some(session))),
             call_log: Mutex::new(Vec::new()),
             call_timeout,

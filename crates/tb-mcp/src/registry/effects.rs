@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tb_core::task::golden_calls_of as golden_calls;
 use tb_eval::root::TaskSession;
-use tb_eval::tools::{EpisodeSession, RemoteSession};
+use tb_eval::tools::EpisodeSession;
 use tb_sandbox::diff::deep_diff;
 
 /// Effects of one server of a session: the verdict the evaluator needs, and the states.
@@ -181,20 +181,19 @@ impl Registry {
         let started = Instant::now();
         let mut guard = self.lock_live(slot).await?;
         let call_log = slot.logs_calls().then(|| lock(&slot.call_log).clone());
-        let servers = match guard.as_mut() {
-            Some(EpisodeSession::Native(session)) => {
-                let live = session.clone();
-                drop(guard);
-                self.native_effects(slot, &live, with_states)?
-            }
-            Some(EpisodeSession::Remote(remote)) => {
-                let remaining = slot.call_timeout.saturating_sub(started.elapsed());
-                let servers =
-                    tokio::time::timeout(remaining, remote_effects(slot, remote.as_mut())).await;
-                drop(guard);
-                servers.map_err(|_| SessionError::Timeout(slot.call_timeout))??
-            }
-            None => return Err(SessionError::Backend("the session is closed".into())),
+        let Some(session) = guard.as_mut() else {
+            return Err(SessionError::Backend("the session is closed".into()));
+        };
+        let servers = if let Some(session) = session.in_process() {
+            let live = session.clone();
+            drop(guard);
+            self.native_effects(slot, &live, with_states)?
+        } else {
+            let remaining = slot.call_timeout.saturating_sub(started.elapsed());
+            let servers =
+                tokio::time::timeout(remaining, remote_effects(slot, session.as_mut())).await;
+            drop(guard);
+            servers.map_err(|_| SessionError::Timeout(slot.call_timeout))??
         };
         self.touch(slot);
         Ok(Effects { servers, call_log })
@@ -288,19 +287,20 @@ impl Registry {
 /// rubrics; for a proxy session each server's own effects object, as the reference's proxy.
 async fn remote_effects(
     slot: &Slot,
-    remote: &mut dyn RemoteSession,
+    remote: &mut dyn EpisodeSession,
 ) -> Result<Vec<ServerEffects>, SessionError> {
     Ok(match &slot.origin {
-        Origin::Task(task) => remote
-            .verdicts()
-            .await
-            .map_err(SessionError::Backend)?
-            .into_iter()
-            .map(|v| {
-                let config = task.world_state.get(&v.server);
-                ServerEffects::of_verdict(v, config)
-            })
-            .collect(),
+        Origin::Task(task) => match remote.verdicts() {
+            Some(verdicts) => verdicts.await,
+            None => Err("the session gives no state verdicts".to_string()),
+        }
+        .map_err(SessionError::Backend)?
+        .into_iter()
+        .map(|v| {
+            let config = task.world_state.get(&v.server);
+            ServerEffects::of_verdict(v, config)
+        })
+        .collect(),
         Origin::Proxy(_) => remote
             .server_effects()
             .await

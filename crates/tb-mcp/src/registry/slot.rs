@@ -71,7 +71,7 @@ pub struct ProxyOptions {
 
 /// What a slot's lock guards: its session, in process or on a remote backend (`None` once a
 /// remote one is closed). Holding the lock is what makes calls on one session run one at a time.
-pub(super) type Live = Option<EpisodeSession>;
+pub(super) type Live = Option<Box<dyn EpisodeSession>>;
 
 /// One open session.
 #[derive(Debug)]

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 use tb_core::task::golden_calls_of as golden_calls;
 use tb_eval::root::TaskSession;
-use tb_eval::tools::{EpisodeSession, RemoteSession};
+use tb_eval::tools::EpisodeSession;
 use tb_sandbox::CallOutcome;
 use tb_sandbox::runtime::{Args, ToolError};
 use tb_sandbox::state::State;
@@ -46,7 +46,7 @@ fn slow_slot(reg: &Registry) -> Arc<Slot> {
         "slow".into(),
         Origin::Proxy(ProxyOptions::default()),
         tools,
-        EpisodeSession::Native(session),
+        Box::new(session),
         None,
     )
     .unwrap()
@@ -148,11 +148,11 @@ impl tb_eval::tools::ToolBackend for FakeSession {
     }
 }
 
-impl RemoteSession for FakeSession {
+impl EpisodeSession for FakeSession {
     fn verdicts(
         &mut self,
-    ) -> tb_eval::tools::BoxFut<'_, Result<Vec<tb_core::StateVerdict>, String>> {
-        Box::pin(async {
+    ) -> Option<tb_eval::tools::BoxFut<'_, Result<Vec<tb_core::StateVerdict>, String>>> {
+        Some(Box::pin(async {
             Ok(vec![tb_core::StateVerdict {
                 server: "fake".into(),
                 passed: true,
@@ -160,7 +160,7 @@ impl RemoteSession for FakeSession {
                 golden_hash: "h".into(),
                 diff: Vec::new(),
             }])
-        })
+        }))
     }
     fn close(self: Box<Self>) -> tb_eval::tools::BoxFut<'static, ()> {
         let closed = self.closed.clone();
@@ -174,12 +174,12 @@ impl RemoteTools for FakeRemote {
     fn open<'a>(
         &'a self,
         _task_uid: &'a str,
-    ) -> tb_eval::tools::BoxFut<'a, Result<Box<dyn RemoteSession>, String>> {
+    ) -> tb_eval::tools::BoxFut<'a, Result<Box<dyn EpisodeSession>, String>> {
         Box::pin(async move {
             Ok(Box::new(FakeSession {
                 tools: self.tools.clone(),
                 closed: self.closed.clone(),
-            }) as Box<dyn RemoteSession>)
+            }) as Box<dyn EpisodeSession>)
         })
     }
 }
