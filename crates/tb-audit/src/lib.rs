@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tb_core::Task;
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 use tb_sandbox::Clock;
 
 /// How bad a finding is.
@@ -289,7 +289,7 @@ impl Default for AuditOptions {
 }
 
 /// Audits `tasks` on `sandbox`.
-pub fn audit(sandbox: &Sandbox, tasks: &[Task], opts: &AuditOptions) -> AuditReport {
+pub fn audit(sandbox: &LoadedRoot, tasks: &[Task], opts: &AuditOptions) -> AuditReport {
     let env = task::Env {
         sandbox,
         clock: opts.clock,

@@ -6,13 +6,13 @@ use serde_json::Value;
 use tb_core::{Check, Task};
 use tb_eval::judge::{Golden, StateJudge};
 use tb_eval::offline::{OfflineAgent, run_offline};
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 use tb_sandbox::diff::deep_diff;
 use tb_sandbox::{CallOutcome, Clock, Session, State};
 
 /// What every task's audit shares.
 pub(crate) struct Env<'a> {
-    pub sandbox: &'a Sandbox,
+    pub sandbox: &'a LoadedRoot,
     pub clock: Clock,
     pub wall: Clock,
 }
@@ -135,7 +135,7 @@ fn audit_into(
     env: &Env<'_>,
     task: &Task,
     a: &mut TaskAudit,
-) -> Result<(), tb_eval::sandbox::SandboxError> {
+) -> Result<(), tb_eval::root::RootError> {
     // A judge per task: its golden cache (whole stable states) lives as long as the task's
     // audit, so memory stays flat over a long list.
     let judge = StateJudge::new();

@@ -161,7 +161,7 @@ pub(super) struct GoldenInputs<'a> {
     pub(super) tasks: &'a [Task],
     /// Per task, its golden calls in order (every server's).
     pub(super) golden: &'a [Vec<(String, Value)>],
-    pub(super) sandbox: &'a std::sync::Arc<Sandbox>,
+    pub(super) sandbox: &'a std::sync::Arc<LoadedRoot>,
     pub(super) ds: &'a tb_dataset::Dataset,
 }
 

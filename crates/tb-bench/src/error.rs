@@ -38,7 +38,7 @@ from_errors!(
     std::net::AddrParseError,
     tokio::task::JoinError,
     tb_dataset::DatasetError,
-    tb_eval::sandbox::SandboxError,
+    tb_eval::root::RootError,
     tb_sandbox::DomainError,
     tb_llm::LlmError,
     tb_mcp::SessionError,

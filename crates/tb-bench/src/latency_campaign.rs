@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use tb_campaign::schedule::{self, StartOrder};
 use tb_core::Task;
 use tb_eval::attempt::attempt;
+use tb_eval::root::LoadedRoot;
 use tb_eval::run::AgentChoice;
-use tb_eval::sandbox::Sandbox;
 use tb_mock_model::{MockOptions, MockServer};
 
 /// What the figure runs.
@@ -59,7 +59,7 @@ pub struct Inputs<'a> {
     /// Per task, its golden calls in order (every server's).
     pub golden: Vec<Vec<(String, Value)>>,
     /// The sandbox.
-    pub sandbox: Arc<Sandbox>,
+    pub sandbox: Arc<LoadedRoot>,
     /// The dataset (scenarios, agent config).
     pub ds: &'a tb_dataset::Dataset,
 }

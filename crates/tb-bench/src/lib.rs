@@ -9,7 +9,7 @@
 //!   state, deep diff initial vs golden (one hash per server, the golden one, as the
 //!   reference's segment). Median of `--passes` passes.
 //! - `session_create_us`: one fresh task session (base state + data patch), median: built
-//!   from the task prepared at load (`Sandbox::prepare`: its data patch validated once);
+//!   from the task prepared at load (`LoadedRoot::prepare`: its data patch validated once);
 //!   `session_create_unprepared_us` without that (validating and upserting the patch).
 //! - `tool_call_us`: one in-process tool call (validation, tool, result text), median over
 //!   every golden call of the benchmark; also split into reads and writes.
@@ -64,8 +64,8 @@ use tb_core::Task;
 use tb_eval::attempt::attempt_offline;
 use tb_eval::judge::StateJudge;
 use tb_eval::offline::OfflineAgent;
+use tb_eval::root::LoadedRoot;
 use tb_eval::run::AttemptEnv;
-use tb_eval::sandbox::Sandbox;
 use tb_sandbox::Clock;
 use tb_sandbox::diff::deep_diff;
 use tb_sandbox::state::hash_stable;
@@ -162,18 +162,18 @@ type GoldenHash = (String, String, String);
 
 struct Loaded {
     tasks: Vec<Task>,
-    sandbox: std::sync::Arc<Sandbox>,
+    sandbox: std::sync::Arc<LoadedRoot>,
     /// Per task, per server of its world_state: the golden calls.
     calls: Vec<Vec<ServerCalls>>,
     /// Per task, made ready for sessions at load on the bench's clock (each data patch
     /// validated once; `session_create_us` opens sessions from these).
-    prepared: Vec<tb_eval::sandbox::PreparedTask>,
+    prepared: Vec<tb_eval::root::PreparedTask>,
 }
 
 fn load(a: &BenchOptions) -> Result<(Loaded, tb_dataset::Dataset, PathBuf)> {
     let root = a.data.clone();
     let ds = tb_dataset::Dataset::open(&root)?;
-    let sandbox = Sandbox::load(ds.root()).with_context(|| {
+    let sandbox = LoadedRoot::load(ds.root()).with_context(|| {
         format!(
             "loading the tools' initial data under {}",
             ds.root().display()

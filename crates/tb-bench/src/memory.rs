@@ -69,7 +69,7 @@ pub(super) fn sessions_memory(a: &BenchOptions, n: usize) -> Result<ExitCode> {
     let kib = || rss_kib().0.unwrap_or(0);
     // Warm: every task loaded once (its tool set, its golden state), then closed.
     for id in &ids {
-        let s = registry.create_for_task(id)?;
+        let s = rt.block_on(registry.create_for_task(id))?;
         registry.remove(s.id())?;
     }
     let warm = kib();
@@ -77,7 +77,7 @@ pub(super) fn sessions_memory(a: &BenchOptions, n: usize) -> Result<ExitCode> {
     let calls = rt.block_on(async {
         let mut slots = Vec::with_capacity(n);
         for i in 0..n {
-            slots.push(registry.create_for_task(&ids[i % ids.len()])?);
+            slots.push(registry.create_for_task(&ids[i % ids.len()]).await?);
         }
         let mut jobs = tokio::task::JoinSet::new();
         for slot in slots {

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use tb_dataset::Dataset;
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 
 /// `--data DIR`, else `THINKINGBOX_DATA`.
 /// (`arg` takes the clap field as `&args.data` or `Option<&PathBuf>`.)
@@ -21,9 +21,9 @@ pub fn data_root<'a>(arg: impl Into<Option<&'a PathBuf>>) -> Result<PathBuf> {
 }
 
 /// Opens the dataset and loads every domain's initial data from the same root.
-pub fn open(root: &Path) -> Result<(Dataset, Sandbox)> {
+pub fn open(root: &Path) -> Result<(Dataset, LoadedRoot)> {
     let ds = Dataset::open(root)?;
-    let sandbox = Sandbox::load(ds.root()).with_context(|| {
+    let sandbox = LoadedRoot::load(ds.root()).with_context(|| {
         format!(
             "loading the tools' initial data under {}",
             ds.root().display()
@@ -96,9 +96,12 @@ impl SurfaceArgs {
 }
 
 /// [`open`] with the domains of a tool surface.
-pub fn open_with(root: &Path, surface: &tb_eval::surface::Surface) -> Result<(Dataset, Sandbox)> {
+pub fn open_with(
+    root: &Path,
+    surface: &tb_eval::surface::Surface,
+) -> Result<(Dataset, LoadedRoot)> {
     let ds = Dataset::open(root)?;
-    let sandbox = Sandbox::load_with(ds.root(), surface).with_context(|| {
+    let sandbox = LoadedRoot::load_with(ds.root(), surface).with_context(|| {
         format!(
             "loading the tools' initial data under {}",
             ds.root().display()
@@ -180,7 +183,7 @@ impl ServerArgs {
     /// The external backend over `sandbox`, when --servers is given.
     pub fn backend(
         &self,
-        sandbox: std::sync::Arc<Sandbox>,
+        sandbox: std::sync::Arc<LoadedRoot>,
         clock: tb_sandbox::Clock,
     ) -> Result<Option<std::sync::Arc<tb_external::ExternalTools>>> {
         let Some(cfg) = self.config()? else {

@@ -110,7 +110,7 @@ fn is_script_file(path: &std::path::Path) -> bool {
 fn run_scripts(
     a: &ReplayArgs,
     ds: &tb_dataset::Dataset,
-    sandbox: &tb_eval::sandbox::Sandbox,
+    sandbox: &tb_eval::root::LoadedRoot,
     clock: tb_sandbox::Clock,
 ) -> Result<ExitCode> {
     use tb_eval::script_replay::{ScriptEnv, ScriptSummary, read_script_records, replay_script};

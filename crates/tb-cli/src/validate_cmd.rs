@@ -196,7 +196,7 @@ fn agent_names(root: &std::path::Path) -> Vec<String> {
 /// agent builtin) provides, with a "did you mean" when one is close.
 fn unknown_scenario_tools(
     scenario: &tb_dataset::Scenario,
-    session: &tb_eval::sandbox::TaskSession,
+    session: &tb_eval::root::TaskSession,
     builtins: &std::collections::BTreeSet<String>,
 ) -> Vec<String> {
     let provided: Vec<String> = session

@@ -1,11 +1,11 @@
 //! Running attempts: task x repetition -> session -> episode -> graded trial record. The
 //! episode is played here; grading is [`crate::grade`]'s.
 
-use crate::grade::{grade, grade_remote, test_result_of};
+use crate::grade::{grade_session, test_result_of};
 use crate::offline::{OfflineAgent, run_offline};
 use crate::record::{base_metadata, blank_record, error_json};
+use crate::root::RootError;
 use crate::run::{AgentChoice, AttemptEnv, RunEnv};
-use crate::sandbox::SandboxError;
 use crate::tools::{EpisodeSession, RemoteTools};
 use serde_json::{Value, json};
 use std::time::Instant;
@@ -21,7 +21,7 @@ pub fn attempt_offline(
     let started = Instant::now();
     let mut metadata = base_metadata(task, agent.name(), repetition);
     let mut messages = system_messages(env, task);
-    let outcome = (|| -> Result<(Vec<Message>, FinishReason, Verdict), SandboxError> {
+    let outcome = (|| -> Result<(Vec<Message>, FinishReason, Verdict), RootError> {
         let mut session = env.sandbox.session(task, env.clock)?;
         let t0 = Instant::now();
         let episode = run_offline(agent, task, &mut session);
@@ -182,11 +182,11 @@ pub async fn attempt_with(
         None => Ok(None),
     };
     let opened = match remote_session {
-        Ok(Some(r)) => Ok(EpisodeSession::Remote(r)),
+        Ok(Some(r)) => Ok(r),
         Ok(None) => env
             .sandbox
             .session(task, env.clock)
-            .map(EpisodeSession::Native)
+            .map(|s| Box::new(s) as Box<dyn EpisodeSession>)
             .map_err(|e| tb_core::error_text(&e)),
         Err(e) => Err(e),
     };
@@ -206,7 +206,7 @@ async fn attempt_in(
     env: &RunEnv,
     choice: AgentChoice,
     task: &Task,
-    backend: &mut EpisodeSession,
+    backend: &mut Box<dyn EpisodeSession>,
     started: Instant,
     rec: &mut TrialRecord,
 ) {
@@ -219,13 +219,13 @@ async fn attempt_in(
         );
     };
     let scenario = env.scenarios.get(&task.scenario);
-    let prepared = match backend {
+    let prepared = match backend.in_process() {
         // built once per agent config, scenario and domains
-        EpisodeSession::Native(s) => env.sandbox.agent_tools(env.agent.as_ref(), scenario, s),
-        EpisodeSession::Remote(r) => std::sync::Arc::new(crate::episode::PreparedTools::build(
+        Some(s) => env.sandbox.agent_tools(env.agent.as_ref(), scenario, s),
+        None => std::sync::Arc::new(crate::episode::PreparedTools::build(
             env.agent.as_ref().map_or(&[][..], |a| &a.builtin_tools),
             scenario.map_or(&[][..], |s| &s.tools),
-            &r.tool_list(),
+            &backend.tool_list(),
         )),
     };
     let tools = match &prepared.tools {
@@ -288,7 +288,7 @@ async fn attempt_in(
     let mut st = crate::episode::EpisodeState::default();
     let t_loop = Instant::now();
     let outcome = {
-        let fut = crate::episode::run_episode(&spec, agent.as_mut(), backend.tools(), &mut st);
+        let fut = crate::episode::run_episode(&spec, agent.as_mut(), backend.as_mut(), &mut st);
         match env.attempt_timeout {
             Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
                 Err(crate::episode::EpisodeError {
@@ -338,12 +338,7 @@ async fn attempt_in(
         Ok(reason) => {
             rec.finish_reason = reason;
             let response = crate::episode::final_response(&rec.messages);
-            match backend {
-                EpisodeSession::Native(session) => grade(env, task, session, &response, rec).await,
-                EpisodeSession::Remote(r) => {
-                    grade_remote(env, task, r.as_mut(), &response, rec).await;
-                }
-            }
+            grade_session(env, task, backend.as_mut(), &response, rec).await;
             rec.metadata.insert(
                 "execution_time".into(),
                 json!(started.elapsed().as_secs_f64()),

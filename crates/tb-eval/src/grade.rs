@@ -5,7 +5,7 @@
 
 use crate::record::error_json;
 use crate::run::RunEnv;
-use crate::tools::RemoteSession;
+use crate::tools::EpisodeSession;
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 use tb_core::{Check, Task, TestResult, TrialRecord, Verdict};
@@ -92,7 +92,7 @@ pub fn task_rubrics(task: &Task) -> Vec<String> {
 pub async fn grade(
     env: &RunEnv,
     task: &Task,
-    session: &crate::sandbox::TaskSession,
+    session: &crate::root::TaskSession,
     response: &str,
     rec: &mut TrialRecord,
 ) {
@@ -123,7 +123,7 @@ pub async fn grade(
 pub async fn grade_body(
     env: &RunEnv,
     task: &Task,
-    session: &crate::sandbox::TaskSession,
+    session: &crate::root::TaskSession,
     judge: crate::pybody::BodyJudge<'_>,
     t0: Instant,
     rec: &mut TrialRecord,
@@ -274,20 +274,25 @@ pub async fn grade_with(
     rec.verdict = Some(verdict);
 }
 
-/// [`grade`] for a remote session (`tb infer` over a `tb mcp-start` or external servers,
-/// `tb openenv` episodes): the state verdicts come from the session; its failure to give them
-/// is a tool-backend system error.
-pub async fn grade_remote(
+/// Grades a finished session of any kind: in process with [`grade`]; on a remote backend
+/// (`tb infer` over a `tb mcp-start` or external servers, `tb openenv` and `tb tui` episodes)
+/// with the state verdicts the session gives, its failure to give them a tool-backend system
+/// error.
+pub async fn grade_session(
     env: &RunEnv,
     task: &Task,
-    remote: &mut dyn RemoteSession,
+    session: &mut dyn EpisodeSession,
     response: &str,
     rec: &mut TrialRecord,
 ) {
+    if let Some(s) = session.in_process() {
+        return grade(env, task, s, response, rec).await;
+    }
     let t0 = Instant::now();
-    let state = remote
-        .verdicts()
-        .await
-        .map_err(|e| (crate::episode::TOOL_BACKEND_ERROR, e));
+    let state = match session.verdicts() {
+        Some(verdicts) => verdicts.await,
+        None => Err("the session gives no state verdicts".to_string()),
+    }
+    .map_err(|e| (crate::episode::TOOL_BACKEND_ERROR, e));
     grade_with(env, task, state, t0, response, rec).await;
 }

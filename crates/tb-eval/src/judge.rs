@@ -1,7 +1,7 @@
 //! The state judge: an attempt passes the database check when the hash of its final stable
 //! state equals the golden hash (fresh session + data patch + the task's golden calls).
 
-use crate::sandbox::{Sandbox, SandboxError, TaskSession};
+use crate::root::{LoadedRoot, RootError, TaskSession};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -54,10 +54,10 @@ impl StateJudge {
     /// that fails is ignored, as the reference's `geteffects` does.
     pub fn golden(
         &self,
-        sandbox: &Sandbox,
+        sandbox: &LoadedRoot,
         task: &Task,
         clock: Clock,
-    ) -> Result<std::sync::Arc<Vec<Golden>>, SandboxError> {
+    ) -> Result<std::sync::Arc<Vec<Golden>>, RootError> {
         let key = format!("{}@{}", task.uid, clock.now_iso());
         if let Some(g) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(g);
@@ -89,11 +89,11 @@ impl StateJudge {
     /// Judges an attempt's final sessions against the golden states.
     pub fn judge(
         &self,
-        sandbox: &Sandbox,
+        sandbox: &LoadedRoot,
         task: &Task,
         clock: Clock,
         result: &TaskSession,
-    ) -> Result<Vec<StateVerdict>, SandboxError> {
+    ) -> Result<Vec<StateVerdict>, RootError> {
         let golden = self.golden(sandbox, task, clock)?;
         Ok(golden
             .iter()

@@ -1,6 +1,6 @@
 //! Sessions, episodes, judges, offline agents, and replay of recorded reference traces.
 //!
-//! Data flows one way: a [`tb_core::Task`] opens a [`sandbox::TaskSession`], an agent runs an
+//! Data flows one way: a [`tb_core::Task`] opens a [`root::TaskSession`], an agent runs an
 //! episode in it ([`attempt`]), the [`judge::StateJudge`] compares its final state with the
 //! golden one and [`grade`] gives the verdict and test result, and [`record`] holds the
 //! [`tb_core::TrialRecord`] they fill; [`run`] is what the attempts of a run share.
@@ -15,9 +15,9 @@ pub mod pybody;
 pub mod record;
 pub mod regrade;
 pub mod replay;
+pub mod root;
 pub mod rubric;
 pub mod run;
-pub mod sandbox;
 pub mod script_replay;
 pub mod surface;
 pub mod surface_cache;

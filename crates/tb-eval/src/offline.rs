@@ -2,7 +2,7 @@
 //! once. They check the benchmark itself (golden must pass every state check, noop must fail
 //! every task that asks for a change) and exercise the whole pipeline without a key.
 
-use crate::sandbox::TaskSession;
+use crate::root::TaskSession;
 use serde_json::{Map, Value, json};
 use tb_core::{FinishReason, Message, Task, ToolCall};
 

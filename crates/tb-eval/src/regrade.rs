@@ -28,7 +28,7 @@ pub enum RegradeError {
         /// The record's key.
         key: String,
         /// What failed.
-        source: crate::sandbox::SandboxError,
+        source: crate::root::RootError,
     },
     /// The agent's tool list could not be built (duplicate names).
     #[error("{key}: building the agent's tools: {message}")]
@@ -158,10 +158,11 @@ pub async fn regrade(
             let t0 = Instant::now();
             let state = match failed {
                 Some(e) => Err((crate::episode::TOOL_BACKEND_ERROR, e)),
-                None => x
-                    .verdicts()
-                    .await
-                    .map_err(|e| (crate::episode::TOOL_BACKEND_ERROR, e)),
+                None => match x.verdicts() {
+                    Some(v) => v.await,
+                    None => Err("the session gives no state verdicts".to_string()),
+                }
+                .map_err(|e| (crate::episode::TOOL_BACKEND_ERROR, e)),
             };
             rec.is_system_error = false;
             grade_with(env, task, state, t0, &response, rec).await;

@@ -4,7 +4,7 @@
 
 use crate::judge::StateJudge;
 use crate::offline::OfflineAgent;
-use crate::sandbox::Sandbox;
+use crate::root::LoadedRoot;
 use serde_json::{Map, Value};
 use tb_sandbox::Clock;
 
@@ -12,7 +12,7 @@ use tb_sandbox::Clock;
 #[derive(Debug)]
 pub struct AttemptEnv<'a> {
     /// Loaded domains.
-    pub sandbox: &'a Sandbox,
+    pub sandbox: &'a LoadedRoot,
     /// Golden-state cache.
     pub judge: &'a StateJudge,
     /// The session clock.
@@ -53,7 +53,7 @@ pub struct Dump {
 #[derive(Debug, Clone)]
 pub struct RunEnv {
     /// Loaded domains.
-    pub sandbox: std::sync::Arc<Sandbox>,
+    pub sandbox: std::sync::Arc<LoadedRoot>,
     /// Golden-state cache.
     pub judge: std::sync::Arc<StateJudge>,
     /// The session clock.

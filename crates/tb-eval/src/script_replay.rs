@@ -9,7 +9,7 @@
 
 use crate::episode::{Agent, AgentReply, BoxFuture, EpisodeSpec, EpisodeState};
 use crate::pybody::{BodyJudge, run_body};
-use crate::sandbox::Sandbox;
+use crate::root::LoadedRoot;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -70,7 +70,7 @@ impl ScriptSummary {
 #[derive(Debug, Clone)]
 pub struct ScriptEnv<'a> {
     /// Loaded domains and servers.
-    pub sandbox: &'a Sandbox,
+    pub sandbox: &'a LoadedRoot,
     /// The agent config the episodes ran with (`think`).
     pub agent: Option<Arc<tb_dataset::AgentConfig>>,
     /// The task's scenario.

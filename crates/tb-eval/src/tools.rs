@@ -1,7 +1,9 @@
-//! Tool backends of an episode: the in-process [`TaskSession`], or a remote session (a
-//! `tb mcp-start` server, implemented in `tb-mcp`) reached through [`RemoteTools`].
+//! What an episode plays on: [`ToolBackend`] (its tools), [`EpisodeSession`] (the tools, then
+//! what grading needs: the in-process [`TaskSession`], or a remote backend's session), and
+//! [`RemoteTools`] (where remote sessions come from: a `tb mcp-start` server, implemented in
+//! `tb-mcp`, or external tool servers, in `tb-external`).
 
-use crate::sandbox::TaskSession;
+use crate::root::TaskSession;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -35,17 +37,35 @@ impl ToolBackend for TaskSession {
     }
 }
 
-/// One remote task session: its tools, then its state verdicts.
-pub trait RemoteSession: ToolBackend {
-    /// The state verdicts (one per server), as the in-process judge gives them.
-    fn verdicts(&mut self) -> BoxFut<'_, Result<Vec<StateVerdict>, String>>;
+/// The session an episode plays on, whatever holds it: one attempt's tools, then what grading
+/// needs. In process it is a [`TaskSession`] ([`EpisodeSession::in_process`]: its state is
+/// graded by the in-process judge and shown as diffs); on a remote backend (a task's external
+/// tool servers, a `tb mcp-start` server) its tools are the backend's, its verdicts come from the
+/// servers' effects, and closing it tears them down. `tb infer`, `tb openenv`, `tb tui` and
+/// `tb mcp-start`'s sessions all hold one.
+pub trait EpisodeSession: ToolBackend {
+    /// The in-process session, when this is one; `None` on a remote backend.
+    fn in_process(&self) -> Option<&TaskSession> {
+        None
+    }
+    /// [`EpisodeSession::in_process`], mutable.
+    fn in_process_mut(&mut self) -> Option<&mut TaskSession> {
+        None
+    }
+    /// A remote session's state verdicts (one per server), as the in-process judge gives them;
+    /// `None` in process, where the judge computes them from the session's state.
+    fn verdicts(&mut self) -> Option<BoxFut<'_, Result<Vec<StateVerdict>, String>>>;
     /// Per server in priority order, its effects object as a reference server's
     /// `__reserved__geteffects` gives it (what the Session Proxy's `get_effects` returns). The
-    /// default shapes [`RemoteSession::verdicts`] so (hashes and diff only).
+    /// default shapes [`EpisodeSession::verdicts`] so (hashes and diff only).
     fn server_effects(&mut self) -> BoxFut<'_, Result<Vec<(String, Value)>, String>> {
+        let Some(verdicts) = self.verdicts() else {
+            return Box::pin(std::future::ready(Err(
+                "an in-process session's effects are computed from its state".to_string(),
+            )));
+        };
         Box::pin(async move {
-            Ok(self
-                .verdicts()
+            Ok(verdicts
                 .await?
                 .into_iter()
                 .map(|v| {
@@ -80,21 +100,47 @@ pub trait RemoteSession: ToolBackend {
             ))
         })
     }
-    /// Ends the session (best effort).
+    /// Ends the session (best effort): a remote one's servers are torn down and reaped.
     fn close(self: Box<Self>) -> BoxFut<'static, ()>;
+}
+
+impl EpisodeSession for TaskSession {
+    fn in_process(&self) -> Option<&TaskSession> {
+        Some(self)
+    }
+    fn in_process_mut(&mut self) -> Option<&mut TaskSession> {
+        Some(self)
+    }
+    fn verdicts(&mut self) -> Option<BoxFut<'_, Result<Vec<StateVerdict>, String>>> {
+        None
+    }
+    fn close(self: Box<Self>) -> BoxFut<'static, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+impl std::fmt::Debug for dyn EpisodeSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.in_process().is_some() {
+            "EpisodeSession(in process)"
+        } else {
+            "EpisodeSession(remote)"
+        })
+    }
 }
 
 /// A source of remote task sessions (e.g. a `tb mcp-start` server).
 pub trait RemoteTools: Send + Sync {
     /// Opens a fresh session for the task `task_uid`.
-    fn open<'a>(&'a self, task_uid: &'a str) -> BoxFut<'a, Result<Box<dyn RemoteSession>, String>>;
+    fn open<'a>(&'a self, task_uid: &'a str)
+    -> BoxFut<'a, Result<Box<dyn EpisodeSession>, String>>;
     /// Opens a fresh session for `task`; `Ok(None)` runs the attempt in process instead
     /// (e.g. an external-servers backend for a task whose servers are all native). The
     /// default opens [`RemoteTools::open`] by uid.
     fn open_task<'a>(
         &'a self,
         task: &'a tb_core::Task,
-    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+    ) -> BoxFut<'a, Result<Option<Box<dyn EpisodeSession>>, String>> {
         Box::pin(async move { self.open(&task.uid).await.map(Some) })
     }
     /// Opens a session the Session Proxy way (`session_create`): raw per-server init
@@ -104,7 +150,7 @@ pub trait RemoteTools: Send + Sync {
         &'a self,
         session_id: &'a str,
         configs: &'a [(String, Value)],
-    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+    ) -> BoxFut<'a, Result<Option<Box<dyn EpisodeSession>>, String>> {
         let _ = (session_id, configs);
         Box::pin(std::future::ready(Ok(None)))
     }
@@ -124,73 +170,5 @@ impl std::fmt::Debug for dyn RemoteTools {
         f.debug_tuple("RemoteTools")
             .field(&self.describe())
             .finish()
-    }
-}
-
-/// The session an episode's tools run in: in process (a [`TaskSession`]: its effects are the
-/// sandbox's diffs, graded by the in-process judge), or a remote backend's (e.g. a task's
-/// external tool servers: its tools are theirs, its verdicts come from their effects, and
-/// closing it tears them down). `tb infer`, `tb openenv` and `tb tui` all play on one.
-pub enum EpisodeSession {
-    /// In process.
-    Native(TaskSession),
-    /// On a remote backend.
-    Remote(Box<dyn RemoteSession>),
-}
-
-impl std::fmt::Debug for EpisodeSession {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EpisodeSession::Native(_) => f.write_str("EpisodeSession::Native"),
-            EpisodeSession::Remote(_) => f.write_str("EpisodeSession::Remote"),
-        }
-    }
-}
-
-impl EpisodeSession {
-    /// The tool list, MCP-shaped.
-    pub fn tool_list(&self) -> Vec<Value> {
-        match self {
-            EpisodeSession::Native(s) => s.tool_list(),
-            EpisodeSession::Remote(r) => r.tool_list(),
-        }
-    }
-
-    /// What the episode loop calls tools on.
-    pub fn tools(&mut self) -> &mut dyn ToolBackend {
-        match self {
-            EpisodeSession::Native(s) => s,
-            EpisodeSession::Remote(r) => r.as_mut(),
-        }
-    }
-
-    /// The in-process session, if it is one.
-    pub fn native(&self) -> Option<&TaskSession> {
-        match self {
-            EpisodeSession::Native(s) => Some(s),
-            EpisodeSession::Remote(_) => None,
-        }
-    }
-
-    /// Whether a remote backend serves the session.
-    pub fn is_remote(&self) -> bool {
-        matches!(self, EpisodeSession::Remote(_))
-    }
-
-    /// A remote session's state verdicts (its servers' effects: hashes and diff); `None` for
-    /// an in-process session (its effects are computed from its state).
-    pub async fn remote_verdicts(&mut self) -> Option<Result<Vec<StateVerdict>, String>> {
-        match self {
-            EpisodeSession::Native(_) => None,
-            EpisodeSession::Remote(r) => Some(r.verdicts().await),
-        }
-    }
-
-    /// Ends the session: a remote one is closed (its servers torn down and reaped); an
-    /// in-process one is dropped.
-    pub async fn close(self) {
-        if let EpisodeSession::Remote(r) = self {
-            r.close().await;
-        }
     }
 }

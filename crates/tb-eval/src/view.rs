@@ -1,7 +1,7 @@
 //! What the agent is shown for a task (`tb tools`): the system messages and the tool list,
 //! exactly as the first agent request carries them for an API.
 
-use crate::sandbox::Sandbox;
+use crate::root::LoadedRoot;
 use serde_json::{Value, json};
 use tb_core::{Message, Task};
 use tb_llm::{LlmConfig, Provider, wire};
@@ -9,7 +9,7 @@ use tb_llm::{LlmConfig, Provider, wire};
 /// The system messages and tools of the task's first agent request, for `provider`, with
 /// the agent YAML `agent` (e.g. `think`).
 pub fn agent_view(
-    sandbox: &Sandbox,
+    sandbox: &LoadedRoot,
     ds: &tb_dataset::Dataset,
     agent: &str,
     task: &Task,

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tb_core::{Check, StateVerdict, Task};
-use tb_eval::sandbox::{Sandbox, TaskSession};
-use tb_eval::tools::{BoxFut, RemoteSession, RemoteTools, ToolBackend};
+use tb_eval::root::{LoadedRoot, TaskSession};
+use tb_eval::tools::{BoxFut, EpisodeSession, RemoteTools, ToolBackend};
 use tb_sandbox::{CallOutcome, Clock};
 
 /// Which side runs a server when both have it.
@@ -77,7 +77,7 @@ pub fn route(cfg: &ServersConfig, prefer: Prefer, native: bool, server: &str) ->
 #[derive(Debug)]
 pub struct ExternalTools {
     cfg: Arc<ServersConfig>,
-    sandbox: Arc<Sandbox>,
+    sandbox: Arc<LoadedRoot>,
     clock: Clock,
     opts: ExternalOptions,
     pools: HashMap<String, Arc<ServerPool>>,
@@ -88,7 +88,7 @@ impl ExternalTools {
     /// The backend of a servers file.
     pub fn new(
         cfg: ServersConfig,
-        sandbox: Arc<Sandbox>,
+        sandbox: Arc<LoadedRoot>,
         clock: Clock,
         opts: ExternalOptions,
     ) -> Self {
@@ -381,7 +381,7 @@ pub struct ExternalSession {
     tool_list: Vec<Value>,
     session_id: String,
     opts: StartOptions,
-    sandbox: Arc<Sandbox>,
+    sandbox: Arc<LoadedRoot>,
     clock: Clock,
     judge: Arc<tb_eval::judge::StateJudge>,
 }
@@ -894,13 +894,13 @@ impl ToolBackend for ExternalSession {
     }
 }
 
-impl RemoteSession for ExternalSession {
-    fn verdicts(&mut self) -> BoxFut<'_, Result<Vec<StateVerdict>, String>> {
-        Box::pin(async move {
+impl EpisodeSession for ExternalSession {
+    fn verdicts(&mut self) -> Option<BoxFut<'_, Result<Vec<StateVerdict>, String>>> {
+        Some(Box::pin(async move {
             self.state_verdicts()
                 .await
                 .map_err(|e| tb_core::error_text(&e))
-        })
+        }))
     }
 
     fn server_effects(&mut self) -> BoxFut<'_, Result<Vec<(String, Value)>, String>> {
@@ -934,7 +934,10 @@ impl RemoteSession for ExternalSession {
 }
 
 impl RemoteTools for ExternalTools {
-    fn open<'a>(&'a self, task_uid: &'a str) -> BoxFut<'a, Result<Box<dyn RemoteSession>, String>> {
+    fn open<'a>(
+        &'a self,
+        task_uid: &'a str,
+    ) -> BoxFut<'a, Result<Box<dyn EpisodeSession>, String>> {
         Box::pin(async move {
             Err(format!(
                 "task {task_uid}: external servers need the task, not only its id"
@@ -945,7 +948,7 @@ impl RemoteTools for ExternalTools {
     fn open_task<'a>(
         &'a self,
         task: &'a Task,
-    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+    ) -> BoxFut<'a, Result<Option<Box<dyn EpisodeSession>>, String>> {
         Box::pin(async move {
             if !self.is_external(task) {
                 // every server native (or unknown: the in-process session reports it)
@@ -953,7 +956,7 @@ impl RemoteTools for ExternalTools {
             }
             self.open_session(task)
                 .await
-                .map(|s| Some(Box::new(s) as Box<dyn RemoteSession>))
+                .map(|s| Some(Box::new(s) as Box<dyn EpisodeSession>))
                 .map_err(|e| tb_core::error_text(&e))
         })
     }
@@ -962,11 +965,11 @@ impl RemoteTools for ExternalTools {
         &'a self,
         session_id: &'a str,
         configs: &'a [(String, Value)],
-    ) -> BoxFut<'a, Result<Option<Box<dyn RemoteSession>>, String>> {
+    ) -> BoxFut<'a, Result<Option<Box<dyn EpisodeSession>>, String>> {
         Box::pin(async move {
             self.open_configs(session_id, configs)
                 .await
-                .map(|s| s.map(|s| Box::new(s) as Box<dyn RemoteSession>))
+                .map(|s| s.map(|s| Box::new(s) as Box<dyn EpisodeSession>))
                 .map_err(|e| tb_core::error_text(&e))
         })
     }

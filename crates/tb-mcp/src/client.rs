@@ -249,7 +249,7 @@ impl McpTools {
     }
 
     /// The tools as `tools/list` gave them, MCP-shaped (`name`, `description`, `inputSchema`),
-    /// as [`tb_eval::sandbox::TaskSession::tool_list`] gives them in-process.
+    /// as [`tb_eval::root::TaskSession::tool_list`] gives them in-process.
     pub fn tool_list(&self) -> &[Value] {
         &self.tools
     }
@@ -433,13 +433,15 @@ impl tb_eval::tools::ToolBackend for McpTools {
     }
 }
 
-impl tb_eval::tools::RemoteSession for McpTools {
-    fn verdicts(&mut self) -> tb_eval::tools::BoxFut<'_, Result<Vec<StateVerdict>, String>> {
-        Box::pin(async move {
+impl tb_eval::tools::EpisodeSession for McpTools {
+    fn verdicts(
+        &mut self,
+    ) -> Option<tb_eval::tools::BoxFut<'_, Result<Vec<StateVerdict>, String>>> {
+        Some(Box::pin(async move {
             McpTools::verdicts(self)
                 .await
                 .map_err(|e| tb_core::error_text(&e))
-        })
+        }))
     }
 
     fn close(self: Box<Self>) -> tb_eval::tools::BoxFut<'static, ()> {
@@ -456,11 +458,11 @@ impl tb_eval::tools::RemoteTools for McpServer {
     fn open<'a>(
         &'a self,
         task_uid: &'a str,
-    ) -> tb_eval::tools::BoxFut<'a, Result<Box<dyn tb_eval::tools::RemoteSession>, String>> {
+    ) -> tb_eval::tools::BoxFut<'a, Result<Box<dyn tb_eval::tools::EpisodeSession>, String>> {
         Box::pin(async move {
             McpServer::open(self, task_uid)
                 .await
-                .map(|t| Box::new(t) as Box<dyn tb_eval::tools::RemoteSession>)
+                .map(|t| Box::new(t) as Box<dyn tb_eval::tools::EpisodeSession>)
                 .map_err(|e| tb_core::error_text(&e))
         })
     }

@@ -567,7 +567,7 @@ async fn admin_create(State(state): State<AppState>, headers: HeaderMap, body: B
             );
         }
     };
-    let slot = match state.registry.create_for_task_async(&task).await {
+    let slot = match state.registry.create_for_task(&task).await {
         Ok(slot) => slot,
         Err(e) => return session_error(&e),
     };
@@ -789,7 +789,7 @@ async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Resp
     };
     match state
         .registry
-        .create_for_proxy_async(&id, options, tools, timeout)
+        .create_for_proxy(&id, options, tools, timeout)
         .await
     {
         Ok((_, init_result)) => ok_object(Value::Object(init_result)),

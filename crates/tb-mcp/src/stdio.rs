@@ -50,7 +50,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let slot = registry.create_for_task_async(task).await?;
+    let slot = registry.create_for_task(task).await?;
     tracing::info!(session = slot.id(), task, "serving one session");
     let handler = SessionHandler::bound(registry.clone(), slot.id().to_string());
     // rmcp reads checked lines from one pipe and writes its replies to another; one writer

@@ -12,8 +12,8 @@ use std::time::Duration;
 use tb_core::Task;
 use tb_dataset::Dataset;
 use tb_eval::judge::StateJudge;
+use tb_eval::root::LoadedRoot;
 use tb_eval::run::{Models, RunEnv};
-use tb_eval::sandbox::Sandbox;
 use tb_eval::tools::RemoteTools;
 use tb_sandbox::Clock;
 
@@ -164,7 +164,9 @@ pub struct Options {
 
 /// Builds a server's remote tool backend over its loaded sandbox and clock.
 #[derive(Clone)]
-pub struct ToolsFactory(pub Arc<dyn Fn(Arc<Sandbox>, Clock) -> Arc<dyn RemoteTools> + Send + Sync>);
+pub struct ToolsFactory(
+    pub Arc<dyn Fn(Arc<LoadedRoot>, Clock) -> Arc<dyn RemoteTools> + Send + Sync>,
+);
 
 impl std::fmt::Debug for ToolsFactory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -369,7 +371,7 @@ impl Shared {
         let surface = tb_eval::surface::Surface::resolve(&o.surface, ds.root())
             .map_err(|e| tb_core::error_text(&e))?;
         let sandbox =
-            Sandbox::load_with(ds.root(), &surface).map_err(|e| tb_core::error_text(&e))?;
+            LoadedRoot::load_with(ds.root(), &surface).map_err(|e| tb_core::error_text(&e))?;
         let sandbox = Arc::new(sandbox);
         let remote = o.tools.as_ref().map(|f| (f.0)(sandbox.clone(), o.clock));
         if let Some(r) = &remote {

@@ -147,7 +147,7 @@ struct EpisodeCtx {
     task: Arc<Task>,
     system: Vec<Message>,
     tools: Arc<AgentTools>,
-    session: EpisodeSession,
+    session: Box<dyn EpisodeSession>,
     /// The run (models, judge, sandbox) this episode is graded with.
     run: Arc<RunEnv>,
     user_can_end: bool,
@@ -176,7 +176,7 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
     };
     let mut session = ctx.session;
     let mut st = EpisodeState::default();
-    let result = run_episode(&spec, &mut agent, session.tools(), &mut st).await;
+    let result = run_episode(&spec, &mut agent, session.as_mut(), &mut st).await;
     drop(agent);
     // The record's reason (for grading) and the reason the client sees: the harness's
     // `_finish` reason is recorded as given.
@@ -245,21 +245,14 @@ async fn run_task(ctx: EpisodeCtx, mut agent: RemoteAgent) {
                 usage_by_role: tb_core::record::UsageByRole::default(),
                 provenance: Map::new(),
             };
-            match &mut session {
-                EpisodeSession::Native(s) => {
-                    tb_eval::grade::grade(&ctx.run, &ctx.task, s, &response, &mut rec).await;
-                }
-                EpisodeSession::Remote(r) => {
-                    tb_eval::grade::grade_remote(
-                        &ctx.run,
-                        &ctx.task,
-                        r.as_mut(),
-                        &response,
-                        &mut rec,
-                    )
-                    .await;
-                }
-            }
+            tb_eval::grade::grade_session(
+                &ctx.run,
+                &ctx.task,
+                session.as_mut(),
+                &response,
+                &mut rec,
+            )
+            .await;
             let grade = grade_of(&rec, &ctx.task.uid);
             Outcome {
                 messages,
@@ -653,9 +646,9 @@ impl Environment {
             None => None,
         };
         let session = match remote {
-            Some(r) => EpisodeSession::Remote(r),
+            Some(r) => r,
             None => match data.run.sandbox.session(&task, data.run.clock) {
-                Ok(s) => EpisodeSession::Native(s),
+                Ok(s) => Box::new(s) as Box<dyn EpisodeSession>,
                 Err(e) => {
                     tracing::debug!(error = %e, "session");
                     return Ok(self.reset_error("proxy_create"));

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 use tb_core::{StateVerdict, Task};
+use tb_eval::root::TaskSession;
 use tb_eval::run::RunEnv;
-use tb_eval::sandbox::TaskSession;
 
 /// The effects on one server.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,8 +12,8 @@ use tb_core::{FinishReason, Message, StateVerdict, Task, ToolCall, TrialRecord};
 use tb_eval::episode::{
     Agent, AgentReply, AgentTools, BoxFuture, EpisodeError, EpisodeSpec, EpisodeState,
 };
+use tb_eval::root::TaskSession;
 use tb_eval::run::RunEnv;
-use tb_eval::sandbox::TaskSession;
 use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::{BoxFut, ToolBackend};
 use tb_eval::user_sim::UserTurn;
@@ -184,7 +184,7 @@ pub struct TurnJob {
     /// The agent.
     pub agent: Box<dyn Agent>,
     /// The live session.
-    pub session: EpisodeSession,
+    pub session: Box<dyn EpisodeSession>,
     /// The conversation so far.
     pub st: EpisodeState,
     /// Messages the agent has not seen yet (the user message of this turn).
@@ -220,7 +220,7 @@ pub struct TestJob {
     /// The task whose checks run.
     pub task: Task,
     /// The session to grade (given back in [`Done::Test`]).
-    pub session: EpisodeSession,
+    pub session: Box<dyn EpisodeSession>,
     /// The record skeleton to fill (messages, usage, metadata of the session).
     pub record: TrialRecord,
     /// Where to write the record, if anywhere.
@@ -237,7 +237,7 @@ pub struct ToolJob {
     /// The agent's tools (the scenario's grant).
     pub tools: AgentTools,
     /// The session (given back in [`Done::Tool`]).
-    pub session: EpisodeSession,
+    pub session: Box<dyn EpisodeSession>,
     /// The call.
     pub call: ToolCall,
     /// Stops the call (the session comes back).
@@ -251,7 +251,7 @@ pub enum Done {
         /// The agent, back.
         agent: Box<dyn Agent>,
         /// The session, back.
-        session: EpisodeSession,
+        session: Box<dyn EpisodeSession>,
         /// The conversation.
         st: EpisodeState,
         /// `Ok(Some(reason))` when an episode ended; `Err` on an endpoint or tool failure.
@@ -262,7 +262,7 @@ pub enum Done {
     /// The verdict of a `/test` or `/save`.
     Test {
         /// The session, back.
-        session: EpisodeSession,
+        session: Box<dyn EpisodeSession>,
         /// The graded record (`None` when stopped).
         record: Option<Box<TrialRecord>>,
         /// Where it was written, or why it could not be.
@@ -271,7 +271,7 @@ pub enum Done {
     /// A tool call of the person ended.
     Tool {
         /// The session, back.
-        session: EpisodeSession,
+        session: Box<dyn EpisodeSession>,
         /// The call.
         call: ToolCall,
         /// The text the agent sees and a direct response, or the backend's failure.
@@ -338,7 +338,7 @@ impl Agent for Watched {
 /// The session, reporting its effects after each tool call: the in-process session itself,
 /// a remote session's verdicts (asked of its servers).
 struct Reporting<'a> {
-    session: &'a mut EpisodeSession,
+    session: &'a mut dyn EpisodeSession,
     sink: Sink,
 }
 
@@ -353,13 +353,13 @@ impl ToolBackend for Reporting<'_> {
         args: &'a Value,
     ) -> BoxFut<'a, Result<String, String>> {
         Box::pin(async move {
-            let r = self.session.tools().call(tool, args).await;
-            if let EpisodeSession::Native(s) = &*self.session {
+            let r = self.session.call(tool, args).await;
+            if let Some(s) = self.session.in_process() {
                 (self.sink)(Progress::Session(s.clone()));
             } else if r.is_ok()
-                && let Some(v) = self.session.remote_verdicts().await
+                && let Some(v) = self.session.verdicts()
             {
-                (self.sink)(Progress::Verdicts(v));
+                (self.sink)(Progress::Verdicts(v.await));
             }
             r
         })
@@ -400,12 +400,12 @@ impl Job {
                     stop,
                 } = *j;
                 let work = async {
-                    let r = tb_eval::episode::dispatch(&tools, session.tools(), &call)
+                    let r = tb_eval::episode::dispatch(&tools, session.as_mut(), &call)
                         .await
                         .map_err(Failure::from);
-                    let verdicts = match &r {
-                        Ok(_) => session.remote_verdicts().await,
-                        Err(_) => None,
+                    let verdicts = match (&r, session.verdicts()) {
+                        (Ok(_), Some(v)) => Some(v.await),
+                        _ => None,
                     };
                     (r, verdicts)
                 };
@@ -457,20 +457,8 @@ async fn test(j: TestJob) -> Done {
                 }
                 return;
             }
-            match &mut session {
-                EpisodeSession::Native(s) => {
-                    tb_eval::grade::grade(&env, &task, s, &response, &mut record).await;
-                }
-                EpisodeSession::Remote(r) => {
-                    let t0 = std::time::Instant::now();
-                    let state = r
-                        .verdicts()
-                        .await
-                        .map_err(|e| (tb_eval::episode::TOOL_BACKEND_ERROR, e));
-                    tb_eval::grade::grade_with(&env, &task, state, t0, &response, &mut record)
-                        .await;
-                }
-            }
+            tb_eval::grade::grade_session(&env, &task, session.as_mut(), &response, &mut record)
+                .await;
         })
         .await;
     if graded.is_none() {
@@ -526,7 +514,7 @@ async fn turn(j: TurnJob, sink: Sink, episode: bool) -> Done {
         prompts: &env.models.prompts,
     };
     let mut backend = Reporting {
-        session: &mut session,
+        session: session.as_mut(),
         sink,
     };
     let work = async {

@@ -7,9 +7,9 @@
 //! in a real terminal (raw mode, alternate screen, restored on quit and on panic). The work
 //! is the project's own: sessions, the episode loop and the simulated user from `tb-eval`,
 //! effects from the sandbox's stable diff and the state judge, verdicts from the grader
-//! `tb infer` uses, records in the campaign's record format. A [`tb_eval::tools::EpisodeSession`] is in
-//! process or remote (`tb-eval`'s `RemoteSession`: a task's external tool servers from a
-//! servers.yaml, whose effects and verdicts are the servers' own).
+//! `tb infer` uses, records in the campaign's record format. The
+//! [`tb_eval::tools::EpisodeSession`] played on is in process or remote (a task's external tool
+//! servers from a servers.yaml, whose effects and verdicts are the servers' own).
 
 pub mod app;
 pub mod effects;

@@ -2,7 +2,7 @@
 //! without it, a failure in CI).
 
 use tb_audit::AuditOptions;
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 use tb_sandbox::Clock;
 
 #[tb_test_support::data_test]
@@ -16,7 +16,7 @@ fn v1_golden_passes_everywhere_and_the_noop_pass_is_flagged() {
         )
         .unwrap();
     assert_eq!(tasks.len(), 507);
-    let sandbox = Sandbox::load(&root).unwrap();
+    let sandbox = LoadedRoot::load(&root).unwrap();
     let opts = AuditOptions {
         clock: Clock::default(),
         wall: Clock::parse(tb_test_support::REPLAY_CLOCK).unwrap(),

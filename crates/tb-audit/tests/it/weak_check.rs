@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use tb_audit::{AuditOptions, AuditReport, Mutation, Severity, render};
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 use tb_sandbox::Clock;
 
 fn root() -> PathBuf {
@@ -16,7 +16,7 @@ fn run(threads: usize) -> AuditReport {
     let ds = tb_dataset::Dataset::open(&root).unwrap();
     let tasks = ds.load_test_list(&root.join("testlist.yaml")).unwrap();
     assert_eq!(tasks.len(), 5);
-    let sandbox = Sandbox::load(&root).unwrap();
+    let sandbox = LoadedRoot::load(&root).unwrap();
     let opts = AuditOptions {
         clock: Clock::default(),
         wall: Clock::parse("2026-12-01T09:00:00Z").unwrap(),

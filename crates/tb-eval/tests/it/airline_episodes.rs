@@ -27,7 +27,7 @@ async fn airline_scripts_replay_through_the_episode_loop() {
     let shared = common::shared();
     let root = shared.join("thinkingbox-data");
     let ds = tb_dataset::Dataset::open(&root).unwrap();
-    let sandbox = tb_eval::sandbox::Sandbox::load(&root).unwrap();
+    let sandbox = tb_eval::root::LoadedRoot::load(&root).unwrap();
     let agent = ds.agent("think").ok();
     let records = read_script_records(&shared.join("tb-bench-v1/airline/traces.jsonl")).unwrap();
     let mut s = ScriptSummary::default();
@@ -77,7 +77,7 @@ async fn noop_attempts_give_the_reference_noop_verdicts() {
     let ds = tb_dataset::Dataset::open(&root).unwrap();
     let tasks = ds.load_test_list(&root.join(LIST)).unwrap();
     assert_eq!(tasks.len(), 21);
-    let sandbox = Arc::new(tb_eval::sandbox::Sandbox::load(&root).unwrap());
+    let sandbox = Arc::new(tb_eval::root::LoadedRoot::load(&root).unwrap());
     let recorded: HashMap<String, Value> =
         read_script_records(&shared.join("tb-bench-v1/airline/traces.jsonl"))
             .unwrap()

@@ -46,7 +46,7 @@ fn every_order_runs_each_attempt_once_with_its_record() {
             .or_insert_with(|| ds.scenario(&t.scenario).unwrap());
     }
     let env = Arc::new(RunEnv {
-        sandbox: Arc::new(tb_eval::sandbox::Sandbox::load(&v1.root).unwrap()),
+        sandbox: Arc::new(tb_eval::root::LoadedRoot::load(&v1.root).unwrap()),
         judge: Arc::new(tb_eval::judge::StateJudge::new()),
         clock: tb_sandbox::Clock::default(),
         agent_name: "golden".into(),

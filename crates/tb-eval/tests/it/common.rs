@@ -106,7 +106,7 @@ pub type _T = Trace;
 pub struct V1 {
     pub root: PathBuf,
     pub tasks: Vec<tb_core::Task>,
-    pub sandbox: tb_eval::sandbox::Sandbox,
+    pub sandbox: tb_eval::root::LoadedRoot,
     pub judge: tb_eval::judge::StateJudge,
     bot: std::collections::HashMap<String, String>,
     provenance: serde_json::Map<String, Value>,
@@ -122,7 +122,7 @@ impl V1 {
             )
             .unwrap();
         assert_eq!(tasks.len(), 507);
-        let sandbox = tb_eval::sandbox::Sandbox::load(&root).unwrap();
+        let sandbox = tb_eval::root::LoadedRoot::load(&root).unwrap();
         V1 {
             root,
             tasks,

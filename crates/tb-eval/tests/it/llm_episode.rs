@@ -11,8 +11,8 @@ use tb_core::{FinishReason, Message, Task, TrialRecord};
 use tb_dataset::Dataset;
 use tb_eval::attempt::attempt;
 use tb_eval::judge::StateJudge;
+use tb_eval::root::LoadedRoot;
 use tb_eval::run::{AgentChoice, Dump, Models, RunEnv};
-use tb_eval::sandbox::Sandbox;
 use tb_llm::{LlmClient, LlmConfig, Provider, Secret};
 use tb_mock_model::{Api, ContextUser, Fault, MockRequest, MockServer, Reply, ToolPlayer, Turn};
 use tb_sandbox::Clock;
@@ -21,13 +21,13 @@ const SECRET: &str = "sk-THIS-IS-A-TEST-SECRET-0042";
 
 struct Fixture {
     ds: Dataset,
-    sandbox: Arc<Sandbox>,
+    sandbox: Arc<LoadedRoot>,
     /// (task, index of its last state-changing golden call)
     state_task: (Task, usize),
     rubric_task: Task,
 }
 
-fn hashes(s: &tb_eval::sandbox::TaskSession) -> Vec<String> {
+fn hashes(s: &tb_eval::root::TaskSession) -> Vec<String> {
     s.servers
         .iter()
         .map(|x| tb_sandbox::state::hash_stable(&x.state.stable_state()))
@@ -36,7 +36,7 @@ fn hashes(s: &tb_eval::sandbox::TaskSession) -> Vec<String> {
 
 /// The first task (retail preferred) whose golden replay changes the state, with the index
 /// of its last state-changing call.
-fn pick_state_task(ds: &Dataset, sandbox: &Sandbox, tasks: &[Task]) -> Option<(Task, usize)> {
+fn pick_state_task(ds: &Dataset, sandbox: &LoadedRoot, tasks: &[Task]) -> Option<(Task, usize)> {
     let clock = Clock::default();
     for scenario in [
         "sandbox_external_retail",
@@ -78,7 +78,7 @@ fn fixture() -> &'static Fixture {
     F.get_or_init(|| {
         let root = tb_test_support::data();
         let ds = Dataset::open(&root).unwrap();
-        let sandbox = Arc::new(Sandbox::load(ds.root()).unwrap());
+        let sandbox = Arc::new(LoadedRoot::load(ds.root()).unwrap());
         let tasks = ds
             .load_test_list(std::path::Path::new(
                 "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml",

@@ -1,4 +1,4 @@
-//! A session of a prepared task ([`tb_eval::sandbox::Sandbox::prepare`], each data patch
+//! A session of a prepared task ([`tb_eval::root::LoadedRoot::prepare`], each data patch
 //! validated once) is the task's session: for every task of the benchmark, the same servers
 //! (table domains and own servers), the same states and write counts, and a write in one
 //! session is seen by no other session of the prepared task.

@@ -16,7 +16,7 @@ use tb_sandbox::Clock;
 async fn replay(root: &Path, files: &[&str]) -> ScriptSummary {
     let shared = common::shared();
     let ds = tb_dataset::Dataset::open(root).unwrap();
-    let sandbox = tb_eval::sandbox::Sandbox::load(root).unwrap();
+    let sandbox = tb_eval::root::LoadedRoot::load(root).unwrap();
     let agent = ds.agent("think").ok();
     let mut s = ScriptSummary::default();
     for file in files {

@@ -83,7 +83,7 @@ impl PyServer {
             self.port
         );
         let cfg = ServersConfig::parse(&fixture().join("servers-sse.yaml"), &text).unwrap();
-        let sandbox = tb_eval::sandbox::Sandbox::load(&fixture()).unwrap();
+        let sandbox = tb_eval::root::LoadedRoot::load(&fixture()).unwrap();
         ExternalTools::new(
             cfg,
             Arc::new(sandbox),

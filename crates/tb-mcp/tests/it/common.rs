@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tb_core::{StateVerdict, Task};
 use tb_dataset::Dataset;
 use tb_eval::judge::StateJudge;
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 use tb_mcp::{HttpOptions, Limits, Registry, RunningServer};
 use tb_sandbox::Clock;
 
@@ -53,7 +53,7 @@ pub async fn server(registry: Arc<Registry>, options: HttpOptions) -> RunningSer
 /// The in-process reference for a data root: dataset, sandbox, judge.
 pub struct InProcess {
     pub ds: Dataset,
-    pub sandbox: Sandbox,
+    pub sandbox: LoadedRoot,
     pub judge: StateJudge,
 }
 
@@ -68,7 +68,7 @@ pub struct Run {
 impl InProcess {
     pub fn open(root: &std::path::Path) -> Self {
         let ds = Dataset::open(root).unwrap();
-        let sandbox = Sandbox::load(ds.root()).unwrap();
+        let sandbox = LoadedRoot::load(ds.root()).unwrap();
         InProcess {
             ds,
             sandbox,

@@ -21,9 +21,10 @@ async fn airline_calls_over_the_registry_give_the_recorded_texts() {
             continue;
         }
         let clock = Clock::parse(r["clock"]["now_utc"].as_str().unwrap()).unwrap();
-        let reg = tb_mcp::Registry::open(&root, clock, Limits::default()).unwrap();
+        let reg =
+            std::sync::Arc::new(tb_mcp::Registry::open(&root, clock, Limits::default()).unwrap());
         let id = r["id"].as_str().unwrap();
-        let slot = reg.create_for_task(id).unwrap();
+        let slot = reg.create_for_task(id).await.unwrap();
         sessions += 1;
         for c in r["calls"].as_array().unwrap() {
             if c["executed"] != true {

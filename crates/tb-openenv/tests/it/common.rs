@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tb_core::Task;
 use tb_eval::judge::StateJudge;
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 use tb_mock_model::{Api, MockRequest, MockServer, Reply};
 use tb_sandbox::Clock;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
@@ -67,7 +67,7 @@ pub fn golden_calls(t: &Task) -> Vec<(String, Value)> {
 
 /// The index of a golden call whose omission changes the final state (so an episode that
 /// skips it must fail).
-pub fn essential_call(sandbox: &Sandbox, task: &Task) -> usize {
+pub fn essential_call(sandbox: &LoadedRoot, task: &Task) -> usize {
     let judge = StateJudge::new();
     let calls = golden_calls(task);
     for skip in (0..calls.len()).rev() {

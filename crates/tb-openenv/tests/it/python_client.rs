@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tb_dataset::Dataset;
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 
 /// Starts a server on `data` restricted to `test_list`, writes the spec for these tasks, runs
 /// the Python client, and checks its verdicts.
@@ -36,7 +36,7 @@ async fn play(py: &Path, data: &Path, test_list: &Path, uids: &[&str]) {
     );
 
     let ds = Dataset::open(data).unwrap();
-    let sandbox = Sandbox::load(ds.root()).unwrap();
+    let sandbox = LoadedRoot::load(ds.root()).unwrap();
     let tasks: Vec<tb_core::Task> = uids.iter().map(|u| ds.load_task(u).unwrap()).collect();
     let mut episodes = Vec::new();
     for t in &tasks {
@@ -139,7 +139,7 @@ async fn the_adapters_client_plays_the_bundled_example() {
     .unwrap();
     server.shared.wait_loaded().await;
     let ds = Dataset::open(&data).unwrap();
-    let sandbox = Sandbox::load(ds.root()).unwrap();
+    let sandbox = LoadedRoot::load(ds.root()).unwrap();
     let uid = "brightside_retail.py:test_bs001_cancel_unshipped_order";
     let task = ds.load_task(uid).unwrap();
     let calls = golden_calls(&task);

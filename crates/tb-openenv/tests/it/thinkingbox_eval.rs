@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tb_core::Task;
 use tb_dataset::Dataset;
-use tb_eval::sandbox::Sandbox;
+use tb_eval::root::LoadedRoot;
 use tb_mock_model::{Api, MockRequest, Reply, Turn};
 
 /// The evaluator's message when the server's provenance is not the run's.
@@ -121,7 +121,7 @@ async fn thinkingbox_eval_reaches_every_verdict_and_differs_only_on_the_runtime(
     let eval = tb_test_support::adapter_eval();
     let data = tb_test_support::data();
     let ds = Dataset::open(&data).unwrap();
-    let sandbox = Sandbox::load(ds.root()).unwrap();
+    let sandbox = LoadedRoot::load(ds.root()).unwrap();
     let tasks = one_per_domain(&ds, &data);
     let mut full = HashMap::new();
     let mut skip = HashMap::new();

@@ -11,10 +11,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tb_core::{FinishReason, Message, Task, ToolCall};
 use tb_eval::episode::{Agent, AgentTools, EpisodeState, ModelAgent};
+use tb_eval::root::TaskSession;
 use tb_eval::run::RunEnv;
-use tb_eval::sandbox::TaskSession;
 use tb_eval::tools::EpisodeSession;
 use tb_eval::tools::RemoteTools;
+
+/// The session the app plays on, in process or remote.
+type Played = Box<dyn EpisodeSession>;
 
 mod commands;
 pub use commands::{COMMANDS, signature, skeleton};
@@ -44,7 +47,7 @@ impl Play {
 /// Everything loaded before the app starts.
 #[derive(Debug)]
 pub struct Setup {
-    /// Sandbox, judge, clock, agent config, scenarios and models.
+    /// The loaded data root, judge, clock, agent config, scenarios and models.
     pub env: RunEnv,
     /// The task (for `-s SCENARIO`, a task of the scenario without checks).
     pub task: Task,
@@ -69,7 +72,7 @@ pub struct Setup {
 pub enum AppError {
     /// The task's session could not be opened.
     #[error(transparent)]
-    Session(#[from] tb_eval::sandbox::SandboxError),
+    Session(#[from] tb_eval::root::RootError),
     /// The agent's tools could not be built.
     #[error("the agent's tools: {0}")]
     Tools(String),
@@ -119,7 +122,7 @@ pub struct App {
     dataset: Option<Arc<tb_dataset::Dataset>>,
     agent_label: String,
     /// The live session (`None` while a job holds it).
-    session: Option<EpisodeSession>,
+    session: Option<Box<dyn EpisodeSession>>,
     /// The in-process session's initial state (for its changes); `None` for a remote one.
     initial: Option<TaskSession>,
     /// Whether the session is remote (its effects come from its servers).
@@ -186,7 +189,7 @@ impl App {
             });
         }
         let session = setup.env.sandbox.session(&setup.task, setup.env.clock)?;
-        App::build(setup, EpisodeSession::Native(session), None).map_err(|(e, _)| e)
+        App::build(setup, Box::new(session), None).map_err(|(e, _)| e)
     }
 
     /// [`App::new`], the session opened on the setup's remote backend when it has one and
@@ -209,8 +212,11 @@ impl App {
         let Some(remote) = opened else {
             return App::new(setup);
         };
-        let mut session = EpisodeSession::Remote(remote);
-        let verdicts = session.remote_verdicts().await;
+        let mut session = remote;
+        let verdicts = match session.verdicts() {
+            Some(v) => Some(v.await),
+            None => None,
+        };
         match App::build(setup, session, verdicts) {
             Ok(r) => Ok(r),
             Err((e, session)) => {
@@ -227,9 +233,9 @@ impl App {
     )]
     fn build(
         setup: Setup,
-        session: EpisodeSession,
+        session: Box<dyn EpisodeSession>,
         verdicts: Option<Result<Vec<tb_core::StateVerdict>, String>>,
-    ) -> Result<(App, Vec<Job>), (AppError, EpisodeSession)> {
+    ) -> Result<(App, Vec<Job>), (AppError, Played)> {
         let Setup {
             env,
             task,
@@ -240,8 +246,8 @@ impl App {
             notes,
             remote: _,
         } = setup;
-        let initial = session.native().cloned();
-        let remote = session.is_remote();
+        let initial = session.in_process().cloned();
+        let remote = initial.is_none();
         let scenario = env.scenarios.get(&task.scenario).cloned();
         let tools = match AgentTools::build(
             env.agent.as_ref().map_or(&[][..], |a| &a.builtin_tools),
@@ -779,7 +785,7 @@ impl App {
         let Some(initial) = &self.initial else {
             return;
         };
-        let Some(s) = live.or(self.session.as_ref().and_then(EpisodeSession::native)) else {
+        let Some(s) = live.or(self.session.as_ref().and_then(|s| s.in_process())) else {
             return;
         };
         self.effects = Effects::compute(&self.env, &self.task, self.is_task, initial, s);
@@ -999,7 +1005,7 @@ impl App {
         let Some(session) = self.session.as_mut() else {
             return Vec::new();
         };
-        if session.is_remote() {
+        if session.in_process().is_none() {
             let Some(session) = self.session.take() else {
                 return Vec::new();
             };
@@ -1011,7 +1017,7 @@ impl App {
                 stop: self.stop.clone(),
             }))];
         }
-        let fut = tb_eval::episode::dispatch(&self.tools, session.tools(), &tc);
+        let fut = tb_eval::episode::dispatch(&self.tools, session.as_mut(), &tc);
         let outcome = now_or_never(fut);
         let (content, direct) = match outcome {
             Some(Ok(r)) => r,

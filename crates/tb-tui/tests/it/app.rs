@@ -22,7 +22,7 @@ fn example() -> PathBuf {
 
 fn setup(root: &Path, uid: &str, play: Play, models: Models) -> Setup {
     let ds = tb_dataset::Dataset::open(root).unwrap();
-    let sandbox = tb_eval::sandbox::Sandbox::load(ds.root()).unwrap();
+    let sandbox = tb_eval::root::LoadedRoot::load(ds.root()).unwrap();
     let task = ds.load_task(uid).unwrap();
     let mut scenarios = std::collections::HashMap::new();
     scenarios.insert(task.scenario.clone(), ds.scenario(&task.scenario).unwrap());

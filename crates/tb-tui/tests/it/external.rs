@@ -61,7 +61,7 @@ fn setup(
     call_timeout: Duration,
 ) -> (Setup, Arc<tb_external::ExternalTools>) {
     let ds = tb_dataset::Dataset::open(&tiny_library::root()).unwrap();
-    let sandbox = Arc::new(tb_eval::sandbox::Sandbox::load(ds.root()).unwrap());
+    let sandbox = Arc::new(tb_eval::root::LoadedRoot::load(ds.root()).unwrap());
     let task = ds.load_task(uid).unwrap();
     let mut scenarios = std::collections::HashMap::new();
     scenarios.insert(task.scenario.clone(), ds.scenario(&task.scenario).unwrap());

@@ -1,5 +1,6 @@
-//! The sandbox of a data root: every domain, its initial data loaded once on first use, and fresh
-//! per-task sessions (one per server the task's scenario initialises).
+//! A loaded data root ([`LoadedRoot`]): every domain, its initial data loaded once on first use,
+//! the other servers' bases, the test sources read, and fresh per-task sessions
+//! ([`TaskSession`]: one per server the task's scenario initialises).
 
 use crate::episode::PreparedTools;
 use serde_json::Value;
@@ -10,7 +11,7 @@ use tb_sandbox::{CallOutcome, Clock, DomainError, Loaded, Session, StateError};
 
 /// Errors opening sessions.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub enum RootError {
     /// A domain could not be built or its initial data loaded.
     #[error(transparent)]
     Domain(#[from] DomainError),
@@ -60,21 +61,22 @@ struct LazyDomain {
 }
 
 impl LazyDomain {
-    fn get(&self) -> Result<&Loaded, SandboxError> {
+    fn get(&self) -> Result<&Loaded, RootError> {
         self.loaded
             .get_or_init(|| self.domain.load(&self.toolslib).map_err(|e| e.to_string()))
             .as_ref()
-            .map_err(|message| SandboxError::Load {
+            .map_err(|message| RootError::Load {
                 domain: self.domain.name.clone(),
                 message: message.clone(),
             })
     }
 }
 
-/// The domains of one data root; each domain's initial data is loaded when a session first
-/// needs it ([`Sandbox::preload`] loads them all).
+/// A loaded data root: its domains (each domain's initial data loaded when a session first
+/// needs it; [`LoadedRoot::preload`] loads them all), the other servers' bases, the test sources
+/// read so far and the agent tool sets built per agent config. It opens [`TaskSession`]s.
 #[derive(Debug, Clone)]
-pub struct Sandbox {
+pub struct LoadedRoot {
     domains: Vec<LazyDomain>,
     /// Servers that are not table domains (the airline), their base states loaded on first use.
     own: Arc<tb_domains::own_servers::OwnServers>,
@@ -87,7 +89,7 @@ pub struct Sandbox {
     agent_tools: Arc<Mutex<Vec<ToolsEntry>>>,
 }
 
-/// One entry of [`Sandbox`]'s agent-tools cache. It holds its keys, so their pointers
+/// One entry of [`LoadedRoot`]'s agent-tools cache. It holds its keys, so their pointers
 /// stay theirs.
 #[derive(Debug)]
 struct ToolsEntry {
@@ -106,20 +108,20 @@ fn same<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
     }
 }
 
-impl Sandbox {
+impl LoadedRoot {
     /// Every domain of `<data_root>/servers/...`; each domain's initial data is loaded on
-    /// first use ([`Sandbox::preload`] to load all now).
-    pub fn load(data_root: &Path) -> Result<Self, SandboxError> {
+    /// first use ([`LoadedRoot::preload`] to load all now).
+    pub fn load(data_root: &Path) -> Result<Self, RootError> {
         Self::load_domains(data_root, tb_domains::all()?)
     }
 
-    /// [`Sandbox::load`] with the domains of a tool surface (see [`crate::surface`]).
+    /// [`LoadedRoot::load`] with the domains of a tool surface (see [`crate::surface`]).
     pub fn load_with(
         data_root: &Path,
         surface: &crate::surface::Surface,
-    ) -> Result<Self, SandboxError> {
+    ) -> Result<Self, RootError> {
         let domains = surface.domains().map_err(|e| {
-            SandboxError::Domain(DomainError::Tools {
+            RootError::Domain(DomainError::Tools {
                 domain: "surface".into(),
                 message: e.to_string(),
             })
@@ -130,7 +132,7 @@ impl Sandbox {
     fn load_domains(
         data_root: &Path,
         domains: &[Arc<tb_sandbox::Domain>],
-    ) -> Result<Self, SandboxError> {
+    ) -> Result<Self, RootError> {
         let toolslib = Arc::new(tb_domains::toolslib(data_root));
         let domains = domains
             .iter()
@@ -140,7 +142,7 @@ impl Sandbox {
                 loaded: Arc::default(),
             })
             .collect();
-        Ok(Sandbox {
+        Ok(LoadedRoot {
             domains,
             own: Arc::new(tb_domains::own_servers::OwnServers::new(data_root)),
             test_sources: Arc::default(),
@@ -160,8 +162,8 @@ impl Sandbox {
         }
     }
 
-    /// [`Sandbox::domain`], with the error of a domain whose data does not load.
-    pub fn try_domain(&self, server: &str) -> Result<Option<&Loaded>, SandboxError> {
+    /// [`LoadedRoot::domain`], with the error of a domain whose data does not load.
+    pub fn try_domain(&self, server: &str) -> Result<Option<&Loaded>, RootError> {
         self.domains
             .iter()
             .find(|d| d.domain.name == server)
@@ -174,8 +176,8 @@ impl Sandbox {
         self.domains.iter().any(|d| d.domain.name == server)
     }
 
-    /// Loads every domain's initial data now (what [`Sandbox::load`] defers).
-    pub fn preload(&self) -> Result<(), SandboxError> {
+    /// Loads every domain's initial data now (what [`LoadedRoot::load`] defers).
+    pub fn preload(&self) -> Result<(), RootError> {
         for d in &self.domains {
             d.get()?;
         }
@@ -183,7 +185,7 @@ impl Sandbox {
     }
 
     /// A fresh session for a task: each server of its `world_state`, patched.
-    pub fn session(&self, task: &Task, clock: Clock) -> Result<TaskSession, SandboxError> {
+    pub fn session(&self, task: &Task, clock: Clock) -> Result<TaskSession, RootError> {
         let mut servers = Vec::new();
         let mut own = Vec::new();
         for (server, config) in &task.world_state {
@@ -191,7 +193,7 @@ impl Sandbox {
                 let s = self
                     .own
                     .open(server, config, &task.uid, clock)
-                    .map_err(|message| SandboxError::Own {
+                    .map_err(|message| RootError::Own {
                         task: task.uid.clone(),
                         message,
                     })?;
@@ -203,7 +205,7 @@ impl Sandbox {
                 .ok_or_else(|| self.unknown_server(task, server))?;
             let session = loaded
                 .session(config, clock)
-                .map_err(|source| SandboxError::Init {
+                .map_err(|source| RootError::Init {
                     task: task.uid.clone(),
                     source,
                 })?;
@@ -215,9 +217,9 @@ impl Sandbox {
     /// A task made ready for sessions once (at load): each table server's config prepared
     /// ([`Loaded::prepare`]: its data patch validated once, the rows shared by the sessions
     /// opened from it), on `clock`. The domains are loaded now. Unknown servers fail here; a
-    /// data patch that does not apply fails each [`Sandbox::session_prepared`] as
-    /// [`Sandbox::session`] fails.
-    pub fn prepare(&self, task: &Task, clock: Clock) -> Result<PreparedTask, SandboxError> {
+    /// data patch that does not apply fails each [`LoadedRoot::session_prepared`] as
+    /// [`LoadedRoot::session`] fails.
+    pub fn prepare(&self, task: &Task, clock: Clock) -> Result<PreparedTask, RootError> {
         let mut parts = Vec::with_capacity(task.world_state.len());
         for (server, config) in &task.world_state {
             if self.domain(server).is_none() && tb_domains::own_servers::is_own(server) {
@@ -240,16 +242,16 @@ impl Sandbox {
     }
 
     /// A fresh session of a prepared task: the same servers, states and errors as
-    /// [`Sandbox::session`] on the task and the prepared clock, each table server's state built
+    /// [`LoadedRoot::session`] on the task and the prepared clock, each table server's state built
     /// from the prepared rows ([`tb_sandbox::Prepared::session`]: no row validated again,
     /// nothing from an earlier session).
-    pub fn session_prepared(&self, task: &PreparedTask) -> Result<TaskSession, SandboxError> {
+    pub fn session_prepared(&self, task: &PreparedTask) -> Result<TaskSession, RootError> {
         let mut servers = Vec::new();
         let mut own = Vec::new();
         for part in &task.parts {
             match part {
                 PreparedPart::Table(p) => {
-                    servers.push(p.session().map_err(|source| SandboxError::Init {
+                    servers.push(p.session().map_err(|source| RootError::Init {
                         task: task.uid.clone(),
                         source,
                     })?);
@@ -257,7 +259,7 @@ impl Sandbox {
                 PreparedPart::Own { server, config } => own.push(
                     self.own
                         .open(server, config, &task.uid, task.clock)
-                        .map_err(|message| SandboxError::Own {
+                        .map_err(|message| RootError::Own {
                             task: task.uid.clone(),
                             message,
                         })?,
@@ -267,8 +269,8 @@ impl Sandbox {
         Ok(TaskSession { servers, own })
     }
 
-    fn unknown_server(&self, task: &Task, server: &str) -> SandboxError {
-        SandboxError::UnknownServer {
+    fn unknown_server(&self, task: &Task, server: &str) -> RootError {
+        RootError::UnknownServer {
             task: task.uid.clone(),
             server: server.to_string(),
             known: self
@@ -309,7 +311,7 @@ impl Sandbox {
     }
 }
 
-impl Sandbox {
+impl LoadedRoot {
     /// The agent's tools for a session of this sandbox: the agent config's builtins, then
     /// the scenario's tools the session provides ([`crate::episode::AgentTools::build`]),
     /// built on the first call for the same agent config, scenario and domains.
@@ -359,7 +361,7 @@ impl Sandbox {
     }
 }
 
-/// A task made ready for sessions by [`Sandbox::prepare`].
+/// A task made ready for sessions by [`LoadedRoot::prepare`].
 #[derive(Debug, Clone)]
 pub struct PreparedTask {
     uid: String,
