@@ -5,7 +5,7 @@
 use crate::coerce::{self, Ctx};
 use crate::pyjson;
 use crate::schema::{self, Kind, Model, SchemaDoc, SchemaError, ToolDecl};
-use crate::state::{Layout, Row, SharedRow, State, StateError};
+use crate::state::{Layout, Row, SharedRow, State, StateError, Store};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -657,15 +657,15 @@ impl Session {
     }
 
     /// `db.create(model)` of a row built by [`State::validate_row`], the stored row shared
-    /// with the result ([`State::insert_built_shared`]).
+    /// with the result ([`State::store_built_shared`]).
     pub fn insert_built_shared(&mut self, table: &str, row: Row) -> Result<SharedRow, ToolError> {
-        self.with_state(|state, ctx| state.insert_built_shared(table, row, ctx))
+        self.with_state(|state, ctx| state.store_built_shared(Store::Insert, table, row, ctx))
     }
 
     /// `db.update(model)` of a row built by [`State::validate_row`], the stored row shared
-    /// with the result ([`State::replace_built_shared`]).
+    /// with the result ([`State::store_built_shared`]).
     pub fn replace_built_shared(&mut self, table: &str, row: Row) -> Result<SharedRow, ToolError> {
-        self.with_state(|state, ctx| state.replace_built_shared(table, row, ctx))
+        self.with_state(|state, ctx| state.store_built_shared(Store::Replace, table, row, ctx))
     }
 
     /// Runs a write on the state with the session's validation context.
@@ -874,16 +874,7 @@ mod tests {
             )
             .unwrap(),
         );
-        let loaded = Loaded {
-            domain: d.clone(),
-            base: State::empty(d.layout().clone()),
-        };
-        let mut s = loaded
-            .session(
-                &json!({"data_patch": {"items": [{"id": "a"}]}}),
-                Clock::default(),
-            )
-            .unwrap();
+        let mut s = session_with_item_a(&d);
         let out = s.call("explode", &json!({"id": "\u{e9}t\u{e9}"}));
         assert_eq!(out, CallOutcome::ToolFailed(TOOL_PANIC_ERROR.into()));
         let text = out.to_text("explode");
@@ -903,6 +894,20 @@ mod tests {
         );
     }
 
+    /// A session of `d` on empty tables with the row `items` `{"id": "a"}` patched in.
+    fn session_with_item_a(d: &Arc<Domain>) -> Session {
+        let loaded = Loaded {
+            domain: d.clone(),
+            base: State::empty(d.layout().clone()),
+        };
+        loaded
+            .session(
+                &json!({"data_patch": {"items": [{"id": "a"}]}}),
+                Clock::default(),
+            )
+            .unwrap()
+    }
+
     fn domain() -> Arc<Domain> {
         let tables = "table items file=x/items id=id forbid\n  id str\n  n int = 0\n";
         let tools = "tool bump class=BumpInput\n  | Adds to a counter.\n  id str : Which item\n  by int{ge=1} = 1 : How much\n";
@@ -919,16 +924,7 @@ mod tests {
     #[test]
     fn calls_validate_run_and_shape_errors() {
         let d = domain();
-        let loaded = Loaded {
-            domain: d.clone(),
-            base: State::empty(d.layout().clone()),
-        };
-        let mut s = loaded
-            .session(
-                &json!({"data_patch": {"items": [{"id": "a"}]}}),
-                Clock::default(),
-            )
-            .unwrap();
+        let mut s = session_with_item_a(&d);
         assert_eq!(
             s.call("bump", &json!({"id": "a", "by": "2"})),
             CallOutcome::Ok(json!({"item": {"id": "a", "n": 2}}).into())

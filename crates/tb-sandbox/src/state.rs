@@ -145,6 +145,15 @@ impl Layout {
     }
 }
 
+/// How [`State::store_built_shared`] stores a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// `db.create`: refuses an existing id, appends.
+    Insert,
+    /// `db.update`: replaces the row with the same id.
+    Replace,
+}
+
 /// The state of one session.
 #[derive(Debug, Clone)]
 pub struct State {
@@ -414,28 +423,22 @@ impl State {
         self.insert_row(table, row)
     }
 
-    /// `db.create(model)` of a row built by [`State::validate_row`] for this table, the stored
-    /// row shared with the result (not copied).
-    pub fn insert_built_shared(
+    /// `db.create(model)` ([`Store::Insert`]) or `db.update(model)` ([`Store::Replace`]) of a
+    /// row built by [`State::validate_row`] for this table, the stored row shared with the
+    /// result (not copied).
+    pub fn store_built_shared(
         &mut self,
+        how: Store,
         table: &str,
         row: Row,
         ctx: Ctx<'_>,
     ) -> Result<SharedRow, StateError> {
         let row = self.revalidated(table, row, ctx)?;
-        self.insert_cell(table, row).map(SharedRow::new)
-    }
-
-    /// `db.update(model)` of a row built by [`State::validate_row`] for this table, as
-    /// [`State::insert_built_shared`] does for `db.create`.
-    pub fn replace_built_shared(
-        &mut self,
-        table: &str,
-        row: Row,
-        ctx: Ctx<'_>,
-    ) -> Result<SharedRow, StateError> {
-        let row = self.revalidated(table, row, ctx)?;
-        self.replace_cell(table, row).map(SharedRow::new)
+        match how {
+            Store::Insert => self.insert_cell(table, row),
+            Store::Replace => self.replace_cell(table, row),
+        }
+        .map(SharedRow::new)
     }
 
     /// A row built by [`State::validate_row`] as the reference stores it: it validates the
