@@ -213,7 +213,8 @@ fn short(s: &str) -> String {
     out
 }
 
-/// One call of a `call_tool` batch (`parallel_tool_calls`).
+/// One call of a `call_tool` batch (`parallel_tool_calls`), or an end-turn call of a
+/// `submit_message` ([`TerminalCall`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchCall {
     /// Tool name.
@@ -226,18 +227,9 @@ pub struct BatchCall {
     pub parse_error: Option<String>,
 }
 
-/// An end-turn call recorded with a `submit_message` (never executed).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TerminalCall {
-    /// Tool name.
-    pub name: String,
-    /// Arguments.
-    pub arguments: Value,
-    /// Call id (required on the wire; ids may repeat within a turn).
-    pub call_id: Option<String>,
-    /// The provider's argument parse error, recorded with the call.
-    pub parse_error: Option<String>,
-}
+/// An end-turn call recorded with a `submit_message` (never executed): the fields of a
+/// batch call, its call id required on the wire but ids may repeat within a turn.
+pub type TerminalCall = BatchCall;
 
 /// A ThinkingBox action (`step` data).
 #[derive(Debug, Clone, PartialEq)]
@@ -526,36 +518,12 @@ impl Action {
                     "value_error",
                 );
             }
-            let mut calls = Vec::new();
-            let mut ids = std::collections::HashSet::new();
-            for (i, it) in items.iter().enumerate() {
-                let mut loc = f.prefix.clone();
-                loc.push("parallel_tool_calls".into());
-                loc.push(i.to_string());
-                let mut c = Fields::new(it, &loc);
-                c.allow(&["name", "arguments", "call_id", "parse_error"]);
-                let name = c.req_str("name");
-                Self::check_name(&mut c, "name", name.as_ref());
-                let call_id = c.req_str("call_id");
-                Self::check_name(&mut c, "call_id", call_id.as_ref());
-                let parse_error = c.opt_str("parse_error");
-                let arguments = c.object("arguments");
-                if let Some(id) = &call_id
-                    && !ids.insert(id.clone())
-                {
-                    c.err("call_id", "duplicate call_id in the batch", "value_error");
-                }
-                f.errors.append(&mut c.errors);
-                if let (Some(name), Some(arguments), Some(call_id)) = (name, arguments, call_id) {
-                    calls.push(BatchCall {
-                        name,
-                        arguments: Value::Object(arguments),
-                        call_id: Some(call_id),
-                        parse_error,
-                    });
-                }
-            }
-            Some(Action::CallTools(calls))
+            Some(Action::CallTools(Self::parse_calls(
+                f,
+                &items,
+                "parallel_tool_calls",
+                true,
+            )))
         } else {
             if tool_name.is_none() && f.errors.is_empty() {
                 f.err(
@@ -572,6 +540,48 @@ impl Action {
         }
     }
 
+    /// The calls of the list field `key`: name and call id required (and not too long),
+    /// arguments an object, an optional parse error; with `unique_ids` a repeated call id is
+    /// an error.
+    fn parse_calls(
+        f: &mut Fields<'_>,
+        items: &[Map<String, Value>],
+        key: &str,
+        unique_ids: bool,
+    ) -> Vec<BatchCall> {
+        let mut calls = Vec::new();
+        let mut ids = std::collections::HashSet::new();
+        for (i, it) in items.iter().enumerate() {
+            let mut loc = f.prefix.clone();
+            loc.push(key.into());
+            loc.push(i.to_string());
+            let mut c = Fields::new(it, &loc);
+            c.allow(&["name", "arguments", "call_id", "parse_error"]);
+            let name = c.req_str("name");
+            Self::check_name(&mut c, "name", name.as_ref());
+            let call_id = c.req_str("call_id");
+            Self::check_name(&mut c, "call_id", call_id.as_ref());
+            let parse_error = c.opt_str("parse_error");
+            let arguments = c.object("arguments");
+            if unique_ids
+                && let Some(id) = &call_id
+                && !ids.insert(id.clone())
+            {
+                c.err("call_id", "duplicate call_id in the batch", "value_error");
+            }
+            f.errors.append(&mut c.errors);
+            if let (Some(name), Some(arguments), Some(call_id)) = (name, arguments, call_id) {
+                calls.push(BatchCall {
+                    name,
+                    arguments: Value::Object(arguments),
+                    call_id: Some(call_id),
+                    parse_error,
+                });
+            }
+        }
+        calls
+    }
+
     fn parse_submit(f: &mut Fields<'_>) -> Option<Action> {
         f.allow(&[
             "type",
@@ -583,31 +593,9 @@ impl Action {
         let content = f.opt_str("content");
         let before = f.opt_bool("tool_calls_before_content");
         let items = f.list("terminal_tool_calls");
-        let mut calls = Vec::new();
-        for (i, it) in items.iter().enumerate() {
-            let mut loc = f.prefix.clone();
-            loc.push("terminal_tool_calls".into());
-            loc.push(i.to_string());
-            let mut c = Fields::new(it, &loc);
-            c.allow(&["name", "arguments", "call_id", "parse_error"]);
-            let name = c.req_str("name");
-            Self::check_name(&mut c, "name", name.as_ref());
-            // required, as in a batch; unlike a batch, ids may repeat (the adapter's
-            // message model does not check them)
-            let call_id = c.req_str("call_id");
-            Self::check_name(&mut c, "call_id", call_id.as_ref());
-            let parse_error = c.opt_str("parse_error");
-            let arguments = c.object("arguments");
-            f.errors.append(&mut c.errors);
-            if let (Some(name), Some(arguments), Some(call_id)) = (name, arguments, call_id) {
-                calls.push(TerminalCall {
-                    name,
-                    arguments: Value::Object(arguments),
-                    call_id: Some(call_id),
-                    parse_error,
-                });
-            }
-        }
+        // Call ids are required, as in a batch; unlike a batch, ids may repeat (the adapter's
+        // message model does not check them).
+        let calls = Self::parse_calls(f, &items, "terminal_tool_calls", false);
         if content.is_none() && items.is_empty() {
             f.err(
                 "content",
