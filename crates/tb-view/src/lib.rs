@@ -16,7 +16,8 @@ pub mod pages;
 pub mod store;
 
 use axum::Router;
-use axum::extract::{Path as UrlPath, Query, State};
+use axum::extract::{FromRequestParts, Path as UrlPath, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -207,49 +208,90 @@ async fn runs_page(State(s): State<Shared>) -> Response {
     Html(pages::runs_page(&*snapshot(&s).await)).into_response()
 }
 
-async fn tasks_page(State(s): State<Shared>, UrlPath(run): UrlPath<usize>) -> Response {
-    let snap = snapshot(&s).await;
-    match snap.runs.get(run) {
-        Some(_) => Html(pages::tasks_page(&snap, run)).into_response(),
-        None => not_found(&format!("there is no run {run}")),
+/// A run that exists, from the path's `{run}` (else the not-found page).
+struct RunAt {
+    snap: Arc<Snapshot>,
+    run: usize,
+}
+
+impl FromRequestParts<Shared> for RunAt {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, s: &Shared) -> Result<Self, Response> {
+        let UrlPath(run) = UrlPath::<usize>::from_request_parts(parts, s)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let snap = snapshot(s).await;
+        if run >= snap.runs.len() {
+            return Err(not_found(&format!("there is no run {run}")));
+        }
+        Ok(RunAt { snap, run })
     }
 }
 
-async fn attempt_page(
-    State(s): State<Shared>,
-    UrlPath((run, line)): UrlPath<(usize, usize)>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    match snap.attempt(run, line) {
-        Some(i) => Html(pages::attempt_page(&snap, run, i)).into_response(),
-        None => not_found(&format!("run {run} has no record at line {line}")),
+/// A record that exists, from the path's `{run}` and `{line}`: `i`, its index in the run.
+struct AttemptAt {
+    snap: Arc<Snapshot>,
+    run: usize,
+    i: usize,
+}
+
+impl FromRequestParts<Shared> for AttemptAt {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, s: &Shared) -> Result<Self, Response> {
+        let UrlPath((run, line)) = UrlPath::<(usize, usize)>::from_request_parts(parts, s)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let snap = snapshot(s).await;
+        let Some(i) = snap.attempt(run, line) else {
+            return Err(not_found(&format!(
+                "run {run} has no record at line {line}"
+            )));
+        };
+        Ok(AttemptAt { snap, run, i })
     }
 }
 
-async fn compare_page(
-    State(s): State<Shared>,
-    UrlPath((a, b)): UrlPath<(usize, usize)>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    if a >= snap.runs.len() || b >= snap.runs.len() {
-        return not_found("compare needs two runs that exist");
-    }
-    Html(pages::compare_page(&snap, a, b)).into_response()
+/// Two runs that exist, from the path's `{a}` and `{b}`.
+struct RunPair {
+    snap: Arc<Snapshot>,
+    a: usize,
+    b: usize,
 }
 
-async fn pair_page(
-    State(s): State<Shared>,
-    UrlPath((a, b)): UrlPath<(usize, usize)>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    if a >= snap.runs.len() || b >= snap.runs.len() {
-        return not_found("compare needs two runs that exist");
+impl FromRequestParts<Shared> for RunPair {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, s: &Shared) -> Result<Self, Response> {
+        let UrlPath((a, b)) = UrlPath::<(usize, usize)>::from_request_parts(parts, s)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let snap = snapshot(s).await;
+        if a >= snap.runs.len() || b >= snap.runs.len() {
+            return Err(not_found("compare needs two runs that exist"));
+        }
+        Ok(RunPair { snap, a, b })
     }
+}
+
+async fn tasks_page(r: RunAt) -> Html<String> {
+    Html(pages::tasks_page(&r.snap, r.run))
+}
+
+async fn attempt_page(at: AttemptAt) -> Html<String> {
+    Html(pages::attempt_page(&at.snap, at.run, at.i))
+}
+
+async fn compare_page(p: RunPair) -> Html<String> {
+    Html(pages::compare_page(&p.snap, p.a, p.b))
+}
+
+async fn pair_page(p: RunPair, Query(q): Query<HashMap<String, String>>) -> Response {
     let Some(uid) = q.get("uid") else {
         return not_found("which task? (?uid=...)");
     };
-    Html(pages::pair_page(&snap, a, b, uid)).into_response()
+    Html(pages::pair_page(&p.snap, p.a, p.b, uid)).into_response()
 }
 
 async fn api_state(State(s): State<Shared>) -> Response {
@@ -260,38 +302,20 @@ async fn api_runs(State(s): State<Shared>) -> Response {
     json(&api::runs(&*snapshot(&s).await))
 }
 
-async fn api_tasks(State(s): State<Shared>, UrlPath(run): UrlPath<usize>) -> Response {
-    let snap = snapshot(&s).await;
-    match snap.runs.get(run) {
-        Some(r) => (
-            [(header::CONTENT_TYPE, "application/json")],
-            r.tasks_json.clone(),
-        )
-            .into_response(),
-        None => not_found(&format!("there is no run {run}")),
-    }
+async fn api_tasks(r: RunAt) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r.snap.runs[r.run].tasks_json.clone(),
+    )
+        .into_response()
 }
 
-async fn api_attempt(
-    State(s): State<Shared>,
-    UrlPath((run, line)): UrlPath<(usize, usize)>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    match snap.attempt(run, line) {
-        Some(i) => json(&api::attempt(&snap.runs[run], i)),
-        None => not_found(&format!("run {run} has no record at line {line}")),
-    }
+async fn api_attempt(at: AttemptAt) -> Response {
+    json(&api::attempt(&at.snap.runs[at.run], at.i))
 }
 
-async fn api_compare(
-    State(s): State<Shared>,
-    UrlPath((a, b)): UrlPath<(usize, usize)>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    if a >= snap.runs.len() || b >= snap.runs.len() {
-        return not_found("compare needs two runs that exist");
-    }
-    json(&api::compare(&snap, a, b))
+async fn api_compare(p: RunPair) -> Response {
+    json(&api::compare(&p.snap, p.a, p.b))
 }
 
 #[cfg(test)]
