@@ -303,6 +303,12 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// [`Fields::allow`] for an action object: `type`, `metadata` and the action's `keys`.
+    fn allow_action(&mut self, keys: &[&str]) {
+        let all: Vec<&str> = ["type", "metadata"].iter().chain(keys).copied().collect();
+        self.allow(&all);
+    }
+
     fn present(&self, k: &str) -> bool {
         !matches!(self.m.get(k), None | Some(Value::Null))
     }
@@ -422,13 +428,13 @@ impl Action {
         f.metadata();
         let action = match ty.as_str() {
             "list_tools" => {
-                f.allow(&["type", "metadata"]);
+                f.allow_action(&[]);
                 Some(Action::ListTools)
             }
             "call_tool" => Self::parse_call(&mut f),
             "submit_message" => Self::parse_submit(&mut f),
             "_finish" => {
-                f.allow(&["type", "metadata", "reason"]);
+                f.allow_action(&["reason"]);
                 let reason = match d.get("reason") {
                     None => Some(DEFAULT_FINISH_REASON.to_string()),
                     Some(Value::String(s)) if s.len() <= MAX_NAME_LEN => Some(s.clone()),
@@ -476,14 +482,7 @@ impl Action {
     }
 
     fn parse_call(f: &mut Fields<'_>) -> Option<Action> {
-        f.allow(&[
-            "type",
-            "metadata",
-            "tool_name",
-            "arguments",
-            "call_id",
-            "parallel_tool_calls",
-        ]);
+        f.allow_action(&["tool_name", "arguments", "call_id", "parallel_tool_calls"]);
         // `parallel_tool_calls` defaults to an empty list, which means "no batch"; a batch is
         // a non-empty list. Exactly one of `tool_name` and a batch must be given.
         let items = f.list("parallel_tool_calls");
@@ -583,9 +582,7 @@ impl Action {
     }
 
     fn parse_submit(f: &mut Fields<'_>) -> Option<Action> {
-        f.allow(&[
-            "type",
-            "metadata",
+        f.allow_action(&[
             "content",
             "terminal_tool_calls",
             "tool_calls_before_content",
