@@ -208,90 +208,96 @@ async fn runs_page(State(s): State<Shared>) -> Response {
     Html(pages::runs_page(&*snapshot(&s).await)).into_response()
 }
 
-/// A run that exists, from the path's `{run}` (else the not-found page).
-struct RunAt {
-    snap: Arc<Snapshot>,
-    run: usize,
+/// Where a page's path points, checked against the snapshot (else the not-found page).
+trait Locate: Sized {
+    /// The path's parameters.
+    type Path: serde::de::DeserializeOwned + Send;
+
+    /// What `path` points at in `snap`, or what the not-found page says.
+    fn locate(snap: &Snapshot, path: Self::Path) -> Result<Self, String>;
 }
 
-impl FromRequestParts<Shared> for RunAt {
+/// A located `L` and the snapshot it was found in.
+struct Found<L> {
+    snap: Arc<Snapshot>,
+    at: L,
+}
+
+impl<L: Locate> FromRequestParts<Shared> for Found<L> {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, s: &Shared) -> Result<Self, Response> {
-        let UrlPath(run) = UrlPath::<usize>::from_request_parts(parts, s)
+        let UrlPath(path) = UrlPath::<L::Path>::from_request_parts(parts, s)
             .await
             .map_err(IntoResponse::into_response)?;
         let snap = snapshot(s).await;
-        if run >= snap.runs.len() {
-            return Err(not_found(&format!("there is no run {run}")));
-        }
-        Ok(RunAt { snap, run })
+        let at = L::locate(&snap, path).map_err(|what| not_found(&what))?;
+        Ok(Found { snap, at })
     }
 }
 
-/// A record that exists, from the path's `{run}` and `{line}`: `i`, its index in the run.
-struct AttemptAt {
-    snap: Arc<Snapshot>,
+/// A run that exists (`{run}`).
+struct Run(usize);
+
+impl Locate for Run {
+    type Path = usize;
+
+    fn locate(snap: &Snapshot, run: usize) -> Result<Self, String> {
+        (run < snap.runs.len())
+            .then_some(Run(run))
+            .ok_or_else(|| format!("there is no run {run}"))
+    }
+}
+
+/// A record that exists (`{run}/{line}`): its run and its index in the run.
+struct Record {
     run: usize,
     i: usize,
 }
 
-impl FromRequestParts<Shared> for AttemptAt {
-    type Rejection = Response;
+impl Locate for Record {
+    type Path = (usize, usize);
 
-    async fn from_request_parts(parts: &mut Parts, s: &Shared) -> Result<Self, Response> {
-        let UrlPath((run, line)) = UrlPath::<(usize, usize)>::from_request_parts(parts, s)
-            .await
-            .map_err(IntoResponse::into_response)?;
-        let snap = snapshot(s).await;
-        let Some(i) = snap.attempt(run, line) else {
-            return Err(not_found(&format!(
-                "run {run} has no record at line {line}"
-            )));
-        };
-        Ok(AttemptAt { snap, run, i })
+    fn locate(snap: &Snapshot, (run, line): (usize, usize)) -> Result<Self, String> {
+        snap.attempt(run, line)
+            .map(|i| Record { run, i })
+            .ok_or_else(|| format!("run {run} has no record at line {line}"))
     }
 }
 
-/// Two runs that exist, from the path's `{a}` and `{b}`.
-struct RunPair {
-    snap: Arc<Snapshot>,
-    a: usize,
-    b: usize,
-}
+/// Two runs that exist (`{a}/{b}`).
+struct RunPair(usize, usize);
 
-impl FromRequestParts<Shared> for RunPair {
-    type Rejection = Response;
+impl Locate for RunPair {
+    type Path = (usize, usize);
 
-    async fn from_request_parts(parts: &mut Parts, s: &Shared) -> Result<Self, Response> {
-        let UrlPath((a, b)) = UrlPath::<(usize, usize)>::from_request_parts(parts, s)
-            .await
-            .map_err(IntoResponse::into_response)?;
-        let snap = snapshot(s).await;
+    fn locate(snap: &Snapshot, (a, b): (usize, usize)) -> Result<Self, String> {
         if a >= snap.runs.len() || b >= snap.runs.len() {
-            return Err(not_found("compare needs two runs that exist"));
+            return Err("compare needs two runs that exist".into());
         }
-        Ok(RunPair { snap, a, b })
+        Ok(RunPair(a, b))
     }
 }
 
-async fn tasks_page(r: RunAt) -> Html<String> {
-    Html(pages::tasks_page(&r.snap, r.run))
+async fn tasks_page(f: Found<Run>) -> Html<String> {
+    Html(pages::tasks_page(&f.snap, f.at.0))
 }
 
-async fn attempt_page(at: AttemptAt) -> Html<String> {
-    Html(pages::attempt_page(&at.snap, at.run, at.i))
+async fn attempt_page(f: Found<Record>) -> Html<String> {
+    Html(pages::attempt_page(&f.snap, f.at.run, f.at.i))
 }
 
-async fn compare_page(p: RunPair) -> Html<String> {
-    Html(pages::compare_page(&p.snap, p.a, p.b))
+async fn compare_page(f: Found<RunPair>) -> Html<String> {
+    let RunPair(a, b) = f.at;
+    Html(pages::compare_page(&f.snap, a, b))
 }
 
-async fn pair_page(p: RunPair, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn pair_page(f: Found<RunPair>, Query(q): Query<HashMap<String, String>>) -> Response {
     let Some(uid) = q.get("uid") else {
         return not_found("which task? (?uid=...)");
     };
-    Html(pages::pair_page(&p.snap, p.a, p.b, uid)).into_response()
+    let RunPair(a, b) = f.at;
+    Html(pages::pair_page(&f.snap, a, b, uid)).into_response()
 }
 
 async fn api_state(State(s): State<Shared>) -> Response {
@@ -302,20 +308,21 @@ async fn api_runs(State(s): State<Shared>) -> Response {
     json(&api::runs(&*snapshot(&s).await))
 }
 
-async fn api_tasks(r: RunAt) -> Response {
+async fn api_tasks(f: Found<Run>) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        r.snap.runs[r.run].tasks_json.clone(),
+        f.snap.runs[f.at.0].tasks_json.clone(),
     )
         .into_response()
 }
 
-async fn api_attempt(at: AttemptAt) -> Response {
-    json(&api::attempt(&at.snap.runs[at.run], at.i))
+async fn api_attempt(f: Found<Record>) -> Response {
+    json(&api::attempt(&f.snap.runs[f.at.run], f.at.i))
 }
 
-async fn api_compare(p: RunPair) -> Response {
-    json(&api::compare(&p.snap, p.a, p.b))
+async fn api_compare(f: Found<RunPair>) -> Response {
+    let RunPair(a, b) = f.at;
+    json(&api::compare(&f.snap, a, b))
 }
 
 #[cfg(test)]
