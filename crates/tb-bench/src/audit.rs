@@ -25,3 +25,24 @@ pub(super) fn audit_all(l: &Loaded, clock: Clock, a: &BenchOptions) -> Value {
         "blind_spots": r.summary.blind_spots,
     })
 }
+
+/// `tb audit` of the whole list (`audit_all_s`).
+pub(super) fn figures(b: &Bench<'_>) -> Measured {
+    b.progress("audit of every task");
+    let audit = audit_all(b.l, b.clock, b.a);
+    Measured {
+        figures: vec![Figure {
+            key: "audit_all_s",
+            value: audit["seconds"].as_f64(),
+            unit: "s",
+            reference: None,
+            target: None,
+            note: format!(
+                "tb audit of {} tasks on {} threads: golden, noop, 2 more golden replays, the wall-clock replay and {} mutants judged ({} equivalent); the reference has no such check",
+                audit["tasks"], audit["threads"], audit["mutants"], audit["equivalent_mutants"]
+            ),
+        }],
+        details: vec![("audit", audit)],
+        lines: Vec::new(),
+    }
+}

@@ -209,8 +209,8 @@ pub(super) fn campaign_llm(
     let repeat = a.campaign_repeat;
     let concurrency = a.concurrency.max(1);
     let (mut timed, mut setup) = (0.0f64, 0.0f64);
-    let (mut passed, mut errors, mut attempts, mut requests) = (0usize, 0usize, 0usize, 0usize);
-    let mut first_error = Value::Null;
+    let (mut attempts, mut requests) = (0usize, 0usize);
+    let mut tally = Tally::default();
     rt.block_on(async {
         let t_setup = Instant::now();
         let server = MockServer::start_with(MockOptions::campaign()).await?;
@@ -252,16 +252,7 @@ pub(super) fn campaign_llm(
                     attempts += 1;
                     // One agent request per usage entry (the mock reports usage).
                     requests += rec.usage.len();
-                    if rec.is_system_error {
-                        errors += 1;
-                        if first_error.is_null() {
-                            first_error = json!({"uid": rec.uid,
-                                "error": rec.metadata.get("error").cloned()});
-                        }
-                    }
-                    if rec.verdict.as_ref().is_some_and(|v| v.passed) {
-                        passed += 1;
-                    }
+                    tally.add(&rec);
                 }
             }
             timed += t0.elapsed().as_secs_f64();
@@ -270,9 +261,9 @@ pub(super) fn campaign_llm(
     })?;
     Ok(json!({
         "attempts": attempts,
-        "passed": passed,
-        "system_errors": errors,
-        "first_error": first_error,
+        "passed": tally.passed,
+        "system_errors": tally.errors,
+        "first_error": tally.first_error,
         "concurrency": concurrency,
         "threads": threads,
         "agent_requests": requests,
@@ -334,4 +325,143 @@ pub(super) fn latency_figure(
     _: &tb_dataset::Dataset,
 ) -> Result<Option<Value>> {
     Ok(None)
+}
+
+/// The offline campaign straight through `attempt_offline` (`offline_campaign_direct_s`),
+/// unless `--campaign-repeat 0`.
+pub(super) fn direct_figures(b: &Bench<'_>) -> Result<Measured> {
+    let a = b.a;
+    let camp = if a.campaign_repeat > 0 {
+        b.progress("offline campaign");
+        Some(campaign(b.l, b.ds, b.root, a)?)
+    } else {
+        None
+    };
+    let lines = camp
+        .iter()
+        .map(|c| {
+            format!(
+                "direct campaign: {}/{} attempts passed, {} bytes of records",
+                c["passed"], c["attempts"], c["record_bytes"]
+            )
+        })
+        .collect();
+    Ok(Measured {
+        figures: vec![Figure {
+            key: "offline_campaign_direct_s",
+            value: camp.as_ref().and_then(|c| c["seconds"].as_f64()),
+            unit: "s",
+            reference: None,
+            target: None,
+            note: format!(
+                "{} x {} attempts of the golden agent straight through attempt_offline (no model loop) on {} threads",
+                b.n_tasks(),
+                a.campaign_repeat,
+                camp.as_ref()
+                    .map_or(0, |c| c["threads"].as_u64().unwrap_or(0))
+            ),
+        }],
+        details: vec![("campaign_direct", camp.unwrap_or(Value::Null))],
+        lines,
+    })
+}
+
+/// The offline campaign through the episode loop and the mock model server
+/// (`offline_campaign_s`), unless `--campaign-repeat 0`.
+pub(super) fn llm_figures(b: &Bench<'_>) -> Result<Measured> {
+    let (a, n_tasks) = (b.a, b.n_tasks());
+    let camp_llm = if a.campaign_repeat > 0 {
+        b.progress("offline campaign through the episode loop (mock model server)");
+        Some(campaign_llm(b.l, b.ds, a)?).filter(|v| !v.is_null())
+    } else {
+        None
+    };
+    let lines = camp_llm
+        .iter()
+        .map(|c| {
+            format!(
+                "campaign through the episode loop: {}/{} attempts passed, {} system errors",
+                c["passed"], c["attempts"], c["system_errors"]
+            )
+        })
+        .collect();
+    Ok(Measured {
+        figures: vec![Figure {
+            key: "offline_campaign_s",
+            value: camp_llm.as_ref().and_then(|c| c["seconds"].as_f64()),
+            unit: "s",
+            reference: None,
+            target: Some(target::OFFLINE_CAMPAIGN_S),
+            note: camp_llm.as_ref().map_or(if cfg!(feature = "mock") { "skipped (--campaign-repeat 0)" } else { "skipped: this tb was built without the `mock` feature (cargo build --release -p tb-cli --features mock)" }.into(), |c| format!(
+                "{} attempts ({n_tasks} x {}) through the episode loop (tb_eval::attempt::attempt, model agent) with the in-process mock model server playing the golden calls, mocked user and judge, {} in flight on {} threads: {} passed, {} system errors, {} agent model requests (mock setup {:.2} s, not counted)",
+                c["attempts"], a.campaign_repeat, c["concurrency"], c["threads"], c["passed"],
+                c["system_errors"], c["agent_requests"], c["setup_s"].as_f64().unwrap_or(0.0)
+            )),
+        }],
+        details: vec![("campaign", camp_llm.unwrap_or(Value::Null))],
+        lines,
+    })
+}
+
+/// The campaign against a slow model (`latency_campaign_s`).
+pub(super) fn latency_figures(b: &Bench<'_>) -> Result<Measured> {
+    let (a, n_tasks) = (b.a, b.n_tasks());
+    let latency = latency_figure(a, b.l, b.ds)?;
+    Ok(Measured {
+        figures: vec![Figure {
+            key: "latency_campaign_s",
+            value: latency.as_ref().and_then(|c| c["seconds"].as_f64()),
+            unit: "s",
+            reference: None,
+            target: latency.as_ref().and_then(|c| c["ideal_s"].as_f64()).map(|i| i * 1.03),
+            note: latency.as_ref().map_or("skipped (--latency-repeat 0, or built without the `mock` feature)".into(), |c| format!(
+                "{} attempts ({n_tasks} x {}) against a mock model answering after {} s, {} in flight: ideal (model turns x delay / in flight) {:.2} s for {} turns, {:+.2}% over it; harness CPU {:.2} ms per attempt (mock {:.1} s in all); peak RSS {:.0} MiB, peak {} sockets; {} passed, {} system errors; target: ideal + 3%",
+                c["attempts"], a.latency_repeat, c["delay_s"], c["concurrency"],
+                c["ideal_s"].as_f64().unwrap_or(0.0), c["model_turns"],
+                c["over_ideal"].as_f64().unwrap_or(0.0) * 100.0,
+                c["harness_cpu_ms_per_attempt"].as_f64().unwrap_or(0.0),
+                c["mock_cpu_s"].as_f64().unwrap_or(0.0),
+                c["peak_rss_mib"].as_f64().unwrap_or(0.0), c["peak_sockets"],
+                c["passed"], c["system_errors"]
+            )),
+        }],
+        details: vec![("latency_campaign", latency.unwrap_or(Value::Null))],
+        lines: Vec::new(),
+    })
+}
+
+/// Attempts' outcomes counted: passed, system errors, and the first system error.
+#[cfg(feature = "mock")]
+#[derive(Default)]
+pub(super) struct Tally {
+    pub passed: usize,
+    pub errors: usize,
+    /// `{uid, error}` of the first system error, null while there is none.
+    pub first_error: Value,
+}
+
+#[cfg(feature = "mock")]
+impl Tally {
+    /// Counts one attempt's record.
+    pub(super) fn add(&mut self, rec: &tb_core::TrialRecord) {
+        if rec.is_system_error {
+            self.errors += 1;
+            if self.first_error.is_null() {
+                self.first_error =
+                    json!({"uid": rec.uid, "error": rec.metadata.get("error").cloned()});
+            }
+        }
+        if rec.verdict.as_ref().is_some_and(|v| v.passed) {
+            self.passed += 1;
+        }
+    }
+
+    /// Adds another tally; its first error counts when this one has none.
+    pub(super) fn merge(&mut self, other: Tally) {
+        self.passed += other.passed;
+        self.errors += other.errors;
+        if self.first_error.is_null() {
+            self.first_error = other.first_error;
+        }
+    }
 }

@@ -25,6 +25,7 @@
 //!
 //! Self-contained: it takes what `tb bench` loaded and returns one JSON object.
 
+use crate::campaign::Tally;
 use crate::error::Result;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -309,36 +310,22 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
                 done.clone(),
             );
             workers.spawn(async move {
-                let (mut passed, mut errors, mut first_error) = (0usize, 0usize, Value::Null);
+                let mut tally = Tally::default();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&(t, rep)) = order.get(i) else {
                         break;
                     };
                     let rec = attempt(&envs[t], AgentChoice::Model, &tasks[t], rep).await;
-                    if rec.is_system_error {
-                        errors += 1;
-                        if first_error.is_null() {
-                            first_error = json!({"uid": rec.uid,
-                                "error": rec.metadata.get("error").cloned()});
-                        }
-                    }
-                    if rec.verdict.as_ref().is_some_and(|v| v.passed) {
-                        passed += 1;
-                    }
+                    tally.add(&rec);
                     done.fetch_add(1, Ordering::Relaxed);
                 }
-                (passed, errors, first_error)
+                tally
             });
         }
-        let (mut passed, mut errors, mut first_error) = (0usize, 0usize, Value::Null);
+        let mut tally = Tally::default();
         while let Some(r) = workers.join_next().await {
-            let (p, e, f) = r?;
-            passed += p;
-            errors += e;
-            if first_error.is_null() {
-                first_error = f;
-            }
+            tally.merge(r?);
         }
         let wall = t0.elapsed().as_secs_f64();
         let cpu1 = cpu_by_thread(&["tb-harness", "tb-mock"]);
@@ -348,9 +335,9 @@ pub fn run(inp: Inputs<'_>, o: &Options) -> Result<Value> {
         let (series, peak) = sampler.await?;
         Ok::<_, crate::error::BenchError>(Run {
             wall,
-            passed,
-            errors,
-            first_error,
+            passed: tally.passed,
+            errors: tally.errors,
+            first_error: tally.first_error,
             harness_cpu: cpu1[0] - cpu0[0],
             mock_cpu: cpu1[1] - cpu0[1],
             process_cpu: pcpu,

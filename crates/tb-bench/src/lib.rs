@@ -45,14 +45,12 @@ mod memory;
 mod replay;
 mod startup;
 mod test_body;
+mod tool_calls;
 
-use audit::audit_all;
-use campaign::{campaign, campaign_llm, latency_figure};
+use campaign::latency_figure;
 pub use error::BenchError;
 use error::{Context, Result, bail};
-use mcp::mcp_bench;
-use memory::{idle_child, idle_memory, rss_kib, sessions_memory};
-use replay::{cold_session, replay_pass, trace_hashes};
+use memory::{idle_child, rss_kib, sessions_memory};
 use serde_json::{Map, Value, json};
 use startup::startup_of;
 use std::collections::HashMap;
@@ -303,7 +301,6 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
     let t_load = Instant::now();
     let (l, ds, root) = load(a)?;
     let load_s = t_load.elapsed().as_secs_f64();
-    let n_tasks = l.tasks.len();
     if a.latency_only {
         let v = latency_figure(a, &l, &ds)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -316,164 +313,110 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let progress = |what: &str| {
-        if !a.json {
+    let b = Bench {
+        a,
+        l: &l,
+        ds: &ds,
+        root: &root,
+        clock,
+    };
+    // In the order they are measured; `report` puts the figures in table order.
+    let measured = [
+        load_figures(&b, load_s),
+        replay::replay_figures(&b, rss0)?,
+        replay::session_figures(&b)?,
+        tool_calls::figures(&b)?,
+        memory::idle_figures(&b)?,
+        campaign::direct_figures(&b)?,
+        mcp::figures(&b)?,
+        campaign::llm_figures(&b)?,
+        campaign::latency_figures(&b)?,
+        audit::figures(&b),
+        startup::figures(&b)?,
+        test_body::figures(&b)?,
+    ];
+    report(a, measured)
+}
+
+/// What every figure function reads: the options, the loaded benchmark and its clock.
+struct Bench<'a> {
+    a: &'a BenchOptions,
+    l: &'a Loaded,
+    ds: &'a tb_dataset::Dataset,
+    root: &'a std::path::Path,
+    clock: Clock,
+}
+
+impl Bench<'_> {
+    /// Says on stderr what is measured next (not with `--json`).
+    fn progress(&self, what: &str) {
+        if !self.a.json {
             eprintln!("bench: {what}");
         }
-    };
-
-    // 1. All tasks replayed and hashed, one thread.
-    progress("replaying all tasks");
-    let mut pass_times = Vec::new();
-    let mut per_task_all = Vec::new();
-    let mut hashes = Vec::new();
-    for _ in 0..a.passes.max(1) {
-        let t0 = Instant::now();
-        let (times, h) = replay_pass(&l, clock, false)?;
-        pass_times.push(t0.elapsed().as_secs_f64());
-        per_task_all.extend(times);
-        hashes = h;
     }
-    // One more pass the long way (stable states as values, whole deep diff), for comparison.
-    let t0 = Instant::now();
-    let (_, full_hashes) = replay_pass(&l, clock, true)?;
-    let replay_materialized_s = t0.elapsed().as_secs_f64();
-    if full_hashes != hashes {
-        bail!("the materialized replay gave other golden hashes than the streamed one");
+
+    fn n_tasks(&self) -> usize {
+        self.l.tasks.len()
     }
-    let replay_all_s = median(&mut pass_times.clone());
-    let per_task_ms_median = median(&mut per_task_all.clone()) * 1e3;
-    let per_task_ms_p95 = percentile(&mut per_task_all.clone(), 0.95) * 1e3;
-    let per_task_ms_max = percentile(&mut per_task_all, 1.0) * 1e3;
-    let (_, hwm) = rss_kib();
-    let traces_dir = a.traces.clone().or_else(|| {
-        let d = root.join("../tb-bench-v1/traces");
-        d.is_dir().then_some(d)
-    });
-    let hash_check = match &traces_dir {
-        Some(d) => {
-            let want = trace_hashes(d)?;
-            let matched = hashes
-                .iter()
-                .filter(|(t, s, h)| want.get(&(t.clone(), s.clone())) == Some(h))
-                .count();
-            json!({"traces": d.display().to_string(), "matched": matched, "of": hashes.len()})
-        }
-        None => Value::Null,
-    };
+}
 
-    // 2. Fresh sessions, every task several times.
-    progress("fresh sessions");
-    let (mut cold_us, mut unprepared_us, mut warm_us) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..20 {
-        for (task, prepared) in l.tasks.iter().zip(&l.prepared) {
-            let t0 = Instant::now();
-            let s = l.sandbox.session_prepared(prepared)?;
-            cold_us.push(us(t0.elapsed()));
-            drop(std::hint::black_box(s));
-            let t0 = Instant::now();
-            let s = cold_session(&l, task, clock)?;
-            unprepared_us.push(us(t0.elapsed()));
-            drop(std::hint::black_box(s));
-            let t0 = Instant::now();
-            let s = l.sandbox.session(task, clock)?;
-            warm_us.push(us(t0.elapsed()));
-            drop(std::hint::black_box(s));
-        }
-    }
-    let session_create_us = median(&mut cold_us);
-    let session_cold_p99_us = percentile(&mut cold_us, 0.99);
-    let session_warm_us = median(&mut warm_us);
-    let session_unprepared_us = median(&mut unprepared_us);
+/// What one figure function measured: its figures, entries of the JSON object beside the
+/// figures, and lines printed under the table.
+#[derive(Default)]
+struct Measured {
+    figures: Vec<Figure>,
+    details: Vec<(&'static str, Value)>,
+    lines: Vec<String>,
+}
 
-    // 3. In-process tool calls: every golden call, timed alone (validation, tool, result text).
-    progress("tool calls");
-    let (mut reads, mut writes) = (Vec::new(), Vec::new());
-    for _ in 0..5 {
-        for (task, calls) in l.tasks.iter().zip(&l.calls) {
-            let mut servers = l.sandbox.session(task, clock)?.servers;
-            for (s, (_, calls)) in servers.iter_mut().zip(calls) {
-                for (tool, params) in calls {
-                    let w0 = s.state.writes();
-                    let t0 = Instant::now();
-                    let text = s.call(tool, params).to_text(tool);
-                    let dt = us(t0.elapsed());
-                    std::hint::black_box(text);
-                    if s.state.writes() == w0 {
-                        reads.push(dt);
-                    } else {
-                        writes.push(dt);
-                    }
-                }
-            }
-        }
-    }
-    let n_calls = (reads.len() + writes.len()) / 5;
-    let mut all_calls: Vec<f64> = reads.iter().chain(&writes).copied().collect();
-    let tool_call_us = median(&mut all_calls);
-    let tool_call_p99_us = percentile(&mut all_calls, 0.99);
-    let read_us = median(&mut reads);
-    let write_us = median(&mut writes);
+/// The figures in table order.
+const FIGURE_ORDER: [&str; 17] = [
+    "load_s",
+    "replay_all_s",
+    "replay_all_materialized_s",
+    "per_task_ms_median",
+    "session_create_us",
+    "tool_call_us",
+    "audit_all_s",
+    "mcp_call_p50_us",
+    "mcp_call_p99_us",
+    "idle_sessions_10k_mib",
+    "replay_peak_rss_mib",
+    "offline_campaign_s",
+    "latency_campaign_s",
+    "offline_campaign_direct_s",
+    "startup_tools_ms",
+    "startup_run_test_ms",
+    "test_body_us",
+];
 
-    // 4. Idle sessions, in a fresh process.
-    progress("idle sessions (child process)");
-    let idle = if a.idle_sessions > 0 {
-        Some(idle_memory(a)?)
-    } else {
-        None
-    };
-    let idle_mib = idle.as_ref().and_then(|v| {
-        let b = v["rss_before_kib"].as_f64()?;
-        let e = v["rss_after_kib"].as_f64()?;
-        Some((e - b) / 1024.0 * 10_000.0 / a.idle_sessions as f64)
-    });
+/// The JSON object's entries after the figures, in order.
+const DETAIL_ORDER: [&str; 18] = [
+    "session_create_warm_us",
+    "session_create_unprepared_us",
+    "session_create_p99_us",
+    "tool_call_read_us",
+    "tool_call_write_us",
+    "tool_call_p99_us",
+    "per_task_ms_p95",
+    "per_task_ms_max",
+    "tasks",
+    "golden_hashes_vs_traces",
+    "idle",
+    "campaign_direct",
+    "campaign",
+    "mcp",
+    "latency_campaign",
+    "audit",
+    "startup",
+    "test_body",
+];
 
-    // 5. Offline campaign.
-    let camp = if a.campaign_repeat > 0 {
-        progress("offline campaign");
-        Some(campaign(&l, &ds, &root, a)?)
-    } else {
-        None
-    };
-    let campaign_direct_s = camp.as_ref().and_then(|c| c["seconds"].as_f64());
-
-    // 6. Tool calls over MCP Streamable HTTP on loopback.
-    let mcp = if a.mcp_calls > 0 {
-        progress("MCP tool calls");
-        Some(mcp_bench(a, &l, &root)?)
-    } else {
-        None
-    };
-    let mcp_fig = |k: &str| mcp.as_ref().and_then(|m| m[k].as_f64());
-
-    // 7. The offline campaign through the episode loop and the mock model server.
-    let camp_llm = if a.campaign_repeat > 0 {
-        progress("offline campaign through the episode loop (mock model server)");
-        Some(campaign_llm(&l, &ds, a)?).filter(|v| !v.is_null())
-    } else {
-        None
-    };
-    let campaign_s = camp_llm.as_ref().and_then(|c| c["seconds"].as_f64());
-
-    // 8. The campaign against a slow model (latency_campaign).
-    let latency = latency_figure(a, &l, &ds)?;
-
-    // 9. The audit of the whole list.
-    progress("audit of every task");
-    let audit = audit_all(&l, clock, a);
-
-    // 10. Start-up of the commands that need one task; one airline test body.
-    progress("start-up (fresh processes)");
-    let startup = startup_of(&root, &l, &ds)?;
-    let startup_fig = |k: &str| startup.as_ref().and_then(|m| m[k].as_f64());
-    progress("airline test bodies");
-    let body = test_body::test_body_figure(&root, 5)?;
-
-    // Every reported figure, in table order. A new figure: measure it in a function of its
-    // own (as `mcp_bench` or `campaign_llm`) and push its `Figure` (and any detail object
-    // into the JSON below) here.
-    let figures = vec![
-        Figure {
+/// The loading figure (`load_s`).
+fn load_figures(b: &Bench<'_>, load_s: f64) -> Measured {
+    let n_tasks = b.n_tasks();
+    Measured {
+        figures: vec![Figure {
             key: "load_s",
             value: Some(load_s),
             unit: "s",
@@ -482,183 +425,22 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
             note: format!(
                 "one-time: dataset, {n_tasks} tasks, every domain's initial data (reference: importing the five server modules)"
             ),
-        },
-        Figure {
-            key: "replay_all_s",
-            value: Some(replay_all_s),
-            unit: "s",
-            reference: Some(reference::REPLAY_ALL_S),
-            target: Some(target::REPLAY_ALL_S),
-            note: format!(
-                "{n_tasks} tasks, one thread: fresh session + patch + golden calls + 2 stable states + golden hash + deep diff; median of {} passes",
-                pass_times.len()
-            ),
-        },
-        Figure {
-            key: "replay_all_materialized_s",
-            value: Some(replay_materialized_s),
-            unit: "s",
-            reference: Some(reference::REPLAY_ALL_S),
-            target: None,
-            note: "the same segment with both stable states built as JSON values and diffed whole (what the first version did; tb-eval's judge builds a stable state only on a hash mismatch); one pass".into(),
-        },
-        Figure {
-            key: "per_task_ms_median",
-            value: Some(per_task_ms_median),
-            unit: "ms",
-            reference: Some(reference::PER_TASK_MEDIAN_MS),
-            target: None,
-            note: format!(
-                "p95 {per_task_ms_p95:.3} ms (reference {}), max {per_task_ms_max:.3} ms", reference::PER_TASK_P95_MS
-            ),
-        },
-        Figure {
-            key: "session_create_us",
-            value: Some(session_create_us),
-            unit: "us",
-            reference: Some(reference::SESSION_CREATE_US),
-            target: Some(target::SESSION_CREATE_US),
-            note: format!(
-                "median over every task x 20, cold: a session of the task prepared at load (its data patch validated once, in load_s): the base state with the patched tables built anew from the prepared rows, shared by pointer (p99 {session_cold_p99_us:.1} us); without the preparation (copy, validate and upsert the patch): {session_unprepared_us:.2} us; a later session of the same task shares the patched state: {session_warm_us:.2} us (reference: one proxy session, a process spawn)"
-            ),
-        },
-        Figure {
-            key: "tool_call_us",
-            value: Some(tool_call_us),
-            unit: "us",
-            reference: None,
-            target: None,
-            note: format!(
-                "median of {n_calls} golden calls x 5, in process (validation + tool + result text): reads {read_us:.2} us, writes {write_us:.2} us, p99 {tool_call_p99_us:.1} us; the reference does not time calls alone"
-            ),
-        },
-        Figure {
-            key: "audit_all_s",
-            value: audit["seconds"].as_f64(),
-            unit: "s",
-            reference: None,
-            target: None,
-            note: format!(
-                "tb audit of {} tasks on {} threads: golden, noop, 2 more golden replays, the wall-clock replay and {} mutants judged ({} equivalent); the reference has no such check",
-                audit["tasks"], audit["threads"], audit["mutants"], audit["equivalent_mutants"]
-            ),
-        },
-        Figure {
-            key: "mcp_call_p50_us",
-            value: mcp_fig("rmcp_p50_us"),
-            unit: "us",
-            reference: None,
-            target: Some(target::MCP_CALL_P50_US),
-            note: mcp.as_ref().map_or("skipped (--mcp-calls 0)".into(), |m| format!(
-                "{} x tools/call {} ({} bytes of result) over MCP Streamable HTTP on loopback, tb-mcp server in process on its own {}-thread runtime, rmcp client (McpTools) on a single-threaded runtime, one at a time after {} warm-up calls; transport floor (the same call as a pre-built body POSTed with reqwest, mcp.raw_p50_us) {:.0} us",
-                m["calls"], m["tool"].as_str().unwrap_or(""), m["result_bytes"], m["server_threads"], m["warmup"],
-                m["raw_p50_us"].as_f64().unwrap_or(f64::NAN),
-            )),
-        },
-        Figure {
-            key: "mcp_call_p99_us",
-            value: mcp_fig("rmcp_p99_us"),
-            unit: "us",
-            reference: None,
-            target: None,
-            note: "same calls, 99th percentile".into(),
-        },
-        Figure {
-            key: "idle_sessions_10k_mib",
-            value: idle_mib,
-            unit: "MiB",
-            reference: Some(reference::PEAK_RSS_MIB),
-            target: Some(target::IDLE_SESSIONS_10K_MIB),
-            note: format!(
-                "VmRSS growth of a fresh process holding {} sessions of mixed tasks (round robin over the list; sessions of one task share its patched tables copy-on-write; scaled to 10,000); reference column: ONE reference process's peak RSS",
-                a.idle_sessions
-            ),
-        },
-        Figure {
-            key: "replay_peak_rss_mib",
-            value: hwm.map(|k| k as f64 / 1024.0),
-            unit: "MiB",
-            reference: Some(reference::PEAK_RSS_MIB),
-            target: None,
-            note: format!(
-                "VmHWM of this process after loading and replaying (RSS before loading {:.1} MiB)",
-                rss0.unwrap_or(0) as f64 / 1024.0
-            ),
-        },
-        Figure {
-            key: "offline_campaign_s",
-            value: campaign_s,
-            unit: "s",
-            reference: None,
-            target: Some(target::OFFLINE_CAMPAIGN_S),
-            note: camp_llm.as_ref().map_or(if cfg!(feature = "mock") { "skipped (--campaign-repeat 0)" } else { "skipped: this tb was built without the `mock` feature (cargo build --release -p tb-cli --features mock)" }.into(), |c| format!(
-                "{} attempts ({n_tasks} x {}) through the episode loop (tb_eval::attempt::attempt, model agent) with the in-process mock model server playing the golden calls, mocked user and judge, {} in flight on {} threads: {} passed, {} system errors, {} agent model requests (mock setup {:.2} s, not counted)",
-                c["attempts"], a.campaign_repeat, c["concurrency"], c["threads"], c["passed"],
-                c["system_errors"], c["agent_requests"], c["setup_s"].as_f64().unwrap_or(0.0)
-            )),
-        },
-        Figure {
-            key: "latency_campaign_s",
-            value: latency.as_ref().and_then(|c| c["seconds"].as_f64()),
-            unit: "s",
-            reference: None,
-            target: latency.as_ref().and_then(|c| c["ideal_s"].as_f64()).map(|i| i * 1.03),
-            note: latency.as_ref().map_or("skipped (--latency-repeat 0, or built without the `mock` feature)".into(), |c| format!(
-                "{} attempts ({n_tasks} x {}) against a mock model answering after {} s, {} in flight: ideal (model turns x delay / in flight) {:.2} s for {} turns, {:+.2}% over it; harness CPU {:.2} ms per attempt (mock {:.1} s in all); peak RSS {:.0} MiB, peak {} sockets; {} passed, {} system errors; target: ideal + 3%",
-                c["attempts"], a.latency_repeat, c["delay_s"], c["concurrency"],
-                c["ideal_s"].as_f64().unwrap_or(0.0), c["model_turns"],
-                c["over_ideal"].as_f64().unwrap_or(0.0) * 100.0,
-                c["harness_cpu_ms_per_attempt"].as_f64().unwrap_or(0.0),
-                c["mock_cpu_s"].as_f64().unwrap_or(0.0),
-                c["peak_rss_mib"].as_f64().unwrap_or(0.0), c["peak_sockets"],
-                c["passed"], c["system_errors"]
-            )),
-        },
-        Figure {
-            key: "offline_campaign_direct_s",
-            value: campaign_direct_s,
-            unit: "s",
-            reference: None,
-            target: None,
-            note: format!(
-                "{n_tasks} x {} attempts of the golden agent straight through attempt_offline (no model loop) on {} threads",
-                a.campaign_repeat,
-                camp.as_ref()
-                    .map_or(0, |c| c["threads"].as_u64().unwrap_or(0))
-            ),
-        },
-        Figure {
-            key: "startup_tools_ms",
-            value: startup_fig("tools_ms"),
-            unit: "ms",
-            reference: None,
-            target: Some(startup::TARGET_MS),
-            note: startup.as_ref().map_or("skipped (no task)".into(), |m| format!(
-                "`tb tools --task {}` as a fresh process, median wall of {} runs after a warm-up (--surface auto, the reference's texts from the warm surface cache); with the cache off {} ms, with --surface own {} ms",
-                m["task"].as_str().unwrap_or(""), m["runs"], m["tools_uncached_ms"], m["tools_own_surface_ms"]
-            )),
-        },
-        Figure {
-            key: "startup_run_test_ms",
-            value: startup_fig("run_test_ms"),
-            unit: "ms",
-            reference: None,
-            target: Some(startup::TARGET_MS),
-            note: "`tb run-test` of one golden record of the same task (calls replayed, state judged), fresh process, median wall".into(),
-        },
-        Figure {
-            key: "test_body_us",
-            value: body.as_ref().and_then(|b| b["median_us"].as_f64()),
-            unit: "us",
-            reference: Some(test_body::REFERENCE_SUBPROCESS_US),
-            target: Some(test_body::TARGET_US),
-            note: body.as_ref().map_or("skipped (no tb-bench-v1/airline/traces.jsonl next to the data root)".into(), |b| format!(
-                "one airline test body in process (tb-pyeval) on the context of a recorded trace replayed on our airline server (whole state as effects, read lazily), median of {} runs over {} bodies (p90 {} us, max {} us; parsing the test file once {} us, not counted); reference: a fresh test subprocess per test",
-                b["runs"], b["bodies"], b["p90_us"], b["max_us"], b["parse_us"]
-            )),
-        },
-    ];
+        }],
+        details: vec![("tasks", json!(n_tasks))],
+        lines: Vec::new(),
+    }
+}
 
+/// Prints the figures: a table with notes, or one JSON object (`--json`).
+fn report<const N: usize>(a: &BenchOptions, measured: [Measured; N]) -> Result<ExitCode> {
+    let (mut figures, mut details, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+    for m in measured {
+        figures.extend(m.figures);
+        details.extend(m.details);
+        lines.extend(m.lines);
+    }
+    figures.sort_by_key(|f| FIGURE_ORDER.iter().position(|k| *k == f.key));
+    details.sort_by_key(|(k, _)| DETAIL_ORDER.iter().position(|d| d == k));
     if a.json {
         let mut out = Map::new();
         for f in &figures {
@@ -688,33 +470,9 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
             }
             notes.insert(f.key.into(), json!(f.note));
         }
-        out.insert("session_create_warm_us".into(), json!(sig(session_warm_us)));
-        out.insert(
-            "session_create_unprepared_us".into(),
-            json!(sig(session_unprepared_us)),
-        );
-        out.insert(
-            "session_create_p99_us".into(),
-            json!(sig(session_cold_p99_us)),
-        );
-        out.insert("tool_call_read_us".into(), json!(sig(read_us)));
-        out.insert("tool_call_write_us".into(), json!(sig(write_us)));
-        out.insert("tool_call_p99_us".into(), json!(sig(tool_call_p99_us)));
-        out.insert("per_task_ms_p95".into(), json!(sig(per_task_ms_p95)));
-        out.insert("per_task_ms_max".into(), json!(sig(per_task_ms_max)));
-        out.insert("tasks".into(), json!(n_tasks));
-        out.insert("golden_hashes_vs_traces".into(), hash_check);
-        out.insert("idle".into(), idle.unwrap_or(Value::Null));
-        out.insert("campaign_direct".into(), camp.unwrap_or(Value::Null));
-        out.insert("campaign".into(), camp_llm.clone().unwrap_or(Value::Null));
-        out.insert("mcp".into(), mcp.clone().unwrap_or(Value::Null));
-        out.insert(
-            "latency_campaign".into(),
-            latency.clone().unwrap_or(Value::Null),
-        );
-        out.insert("audit".into(), audit.clone());
-        out.insert("startup".into(), startup.clone().unwrap_or(Value::Null));
-        out.insert("test_body".into(), body.clone().unwrap_or(Value::Null));
+        for (k, v) in details {
+            out.insert(k.into(), v);
+        }
         out.insert("reference".into(), Value::Object(refs));
         out.insert("speedup_vs_reference".into(), Value::Object(ratios));
         out.insert("targets".into(), Value::Object(targets));
@@ -746,24 +504,8 @@ pub fn run(a: &BenchOptions) -> Result<ExitCode> {
             );
             println!("    {}", f.note);
         }
-        match &hash_check {
-            Value::Null => println!("golden hashes: no traces to check against (--traces DIR)"),
-            v => println!(
-                "golden hashes equal to the recorded traces: {}/{}",
-                v["matched"], v["of"]
-            ),
-        }
-        if let Some(c) = &camp {
-            println!(
-                "direct campaign: {}/{} attempts passed, {} bytes of records",
-                c["passed"], c["attempts"], c["record_bytes"]
-            );
-        }
-        if let Some(c) = &camp_llm {
-            println!(
-                "campaign through the episode loop: {}/{} attempts passed, {} system errors",
-                c["passed"], c["attempts"], c["system_errors"]
-            );
+        for line in &lines {
+            println!("{line}");
         }
         println!(
             "\"vs ref\" is reference / ours (times faster or smaller); \"of tgt\" is ours / target (at most 1 meets it)."

@@ -131,3 +131,42 @@ pub(super) fn mcp_bench(a: &BenchOptions, l: &Loaded, root: &std::path::Path) ->
         }))
     })
 }
+
+/// Tool calls over MCP Streamable HTTP on loopback (`mcp_call_p50_us`, `mcp_call_p99_us`),
+/// unless `--mcp-calls 0`.
+pub(super) fn figures(b: &Bench<'_>) -> Result<Measured> {
+    let mcp = if b.a.mcp_calls > 0 {
+        b.progress("MCP tool calls");
+        Some(mcp_bench(b.a, b.l, b.root)?)
+    } else {
+        None
+    };
+    let mcp_fig = |k: &str| mcp.as_ref().and_then(|m| m[k].as_f64());
+    let figures = vec![
+        Figure {
+            key: "mcp_call_p50_us",
+            value: mcp_fig("rmcp_p50_us"),
+            unit: "us",
+            reference: None,
+            target: Some(target::MCP_CALL_P50_US),
+            note: mcp.as_ref().map_or("skipped (--mcp-calls 0)".into(), |m| format!(
+                "{} x tools/call {} ({} bytes of result) over MCP Streamable HTTP on loopback, tb-mcp server in process on its own {}-thread runtime, rmcp client (McpTools) on a single-threaded runtime, one at a time after {} warm-up calls; transport floor (the same call as a pre-built body POSTed with reqwest, mcp.raw_p50_us) {:.0} us",
+                m["calls"], m["tool"].as_str().unwrap_or(""), m["result_bytes"], m["server_threads"], m["warmup"],
+                m["raw_p50_us"].as_f64().unwrap_or(f64::NAN),
+            )),
+        },
+        Figure {
+            key: "mcp_call_p99_us",
+            value: mcp_fig("rmcp_p99_us"),
+            unit: "us",
+            reference: None,
+            target: None,
+            note: "same calls, 99th percentile".into(),
+        },
+    ];
+    Ok(Measured {
+        figures,
+        details: vec![("mcp", mcp.unwrap_or(Value::Null))],
+        lines: Vec::new(),
+    })
+}

@@ -141,3 +141,34 @@ pub(super) fn idle_memory(a: &BenchOptions) -> Result<Value> {
     let v: Value = serde_json::from_slice(&out.stdout).context("idle-memory child output")?;
     Ok(v)
 }
+
+/// Idle sessions in a fresh process (`idle_sessions_10k_mib`), unless `--idle-sessions 0`.
+pub(super) fn idle_figures(b: &Bench<'_>) -> Result<Measured> {
+    let a = b.a;
+    b.progress("idle sessions (child process)");
+    let idle = if a.idle_sessions > 0 {
+        Some(idle_memory(a)?)
+    } else {
+        None
+    };
+    let idle_mib = idle.as_ref().and_then(|v| {
+        let b = v["rss_before_kib"].as_f64()?;
+        let e = v["rss_after_kib"].as_f64()?;
+        Some((e - b) / 1024.0 * 10_000.0 / a.idle_sessions as f64)
+    });
+    Ok(Measured {
+        figures: vec![Figure {
+            key: "idle_sessions_10k_mib",
+            value: idle_mib,
+            unit: "MiB",
+            reference: Some(reference::PEAK_RSS_MIB),
+            target: Some(target::IDLE_SESSIONS_10K_MIB),
+            note: format!(
+                "VmRSS growth of a fresh process holding {} sessions of mixed tasks (round robin over the list; sessions of one task share its patched tables copy-on-write; scaled to 10,000); reference column: ONE reference process's peak RSS",
+                a.idle_sessions
+            ),
+        }],
+        details: vec![("idle", idle.unwrap_or(Value::Null))],
+        lines: Vec::new(),
+    })
+}

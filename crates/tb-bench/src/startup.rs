@@ -125,3 +125,37 @@ pub(super) fn startup_of(
         10,
     )?))
 }
+
+/// Start-up of the commands that need one task (`startup_tools_ms`, `startup_run_test_ms`).
+pub(super) fn figures(b: &super::Bench<'_>) -> Result<super::Measured> {
+    use super::Figure;
+    b.progress("start-up (fresh processes)");
+    let startup = startup_of(b.root, b.l, b.ds)?;
+    let startup_fig = |k: &str| startup.as_ref().and_then(|m| m[k].as_f64());
+    let figures = vec![
+        Figure {
+            key: "startup_tools_ms",
+            value: startup_fig("tools_ms"),
+            unit: "ms",
+            reference: None,
+            target: Some(TARGET_MS),
+            note: startup.as_ref().map_or("skipped (no task)".into(), |m| format!(
+                "`tb tools --task {}` as a fresh process, median wall of {} runs after a warm-up (--surface auto, the reference's texts from the warm surface cache); with the cache off {} ms, with --surface own {} ms",
+                m["task"].as_str().unwrap_or(""), m["runs"], m["tools_uncached_ms"], m["tools_own_surface_ms"]
+            )),
+        },
+        Figure {
+            key: "startup_run_test_ms",
+            value: startup_fig("run_test_ms"),
+            unit: "ms",
+            reference: None,
+            target: Some(TARGET_MS),
+            note: "`tb run-test` of one golden record of the same task (calls replayed, state judged), fresh process, median wall".into(),
+        },
+    ];
+    Ok(super::Measured {
+        figures,
+        details: vec![("startup", startup.unwrap_or(Value::Null))],
+        lines: Vec::new(),
+    })
+}

@@ -112,3 +112,24 @@ pub(crate) fn test_body_figure(root: &Path, rounds: usize) -> Result<Option<Valu
         "parse_us": crate::sig(parse_us),
     })))
 }
+
+/// One airline test body in process (`test_body_us`).
+pub(super) fn figures(b: &super::Bench<'_>) -> Result<super::Measured> {
+    b.progress("airline test bodies");
+    let body = test_body_figure(b.root, 5)?;
+    Ok(super::Measured {
+        figures: vec![super::Figure {
+            key: "test_body_us",
+            value: body.as_ref().and_then(|b| b["median_us"].as_f64()),
+            unit: "us",
+            reference: Some(REFERENCE_SUBPROCESS_US),
+            target: Some(TARGET_US),
+            note: body.as_ref().map_or("skipped (no tb-bench-v1/airline/traces.jsonl next to the data root)".into(), |b| format!(
+                "one airline test body in process (tb-pyeval) on the context of a recorded trace replayed on our airline server (whole state as effects, read lazily), median of {} runs over {} bodies (p90 {} us, max {} us; parsing the test file once {} us, not counted); reference: a fresh test subprocess per test",
+                b["runs"], b["bodies"], b["p90_us"], b["max_us"], b["parse_us"]
+            )),
+        }],
+        details: vec![("test_body", body.unwrap_or(Value::Null))],
+        lines: Vec::new(),
+    })
+}

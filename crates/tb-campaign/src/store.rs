@@ -654,12 +654,16 @@ mod tests {
         )
         .unwrap();
         std::fs::write(&e, rec("b::repeat::0", Outcome::SystemError, "b")).unwrap();
-        let r = verify(
-            &Scan::read(&o).unwrap(),
-            &Scan::read(&e).unwrap(),
-            &keys,
-            None,
-        );
+        // The output and errors files as they are now, against the expected keys.
+        let verify_files = |manifest: Option<&serde_json::Value>| {
+            verify(
+                &Scan::read(&o).unwrap(),
+                &Scan::read(&e).unwrap(),
+                &keys,
+                manifest,
+            )
+        };
+        let r = verify_files(None);
         assert!(!r.ok());
         assert_eq!(
             r.unresolved_errors,
@@ -670,31 +674,13 @@ mod tests {
         let mut f = std::fs::OpenOptions::new().append(true).open(&o).unwrap();
         f.write_all(rec("b::repeat::0", Outcome::Passed, "b").as_bytes())
             .unwrap();
-        let r = verify(
-            &Scan::read(&o).unwrap(),
-            &Scan::read(&e).unwrap(),
-            &keys,
-            None,
-        );
+        let r = verify_files(None);
         assert!(r.ok(), "{r:?}");
         assert_eq!((r.complete, r.resolved_errors), (3, 1));
         let manifest = json!({"provenance": {"bundle_hash": "b", "config_hash": "c"}});
-        assert!(
-            verify(
-                &Scan::read(&o).unwrap(),
-                &Scan::read(&e).unwrap(),
-                &keys,
-                Some(&manifest)
-            )
-            .ok()
-        );
+        assert!(verify_files(Some(&manifest)).ok());
         let other = json!({"provenance": {"bundle_hash": "x", "config_hash": "c"}});
-        let r = verify(
-            &Scan::read(&o).unwrap(),
-            &Scan::read(&e).unwrap(),
-            &keys,
-            Some(&other),
-        );
+        let r = verify_files(Some(&other));
         assert!(!r.ok() && r.manifest_mismatch.len() == 1);
         // a duplicate, an error in the output, an unexpected key and another bundle hash
         f.write_all(rec("a::repeat::0", Outcome::Failed, "b").as_bytes())
@@ -703,12 +689,7 @@ mod tests {
             .unwrap();
         f.write_all(rec("z::repeat::0", Outcome::Passed, "other").as_bytes())
             .unwrap();
-        let r = verify(
-            &Scan::read(&o).unwrap(),
-            &Scan::read(&e).unwrap(),
-            &keys,
-            None,
-        );
+        let r = verify_files(None);
         assert_eq!(r.duplicated, vec![("a::repeat::0".to_string(), vec![1, 4])]);
         assert_eq!(
             r.errors_in_output,

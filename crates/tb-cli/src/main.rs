@@ -18,7 +18,7 @@ mod validate_cmd;
 mod verify_cmd;
 mod view_cmd;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Run, grade and report tool-using LLM agents on ThinkingBox benchmarks, in one binary.
@@ -41,108 +41,184 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Load a test list and every file it needs; print a per-scenario summary.
-    #[command(
-        after_help = "Examples:\n  tb validate --data examples/brightside --test-list examples/brightside/testlist.yaml\n  tb validate --test-list $THINKINGBOX_DATA/releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"
-    )]
     Validate(validate_cmd::ValidateArgs),
     /// Replay recorded reference traces through our tools and compare everything.
-    #[command(
-        after_help = "Examples:\n  tb replay --now 2026-11-30T12:00:00Z tb-bench-v1/traces/*.jsonl"
-    )]
     Replay(replay_cmd::ReplayArgs),
     /// Run attempts of tasks with an agent and write one trial record per attempt.
-    #[command(
-        after_help = "Examples:\n  tb infer --data examples/brightside --test-list examples/brightside/testlist.yaml --agent golden --repeat 3 --output out/brightside.jsonl\n  tb infer -c examples/configs/vllm.yaml --agent think --test-list $LIST --repeat 4 --output out/run.jsonl"
-    )]
     Infer(Box<infer_cmd::InferArgs>),
     /// Check that a campaign's output is complete and consistent (every key once, with a
     /// verdict; same bundle and config hash).
-    #[command(after_help = "Examples:\n  tb verify out/run.jsonl --test-list $LIST --repeat 4")]
     Verify(verify_cmd::VerifyArgs),
     /// Merge shard outputs (`tb infer --shard i/n`) into one, refusing duplicates.
-    #[command(after_help = "Examples:\n  tb merge shard-0.jsonl shard-1.jsonl -o out/run.jsonl")]
     Merge(merge_cmd::MergeArgs),
     /// Sharded campaigns on a scheduler: plan (Slurm array, Kubernetes Indexed Job), run a
     /// shard, status, merge and verify.
-    #[command(
-        after_help = "Examples:\n  tb campaign plan --scheduler slurm --shards 16 --output runs/m -- -c config.yaml --agent think --test-list $LIST --repeat 20\n  tb campaign status runs/m"
-    )]
     Campaign(campaign_cmd::CampaignArgs),
     /// Serve MCP sessions (Streamable HTTP), the admin surface and the Session Proxy API.
-    #[command(
-        after_help = "Examples:\n  tb mcp-start --data examples/brightside --port 7111 --token-file token.txt"
-    )]
     McpStart(mcp_cmd::McpStartArgs),
     /// Serve one task session over MCP stdio (for desktop MCP clients).
-    #[command(
-        after_help = "Examples:\n  tb mcp-stdio --data examples/brightside --task brightside_retail.py:test_bs001_cancel_unshipped_order"
-    )]
     McpStdio(mcp_cmd::McpStdioArgs),
     /// Serve OpenEnv environments (`/ws`): the client plays the agent; tools, simulated user
     /// and judges run here.
-    #[command(after_help = "Examples:\n  tb openenv -c config.yaml --test-list $LIST --port 8000")]
     Openenv(openenv_cmd::OpenenvArgs),
     /// Pretty-print one trial record.
-    #[command(after_help = "Examples:\n  tb pp out/brightside.jsonl --line 1")]
     Pp(pp_cmd::PpArgs),
     /// Re-grade saved trial records without model calls (replays their tool calls).
-    #[command(
-        after_help = "Examples:\n  tb run-test out/brightside.jsonl --data examples/brightside"
-    )]
     RunTest(run_test_cmd::RunTestArgs),
     /// Aggregate trial records: pass@1, pass@k, pass^k, per domain.
-    #[command(
-        after_help = "Examples:\n  tb agg out/brightside.jsonl\n  tb agg out/a.jsonl out/b.jsonl --prices examples/prices.yaml"
-    )]
     Agg(metrics_cmds::AggArgs),
     /// Write a self-contained HTML report with charts and tables.
-    #[command(after_help = "Examples:\n  tb report out/a.jsonl out/b.jsonl --output report.html")]
     Report(metrics_cmds::ReportArgs),
     /// Show one attempt: conversation, tool calls and results, database changes vs golden.
-    #[command(
-        after_help = "Examples:\n  tb show out/brightside.jsonl --uid brightside_retail.py:test_bs001_cancel_unshipped_order"
-    )]
     Show(metrics_cmds::ShowArgs),
     /// Compare a baseline and a candidate run task by task (Bayesian).
-    #[command(after_help = "Examples:\n  tb sbs --baseline out/a.jsonl --candidate out/b.jsonl")]
     Sbs(metrics_cmds::SbsArgs),
     /// Browse runs in the browser: runs, tasks x attempts, each attempt's conversation and
     /// state diff, two runs compared; follows files still being written.
-    #[command(
-        after_help = "Examples:\n  tb view out/golden.jsonl out/noop.jsonl --open\n  tb view runs/m/merged.jsonl --prices examples/prices.yaml --port 9000"
-    )]
     View(view_cmd::ViewArgs),
     /// Play a task in the terminal: as the user, as the agent, or watching, with its
     /// effects and checks at hand.
-    #[command(
-        after_help = "Examples:\n  tb tui --data examples/brightside -n brightside_retail.py:test_bs001_cancel_unshipped_order --play agent\n  tb tui -c config.yaml -n FILE.py:TEST --play watch"
-    )]
     Tui(Box<tui_cmd::TuiArgs>),
     /// Performance figures beside the reference's (replay, sessions, tool calls, memory).
-    #[command(after_help = "Examples:\n  tb bench\n  tb bench --json --startup-only")]
     Bench(bench_cmd::BenchArgs),
     /// Print the system messages and tool list the agent gets for a task, as JSON.
-    #[command(
-        after_help = "Examples:\n  tb tools --task sandbox_consulting_group1.py:test_csa_001 --api anthropic\n  tb tools --export surface > surface.json"
-    )]
     Tools(tools_cmd::ToolsArgs),
     /// Check the benchmark itself: golden and do-nothing trajectories, mutants of the golden
     /// calls (blind spots of the check), clock dependence, look-alike tasks, rubric notes.
-    #[command(
-        after_help = "Examples:\n  tb audit --data examples/brightside --test-list examples/brightside/testlist.yaml\n  tb audit --format html --output audit.html"
-    )]
     Audit(audit_cmd::AuditArgs),
     /// Print a shell completion script for tb on stdout.
-    #[command(
-        after_help = "Examples:\n  tb completions bash > ~/.local/share/bash-completion/completions/tb\n  tb completions zsh > ~/.zfunc/_tb\n  tb completions fish > ~/.config/fish/completions/tb.fish"
-    )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
     /// Print tb's man page (roff) on stdout.
-    #[command(after_help = "Examples:\n  tb man > tb.1 && man ./tb.1")]
     Man,
+}
+
+/// Each command's examples, shown after its help (`tb help <command>`, the man page).
+const EXAMPLES: &[(&str, &[&str])] = &[
+    (
+        "validate",
+        &[
+            "tb validate --data examples/brightside --test-list examples/brightside/testlist.yaml",
+            "tb validate --test-list $THINKINGBOX_DATA/releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml",
+        ],
+    ),
+    (
+        "replay",
+        &["tb replay --now 2026-11-30T12:00:00Z tb-bench-v1/traces/*.jsonl"],
+    ),
+    (
+        "infer",
+        &[
+            "tb infer --data examples/brightside --test-list examples/brightside/testlist.yaml --agent golden --repeat 3 --output out/brightside.jsonl",
+            "tb infer -c examples/configs/vllm.yaml --agent think --test-list $LIST --repeat 4 --output out/run.jsonl",
+        ],
+    ),
+    (
+        "verify",
+        &["tb verify out/run.jsonl --test-list $LIST --repeat 4"],
+    ),
+    (
+        "merge",
+        &["tb merge shard-0.jsonl shard-1.jsonl -o out/run.jsonl"],
+    ),
+    (
+        "campaign",
+        &[
+            "tb campaign plan --scheduler slurm --shards 16 --output runs/m -- -c config.yaml --agent think --test-list $LIST --repeat 20",
+            "tb campaign status runs/m",
+        ],
+    ),
+    (
+        "mcp-start",
+        &["tb mcp-start --data examples/brightside --port 7111 --token-file token.txt"],
+    ),
+    (
+        "mcp-stdio",
+        &[
+            "tb mcp-stdio --data examples/brightside --task brightside_retail.py:test_bs001_cancel_unshipped_order",
+        ],
+    ),
+    (
+        "openenv",
+        &["tb openenv -c config.yaml --test-list $LIST --port 8000"],
+    ),
+    ("pp", &["tb pp out/brightside.jsonl --line 1"]),
+    (
+        "run-test",
+        &["tb run-test out/brightside.jsonl --data examples/brightside"],
+    ),
+    (
+        "agg",
+        &[
+            "tb agg out/brightside.jsonl",
+            "tb agg out/a.jsonl out/b.jsonl --prices examples/prices.yaml",
+        ],
+    ),
+    (
+        "report",
+        &["tb report out/a.jsonl out/b.jsonl --output report.html"],
+    ),
+    (
+        "show",
+        &[
+            "tb show out/brightside.jsonl --uid brightside_retail.py:test_bs001_cancel_unshipped_order",
+        ],
+    ),
+    (
+        "sbs",
+        &["tb sbs --baseline out/a.jsonl --candidate out/b.jsonl"],
+    ),
+    (
+        "view",
+        &[
+            "tb view out/golden.jsonl out/noop.jsonl --open",
+            "tb view runs/m/merged.jsonl --prices examples/prices.yaml --port 9000",
+        ],
+    ),
+    (
+        "tui",
+        &[
+            "tb tui --data examples/brightside -n brightside_retail.py:test_bs001_cancel_unshipped_order --play agent",
+            "tb tui -c config.yaml -n FILE.py:TEST --play watch",
+        ],
+    ),
+    ("bench", &["tb bench", "tb bench --json --startup-only"]),
+    (
+        "tools",
+        &[
+            "tb tools --task sandbox_consulting_group1.py:test_csa_001 --api anthropic",
+            "tb tools --export surface > surface.json",
+        ],
+    ),
+    (
+        "audit",
+        &[
+            "tb audit --data examples/brightside --test-list examples/brightside/testlist.yaml",
+            "tb audit --format html --output audit.html",
+        ],
+    ),
+    (
+        "completions",
+        &[
+            "tb completions bash > ~/.local/share/bash-completion/completions/tb",
+            "tb completions zsh > ~/.zfunc/_tb",
+            "tb completions fish > ~/.config/fish/completions/tb.fish",
+        ],
+    ),
+    ("man", &["tb man > tb.1 && man ./tb.1"]),
+];
+
+/// The command line: [`Cli`] with each command's [`EXAMPLES`] after its help.
+fn command() -> clap::Command {
+    EXAMPLES
+        .iter()
+        .fold(Cli::command(), |cli, (name, examples)| {
+            cli.mut_subcommand(name, |c| {
+                c.after_help(format!("Examples:\n  {}", examples.join("\n  ")))
+            })
+        })
 }
 
 /// mimalloc instead of glibc malloc: sessions, tool calls and the judge allocate and free many
@@ -151,7 +227,7 @@ enum Command {
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_new(&cli.log)
@@ -207,12 +283,12 @@ fn dispatch(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Tools(a) => tools_cmd::run(a),
         Command::Audit(a) => audit_cmd::run(a),
         Command::Completions { shell } => {
-            let mut cmd = Cli::command();
+            let mut cmd = command();
             clap_complete::generate(*shell, &mut cmd, "tb", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
-            match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
+            match clap_mangen::Man::new(command()).render(&mut std::io::stdout()) {
                 Ok(()) => Ok(ExitCode::SUCCESS),
                 // The reader went away (`tb man | head`), as for every other command.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::from(141)),
@@ -262,6 +338,24 @@ pub(crate) fn error_text(e: &anyhow::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every command has examples, and every example names a command there is.
+    #[test]
+    fn every_command_has_examples() {
+        let cmd = command();
+        cmd.clone().debug_assert();
+        for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+            let help = sub.get_after_help().map(ToString::to_string);
+            assert!(
+                help.is_some_and(|h| h.starts_with("Examples:\n  tb ")),
+                "{} has no examples",
+                sub.get_name()
+            );
+        }
+        for (name, _) in EXAMPLES {
+            assert!(cmd.find_subcommand(name).is_some(), "no command {name}");
+        }
+    }
 
     /// A dataset file that cannot be read, under a command's context: three lines, each
     /// cause once.

@@ -80,18 +80,28 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
                 m.trace, m.what, m.detail
             );
         }
-        if s.mismatches.len() > a.show {
-            println!(
-                "  ... {} more mismatches (use --show N or --json)",
-                s.mismatches.len() - a.show
-            );
-        }
+        more_mismatches(s.mismatches.len(), a.show);
     }
-    Ok(if summary.clean() {
+    Ok(exit_code(summary.clean()))
+}
+
+/// The line after the mismatches shown, when `--show` left some out.
+fn more_mismatches(total: usize, shown: usize) {
+    if total > shown {
+        println!(
+            "  ... {} more mismatches (use --show N or --json)",
+            total - shown
+        );
+    }
+}
+
+/// Success when everything matched, else 1.
+fn exit_code(clean: bool) -> ExitCode {
+    if clean {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    }
 }
 
 /// Whether a trace file holds scripted episodes (the airline and setup-check traces).
@@ -152,16 +162,7 @@ fn run_scripts(
         for m in s.mismatches.iter().take(a.show) {
             println!("  {} [{}] {}: {}", m.trace, m.kind, m.what, m.detail);
         }
-        if s.mismatches.len() > a.show {
-            println!(
-                "  ... {} more mismatches (use --show N or --json)",
-                s.mismatches.len() - a.show
-            );
-        }
+        more_mismatches(s.mismatches.len(), a.show);
     }
-    Ok(if summary.clean() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(exit_code(summary.clean()))
 }

@@ -178,18 +178,7 @@ pub fn run(a: &ValidateArgs) -> Result<ExitCode> {
 
 /// Stems of `dataset/agent/*.yaml`.
 fn agent_names(root: &std::path::Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(root.join("dataset/agent")) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = rd
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let p = e.path();
-            (p.extension()? == "yaml").then(|| p.file_stem()?.to_str().map(str::to_string))?
-        })
-        .collect();
-    names.sort();
-    names
+    tb_dataset::yaml_stems(&root.join("dataset/agent")).unwrap_or_default()
 }
 
 /// `file:line: ...` for each scenario `tools:` entry that no server of the session (nor an

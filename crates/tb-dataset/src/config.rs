@@ -97,31 +97,9 @@ pub(crate) struct Fields<'a> {
     pub base_line: usize,
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a float",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
 impl Fields<'_> {
     pub(crate) fn line_of(&self, ptr: &str) -> usize {
-        // the nearest recorded ancestor
-        let mut p = ptr;
-        loop {
-            if let Some(l) = self.lines.get(p) {
-                return *l;
-            }
-            match p.rfind('/') {
-                Some(i) => p = &p[..i],
-                None => return self.base_line,
-            }
-        }
+        tb_yaml::keys::nearest_line(self.lines, ptr).unwrap_or(self.base_line)
     }
 
     pub(crate) fn invalid(&self, ptr: &str, message: String) -> DatasetError {
@@ -135,8 +113,52 @@ impl Fields<'_> {
     fn wrong(&self, ptr: &str, field: &str, want: &str, got: &Value) -> DatasetError {
         self.invalid(
             ptr,
-            format!("`{field}` must be {want}, found {}", type_name(got)),
+            format!(
+                "`{field}` must be {want}, found {}",
+                tb_yaml::type_name(got, true)
+            ),
         )
+    }
+
+    /// The required top-level `key`, `want` (as `pick` takes it).
+    fn req<T: Clone>(
+        &self,
+        raw: &Map<String, Value>,
+        key: &str,
+        want: &str,
+        pick: fn(&Value) -> Option<&T>,
+    ) -> Result<T, DatasetError> {
+        match raw.get(key) {
+            Some(v) => pick(v)
+                .cloned()
+                .ok_or_else(|| self.wrong(&format!("/{key}"), key, want, v)),
+            None => Err(self.invalid("", format!("`{key}` is required"))),
+        }
+    }
+
+    /// Warnings for the keys of `m` (at `ptr`, named `name` in messages) not in `known`.
+    fn unknown_keys(
+        &self,
+        m: &Map<String, Value>,
+        ptr: &str,
+        name: &str,
+        known: &[&str],
+    ) -> Vec<String> {
+        crate::keys::unknown_keys(self.path, self.lines, m, ptr, name, known)
+    }
+
+    /// Item `i` of the top-level list `list`: its pointer and its mapping.
+    fn item<'v>(
+        &self,
+        list: &str,
+        i: usize,
+        v: &'v Value,
+    ) -> Result<(String, &'v Map<String, Value>), DatasetError> {
+        let ptr = format!("/{list}/{i}");
+        match v {
+            Value::Object(m) => Ok((ptr, m)),
+            _ => Err(self.wrong(&ptr, &format!("{list}[{i}]"), "a mapping", v)),
+        }
     }
 
     pub(crate) fn req_str(
@@ -210,6 +232,28 @@ impl Fields<'_> {
     }
 }
 
+/// A config file opened: its fields, its top-level mapping, the warnings for unknown keys.
+type ConfigFile<'a> = (Fields<'a>, Map<String, Value>, Vec<String>);
+
+/// A config file's fields, its top-level mapping, and the warnings for keys not in `known`.
+/// `what`: the file, for the error when the top level is not a mapping.
+fn config_file<'a>(
+    path: &'a Path,
+    lines: &'a HashMap<String, usize>,
+    v: Value,
+    what: &str,
+    known: &[&str],
+) -> Result<ConfigFile<'a>, DatasetError> {
+    let f = Fields {
+        path,
+        lines,
+        base_line: 1,
+    };
+    let raw = root_map(&f, v, what)?;
+    let warnings = crate::keys::unknown_keys(path, lines, &raw, "", "", known);
+    Ok((f, raw, warnings))
+}
+
 fn root_map(f: &Fields, v: Value, what: &str) -> Result<Map<String, Value>, DatasetError> {
     match v {
         Value::Object(m) => Ok(m),
@@ -217,7 +261,7 @@ fn root_map(f: &Fields, v: Value, what: &str) -> Result<Map<String, Value>, Data
             "",
             format!(
                 "{what} must be a mapping at the top level, found {}",
-                type_name(&other)
+                tb_yaml::type_name(&other, true)
             ),
         )),
     }
@@ -230,18 +274,11 @@ impl Scenario {
         v: Value,
         lines: &HashMap<String, usize>,
     ) -> Result<Scenario, DatasetError> {
-        let f = Fields {
+        let (f, raw, mut warnings) = config_file(
             path,
             lines,
-            base_line: 1,
-        };
-        let raw = root_map(&f, v, "a scenario file")?;
-        let mut warnings = crate::keys::unknown_keys(
-            path,
-            lines,
-            &raw,
-            "",
-            "",
+            v,
+            "a scenario file",
             &[
                 "world_state",
                 "tools",
@@ -250,23 +287,12 @@ impl Scenario {
                 "fixtures",
                 "metadata",
             ],
-        );
-        let world_state = match raw.get("world_state") {
-            Some(Value::Object(o)) => o.clone(),
-            Some(v) => return Err(f.wrong("/world_state", "world_state", "a mapping", v)),
-            None => return Err(f.invalid("", "`world_state` is required".into())),
-        };
-        let tools_v = match raw.get("tools") {
-            Some(Value::Array(a)) => a.clone(),
-            Some(v) => return Err(f.wrong("/tools", "tools", "a list", v)),
-            None => return Err(f.invalid("", "`tools` is required".into())),
-        };
+        )?;
+        let world_state = f.req(&raw, "world_state", "a mapping", Value::as_object)?;
+        let tools_v = f.req(&raw, "tools", "a list", Value::as_array)?;
         let mut tools = Vec::with_capacity(tools_v.len());
         for (i, t) in tools_v.iter().enumerate() {
-            let ptr = format!("/tools/{i}");
-            let Value::Object(m) = t else {
-                return Err(f.wrong(&ptr, &format!("tools[{i}]"), "a mapping", t));
-            };
+            let (ptr, m) = f.item("tools", i, t)?;
             let field = |k: &str| format!("tools[{i}].{k}");
             let override_arg_description = match m.get("override_arg_description") {
                 None | Some(Value::Null) => None,
@@ -299,14 +325,7 @@ impl Scenario {
                 "direct_response",
                 "is_end_turn",
             ];
-            warnings.extend(crate::keys::unknown_keys(
-                path,
-                lines,
-                m,
-                &ptr,
-                &format!("tools[{i}]"),
-                &known,
-            ));
+            warnings.extend(f.unknown_keys(m, &ptr, &format!("tools[{i}]"), &known));
             tools.push(ToolOverride {
                 line: f.line_of(&ptr),
                 name: f.req_str(m, &ptr, &field("name"), "name")?,
@@ -382,18 +401,11 @@ impl AgentConfig {
         v: Value,
         lines: &HashMap<String, usize>,
     ) -> Result<AgentConfig, DatasetError> {
-        let f = Fields {
+        let (f, raw, mut warnings) = config_file(
             path,
             lines,
-            base_line: 1,
-        };
-        let raw = root_map(&f, v, "an agent file")?;
-        let mut warnings = crate::keys::unknown_keys(
-            path,
-            lines,
-            &raw,
-            "",
-            "",
+            v,
+            "an agent file",
             &[
                 "system_instructions",
                 "builtin_tools",
@@ -401,22 +413,13 @@ impl AgentConfig {
                 "inject_after_user",
                 "inject_after_tool",
             ],
-        );
-        let tools_v = match raw.get("builtin_tools") {
-            Some(Value::Array(a)) => a.clone(),
-            Some(v) => return Err(f.wrong("/builtin_tools", "builtin_tools", "a list", v)),
-            None => return Err(f.invalid("", "`builtin_tools` is required".into())),
-        };
+        )?;
+        let tools_v = f.req(&raw, "builtin_tools", "a list", Value::as_array)?;
         let mut builtin_tools = Vec::new();
         for (i, t) in tools_v.iter().enumerate() {
-            let ptr = format!("/builtin_tools/{i}");
-            let Value::Object(m) = t else {
-                return Err(f.wrong(&ptr, &format!("builtin_tools[{i}]"), "a mapping", t));
-            };
+            let (ptr, m) = f.item("builtin_tools", i, t)?;
             let field = |k: &str| format!("builtin_tools[{i}].{k}");
-            warnings.extend(crate::keys::unknown_keys(
-                path,
-                lines,
+            warnings.extend(f.unknown_keys(
                 m,
                 &ptr,
                 &format!("builtin_tools[{i}]"),

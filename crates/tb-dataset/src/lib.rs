@@ -146,7 +146,7 @@ pub fn parse_test_file_for(
                             line,
                             message: format!(
                                 "module-level \"\"\"! YAML must be a mapping, found {}",
-                                short_type(&other)
+                                tb_yaml::type_name(&other, false)
                             ),
                         });
                     }
@@ -173,7 +173,7 @@ pub fn parse_test_file_for(
                             line: f.line,
                             message: format!(
                                 "{ctx} must be a YAML mapping, found {}",
-                                short_type(&other)
+                                tb_yaml::type_name(&other, false)
                             ),
                         });
                     }
@@ -216,17 +216,6 @@ pub fn parse_test_file_for(
         path: path.to_path_buf(),
         tests,
     })
-}
-
-fn short_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 /// Dedent and YAML-load a `"""!` block whose string starts on file line `line`.
@@ -332,64 +321,67 @@ impl Dataset {
 
     /// The scenario `name` (`dataset/scenario/<name>.yaml`), cached.
     pub fn scenario(&self, name: &str) -> Result<Arc<Scenario>, DatasetError> {
-        if let Some(s) = lock(&self.scenarios).get(name) {
-            return Ok(s.clone());
-        }
-        let path = self.dir.join("scenario").join(format!("{name}.yaml"));
-        if !path.is_file() || name.is_empty() || name.contains(['/', '\\']) {
-            return Err(DatasetError::UnknownScenario {
+        self.cached(
+            &self.scenarios,
+            "scenario",
+            name,
+            |path| DatasetError::UnknownScenario {
                 path: path.clone(),
                 line: 0,
                 name: name.to_string(),
                 expected: path,
-            });
-        }
-        let (v, lines) = self.read_yaml(&path)?;
-        let s = Arc::new(Scenario::from_value(name, &path, v, &lines)?);
-        for w in &s.warnings {
-            tracing::warn!("{w}");
-        }
-        lock(&self.scenarios).insert(name.to_string(), s.clone());
-        Ok(s)
+            },
+            |path, v, lines| Scenario::from_value(name, path, v, lines),
+            |s| &s.warnings,
+        )
     }
 
     /// Names of all scenarios in `dataset/scenario/`, sorted.
     pub fn scenario_names(&self) -> Result<Vec<String>, DatasetError> {
         let dir = self.dir.join("scenario");
-        let rd = std::fs::read_dir(&dir).map_err(|source| DatasetError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        let mut names: Vec<String> = rd
-            .filter_map(Result::ok)
-            .filter_map(|e| {
-                let p = e.path();
-                (p.extension()? == "yaml").then(|| p.file_stem()?.to_str().map(str::to_string))?
-            })
-            .collect();
-        names.sort();
-        Ok(names)
+        yaml_stems(&dir).map_err(|source| DatasetError::Io { path: dir, source })
     }
 
     /// The agent config `name` (`dataset/agent/<name>.yaml`), cached.
     pub fn agent(&self, name: &str) -> Result<Arc<AgentConfig>, DatasetError> {
-        if let Some(a) = lock(&self.agents).get(name) {
-            return Ok(a.clone());
-        }
-        let path = self.dir.join("agent").join(format!("{name}.yaml"));
-        if !path.is_file() || name.is_empty() || name.contains(['/', '\\']) {
-            return Err(DatasetError::UnknownAgent {
+        self.cached(
+            &self.agents,
+            "agent",
+            name,
+            |path| DatasetError::UnknownAgent {
                 name: name.to_string(),
                 expected: path,
-            });
+            },
+            |path, v, lines| AgentConfig::from_value(name, path, v, lines),
+            |a| &a.warnings,
+        )
+    }
+
+    /// The config `dir/<name>.yaml` from `cache`, or else read, parsed, its `warnings` logged,
+    /// and cached. `unknown`: the error for a name with no file.
+    fn cached<T>(
+        &self,
+        cache: &Mutex<HashMap<String, Arc<T>>>,
+        dir: &str,
+        name: &str,
+        unknown: impl FnOnce(PathBuf) -> DatasetError,
+        parse: impl FnOnce(&Path, Value, &HashMap<String, usize>) -> Result<T, DatasetError>,
+        warnings: fn(&T) -> &Vec<String>,
+    ) -> Result<Arc<T>, DatasetError> {
+        if let Some(c) = lock(cache).get(name) {
+            return Ok(c.clone());
+        }
+        let path = self.dir.join(dir).join(format!("{name}.yaml"));
+        if !path.is_file() || name.is_empty() || name.contains(['/', '\\']) {
+            return Err(unknown(path));
         }
         let (v, lines) = self.read_yaml(&path)?;
-        let a = Arc::new(AgentConfig::from_value(name, &path, v, &lines)?);
-        for w in &a.warnings {
+        let c = Arc::new(parse(&path, v, &lines)?);
+        for w in warnings(&c) {
             tracing::warn!("{w}");
         }
-        lock(&self.agents).insert(name.to_string(), a.clone());
-        Ok(a)
+        lock(cache).insert(name.to_string(), c.clone());
+        Ok(c)
     }
 
     /// Candidate paths for a test-case file name, in lookup order: `test_case/<f>`, then
@@ -523,7 +515,7 @@ impl Dataset {
                 line: lines.get("").copied().unwrap_or(1),
                 message: format!(
                     "a test list must be a YAML list of \"file.py:function\" strings, found {}",
-                    short_type(&v)
+                    tb_yaml::type_name(&v, false)
                 ),
             });
         };
@@ -538,7 +530,7 @@ impl Dataset {
                         line,
                         message: format!(
                             "test list entry {i} must be a \"file.py:function\" string, found {}",
-                            short_type(&other)
+                            tb_yaml::type_name(&other, false)
                         ),
                     });
                 }
@@ -600,7 +592,7 @@ impl Dataset {
                         format!(
                             "{}: `init.{k}` must be a mapping, found {}",
                             t.name,
-                            short_type(v)
+                            tb_yaml::type_name(v, false)
                         ),
                     ));
                 }
@@ -612,7 +604,7 @@ impl Dataset {
                     format!(
                         "{}: `init` must be a mapping, found {}",
                         t.name,
-                        short_type(v)
+                        tb_yaml::type_name(v, false)
                     ),
                 ));
             }
@@ -662,4 +654,17 @@ impl Dataset {
             test_tags,
         })
     }
+}
+
+/// The stems of the `*.yaml` files in `dir`, sorted.
+pub fn yaml_stems(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let p = e.path();
+            (p.extension()? == "yaml").then(|| p.file_stem()?.to_str().map(str::to_string))?
+        })
+        .collect();
+    names.sort();
+    Ok(names)
 }

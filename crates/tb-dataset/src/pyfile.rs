@@ -84,6 +84,16 @@ fn perr(line: usize, message: impl Into<String>) -> PyError {
 }
 
 impl<'a> Lexer<'a> {
+    /// A lexer at the start of `src`.
+    fn new(src: &'a str) -> Self {
+        Lexer {
+            s: src.as_bytes(),
+            src,
+            i: 0,
+            line: 1,
+        }
+    }
+
     fn peek(&self, k: usize) -> u8 {
         self.s.get(self.i + k).copied().unwrap_or(0)
     }
@@ -477,24 +487,7 @@ fn str_dict(toks: &[Tok<'_>]) -> Option<Vec<(String, String)>> {
         _ => return None,
     };
     let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    let mut items: Vec<&[Tok<'_>]> = Vec::new();
-    for (i, t) in inner.iter().enumerate() {
-        match t.t {
-            T::Op('(' | '[' | '{') => depth += 1,
-            T::Op(')' | ']' | '}') => depth -= 1,
-            T::Op(',') if depth == 0 => {
-                items.push(&inner[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if start < inner.len() {
-        items.push(&inner[start..]);
-    }
-    for item in items {
+    for item in split_top(inner, ',') {
         let colon = item.iter().position(|t| t.t == T::Op(':'))?;
         let k = string_statement(&item[..colon])?;
         let v = string_statement(&item[colon + 1..])?;
@@ -503,24 +496,22 @@ fn str_dict(toks: &[Tok<'_>]) -> Option<Vec<(String, String)>> {
     Some(out)
 }
 
+/// Source text as Python reads it: without a byte-order mark, with universal newlines.
+fn python_source(src: &str) -> std::borrow::Cow<'_, str> {
+    let src = src.strip_prefix('\u{FEFF}').unwrap_or(src);
+    if src.contains('\r') {
+        std::borrow::Cow::Owned(src.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(src)
+    }
+}
+
 /// Every simple assignment `NAME = value` of a Python file, in source order, with the
 /// module-level function it is in. Values other than string constants and dicts of strings
 /// are [`PyValue::Other`]. Errors are the tokenizer's, with their line.
 pub fn py_assignments(src: &str) -> Result<Vec<PyAssign>, PyError> {
-    let src = src.strip_prefix('\u{FEFF}').unwrap_or(src);
-    let normalized;
-    let src = if src.contains('\r') {
-        normalized = src.replace("\r\n", "\n").replace('\r', "\n");
-        normalized.as_str()
-    } else {
-        src
-    };
-    let mut lx = Lexer {
-        s: src.as_bytes(),
-        src,
-        i: 0,
-        line: 1,
-    };
+    let src = python_source(src);
+    let mut lx = Lexer::new(&src);
     let mut out = Vec::new();
     let mut function: Option<String> = None;
     for l in lx.logical_lines()? {
@@ -575,6 +566,11 @@ pub fn py_assignments(src: &str) -> Result<Vec<PyAssign>, PyError> {
 
 /// Split tokens on top-level `;` (statements on one line).
 fn split_statements<'t, 'a>(toks: &'t [Tok<'a>]) -> Vec<&'t [Tok<'a>]> {
+    split_top(toks, ';')
+}
+
+/// Split tokens on `sep` outside brackets; a trailing empty part is left out.
+fn split_top<'t, 'a>(toks: &'t [Tok<'a>], sep: char) -> Vec<&'t [Tok<'a>]> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
@@ -582,7 +578,7 @@ fn split_statements<'t, 'a>(toks: &'t [Tok<'a>]) -> Vec<&'t [Tok<'a>]> {
         match t.t {
             T::Op('(' | '[' | '{') => depth += 1,
             T::Op(')' | ']' | '}') => depth -= 1,
-            T::Op(';') if depth == 0 => {
+            T::Op(c) if c == sep && depth == 0 => {
                 out.push(&toks[start..i]);
                 start = i + 1;
             }
@@ -626,21 +622,8 @@ pub fn parse_py(src: &str) -> Result<Vec<PyItem>, PyError> {
 /// the same line), but the other functions' first statements are not built. The items it
 /// returns are exactly [`parse_py`]'s with the other functions left out.
 pub(crate) fn parse_py_for(src: &str, only: Option<&str>) -> Result<Vec<PyItem>, PyError> {
-    let src = src.strip_prefix('\u{FEFF}').unwrap_or(src);
-    // Python reads source with universal newlines.
-    let normalized;
-    let src = if src.contains('\r') {
-        normalized = src.replace("\r\n", "\n").replace('\r', "\n");
-        normalized.as_str()
-    } else {
-        src
-    };
-    let mut lx = Lexer {
-        s: src.as_bytes(),
-        src,
-        i: 0,
-        line: 1,
-    };
+    let src = python_source(src);
+    let mut lx = Lexer::new(&src);
     let lines = lx.logical_lines()?;
     let mut items = Vec::new();
     let mut i = 0;

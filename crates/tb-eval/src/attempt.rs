@@ -3,13 +3,13 @@
 
 use crate::grade::{grade_session, test_result_of};
 use crate::offline::{OfflineAgent, run_offline};
-use crate::record::{base_metadata, blank_record, error_json};
+use crate::record::{base_metadata, blank_record, error_json, skeleton};
 use crate::root::RootError;
 use crate::run::{AgentChoice, AttemptEnv, RunEnv};
 use crate::tools::{EpisodeSession, RemoteTools};
 use serde_json::{Value, json};
 use std::time::Instant;
-use tb_core::{Check, FinishReason, Message, Task, TrialRecord, Verdict, attempt_key};
+use tb_core::{Check, FinishReason, Message, Task, TrialRecord, Verdict};
 
 /// Runs one attempt of an offline agent and grades it.
 pub fn attempt_offline(
@@ -20,7 +20,7 @@ pub fn attempt_offline(
 ) -> TrialRecord {
     let started = Instant::now();
     let mut metadata = base_metadata(task, agent.name(), repetition);
-    let mut messages = system_messages(env, task);
+    let messages = system_messages(env, task);
     let outcome = (|| -> Result<(Vec<Message>, FinishReason, Verdict), RootError> {
         let mut session = env.sandbox.session(task, env.clock)?;
         let t0 = Instant::now();
@@ -50,59 +50,32 @@ pub fn attempt_offline(
             Verdict::new(state, Vec::new()),
         ))
     })();
-    let record = |messages: Vec<Message>,
-                  finish_reason,
-                  verdict: Option<Verdict>,
-                  test_result,
-                  is_system_error,
-                  metadata| TrialRecord {
-        uid: task.uid.clone(),
-        messages,
-        test_result,
-        test_context: None,
-        test_tags: Some(task.test_tags.clone()),
-        tools: None,
-        raw_messages: None,
-        user_llm_history: None,
-        usage: Vec::new(),
-        metadata,
-        is_system_error,
-        finish_reason,
-        key: attempt_key(&task.uid, repetition),
-        repetition,
-        verdict,
-        usage_by_role: tb_core::UsageByRole::default(),
-        provenance: env.provenance.clone(),
-    };
+    let mut rec = skeleton(env.provenance, task, repetition, metadata);
+    rec.messages = messages;
     match outcome {
         Ok((episode_messages, finish_reason, verdict)) => {
-            messages.extend(episode_messages);
-            metadata.insert(
+            rec.messages.extend(episode_messages);
+            rec.metadata.insert(
                 "execution_time".into(),
                 json!(started.elapsed().as_secs_f64()),
             );
-            let test_result = test_result_of(&verdict);
-            record(
-                messages,
-                finish_reason,
-                Some(verdict),
-                Some(test_result),
-                false,
-                metadata,
-            )
+            rec.test_result = Some(test_result_of(&verdict));
+            rec.finish_reason = finish_reason;
+            rec.verdict = Some(verdict);
         }
         Err(e) => {
-            metadata.insert(
+            rec.metadata.insert(
                 "error".into(),
                 json!({"type": "SessionError", "message": tb_core::error_text(&e)}),
             );
-            metadata.insert(
+            rec.metadata.insert(
                 "execution_time".into(),
                 json!(started.elapsed().as_secs_f64()),
             );
-            record(messages, FinishReason::Done, None, None, true, metadata)
+            rec.is_system_error = true;
         }
     }
+    rec
 }
 
 /// The reference's two system messages: agent instructions, then scenario (+ task) bot
@@ -169,14 +142,6 @@ pub async fn attempt_with(
         repetition,
         base_metadata(task, &agent_label, repetition),
     );
-    let fail = |rec: &mut TrialRecord, kind: &str, msg: String| {
-        rec.is_system_error = true;
-        rec.metadata.insert("error".into(), error_json(kind, &msg));
-        rec.metadata.insert(
-            "execution_time".into(),
-            json!(started.elapsed().as_secs_f64()),
-        );
-    };
     let remote_session = match remote {
         Some(r) => r.open_task(task).await,
         None => Ok(None),
@@ -193,13 +158,23 @@ pub async fn attempt_with(
     let mut backend = match opened {
         Ok(b) => b,
         Err(e) => {
-            fail(&mut rec, "SessionError", e);
+            fail(&mut rec, started, "SessionError", e);
             return rec;
         }
     };
     attempt_in(env, choice, task, &mut backend, started, &mut rec).await;
     backend.close().await;
     rec
+}
+
+/// Marks `rec` a system error of `kind` (`metadata.error`), with the time spent so far.
+fn fail(rec: &mut TrialRecord, started: Instant, kind: &str, msg: String) {
+    rec.is_system_error = true;
+    rec.metadata.insert("error".into(), error_json(kind, &msg));
+    rec.metadata.insert(
+        "execution_time".into(),
+        json!(started.elapsed().as_secs_f64()),
+    );
 }
 
 async fn attempt_in(
@@ -210,14 +185,6 @@ async fn attempt_in(
     started: Instant,
     rec: &mut TrialRecord,
 ) {
-    let fail = |rec: &mut TrialRecord, kind: &str, msg: String| {
-        rec.is_system_error = true;
-        rec.metadata.insert("error".into(), error_json(kind, &msg));
-        rec.metadata.insert(
-            "execution_time".into(),
-            json!(started.elapsed().as_secs_f64()),
-        );
-    };
     let scenario = env.scenarios.get(&task.scenario);
     let prepared = match backend.in_process() {
         // built once per agent config, scenario and domains
@@ -231,7 +198,7 @@ async fn attempt_in(
     let tools = match &prepared.tools {
         Ok(t) => t,
         Err(e) => {
-            fail(rec, "ToolListError", e.clone());
+            fail(rec, started, "ToolListError", e.clone());
             return;
         }
     };
@@ -253,6 +220,7 @@ async fn attempt_in(
             let Some(client) = env.models.agent.clone() else {
                 fail(
                     rec,
+                    started,
                     "ModelConfigError",
                     "no agent model configured (orchestrator.agent_model)".into(),
                 );
@@ -265,7 +233,7 @@ async fn attempt_in(
             {
                 Ok(a) => Box::new(a),
                 Err(e) => {
-                    fail(rec, e.kind(), e.to_string());
+                    fail(rec, started, e.kind(), e.to_string());
                     return;
                 }
             }
@@ -353,7 +321,7 @@ async fn attempt_in(
             } else {
                 e.to_string()
             };
-            fail(rec, e.kind.as_str(), message);
+            fail(rec, started, e.kind.as_str(), message);
             if let Some(Value::Object(err)) = rec.metadata.get_mut("error") {
                 err.insert("role".into(), json!(e.role));
             }

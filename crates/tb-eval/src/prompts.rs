@@ -97,21 +97,6 @@ const OWN_USER_TEMPLATE: &str = "\nCONVERSATION_HISTORY:\n{transcript}\n=== END 
 /// Our judge's user template.
 const OWN_JUDGE_TEMPLATE: &str = "<message>\n{message}\n</message>\n{question}";
 
-const OWN_SANITIZE: [(&str, &str); 6] = [
-    (
-        "=== END CONVERSATION HISTORY ===",
-        "=== END CONVERSATION HISTORY (escaped) ===",
-    ),
-    ("CONVERSATION_HISTORY:", "CONVERSATION_HISTORY (escaped):"),
-    ("USER_CONTEXT:", "USER_CONTEXT (escaped):"),
-    ("TASK:", "TASK (escaped):"),
-    (
-        "LAST_ASSISTANT_MESSAGE:",
-        "LAST_ASSISTANT_MESSAGE (escaped):",
-    ),
-    ("<DONE>", "(DONE - escaped)"),
-];
-
 impl Default for Prompts {
     fn default() -> Self {
         Prompts::own()
@@ -126,7 +111,7 @@ impl Prompts {
             user_system: crate::user_sim::USER_RULES.to_string(),
             user_system_with_end: crate::user_sim::USER_RULES_WITH_END.to_string(),
             user_template: OWN_USER_TEMPLATE.to_string(),
-            sanitize: OWN_SANITIZE
+            sanitize: crate::user_sim::SANITIZE
                 .iter()
                 .map(|(a, b)| (a.to_string(), b.to_string()))
                 .collect(),

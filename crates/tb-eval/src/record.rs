@@ -70,6 +70,16 @@ pub fn blank_record(
     repetition: u32,
     metadata: Map<String, Value>,
 ) -> TrialRecord {
+    skeleton(&env.provenance, task, repetition, metadata)
+}
+
+/// [`blank_record`] with the run's provenance given alone.
+pub(crate) fn skeleton(
+    provenance: &Map<String, Value>,
+    task: &Task,
+    repetition: u32,
+    metadata: Map<String, Value>,
+) -> TrialRecord {
     TrialRecord {
         uid: task.uid.clone(),
         messages: Vec::new(),
@@ -87,6 +97,6 @@ pub fn blank_record(
         repetition,
         verdict: None,
         usage_by_role: tb_core::UsageByRole::default(),
-        provenance: env.provenance.clone(),
+        provenance: provenance.clone(),
     }
 }

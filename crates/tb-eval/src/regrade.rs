@@ -107,41 +107,37 @@ pub async fn regrade(
     )?;
     let mut failed = None;
     let mut replayed = 0;
-    for m in &rec.messages {
-        let Message::ParallelToolCall {
+    // The agent's calls in order, but those of an end-turn tool turn.
+    let calls = rec.messages.iter().flat_map(|m| match m {
+        Message::ParallelToolCall {
             metadata,
             tool_calls,
-        } = m
-        else {
-            continue;
-        };
-        if metadata.get("is_end_turn_tool").is_some() {
+        } if metadata.get("is_end_turn_tool").is_none() => tool_calls.as_slice(),
+        _ => &[],
+    });
+    for tc in calls {
+        let errored = tc
+            .metadata
+            .get("error")
+            .and_then(Value::as_str)
+            .is_some_and(|e| !e.is_empty());
+        if errored || !tools.names.contains(&tc.name) || tools.end_turn.contains(&tc.name) {
             continue;
         }
-        for tc in tool_calls {
-            let errored = tc
-                .metadata
-                .get("error")
-                .and_then(Value::as_str)
-                .is_some_and(|e| !e.is_empty());
-            if errored || !tools.names.contains(&tc.name) || tools.end_turn.contains(&tc.name) {
-                continue;
-            }
-            match (&mut ext, &mut session) {
-                (Some(x), _) => {
-                    if failed.is_none()
-                        && let Err(e) = x.call(&tc.name, &tc.arguments).await
-                    {
-                        failed = Some(e);
-                    }
+        match (&mut ext, &mut session) {
+            (Some(x), _) => {
+                if failed.is_none()
+                    && let Err(e) = x.call(&tc.name, &tc.arguments).await
+                {
+                    failed = Some(e);
                 }
-                (None, Some(s)) => {
-                    s.call_text(&tc.name, &tc.arguments);
-                }
-                (None, None) => {}
             }
-            replayed += 1;
+            (None, Some(s)) => {
+                s.call_text(&tc.name, &tc.arguments);
+            }
+            (None, None) => {}
         }
+        replayed += 1;
     }
     let old_rubrics = rec
         .verdict

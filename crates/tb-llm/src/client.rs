@@ -501,7 +501,8 @@ impl LlmClient {
             e.is_connect(),
             e.is_body() || e.is_request() || e.is_decode(),
         );
-        let msg = error_chain(e);
+        // Without the URL: the error names the endpoint itself.
+        let msg = tb_core::error_text(&e.without_url());
         if timeout {
             Ok((
                 Failure::Timeout,
@@ -610,22 +611,6 @@ fn redirect_text(resp: &reqwest::Response) -> String {
 
 fn strip_query(u: &str) -> &str {
     u.split('?').next().unwrap_or(u)
-}
-
-fn error_chain(e: reqwest::Error) -> String {
-    use std::error::Error;
-    let e = e.without_url();
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = c.source();
-    }
-    s
 }
 
 /// The error text of a non-2xx reply: `error.message`, `error` or the body, shortened.

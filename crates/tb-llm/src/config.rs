@@ -359,7 +359,10 @@ impl ConfigFile {
             other => {
                 return Err(p.err(
                     "",
-                    format!("the config must be a mapping, found {}", type_name(&other)),
+                    format!(
+                        "the config must be a mapping, found {}",
+                        tb_yaml::type_name(&other, true)
+                    ),
                 ));
             }
         };
@@ -371,7 +374,10 @@ impl ConfigFile {
             if !o.is_object() {
                 return Err(p.err(
                     "/orchestrator",
-                    format!("`orchestrator` must be a mapping, found {}", type_name(o)),
+                    format!(
+                        "`orchestrator` must be a mapping, found {}",
+                        tb_yaml::type_name(o, true)
+                    ),
                 ));
             }
             if let Some(t) = o.get("type").filter(|t| t.as_str() != Some("thinkingbox")) {
@@ -431,7 +437,7 @@ impl ConfigFile {
                     "/user_can_end_conversation",
                     format!(
                         "`user_can_end_conversation` must be a boolean, found {}",
-                        type_name(v)
+                        tb_yaml::type_name(v, true)
                     ),
                 ));
             }
@@ -498,18 +504,6 @@ pub fn redact(v: &Value) -> Value {
         }
     }
     walk(v, false)
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a float",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 /// Keys of the config file the reference's `ConfigFile` knows (and `tb` reads).
@@ -637,16 +631,7 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn line(&self, ptr: &str) -> usize {
-        let mut p = ptr;
-        loop {
-            if let Some(l) = self.lines.get(p) {
-                return *l;
-            }
-            match p.rfind('/') {
-                Some(i) => p = &p[..i],
-                None => return 0,
-            }
-        }
+        tb_yaml::keys::nearest_line(self.lines, ptr).unwrap_or(0)
     }
 
     fn err(&self, ptr: &str, message: String) -> ConfigError {
@@ -726,7 +711,10 @@ impl Parser<'_> {
         let Value::Object(_) = v else {
             return Err(self.err(
                 ptr,
-                format!("`{field}` must be a mapping, found {}", type_name(v)),
+                format!(
+                    "`{field}` must be a mapping, found {}",
+                    tb_yaml::type_name(v, true)
+                ),
             ));
         };
         let v = self.expand_all(v, ptr, field)?;
@@ -739,7 +727,11 @@ impl Parser<'_> {
                 Some(Value::String(x)) => Ok(Some(x.clone())),
                 Some(x) => Err(self.err(
                     &at(k),
-                    format!("`{}` must be a string, found {}", f(k), type_name(x)),
+                    format!(
+                        "`{}` must be a string, found {}",
+                        f(k),
+                        tb_yaml::type_name(x, true)
+                    ),
                 )),
             }
         };
@@ -749,7 +741,11 @@ impl Parser<'_> {
                 Some(Value::Number(n)) => Ok(n.as_f64()),
                 Some(x) => Err(self.err(
                     &at(k),
-                    format!("`{}` must be a number, found {}", f(k), type_name(x)),
+                    format!(
+                        "`{}` must be a number, found {}",
+                        f(k),
+                        tb_yaml::type_name(x, true)
+                    ),
                 )),
             }
         };
@@ -759,7 +755,11 @@ impl Parser<'_> {
                 Some(Value::Number(n)) if n.as_i64().is_some() => Ok(n.as_i64()),
                 Some(x) => Err(self.err(
                     &at(k),
-                    format!("`{}` must be an integer, found {}", f(k), type_name(x)),
+                    format!(
+                        "`{}` must be an integer, found {}",
+                        f(k),
+                        tb_yaml::type_name(x, true)
+                    ),
                 )),
             }
         };
@@ -769,7 +769,11 @@ impl Parser<'_> {
                 Some(Value::Bool(b)) => Ok(Some(*b)),
                 Some(x) => Err(self.err(
                     &at(k),
-                    format!("`{}` must be a boolean, found {}", f(k), type_name(x)),
+                    format!(
+                        "`{}` must be a boolean, found {}",
+                        f(k),
+                        tb_yaml::type_name(x, true)
+                    ),
                 )),
             }
         };
@@ -790,7 +794,11 @@ impl Parser<'_> {
                     .collect(),
                 Some(x) => Err(self.err(
                     &at(k),
-                    format!("`{}` must be a list, found {}", f(k), type_name(x)),
+                    format!(
+                        "`{}` must be a list, found {}",
+                        f(k),
+                        tb_yaml::type_name(x, true)
+                    ),
                 )),
             }
         };
@@ -935,7 +943,7 @@ impl Parser<'_> {
                     format!(
                         "`{}` must be a mapping, found {}",
                         f("extra_body"),
-                        type_name(x)
+                        tb_yaml::type_name(x, true)
                     ),
                 ));
             }
@@ -1058,7 +1066,7 @@ impl Parser<'_> {
                     format!(
                         "`{}` must be a mapping, found {}",
                         f("credential"),
-                        type_name(x)
+                        tb_yaml::type_name(x, true)
                     ),
                 ));
             }
@@ -1136,7 +1144,7 @@ impl Parser<'_> {
                     format!(
                         "`{}` must be a mapping, found {}",
                         f("headers"),
-                        type_name(x)
+                        tb_yaml::type_name(x, true)
                     ),
                 ));
             }

@@ -264,6 +264,20 @@ pub struct Classes {
     pub rubric_failed: u64,
 }
 
+impl Classes {
+    /// Counts one diff entry: a missing effect, else an extra effect, else (when `wrong`) a
+    /// wrong value.
+    fn count(&mut self, missing: bool, extra: bool, wrong: bool) {
+        if missing {
+            self.missing_effect += 1;
+        } else if extra {
+            self.extra_effect += 1;
+        } else if wrong {
+            self.wrong_value += 1;
+        }
+    }
+}
+
 /// One path segment of a diff entry.
 #[derive(Debug, Clone, PartialEq)]
 enum Seg {
@@ -333,35 +347,15 @@ pub fn classify_diff(diff: &[Value]) -> Classes {
         let missing = kind.starts_with("missing in result");
         let extra = kind.starts_with("present in result");
         match segs.as_slice() {
-            [] => {
-                if *kind == "result is None, golden is not" || missing {
-                    c.missing_effect += 1;
-                } else if *kind == "result is not None, golden is None" || extra {
-                    c.extra_effect += 1;
-                } else {
-                    c.wrong_value += 1;
-                }
-            }
+            [] => c.count(
+                *kind == "result is None, golden is not" || missing,
+                *kind == "result is not None, golden is None" || extra,
+                true,
+            ),
             // Table level: a whole table, or its row-count difference (the rows are counted).
-            [Seg::Key(_)] => {
-                if missing {
-                    c.missing_effect += 1;
-                } else if extra {
-                    c.extra_effect += 1;
-                } else if *kind != "length mismatch" {
-                    c.wrong_value += 1;
-                }
-            }
+            [Seg::Key(_)] => c.count(missing, extra, *kind != "length mismatch"),
             // A row.
-            [Seg::Key(_), Seg::Index(_)] => {
-                if missing {
-                    c.missing_effect += 1;
-                } else if extra {
-                    c.extra_effect += 1;
-                } else {
-                    c.wrong_value += 1;
-                }
-            }
+            [Seg::Key(_), Seg::Index(_)] => c.count(missing, extra, true),
             // A field of a row, or deeper.
             [Seg::Key(t), Seg::Index(i), rest @ ..] => {
                 let shifted = len_mismatch.get(t.as_str()).copied().unwrap_or(false)
@@ -369,25 +363,11 @@ pub fn classify_diff(diff: &[Value]) -> Classes {
                 if shifted {
                     continue;
                 }
-                if missing {
-                    c.missing_effect += 1;
-                } else if extra {
-                    c.extra_effect += 1;
-                } else if *kind == "length mismatch" && !rest.is_empty() {
-                    // A list field: its element entries are counted.
-                } else {
-                    c.wrong_value += 1;
-                }
+                // A list field's length: its element entries are counted.
+                let list_length = *kind == "length mismatch" && !rest.is_empty();
+                c.count(missing, extra, !list_length);
             }
-            _ => {
-                if missing {
-                    c.missing_effect += 1;
-                } else if extra {
-                    c.extra_effect += 1;
-                } else if *kind != "length mismatch" {
-                    c.wrong_value += 1;
-                }
-            }
+            _ => c.count(missing, extra, *kind != "length mismatch"),
         }
     }
     c
@@ -421,6 +401,13 @@ impl Signature {
         Signature::NoStateChange,
         Signature::Other,
     ];
+
+    /// The names of the signatures of the model's failures (all but `system_error`, the
+    /// first), in priority order.
+    pub fn model_failure_names() -> [&'static str; 5] {
+        let [_, rest @ ..] = Signature::ALL;
+        rest.map(Signature::name)
+    }
 
     /// The snake_case name.
     pub fn name(self) -> &'static str {
@@ -652,81 +639,104 @@ mod tests {
         }
     }
 
+    /// Each call followed by its response: (id, tool, arguments, response text).
+    fn exchanges(calls: &[(&str, &str, Value, &str)]) -> Vec<Message> {
+        calls
+            .iter()
+            .flat_map(|(id, tool, args, reply)| {
+                [call(id, tool, args.clone()), resp(id, tool, reply)]
+            })
+            .collect()
+    }
+
+    /// A failed attempt ended with `finish` whose state differs from golden by `entry`.
+    fn failing(messages: Vec<Message>, finish: &str, entry: Value) -> Attempt {
+        attempt(messages, finish, Some(state(vec![entry])))
+    }
+
+    /// A diff entry: a list's length differs.
+    fn length(path: &str, result: u64, golden: u64) -> Value {
+        json!({"path": path, "type": "length mismatch", "result": result, "golden": golden})
+    }
+
+    /// A diff entry: a row or field only the result has.
+    fn extra(path: &str) -> Value {
+        json!({"path": path, "type": "present in result (missing in golden)"})
+    }
+
+    /// A diff entry: a row or field only golden has.
+    fn missing(path: &str) -> Value {
+        json!({"path": path, "type": "missing in result (present in golden)"})
+    }
+
+    /// A diff entry: a value differs.
+    fn changed(path: &str, result: Value, golden: Value) -> Value {
+        json!({"path": path, "type": "value mismatch", "result": result, "golden": golden})
+    }
+
+    /// Classes with the three effect counts, no rubric failed.
+    fn effects(wrong_value: u64, extra_effect: u64, missing_effect: u64) -> Classes {
+        Classes {
+            wrong_value,
+            extra_effect,
+            missing_effect,
+            rubric_failed: 0,
+        }
+    }
+
     #[test]
     fn classes_from_diffs() {
-        // Wrong value on a row both have.
-        let c = classify_diff(&[
-            json!({"path": "orders[0].status", "type": "value mismatch", "result": "open", "golden": "closed"}),
-        ]);
-        assert_eq!(
-            c,
-            Classes {
-                wrong_value: 1,
-                ..Default::default()
-            }
-        );
-        // Extra row (appended) and extra field.
-        let c = classify_diff(&[
-            json!({"path": "refunds", "type": "length mismatch", "result": 2, "golden": 1}),
-            json!({"path": "refunds[1]", "type": "present in result (missing in golden)"}),
-            json!({"path": "orders[0].note", "type": "present in result (missing in golden)"}),
-        ]);
-        assert_eq!(
-            c,
-            Classes {
-                extra_effect: 2,
-                ..Default::default()
-            }
-        );
-        // Missing row.
-        let c = classify_diff(&[
-            json!({"path": "refunds", "type": "length mismatch", "result": 0, "golden": 1}),
-            json!({"path": "refunds[0]", "type": "missing in result (present in golden)"}),
-        ]);
-        assert_eq!(
-            c,
-            Classes {
-                missing_effect: 1,
-                ..Default::default()
-            }
-        );
-        // An extra row sorted in the middle shifts the rows after it: only the extra row counts.
-        let c = classify_diff(&[
-            json!({"path": "t", "type": "length mismatch", "result": 3, "golden": 2}),
-            json!({"path": "t[0].x", "type": "value mismatch", "result": 1, "golden": 2}),
-            json!({"path": "t[1].id", "type": "value mismatch", "result": "b", "golden": "c"}),
-            json!({"path": "t[1].x", "type": "value mismatch", "result": 5, "golden": 6}),
-            json!({"path": "t[2]", "type": "present in result (missing in golden)"}),
-        ]);
-        assert_eq!(
-            c,
-            Classes {
-                wrong_value: 1,
-                extra_effect: 1,
-                ..Default::default()
-            }
-        );
+        let cases = [
+            // Wrong value on a row both have.
+            (
+                vec![changed("orders[0].status", json!("open"), json!("closed"))],
+                effects(1, 0, 0),
+            ),
+            // Extra row (appended) and extra field.
+            (
+                vec![
+                    length("refunds", 2, 1),
+                    extra("refunds[1]"),
+                    extra("orders[0].note"),
+                ],
+                effects(0, 2, 0),
+            ),
+            // Missing row.
+            (
+                vec![length("refunds", 0, 1), missing("refunds[0]")],
+                effects(0, 0, 1),
+            ),
+            // An extra row sorted in the middle shifts the rows after it: only the extra row
+            // counts.
+            (
+                vec![
+                    length("t", 3, 2),
+                    changed("t[0].x", json!(1), json!(2)),
+                    changed("t[1].id", json!("b"), json!("c")),
+                    changed("t[1].x", json!(5), json!(6)),
+                    extra("t[2]"),
+                ],
+                effects(1, 1, 0),
+            ),
+            // Nested list field.
+            (
+                vec![length("t[0].tags", 1, 2), missing("t[0].tags[1]")],
+                effects(0, 0, 1),
+            ),
+        ];
+        for (diff, want) in cases {
+            assert_eq!(classify_diff(&diff), want, "{diff:?}");
+        }
         // Same row count, different id: both created a row, not the same one.
         let c = classify_diff(&[
             json!({"path": "t[1].id", "type": "value mismatch", "result": "b", "golden": "c"}),
         ]);
         assert_eq!(c.wrong_value, 1);
-        // Whole state missing; nested list field.
+        // Whole state missing.
         assert_eq!(
             classify_diff(&[json!({"path": "root", "type": "result is None, golden is not"})])
                 .missing_effect,
             1
-        );
-        let c = classify_diff(&[
-            json!({"path": "t[0].tags", "type": "length mismatch", "result": 1, "golden": 2}),
-            json!({"path": "t[0].tags[1]", "type": "missing in result (present in golden)"}),
-        ]);
-        assert_eq!(
-            c,
-            Classes {
-                missing_effect: 1,
-                ..Default::default()
-            }
         );
         assert_eq!(
             parse_path("a[2][3].b.c"),
@@ -812,34 +822,29 @@ mod tests {
 
     #[test]
     fn signature_tool_usage_unless_recovered() {
-        let a = attempt(
-            vec![
-                call("1", "get_order", json!({"id": 1})),
-                resp("1", "get_order", r#"{"error": "not found"}"#),
-            ],
+        let a = failing(
+            exchanges(&[(
+                "1",
+                "get_order",
+                json!({"id": 1}),
+                r#"{"error": "not found"}"#,
+            )]),
             "done",
-            Some(state(vec![
-                json!({"path": "t[0].x", "type": "value mismatch"}),
-            ])),
+            json!({"path": "t[0].x", "type": "value mismatch"}),
         );
         let f = analyze(&a).unwrap();
         assert_eq!(f.signature, Signature::ToolUsage);
         assert_eq!(f.unrecovered_tools, ["get_order"]);
         assert!(!f.clean_termination);
         // Recovered: the same tool later answers -> no tool_usage; a write was made -> wrong state update.
-        let a = attempt(
-            vec![
-                call("1", "get_order", json!({"id": 1})),
-                resp("1", "get_order", "[]"),
-                call("2", "get_order", json!({"id": 2})),
-                resp("2", "get_order", r#"{"id": 2}"#),
-                call("3", "cancel_order", json!({"id": 2})),
-                resp("3", "cancel_order", r#"{"ok": true}"#),
-            ],
+        let a = failing(
+            exchanges(&[
+                ("1", "get_order", json!({"id": 1}), "[]"),
+                ("2", "get_order", json!({"id": 2}), r#"{"id": 2}"#),
+                ("3", "cancel_order", json!({"id": 2}), r#"{"ok": true}"#),
+            ]),
             "done",
-            Some(state(vec![
-                json!({"path": "t[0].x", "type": "value mismatch"}),
-            ])),
+            json!({"path": "t[0].x", "type": "value mismatch"}),
         );
         let f = analyze(&a).unwrap();
         assert_eq!(f.signature, Signature::WrongStateUpdate);
@@ -850,15 +855,10 @@ mod tests {
     #[test]
     fn signature_incomplete_and_no_state_change_and_others() {
         // Turn limit hit after reading only.
-        let a = attempt(
-            vec![
-                call("1", "get_order", json!({})),
-                resp("1", "get_order", r#"{"id":1}"#),
-            ],
+        let a = failing(
+            exchanges(&[("1", "get_order", json!({}), r#"{"id":1}"#)]),
             "agent_limit",
-            Some(state(vec![
-                json!({"path": "t[0]", "type": "missing in result (present in golden)"}),
-            ])),
+            missing("t[0]"),
         );
         let f = analyze(&a).unwrap();
         assert_eq!(f.signature, Signature::IncompleteUserResolution);
@@ -872,10 +872,7 @@ mod tests {
             answer: "No".into(),
         }];
         let a = attempt(
-            vec![
-                call("1", "update_order", json!({})),
-                resp("1", "update_order", "{\"ok\":1}"),
-            ],
+            exchanges(&[("1", "update_order", json!({}), "{\"ok\":1}")]),
             "done",
             Some(v),
         );
@@ -883,23 +880,19 @@ mod tests {
         assert_eq!(f.signature, Signature::IncompleteUserResolution);
         assert_eq!(f.classes.rubric_failed, 1);
         // Nothing done, ended with DONE.
-        let a = attempt(
+        let a = failing(
             vec![Message::text("assistant", "ok <DONE>")],
             "done",
-            Some(state(vec![
-                json!({"path": "t[0]", "type": "missing in result (present in golden)"}),
-            ])),
+            missing("t[0]"),
         );
         let f = analyze(&a).unwrap();
         assert_eq!(f.signature, Signature::NoStateChange);
         assert!(!f.clean_termination);
         // Nothing changed: a field golden set is a missing effect, not a wrong value.
-        let a = attempt(
+        let a = failing(
             vec![Message::text("assistant", "ok <DONE>")],
             "done",
-            Some(state(vec![
-                json!({"path": "t[0].x", "type": "value mismatch"}),
-            ])),
+            json!({"path": "t[0].x", "type": "value mismatch"}),
         );
         assert_eq!(
             analyze(&a).unwrap().classes,
@@ -918,10 +911,7 @@ mod tests {
         assert!(analyze(&a).is_none());
         // Reference file (no verdict), a write made: state assumed wrong.
         let a = attempt(
-            vec![
-                call("1", "create_rma", json!({})),
-                resp("1", "create_rma", "{\"id\":1}"),
-            ],
+            exchanges(&[("1", "create_rma", json!({}), "{\"id\":1}")]),
             "done",
             None,
         );
@@ -930,10 +920,7 @@ mod tests {
         let mut v = state(vec![]);
         v.passed = false;
         let a = attempt(
-            vec![
-                call("1", "create_rma", json!({})),
-                resp("1", "create_rma", "{\"id\":1}"),
-            ],
+            exchanges(&[("1", "create_rma", json!({}), "{\"id\":1}")]),
             "done",
             Some(v),
         );

@@ -412,13 +412,7 @@ fn failure_table_of(reports: &[ModelReport], by_domain: bool) -> Table {
         .iter()
         .map(std::string::ToString::to_string),
     );
-    let sigs = [
-        "tool_usage",
-        "wrong_state_update",
-        "incomplete_user_resolution",
-        "no_state_change",
-        "other",
-    ];
+    let sigs = crate::failure::Signature::model_failure_names();
     header.extend(sigs.iter().map(std::string::ToString::to_string));
     let title = if by_domain {
         "Failures per domain (shares of failed attempts that are not system errors)"
@@ -481,18 +475,19 @@ pub fn tables(reports: &[ModelReport]) -> Vec<Table> {
 
 /// The text report.
 pub fn to_text(reports: &[ModelReport]) -> String {
-    tables(reports)
-        .iter()
-        .map(Table::to_text)
-        .collect::<Vec<_>>()
-        .join("\n")
+    render(reports, Table::to_text)
 }
 
 /// The Markdown report.
 pub fn to_markdown(reports: &[ModelReport]) -> String {
+    render(reports, Table::to_markdown)
+}
+
+/// Every table rendered by `table`, a blank line between.
+fn render(reports: &[ModelReport], table: fn(&Table) -> String) -> String {
     tables(reports)
         .iter()
-        .map(Table::to_markdown)
+        .map(table)
         .collect::<Vec<_>>()
         .join("\n")
 }

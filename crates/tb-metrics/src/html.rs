@@ -77,6 +77,14 @@ struct Axes {
 }
 
 impl Axes {
+    /// Both axes from 0 to 1 (shares and rates).
+    const UNIT: Axes = Axes {
+        x0: 0.0,
+        x1: 1.0,
+        y0: 0.0,
+        y1: 1.0,
+    };
+
     fn px(&self, x: f64) -> f64 {
         let span = if self.x1 > self.x0 {
             self.x1 - self.x0
@@ -173,12 +181,7 @@ pub fn chart_domains(reports: &[ModelReport]) -> String {
         .collect();
     domains.sort();
     domains.dedup();
-    let ax = Axes {
-        x0: 0.0,
-        x1: 1.0,
-        y0: 0.0,
-        y1: 1.0,
-    };
+    let ax = Axes::UNIT;
     let mut s = svg_open("pass@1 by domain");
     s.push_str(&legend(&models));
     s.push_str(&ax.draw("domain", "pass@1", false));
@@ -307,12 +310,6 @@ pub fn chart_consistency(reports: &[ModelReport]) -> String {
             ring: false,
         })
         .collect();
-    let ax = Axes {
-        x0: 0.0,
-        x1: 1.0,
-        y0: 0.0,
-        y1: 1.0,
-    };
     let spec = ScatterSpec {
         title: "pass@1 against observed k/k",
         xlabel: "pass@1",
@@ -320,7 +317,7 @@ pub fn chart_consistency(reports: &[ModelReport]) -> String {
         diagonal: true,
         frontier: &[],
     };
-    scatter(spec, &models, &pts, &ax)
+    scatter(spec, &models, &pts, &Axes::UNIT)
 }
 
 /// Breadth (pass@k at the largest k) against consistency (observed k/k).
@@ -343,12 +340,6 @@ pub fn chart_breadth(reports: &[ModelReport]) -> String {
             })
         })
         .collect();
-    let ax = Axes {
-        x0: 0.0,
-        x1: 1.0,
-        y0: 0.0,
-        y1: 1.0,
-    };
     let spec = ScatterSpec {
         title: "Breadth against consistency",
         xlabel: "breadth: pass@k (largest k)",
@@ -356,7 +347,7 @@ pub fn chart_breadth(reports: &[ModelReport]) -> String {
         diagonal: true,
         frontier: &[],
     };
-    scatter(spec, &models, &pts, &ax)
+    scatter(spec, &models, &pts, &Axes::UNIT)
 }
 
 /// pass@k and pass^k curves over k, per model.
@@ -465,13 +456,7 @@ fn cost_chart(
 
 /// Failure signatures: one stacked bar per model (shares of model failures).
 pub fn chart_signatures(reports: &[ModelReport]) -> String {
-    let sigs = [
-        "tool_usage",
-        "wrong_state_update",
-        "incomplete_user_resolution",
-        "no_state_change",
-        "other",
-    ];
+    let sigs = crate::failure::Signature::model_failure_names();
     let h = 60.0 + 34.0 * reports.len() as f64 + 40.0;
     let mut s = format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" role="img" aria-label="Failure signatures"><title>Failure signatures</title><rect width="{W}" height="{h}" fill="#fff"/>"##

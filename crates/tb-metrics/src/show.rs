@@ -279,17 +279,43 @@ fn short_hash(h: &str) -> &str {
     h.get(..12).unwrap_or(h)
 }
 
+/// A state-diff entry's parts: its path (`root` when none), its kind (`type`), and the path
+/// split into the table and the rest (`[i].field`, `.field` or empty).
+pub struct DiffEntry<'a> {
+    /// The path (`orders[0].status`; `root` when the entry has none).
+    pub path: &'a str,
+    /// What differs (`value mismatch`, `length mismatch`, ...).
+    pub kind: &'a str,
+    /// The path up to the first `[` or `.`.
+    pub table: &'a str,
+    /// The path after the table.
+    pub rest: &'a str,
+}
+
+impl<'a> DiffEntry<'a> {
+    /// The parts of the entry `e`.
+    pub fn of(e: &'a Value) -> Self {
+        let path = e.get("path").and_then(Value::as_str).unwrap_or("root");
+        let (table, rest) = match path.find(['[', '.']) {
+            Some(i) => (&path[..i], &path[i..]),
+            None => (path, ""),
+        };
+        DiffEntry {
+            path,
+            kind: e.get("type").and_then(Value::as_str).unwrap_or(""),
+            table,
+            rest,
+        }
+    }
+}
+
 /// Groups diff entries by table and row: `table`, then `[i]` with its fields.
 pub fn render_diff(diff: &[Value]) -> String {
     let mut by_row: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     let mut order: Vec<(String, String)> = Vec::new();
     for e in diff {
-        let path = e.get("path").and_then(Value::as_str).unwrap_or("root");
-        let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
-        let (table, rest) = match path.find(['[', '.']) {
-            Some(i) => (&path[..i], &path[i..]),
-            None => (path, ""),
-        };
+        let d = DiffEntry::of(e);
+        let (kind, table, rest) = (d.kind, d.table, d.rest);
         let (row, field) = if let Some(r) = rest.strip_prefix('[') {
             match r.find(']') {
                 Some(j) => (

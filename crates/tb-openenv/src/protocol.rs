@@ -213,7 +213,8 @@ fn short(s: &str) -> String {
     out
 }
 
-/// One call of a `call_tool` batch (`parallel_tool_calls`).
+/// One call of a `call_tool` batch (`parallel_tool_calls`), or an end-turn call of a
+/// `submit_message` ([`TerminalCall`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchCall {
     /// Tool name.
@@ -226,18 +227,9 @@ pub struct BatchCall {
     pub parse_error: Option<String>,
 }
 
-/// An end-turn call recorded with a `submit_message` (never executed).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TerminalCall {
-    /// Tool name.
-    pub name: String,
-    /// Arguments.
-    pub arguments: Value,
-    /// Call id (required on the wire; ids may repeat within a turn).
-    pub call_id: Option<String>,
-    /// The provider's argument parse error, recorded with the call.
-    pub parse_error: Option<String>,
-}
+/// An end-turn call recorded with a `submit_message` (never executed): the fields of a
+/// batch call, its call id required on the wire but ids may repeat within a turn.
+pub type TerminalCall = BatchCall;
 
 /// A ThinkingBox action (`step` data).
 #[derive(Debug, Clone, PartialEq)]
@@ -309,6 +301,12 @@ impl<'a> Fields<'a> {
         for k in extra {
             self.err(&k, "extra fields not permitted", "extra_forbidden");
         }
+    }
+
+    /// [`Fields::allow`] for an action object: `type`, `metadata` and the action's `keys`.
+    fn allow_action(&mut self, keys: &[&str]) {
+        let all: Vec<&str> = ["type", "metadata"].iter().chain(keys).copied().collect();
+        self.allow(&all);
     }
 
     fn present(&self, k: &str) -> bool {
@@ -430,13 +428,13 @@ impl Action {
         f.metadata();
         let action = match ty.as_str() {
             "list_tools" => {
-                f.allow(&["type", "metadata"]);
+                f.allow_action(&[]);
                 Some(Action::ListTools)
             }
             "call_tool" => Self::parse_call(&mut f),
             "submit_message" => Self::parse_submit(&mut f),
             "_finish" => {
-                f.allow(&["type", "metadata", "reason"]);
+                f.allow_action(&["reason"]);
                 let reason = match d.get("reason") {
                     None => Some(DEFAULT_FINISH_REASON.to_string()),
                     Some(Value::String(s)) if s.len() <= MAX_NAME_LEN => Some(s.clone()),
@@ -484,14 +482,7 @@ impl Action {
     }
 
     fn parse_call(f: &mut Fields<'_>) -> Option<Action> {
-        f.allow(&[
-            "type",
-            "metadata",
-            "tool_name",
-            "arguments",
-            "call_id",
-            "parallel_tool_calls",
-        ]);
+        f.allow_action(&["tool_name", "arguments", "call_id", "parallel_tool_calls"]);
         // `parallel_tool_calls` defaults to an empty list, which means "no batch"; a batch is
         // a non-empty list. Exactly one of `tool_name` and a batch must be given.
         let items = f.list("parallel_tool_calls");
@@ -526,36 +517,12 @@ impl Action {
                     "value_error",
                 );
             }
-            let mut calls = Vec::new();
-            let mut ids = std::collections::HashSet::new();
-            for (i, it) in items.iter().enumerate() {
-                let mut loc = f.prefix.clone();
-                loc.push("parallel_tool_calls".into());
-                loc.push(i.to_string());
-                let mut c = Fields::new(it, &loc);
-                c.allow(&["name", "arguments", "call_id", "parse_error"]);
-                let name = c.req_str("name");
-                Self::check_name(&mut c, "name", name.as_ref());
-                let call_id = c.req_str("call_id");
-                Self::check_name(&mut c, "call_id", call_id.as_ref());
-                let parse_error = c.opt_str("parse_error");
-                let arguments = c.object("arguments");
-                if let Some(id) = &call_id
-                    && !ids.insert(id.clone())
-                {
-                    c.err("call_id", "duplicate call_id in the batch", "value_error");
-                }
-                f.errors.append(&mut c.errors);
-                if let (Some(name), Some(arguments), Some(call_id)) = (name, arguments, call_id) {
-                    calls.push(BatchCall {
-                        name,
-                        arguments: Value::Object(arguments),
-                        call_id: Some(call_id),
-                        parse_error,
-                    });
-                }
-            }
-            Some(Action::CallTools(calls))
+            Some(Action::CallTools(Self::parse_calls(
+                f,
+                &items,
+                "parallel_tool_calls",
+                true,
+            )))
         } else {
             if tool_name.is_none() && f.errors.is_empty() {
                 f.err(
@@ -572,35 +539,38 @@ impl Action {
         }
     }
 
-    fn parse_submit(f: &mut Fields<'_>) -> Option<Action> {
-        f.allow(&[
-            "type",
-            "metadata",
-            "content",
-            "terminal_tool_calls",
-            "tool_calls_before_content",
-        ]);
-        let content = f.opt_str("content");
-        let before = f.opt_bool("tool_calls_before_content");
-        let items = f.list("terminal_tool_calls");
+    /// The calls of the list field `key`: name and call id required (and not too long),
+    /// arguments an object, an optional parse error; with `unique_ids` a repeated call id is
+    /// an error.
+    fn parse_calls(
+        f: &mut Fields<'_>,
+        items: &[Map<String, Value>],
+        key: &str,
+        unique_ids: bool,
+    ) -> Vec<BatchCall> {
         let mut calls = Vec::new();
+        let mut ids = std::collections::HashSet::new();
         for (i, it) in items.iter().enumerate() {
             let mut loc = f.prefix.clone();
-            loc.push("terminal_tool_calls".into());
+            loc.push(key.into());
             loc.push(i.to_string());
             let mut c = Fields::new(it, &loc);
             c.allow(&["name", "arguments", "call_id", "parse_error"]);
             let name = c.req_str("name");
             Self::check_name(&mut c, "name", name.as_ref());
-            // required, as in a batch; unlike a batch, ids may repeat (the adapter's
-            // message model does not check them)
             let call_id = c.req_str("call_id");
             Self::check_name(&mut c, "call_id", call_id.as_ref());
             let parse_error = c.opt_str("parse_error");
             let arguments = c.object("arguments");
+            if unique_ids
+                && let Some(id) = &call_id
+                && !ids.insert(id.clone())
+            {
+                c.err("call_id", "duplicate call_id in the batch", "value_error");
+            }
             f.errors.append(&mut c.errors);
             if let (Some(name), Some(arguments), Some(call_id)) = (name, arguments, call_id) {
-                calls.push(TerminalCall {
+                calls.push(BatchCall {
                     name,
                     arguments: Value::Object(arguments),
                     call_id: Some(call_id),
@@ -608,6 +578,21 @@ impl Action {
                 });
             }
         }
+        calls
+    }
+
+    fn parse_submit(f: &mut Fields<'_>) -> Option<Action> {
+        f.allow_action(&[
+            "content",
+            "terminal_tool_calls",
+            "tool_calls_before_content",
+        ]);
+        let content = f.opt_str("content");
+        let before = f.opt_bool("tool_calls_before_content");
+        let items = f.list("terminal_tool_calls");
+        // Call ids are required, as in a batch; unlike a batch, ids may repeat (the adapter's
+        // message model does not check them).
+        let calls = Self::parse_calls(f, &items, "terminal_tool_calls", false);
         if content.is_none() && items.is_empty() {
             f.err(
                 "content",

@@ -8,11 +8,12 @@
 //! replaced by the initial state as in the `bodies` bench), its test and the median time of
 //! ROUNDS runs (default 5); with INDEX only that context runs.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
-use tb_pyeval::{FixedJudge, TestFile};
+use tb_pyeval::FixedJudge;
+
+#[path = "../benches/common/airline.rs"]
+mod airline;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -20,31 +21,7 @@ fn main() {
     let only: Option<usize> = args.next().and_then(|a| a.parse().ok());
     let shared =
         std::path::PathBuf::from(std::env::var("TB_SHARED").unwrap_or_else(|_| "../shared".into()));
-    let file =
-        TestFile::read(&shared.join("thinkingbox-data/dataset/test_case/airline_tau_bench.py"))
-            .expect("airline test file (set TB_SHARED)");
-    let out = std::process::Command::new("gzip")
-        .arg("-dc")
-        .arg(shared.join("tb-bench-v1/airline/initial_effects.json.gz"))
-        .output()
-        .expect("gzip");
-    let initial: Value = serde_json::from_slice(&out.stdout).expect("initial effects");
-    let text =
-        std::fs::read_to_string(shared.join("tb-bench-v1/airline/traces.jsonl")).expect("traces");
-    let mut contexts = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let r: Value = serde_json::from_str(line).expect("trace line");
-        let mut effects = Map::new();
-        effects.insert("airline_tau_bench".into(), initial.clone());
-        let mut ctx = Map::new();
-        ctx.insert("response".into(), r["response"].clone());
-        ctx.insert("effects".into(), Value::Object(effects));
-        ctx.insert("tool_calls".into(), r["tool_calls_seen_by_test"].clone());
-        ctx.insert("tool_direct_responses".into(), Value::Array(Vec::new()));
-        let id = r["id"].as_str().unwrap_or_default();
-        let test = id.split_once(':').map_or(id, |(_, t)| t).to_string();
-        contexts.push((test, Arc::new(Value::Object(ctx))));
-    }
+    let (file, contexts) = airline::contexts(&shared);
     for (i, (test, ctx)) in contexts.iter().enumerate() {
         if only.is_some_and(|o| o != i) {
             continue;

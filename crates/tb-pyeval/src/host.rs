@@ -2,7 +2,7 @@
 
 use crate::interp::{ExcKind, Interp, R, raise};
 use crate::repr::to_str;
-use crate::value::{JsonRef, Object, Seg, Value, from_json, lazy_json_field, lazy_value};
+use crate::value::{JsonRef, Kwargs, Object, Seg, Value, from_json, lazy_json_field, lazy_value};
 use std::sync::Arc;
 
 /// Builds `x` from the reference's JSON form of a `TestContext` (what its test subprocess
@@ -140,7 +140,7 @@ pub fn call_judge(
     interp: &mut Interp<'_>,
     name: &str,
     args: Vec<Value>,
-    kwargs: Vec<(String, Value)>,
+    kwargs: Kwargs,
 ) -> R<Value> {
     match name {
         "text_yesno" => {

@@ -16,7 +16,7 @@ use ruff_text_size::Ranged;
 
 use crate::builtins;
 use crate::repr::{repr, to_str};
-use crate::value::{Builtin, Dict, FastState, Module, Set, TypeKind, Value, py_eq};
+use crate::value::{Builtin, Dict, FastState, Kwargs, Module, Set, TypeKind, Value, py_eq};
 use crate::{Judge, LineIndex};
 
 pub use crate::budget::MAX_EVAL_DEPTH;
@@ -932,26 +932,12 @@ impl<'a> Interp<'a> {
             }
             Expr::Call(c) => self.eval_call(c, env)?,
             Expr::ListComp(c) => {
-                let mut out = Vec::new();
-                self.comprehension(&c.generators, env, &mut |me, scope| {
-                    let v = me.eval(&c.elt, scope)?;
-                    builtins::grow(1)?;
-                    out.push(v);
-                    Ok(())
-                })?;
-                Value::list_counted(out)
+                Value::list_counted(self.comprehension_values(&c.generators, &c.elt, env)?)
             }
+            // Generators are evaluated eagerly: the test files only consume them whole
+            // (`all(...)`, `any(...)`, `sum(...)`, `set(...)`).
             Expr::Generator(c) => {
-                // Generators are evaluated eagerly: the test files only consume them whole
-                // (`all(...)`, `any(...)`, `sum(...)`, `set(...)`).
-                let mut out = Vec::new();
-                self.comprehension(&c.generators, env, &mut |me, scope| {
-                    let v = me.eval(&c.elt, scope)?;
-                    builtins::grow(1)?;
-                    out.push(v);
-                    Ok(())
-                })?;
-                Value::list_counted(out)
+                Value::list_counted(self.comprehension_values(&c.generators, &c.elt, env)?)
             }
             Expr::SetComp(c) => {
                 let mut out = Set::default();
@@ -998,6 +984,23 @@ impl<'a> Interp<'a> {
             Some(e) => Ok(Some(self.eval(e, env)?)),
             None => Ok(None),
         }
+    }
+
+    /// The values of a list comprehension or generator expression, in order.
+    fn comprehension_values(
+        &mut self,
+        generators: &[ast::Comprehension],
+        elt: &Expr,
+        env: &Rc<Env>,
+    ) -> R<Vec<Value>> {
+        let mut out = Vec::new();
+        self.comprehension(generators, env, &mut |me, scope| {
+            let v = me.eval(elt, scope)?;
+            builtins::grow(1)?;
+            out.push(v);
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// Runs the generators of a comprehension in their own scope, calling `body` for each
@@ -1165,12 +1168,7 @@ impl<'a> Interp<'a> {
     }
 
     /// Calls any callable value.
-    pub fn call(
-        &mut self,
-        func: &Value,
-        args: Vec<Value>,
-        kwargs: Vec<(String, Value)>,
-    ) -> R<Value> {
+    pub fn call(&mut self, func: &Value, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
         match func {
             Value::Func(f) => self.call_function(f, args, kwargs),
             Value::Builtin(b) => builtins::call_builtin(self, *b, args, kwargs),
@@ -1183,12 +1181,7 @@ impl<'a> Interp<'a> {
         }
     }
 
-    fn call_function(
-        &mut self,
-        f: &Rc<Function>,
-        args: Vec<Value>,
-        kwargs: Vec<(String, Value)>,
-    ) -> R<Value> {
+    fn call_function(&mut self, f: &Rc<Function>, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
         if self.calls >= self.recursion_limit {
             return raise(ExcKind::RecursionError, "maximum recursion depth exceeded");
         }
@@ -1202,7 +1195,7 @@ impl<'a> Interp<'a> {
         &mut self,
         f: &Rc<Function>,
         args: Vec<Value>,
-        kwargs: Vec<(String, Value)>,
+        kwargs: Kwargs,
     ) -> R<Value> {
         let scope = Env::child(&f.env, Some(f.local_names.clone()));
         let params: Vec<String> = f

@@ -16,6 +16,9 @@ use crate::interp::Function;
 /// a body's instructions).
 pub type FastState = foldhash::fast::RandomState;
 
+/// The keyword arguments of a call, in the order written.
+pub type Kwargs = Vec<(String, Value)>;
+
 /// An insertion-ordered map with [`FastState`].
 pub type FastIndexMap<K, V> = IndexMap<K, V, FastState>;
 

@@ -408,14 +408,6 @@ fn short(s: &Value) -> String {
 
 fn kind_name(k: &Kind) -> String {
     match k {
-        Kind::Str => "str".into(),
-        Kind::Int => "int".into(),
-        Kind::Float => "float".into(),
-        Kind::Bool => "bool".into(),
-        Kind::Decimal => "decimal".into(),
-        Kind::DateTime => "datetime".into(),
-        Kind::Date => "date".into(),
-        Kind::Any => "any".into(),
         Kind::Enum(v) => format!("enum{:?}", v.as_ref()),
         Kind::List(k) => format!("list<{}>", kind_name(k)),
         Kind::Dict(k) => format!("dict<{}>", kind_name(k)),
@@ -423,5 +415,6 @@ fn kind_name(k: &Kind) -> String {
         Kind::Model(m) => m.name.clone(),
         Kind::Union(a) => a.iter().map(kind_name).collect::<Vec<_>>().join("|"),
         Kind::Constrained(k, _) => format!("{}{{..}}", kind_name(k)),
+        scalar => scalar.scalar_name().unwrap_or_default().into(),
     }
 }

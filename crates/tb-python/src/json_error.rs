@@ -193,26 +193,9 @@ impl Scanner<'_> {
                     pos: i,
                 }));
             }
-            i = self.ws(i + 1);
-            i = match self.value(i, depth) {
-                Ok(e) => self.ws(e),
-                Err(None) => {
-                    return Err(Some(Fail {
-                        msg: "Expecting value",
-                        pos: i,
-                    }));
-                }
-                Err(e) => return Err(e),
-            };
-            match self.at(i) {
-                Some('}') => return Ok(i + 1),
-                Some(',') => i = self.ws(i + 1),
-                _ => {
-                    return Err(Some(Fail {
-                        msg: "Expecting ',' delimiter",
-                        pos: i,
-                    }));
-                }
+            match self.member(self.ws(i + 1), depth, '}')? {
+                Next::Close(end) => return Ok(end),
+                Next::Item(next) => i = next,
             }
         }
     }
@@ -223,28 +206,42 @@ impl Scanner<'_> {
             return Ok(i + 1);
         }
         loop {
-            i = match self.value(i, depth) {
-                Ok(e) => self.ws(e),
-                Err(None) => {
-                    return Err(Some(Fail {
-                        msg: "Expecting value",
-                        pos: i,
-                    }));
-                }
-                Err(e) => return Err(e),
-            };
-            match self.at(i) {
-                Some(']') => return Ok(i + 1),
-                Some(',') => i = self.ws(i + 1),
-                _ => {
-                    return Err(Some(Fail {
-                        msg: "Expecting ',' delimiter",
-                        pos: i,
-                    }));
-                }
+            match self.member(i, depth, ']')? {
+                Next::Close(end) => return Ok(end),
+                Next::Item(next) => i = next,
             }
         }
     }
+
+    /// A value of an object or array at `i`, then `close` or a `,`.
+    fn member(&self, i: usize, depth: usize, close: char) -> Result<Next, Option<Fail>> {
+        let i = match self.value(i, depth) {
+            Ok(e) => self.ws(e),
+            Err(None) => {
+                return Err(Some(Fail {
+                    msg: "Expecting value",
+                    pos: i,
+                }));
+            }
+            Err(e) => return Err(e),
+        };
+        match self.at(i) {
+            Some(',') => Ok(Next::Item(self.ws(i + 1))),
+            Some(c) if c == close => Ok(Next::Close(i + 1)),
+            _ => Err(Some(Fail {
+                msg: "Expecting ',' delimiter",
+                pos: i,
+            })),
+        }
+    }
+}
+
+/// What follows a member of an object or array.
+enum Next {
+    /// The closing bracket: the index after it.
+    Close(usize),
+    /// A comma: the index of the next member.
+    Item(usize),
 }
 
 fn located(s: &[char], f: &Fail) -> String {

@@ -410,14 +410,6 @@ fn validate_model_union(
 fn union_tag(kind: &Kind) -> String {
     match kind {
         Kind::Model(m) => m.name.clone(),
-        Kind::Str => "str".into(),
-        Kind::Int => "int".into(),
-        Kind::Float => "float".into(),
-        Kind::Bool => "bool".into(),
-        Kind::Decimal => "decimal".into(),
-        Kind::DateTime => "datetime".into(),
-        Kind::Date => "date".into(),
-        Kind::Any => "any".into(),
         Kind::Enum(_) => "enum".into(),
         Kind::List(k) => format!("list[{}]", union_tag(k)),
         Kind::Dict(k) => format!("dict[str,{}]", union_tag(k)),
@@ -429,6 +421,7 @@ fn union_tag(kind: &Kind) -> String {
             Kind::Float => "constrained-float".into(),
             other => union_tag(other),
         },
+        scalar => scalar.scalar_name().unwrap_or_default().into(),
     }
 }
 

@@ -285,6 +285,21 @@ fn entry(path: &str, kind: &str) -> Map<String, Value> {
 
 /// Walks both trees; `path` is a buffer holding the current path, restored on return. (The
 /// oracle of [`diff_values`].)
+/// The difference at one key or index: missing on either side, or the values' difference.
+fn diff_child(a: Option<&Value>, b: Option<&Value>, path: &mut String, out: &mut Vec<Value>) {
+    match (a, b) {
+        (None, _) => out.push(Value::Object(entry(
+            path,
+            "missing in result (present in golden)",
+        ))),
+        (_, None) => out.push(Value::Object(entry(
+            path,
+            "present in result (missing in golden)",
+        ))),
+        (Some(va), Some(vb)) => diff_into(va, vb, path, out),
+    }
+}
+
 fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<Value>) {
     match (a, b) {
         (Value::Null, Value::Null) => return,
@@ -328,17 +343,7 @@ fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<Value>) {
                     path.push('.');
                 }
                 path.push_str(key);
-                match (x.get(key), y.get(key)) {
-                    (None, _) => out.push(Value::Object(entry(
-                        path,
-                        "missing in result (present in golden)",
-                    ))),
-                    (_, None) => out.push(Value::Object(entry(
-                        path,
-                        "present in result (missing in golden)",
-                    ))),
-                    (Some(va), Some(vb)) => diff_into(va, vb, path, out),
-                }
+                diff_child(x.get(key), y.get(key), path, out);
                 if at_root {
                     path.clear();
                     path.push_str("root");
@@ -358,17 +363,7 @@ fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<Value>) {
             for i in 0..x.len().max(y.len()) {
                 use std::fmt::Write;
                 let _ = write!(path, "[{i}]");
-                match (x.get(i), y.get(i)) {
-                    (None, _) => out.push(Value::Object(entry(
-                        path,
-                        "missing in result (present in golden)",
-                    ))),
-                    (_, None) => out.push(Value::Object(entry(
-                        path,
-                        "present in result (missing in golden)",
-                    ))),
-                    (Some(va), Some(vb)) => diff_into(va, vb, path, out),
-                }
+                diff_child(x.get(i), y.get(i), path, out);
                 path.truncate(len);
             }
         }

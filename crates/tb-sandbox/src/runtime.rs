@@ -5,7 +5,7 @@
 use crate::coerce::{self, Ctx};
 use crate::pyjson;
 use crate::schema::{self, Kind, Model, SchemaDoc, SchemaError, ToolDecl};
-use crate::state::{Layout, State, StateError};
+use crate::state::{Layout, Row, SharedRow, State, StateError, Store};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -647,65 +647,36 @@ impl Session {
     }
 
     /// Validates and inserts a row (`db.create`).
-    pub fn insert(&mut self, table: &str, row: &Value) -> Result<crate::state::Row, ToolError> {
-        let ctx = Ctx {
-            now: &self.now_naive,
-        };
-        Ok(self.state.insert(table, row, ctx)?)
+    pub fn insert(&mut self, table: &str, row: &Value) -> Result<Row, ToolError> {
+        self.with_state(|state, ctx| state.insert(table, row, ctx))
     }
 
     /// Validates and replaces a row by id (`db.update`).
-    pub fn replace(&mut self, table: &str, row: &Value) -> Result<crate::state::Row, ToolError> {
+    pub fn replace(&mut self, table: &str, row: &Value) -> Result<Row, ToolError> {
+        self.with_state(|state, ctx| state.replace(table, row, ctx))
+    }
+
+    /// `db.create(model)` of a row built by [`State::validate_row`], the stored row shared
+    /// with the result ([`State::store_built_shared`]).
+    pub fn insert_built_shared(&mut self, table: &str, row: Row) -> Result<SharedRow, ToolError> {
+        self.with_state(|state, ctx| state.store_built_shared(Store::Insert, table, row, ctx))
+    }
+
+    /// `db.update(model)` of a row built by [`State::validate_row`], the stored row shared
+    /// with the result ([`State::store_built_shared`]).
+    pub fn replace_built_shared(&mut self, table: &str, row: Row) -> Result<SharedRow, ToolError> {
+        self.with_state(|state, ctx| state.store_built_shared(Store::Replace, table, row, ctx))
+    }
+
+    /// Runs a write on the state with the session's validation context.
+    fn with_state<T>(
+        &mut self,
+        write: impl FnOnce(&mut State, Ctx<'_>) -> Result<T, StateError>,
+    ) -> Result<T, ToolError> {
         let ctx = Ctx {
             now: &self.now_naive,
         };
-        Ok(self.state.replace(table, row, ctx)?)
-    }
-
-    /// `db.create(model)` of a row built by [`State::validate_row`] ([`State::insert_built`]).
-    pub fn insert_built(
-        &mut self,
-        table: &str,
-        row: crate::state::Row,
-    ) -> Result<crate::state::Row, ToolError> {
-        self.insert_built_shared(table, row)
-            .map(crate::state::SharedRow::into_row)
-    }
-
-    /// `db.update(model)` of a row built by [`State::validate_row`] ([`State::replace_built`]).
-    pub fn replace_built(
-        &mut self,
-        table: &str,
-        row: crate::state::Row,
-    ) -> Result<crate::state::Row, ToolError> {
-        self.replace_built_shared(table, row)
-            .map(crate::state::SharedRow::into_row)
-    }
-
-    /// [`Session::insert_built`], the stored row shared with the result
-    /// ([`State::insert_built_shared`]).
-    pub fn insert_built_shared(
-        &mut self,
-        table: &str,
-        row: crate::state::Row,
-    ) -> Result<crate::state::SharedRow, ToolError> {
-        let ctx = Ctx {
-            now: &self.now_naive,
-        };
-        Ok(self.state.insert_built_shared(table, row, ctx)?)
-    }
-
-    /// [`Session::replace_built`], the stored row shared with the result
-    /// ([`State::replace_built_shared`]).
-    pub fn replace_built_shared(
-        &mut self,
-        table: &str,
-        row: crate::state::Row,
-    ) -> Result<crate::state::SharedRow, ToolError> {
-        let ctx = Ctx {
-            now: &self.now_naive,
-        };
-        Ok(self.state.replace_built_shared(table, row, ctx)?)
+        Ok(write(&mut self.state, ctx)?)
     }
 
     /// Calls a tool by name with raw JSON arguments, as the reference's server does: input
@@ -903,16 +874,7 @@ mod tests {
             )
             .unwrap(),
         );
-        let loaded = Loaded {
-            domain: d.clone(),
-            base: State::empty(d.layout().clone()),
-        };
-        let mut s = loaded
-            .session(
-                &json!({"data_patch": {"items": [{"id": "a"}]}}),
-                Clock::default(),
-            )
-            .unwrap();
+        let mut s = session_with_item_a(&d);
         let out = s.call("explode", &json!({"id": "\u{e9}t\u{e9}"}));
         assert_eq!(out, CallOutcome::ToolFailed(TOOL_PANIC_ERROR.into()));
         let text = out.to_text("explode");
@@ -932,6 +894,20 @@ mod tests {
         );
     }
 
+    /// A session of `d` on empty tables with the row `items` `{"id": "a"}` patched in.
+    fn session_with_item_a(d: &Arc<Domain>) -> Session {
+        let loaded = Loaded {
+            domain: d.clone(),
+            base: State::empty(d.layout().clone()),
+        };
+        loaded
+            .session(
+                &json!({"data_patch": {"items": [{"id": "a"}]}}),
+                Clock::default(),
+            )
+            .unwrap()
+    }
+
     fn domain() -> Arc<Domain> {
         let tables = "table items file=x/items id=id forbid\n  id str\n  n int = 0\n";
         let tools = "tool bump class=BumpInput\n  | Adds to a counter.\n  id str : Which item\n  by int{ge=1} = 1 : How much\n";
@@ -948,16 +924,7 @@ mod tests {
     #[test]
     fn calls_validate_run_and_shape_errors() {
         let d = domain();
-        let loaded = Loaded {
-            domain: d.clone(),
-            base: State::empty(d.layout().clone()),
-        };
-        let mut s = loaded
-            .session(
-                &json!({"data_patch": {"items": [{"id": "a"}]}}),
-                Clock::default(),
-            )
-            .unwrap();
+        let mut s = session_with_item_a(&d);
         assert_eq!(
             s.call("bump", &json!({"id": "a", "by": "2"})),
             CallOutcome::Ok(json!({"item": {"id": "a", "n": 2}}).into())

@@ -109,6 +109,22 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The lowercase name of a kind without parameters (`str`, `int`, `float`, `bool`,
+    /// `decimal`, `datetime`, `date`, `any`); `None` for the others.
+    pub fn scalar_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Kind::Str => "str",
+            Kind::Int => "int",
+            Kind::Float => "float",
+            Kind::Bool => "bool",
+            Kind::Decimal => "decimal",
+            Kind::DateTime => "datetime",
+            Kind::Date => "date",
+            Kind::Any => "any",
+            _ => return None,
+        })
+    }
+
     /// The kind without `Optional` and constraints.
     pub fn base(&self) -> &Kind {
         match self {
@@ -512,31 +528,47 @@ fn parse_field(line: &str, models: &HashMap<String, Arc<Model>>) -> Result<Field
     })
 }
 
-/// Length of the kind token: up to the first space outside brackets and quotes.
-fn kind_token_len(s: &str) -> Result<usize, String> {
-    let mut depth = 0i32;
-    let mut in_str = false;
-    let mut escaped = false;
-    for (i, c) in s.char_indices() {
-        if in_str {
-            if escaped {
-                escaped = false;
+/// Where a scan of a kind stands: bracket depth and string state.
+#[derive(Default)]
+struct Nesting {
+    depth: i32,
+    in_str: bool,
+    escaped: bool,
+}
+
+impl Nesting {
+    /// Takes the next character; true when it stands at depth 0 outside strings and is
+    /// neither a bracket nor a quote.
+    fn top(&mut self, c: char) -> bool {
+        if self.in_str {
+            if self.escaped {
+                self.escaped = false;
             } else if c == '\\' {
-                escaped = true;
+                self.escaped = true;
             } else if c == '"' {
-                in_str = false;
+                self.in_str = false;
             }
-            continue;
+            return false;
         }
         match c {
-            '"' => in_str = true,
-            '[' | '<' | '{' | '(' => depth += 1,
-            ']' | '>' | '}' | ')' => depth -= 1,
-            ' ' if depth == 0 => return Ok(i),
-            _ => {}
+            '"' => self.in_str = true,
+            '[' | '<' | '{' | '(' => self.depth += 1,
+            ']' | '>' | '}' | ')' => self.depth -= 1,
+            _ => return self.depth == 0,
+        }
+        false
+    }
+}
+
+/// Length of the kind token: up to the first space outside brackets and quotes.
+fn kind_token_len(s: &str) -> Result<usize, String> {
+    let mut n = Nesting::default();
+    for (i, c) in s.char_indices() {
+        if n.top(c) && c == ' ' {
+            return Ok(i);
         }
     }
-    if depth != 0 || in_str {
+    if n.depth != 0 || n.in_str {
         return Err(format!("unbalanced kind `{s}`"));
     }
     Ok(s.len())
@@ -545,28 +577,12 @@ fn kind_token_len(s: &str) -> Result<usize, String> {
 /// Splits on `sep` at depth 0.
 fn split_top(s: &str, sep: char) -> Vec<&str> {
     let mut parts = Vec::new();
-    let (mut depth, mut in_str, mut start) = (0i32, false, 0usize);
-    let mut escaped = false;
+    let mut start = 0usize;
+    let mut n = Nesting::default();
     for (i, c) in s.char_indices() {
-        if in_str {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_str = false;
-            }
-            continue;
-        }
-        match c {
-            '"' => in_str = true,
-            '[' | '<' | '{' | '(' => depth += 1,
-            ']' | '>' | '}' | ')' => depth -= 1,
-            c if c == sep && depth == 0 => {
-                parts.push(&s[start..i]);
-                start = i + c.len_utf8();
-            }
-            _ => {}
+        if n.top(c) && c == sep {
+            parts.push(&s[start..i]);
+            start = i + c.len_utf8();
         }
     }
     parts.push(&s[start..]);

@@ -145,6 +145,15 @@ impl Layout {
     }
 }
 
+/// How [`State::store_built_shared`] stores a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// `db.create`: refuses an existing id, appends.
+    Insert,
+    /// `db.update`: replaces the row with the same id.
+    Replace,
+}
+
 /// The state of one session.
 #[derive(Debug, Clone)]
 pub struct State {
@@ -414,54 +423,33 @@ impl State {
         self.insert_row(table, row)
     }
 
-    /// `db.create(model)` of a row built by [`State::validate_row`] for this table: the
-    /// reference validates the model's JSON dump again; that is skipped when the model's
-    /// validation gives a valid dump back unchanged ([`crate::schema::Model::revalidates_to_itself`]).
-    pub fn insert_built(&mut self, table: &str, row: Row, ctx: Ctx<'_>) -> Result<Row, StateError> {
-        self.insert_built_shared(table, row, ctx)
-            .map(SharedRow::into_row)
-    }
-
-    /// `db.update(model)` of a row built by [`State::validate_row`] for this table, as
-    /// [`State::insert_built`] does for `db.create`.
-    pub fn replace_built(
+    /// `db.create(model)` ([`Store::Insert`]) or `db.update(model)` ([`Store::Replace`]) of a
+    /// row built by [`State::validate_row`] for this table, the stored row shared with the
+    /// result (not copied).
+    pub fn store_built_shared(
         &mut self,
-        table: &str,
-        row: Row,
-        ctx: Ctx<'_>,
-    ) -> Result<Row, StateError> {
-        self.replace_built_shared(table, row, ctx)
-            .map(SharedRow::into_row)
-    }
-
-    /// [`State::insert_built`], the stored row shared with the result (not copied).
-    pub fn insert_built_shared(
-        &mut self,
+        how: Store,
         table: &str,
         row: Row,
         ctx: Ctx<'_>,
     ) -> Result<SharedRow, StateError> {
-        let row = if self.def(table)?.model.revalidates_to_itself() {
-            row
-        } else {
-            self.validate_row(table, &Value::Object(row), ctx)?
-        };
-        self.insert_cell(table, row).map(SharedRow::new)
+        let row = self.revalidated(table, row, ctx)?;
+        match how {
+            Store::Insert => self.insert_cell(table, row),
+            Store::Replace => self.replace_cell(table, row),
+        }
+        .map(SharedRow::new)
     }
 
-    /// [`State::replace_built`], the stored row shared with the result (not copied).
-    pub fn replace_built_shared(
-        &mut self,
-        table: &str,
-        row: Row,
-        ctx: Ctx<'_>,
-    ) -> Result<SharedRow, StateError> {
-        let row = if self.def(table)?.model.revalidates_to_itself() {
-            row
+    /// A row built by [`State::validate_row`] as the reference stores it: it validates the
+    /// model's JSON dump again; that is skipped when the model's validation gives a valid
+    /// dump back unchanged ([`crate::schema::Model::revalidates_to_itself`]).
+    fn revalidated(&self, table: &str, row: Row, ctx: Ctx<'_>) -> Result<Row, StateError> {
+        if self.def(table)?.model.revalidates_to_itself() {
+            Ok(row)
         } else {
-            self.validate_row(table, &Value::Object(row), ctx)?
-        };
-        self.replace_cell(table, row).map(SharedRow::new)
+            self.validate_row(table, &Value::Object(row), ctx)
+        }
     }
 
     /// [`State::insert`] of a validated row.

@@ -296,12 +296,8 @@ fn render(diff: &[Value], s: &ServerEffects, w: Wording, out: &mut Vec<(LineKind
     let mut last_table: Option<String> = None;
     let mut last_row: Option<String> = None;
     for e in diff {
-        let path = e.get("path").and_then(Value::as_str).unwrap_or("root");
-        let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
-        let (table, rest) = match path.find(['[', '.']) {
-            Some(i) => (&path[..i], &path[i..]),
-            None => (path, ""),
-        };
+        let d = tb_metrics::show::DiffEntry::of(e);
+        let (path, kind, table, rest) = (d.path, d.kind, d.table, d.rest);
         let (row, field) = match (rest.strip_prefix('['), row_of(path)) {
             (Some(r), Some(key)) => {
                 let j = r.find(']').unwrap_or(r.len());

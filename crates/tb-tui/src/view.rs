@@ -188,50 +188,32 @@ fn message_lines(app: &App, t: Theme, m: &Message, w: usize, out: &mut Vec<Line<
             metadata,
             role,
             content,
-        } => {
-            if role == "user" {
-                let label = if metadata.get("is_user_llm").is_some() {
-                    format!(
-                        "{} [simulated] ›",
-                        you_user.trim_start_matches("you (").trim_end_matches(')')
-                    )
-                } else {
-                    format!("{you_user} ›")
-                };
-                labelled(out, &label, t.user(), content, Style::default(), w, None);
-            } else if role == "assistant" {
-                match meta_str(metadata, "tag") {
-                    "think" => labelled(
-                        out,
-                        &format!("{you_agent} (thinking) ›"),
-                        t.dim(),
-                        content,
-                        t.dim(),
-                        w,
-                        fold.then_some(2),
-                    ),
-                    "direct" => labelled(
-                        out,
-                        &format!("{you_agent} (direct response) ›"),
-                        t.agent(),
-                        content,
-                        Style::default(),
-                        w,
-                        None,
-                    ),
-                    _ => labelled(
-                        out,
-                        &format!("{you_agent} ›"),
-                        t.agent(),
-                        content,
-                        Style::default(),
-                        w,
-                        None,
-                    ),
-                }
+        } if role == "user" => {
+            let label = if metadata.get("is_user_llm").is_some() {
+                format!(
+                    "{} [simulated] ›",
+                    you_user.trim_start_matches("you (").trim_end_matches(')')
+                )
             } else {
-                labelled(out, "system ›", t.dim(), content, t.dim(), w, Some(1));
-            }
+                format!("{you_user} ›")
+            };
+            labelled(out, &label, t.user(), content, Style::default(), w, None);
+        }
+        Message::Text {
+            metadata,
+            role,
+            content,
+        } if role == "assistant" => {
+            let (label, style, body, fold_at) = match meta_str(metadata, "tag") {
+                "think" => ("(thinking) ›", t.dim(), t.dim(), fold.then_some(2)),
+                "direct" => ("(direct response) ›", t.agent(), Style::default(), None),
+                _ => ("›", t.agent(), Style::default(), None),
+            };
+            let label = format!("{you_agent} {label}");
+            labelled(out, &label, style, content, body, w, fold_at);
+        }
+        Message::Text { content, .. } => {
+            labelled(out, "system ›", t.dim(), content, t.dim(), w, Some(1));
         }
         Message::ParallelToolCall { tool_calls, .. } => {
             for tc in tool_calls {

@@ -16,7 +16,8 @@ pub mod pages;
 pub mod store;
 
 use axum::Router;
-use axum::extract::{Path as UrlPath, Query, State};
+use axum::extract::{FromRequestParts, Path as UrlPath, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -207,49 +208,96 @@ async fn runs_page(State(s): State<Shared>) -> Response {
     Html(pages::runs_page(&*snapshot(&s).await)).into_response()
 }
 
-async fn tasks_page(State(s): State<Shared>, UrlPath(run): UrlPath<usize>) -> Response {
-    let snap = snapshot(&s).await;
-    match snap.runs.get(run) {
-        Some(_) => Html(pages::tasks_page(&snap, run)).into_response(),
-        None => not_found(&format!("there is no run {run}")),
+/// Where a page's path points, checked against the snapshot (else the not-found page).
+trait Locate: Sized {
+    /// The path's parameters.
+    type Path: serde::de::DeserializeOwned + Send;
+
+    /// What `path` points at in `snap`, or what the not-found page says.
+    fn locate(snap: &Snapshot, path: Self::Path) -> Result<Self, String>;
+}
+
+/// A located `L` and the snapshot it was found in.
+struct Found<L> {
+    snap: Arc<Snapshot>,
+    at: L,
+}
+
+impl<L: Locate> FromRequestParts<Shared> for Found<L> {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, s: &Shared) -> Result<Self, Response> {
+        let UrlPath(path) = UrlPath::<L::Path>::from_request_parts(parts, s)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let snap = snapshot(s).await;
+        let at = L::locate(&snap, path).map_err(|what| not_found(&what))?;
+        Ok(Found { snap, at })
     }
 }
 
-async fn attempt_page(
-    State(s): State<Shared>,
-    UrlPath((run, line)): UrlPath<(usize, usize)>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    match snap.attempt(run, line) {
-        Some(i) => Html(pages::attempt_page(&snap, run, i)).into_response(),
-        None => not_found(&format!("run {run} has no record at line {line}")),
+/// A run that exists (`{run}`).
+struct Run(usize);
+
+impl Locate for Run {
+    type Path = usize;
+
+    fn locate(snap: &Snapshot, run: usize) -> Result<Self, String> {
+        (run < snap.runs.len())
+            .then_some(Run(run))
+            .ok_or_else(|| format!("there is no run {run}"))
     }
 }
 
-async fn compare_page(
-    State(s): State<Shared>,
-    UrlPath((a, b)): UrlPath<(usize, usize)>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    if a >= snap.runs.len() || b >= snap.runs.len() {
-        return not_found("compare needs two runs that exist");
-    }
-    Html(pages::compare_page(&snap, a, b)).into_response()
+/// A record that exists (`{run}/{line}`): its run and its index in the run.
+struct Record {
+    run: usize,
+    i: usize,
 }
 
-async fn pair_page(
-    State(s): State<Shared>,
-    UrlPath((a, b)): UrlPath<(usize, usize)>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    if a >= snap.runs.len() || b >= snap.runs.len() {
-        return not_found("compare needs two runs that exist");
+impl Locate for Record {
+    type Path = (usize, usize);
+
+    fn locate(snap: &Snapshot, (run, line): (usize, usize)) -> Result<Self, String> {
+        snap.attempt(run, line)
+            .map(|i| Record { run, i })
+            .ok_or_else(|| format!("run {run} has no record at line {line}"))
     }
+}
+
+/// Two runs that exist (`{a}/{b}`).
+struct RunPair(usize, usize);
+
+impl Locate for RunPair {
+    type Path = (usize, usize);
+
+    fn locate(snap: &Snapshot, (a, b): (usize, usize)) -> Result<Self, String> {
+        if a >= snap.runs.len() || b >= snap.runs.len() {
+            return Err("compare needs two runs that exist".into());
+        }
+        Ok(RunPair(a, b))
+    }
+}
+
+async fn tasks_page(f: Found<Run>) -> Html<String> {
+    Html(pages::tasks_page(&f.snap, f.at.0))
+}
+
+async fn attempt_page(f: Found<Record>) -> Html<String> {
+    Html(pages::attempt_page(&f.snap, f.at.run, f.at.i))
+}
+
+async fn compare_page(f: Found<RunPair>) -> Html<String> {
+    let RunPair(a, b) = f.at;
+    Html(pages::compare_page(&f.snap, a, b))
+}
+
+async fn pair_page(f: Found<RunPair>, Query(q): Query<HashMap<String, String>>) -> Response {
     let Some(uid) = q.get("uid") else {
         return not_found("which task? (?uid=...)");
     };
-    Html(pages::pair_page(&snap, a, b, uid)).into_response()
+    let RunPair(a, b) = f.at;
+    Html(pages::pair_page(&f.snap, a, b, uid)).into_response()
 }
 
 async fn api_state(State(s): State<Shared>) -> Response {
@@ -260,38 +308,21 @@ async fn api_runs(State(s): State<Shared>) -> Response {
     json(&api::runs(&*snapshot(&s).await))
 }
 
-async fn api_tasks(State(s): State<Shared>, UrlPath(run): UrlPath<usize>) -> Response {
-    let snap = snapshot(&s).await;
-    match snap.runs.get(run) {
-        Some(r) => (
-            [(header::CONTENT_TYPE, "application/json")],
-            r.tasks_json.clone(),
-        )
-            .into_response(),
-        None => not_found(&format!("there is no run {run}")),
-    }
+async fn api_tasks(f: Found<Run>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        f.snap.runs[f.at.0].tasks_json.clone(),
+    )
+        .into_response()
 }
 
-async fn api_attempt(
-    State(s): State<Shared>,
-    UrlPath((run, line)): UrlPath<(usize, usize)>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    match snap.attempt(run, line) {
-        Some(i) => json(&api::attempt(&snap.runs[run], i)),
-        None => not_found(&format!("run {run} has no record at line {line}")),
-    }
+async fn api_attempt(f: Found<Record>) -> Response {
+    json(&api::attempt(&f.snap.runs[f.at.run], f.at.i))
 }
 
-async fn api_compare(
-    State(s): State<Shared>,
-    UrlPath((a, b)): UrlPath<(usize, usize)>,
-) -> Response {
-    let snap = snapshot(&s).await;
-    if a >= snap.runs.len() || b >= snap.runs.len() {
-        return not_found("compare needs two runs that exist");
-    }
-    json(&api::compare(&snap, a, b))
+async fn api_compare(f: Found<RunPair>) -> Response {
+    let RunPair(a, b) = f.at;
+    json(&api::compare(&f.snap, a, b))
 }
 
 #[cfg(test)]

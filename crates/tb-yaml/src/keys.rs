@@ -47,17 +47,20 @@ pub fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
-/// The line of the nearest recorded node at or above a JSON pointer.
+/// The line of the nearest recorded node at or above a JSON pointer (1 when none is).
 pub fn line_of(lines: &HashMap<String, usize>, ptr: &str) -> usize {
+    nearest_line(lines, ptr).unwrap_or(1)
+}
+
+/// The line [`crate::load_with_lines`] recorded for the JSON pointer `ptr`, or else for its
+/// nearest recorded ancestor.
+pub fn nearest_line(lines: &HashMap<String, usize>, ptr: &str) -> Option<usize> {
     let mut p = ptr;
     loop {
         if let Some(l) = lines.get(p) {
-            return *l;
+            return Some(*l);
         }
-        match p.rfind('/') {
-            Some(i) => p = &p[..i],
-            None => return 1,
-        }
+        p = &p[..p.rfind('/')?];
     }
 }
 

@@ -72,6 +72,22 @@ enum NodeKind {
     Map(Rc<Vec<(Node, Node)>>),
 }
 
+/// The type of a loaded value as an error message names it (`a string`, `a list`,
+/// `a mapping`, ...); numbers as `a float` or `an integer` with `float_or_integer`, else as
+/// `a number`.
+pub fn type_name(v: &Value, float_or_integer: bool) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if float_or_integer && n.is_f64() => "a float",
+        Value::Number(_) if float_or_integer => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
 /// Load a YAML document as `yaml.safe_load` would, as JSON. An empty stream gives `Null`.
 pub fn load(src: &str) -> Result<Value, YamlError> {
     load_with_lines(src, None)
@@ -590,18 +606,60 @@ impl Parser {
                 self.next();
                 return Ok(pairs);
             };
-            let value = if self.kind() == K::Value {
-                let t = self.next();
-                if self.is(&[K::Key, K::Value, K::BlockEnd]) {
-                    empty_scalar(t.start, None)
-                } else {
-                    self.parse_node(true, true)?
-                }
-            } else {
-                empty_scalar(self.mark(), None)
-            };
+            let value = self.pair_value(&[K::Key, K::Value, K::BlockEnd], true)?;
             pairs.push((key, value));
         }
+    }
+
+    /// The value after a key: the node after a `:` (empty when one of `stop` follows it), or
+    /// empty when there is no `:`. `block`: the node may be a block collection.
+    fn pair_value(&mut self, stop: &[K], block: bool) -> Result<Node, YamlError> {
+        Ok(if self.kind() == K::Value {
+            let t = self.next();
+            if self.is(stop) {
+                empty_scalar(t.start, None)
+            } else {
+                self.parse_node(block, block)?
+            }
+        } else {
+            empty_scalar(self.mark(), None)
+        })
+    }
+
+    /// At the start of a flow collection's entry: true after the collection's `end` token;
+    /// false when an entry follows (its `,` taken unless it is the `first`). `error`: the
+    /// context and what was expected, for a missing `,`.
+    fn flow_entry_end(
+        &mut self,
+        end: K,
+        first: &mut bool,
+        error: (&str, &str),
+    ) -> Result<bool, YamlError> {
+        if self.kind() == end {
+            self.next();
+            return Ok(true);
+        }
+        if !*first {
+            if self.kind() == K::FlowEntry {
+                self.next();
+            } else {
+                return Err(self.unexpected(error.0, error.1));
+            }
+        }
+        *first = false;
+        Ok(false)
+    }
+
+    /// A `? key : value` pair inside a flow collection that ends with `end`, from its `?`.
+    fn flow_pair(&mut self, end: K) -> Result<(Node, Node), YamlError> {
+        let t = self.next();
+        let key = if self.is(&[K::Value, K::FlowEntry, end]) {
+            empty_scalar(t.start, None)
+        } else {
+            self.parse_node(false, false)?
+        };
+        let value = self.pair_value(&[K::FlowEntry, end], false)?;
+        Ok((key, value))
     }
 
     fn parse_flow_sequence(&mut self) -> Result<Vec<Node>, YamlError> {
@@ -609,36 +667,13 @@ impl Parser {
         let mut items = Vec::new();
         let mut first = true;
         loop {
-            if self.kind() == K::FlowSeqEnd {
-                self.next();
+            let seq = ("while parsing a flow sequence", "',' or ']'");
+            if self.flow_entry_end(K::FlowSeqEnd, &mut first, seq)? {
                 return Ok(items);
             }
-            if !first {
-                if self.kind() == K::FlowEntry {
-                    self.next();
-                } else {
-                    return Err(self.unexpected("while parsing a flow sequence", "',' or ']'"));
-                }
-            }
-            first = false;
             if self.kind() == K::Key {
                 let start = self.mark();
-                let t = self.next();
-                let key = if self.is(&[K::Value, K::FlowEntry, K::FlowSeqEnd]) {
-                    empty_scalar(t.start, None)
-                } else {
-                    self.parse_node(false, false)?
-                };
-                let value = if self.kind() == K::Value {
-                    let t = self.next();
-                    if self.is(&[K::FlowEntry, K::FlowSeqEnd]) {
-                        empty_scalar(t.start, None)
-                    } else {
-                        self.parse_node(false, false)?
-                    }
-                } else {
-                    empty_scalar(self.mark(), None)
-                };
+                let (key, value) = self.flow_pair(K::FlowSeqEnd)?;
                 items.push(Node {
                     kind: NodeKind::Map(Rc::new(vec![(key, value)])),
                     tag: format!("{CORE}map"),
@@ -655,36 +690,12 @@ impl Parser {
         let mut pairs = Vec::new();
         let mut first = true;
         loop {
-            if self.kind() == K::FlowMapEnd {
-                self.next();
+            let map = ("while parsing a flow mapping", "',' or '}'");
+            if self.flow_entry_end(K::FlowMapEnd, &mut first, map)? {
                 return Ok(pairs);
             }
-            if !first {
-                if self.kind() == K::FlowEntry {
-                    self.next();
-                } else {
-                    return Err(self.unexpected("while parsing a flow mapping", "',' or '}'"));
-                }
-            }
-            first = false;
             if self.kind() == K::Key {
-                let t = self.next();
-                let key = if self.is(&[K::Value, K::FlowEntry, K::FlowMapEnd]) {
-                    empty_scalar(t.start, None)
-                } else {
-                    self.parse_node(false, false)?
-                };
-                let value = if self.kind() == K::Value {
-                    let t = self.next();
-                    if self.is(&[K::FlowEntry, K::FlowMapEnd]) {
-                        empty_scalar(t.start, None)
-                    } else {
-                        self.parse_node(false, false)?
-                    }
-                } else {
-                    empty_scalar(self.mark(), None)
-                };
-                pairs.push((key, value));
+                pairs.push(self.flow_pair(K::FlowMapEnd)?);
             } else if self.kind() != K::FlowMapEnd {
                 let key = self.parse_node(false, false)?;
                 let value = empty_scalar(self.mark(), None);

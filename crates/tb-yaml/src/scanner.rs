@@ -189,6 +189,73 @@ impl Scanner {
     }
 
     /// Returns true when the stream end was produced.
+    /// The error `expected <what>, but found <found>` while scanning `context`, at the mark.
+    fn expected(&self, context: &str, what: &str, found: char) -> YamlError {
+        err(
+            self.mark,
+            context,
+            format!("expected {what}, but found {}", py_repr_char(found)),
+        )
+    }
+
+    /// Moves past spaces.
+    fn skip_spaces(&mut self) {
+        while self.ch() == ' ' {
+            self.forward(1);
+        }
+    }
+
+    /// Moves past a comment, up to its line break.
+    fn skip_comment(&mut self) {
+        if self.ch() == '#' {
+            while !is_breakz(self.ch()) {
+                self.forward(1);
+            }
+        }
+    }
+
+    /// A one-character indicator token at the mark.
+    fn push_indicator(&mut self, tok: Tok) {
+        let start = self.mark;
+        self.forward(1);
+        self.push(tok, start);
+    }
+
+    /// A scalar token that started at `start`.
+    fn push_scalar(&mut self, value: String, plain: bool, style: char, start: Mark) {
+        self.push(
+            Tok::Scalar {
+                value,
+                plain,
+                style,
+            },
+            start,
+        );
+    }
+
+    /// Before a `-`, `?` or `:` in block context: refused where no simple key may start
+    /// (`what`: "sequence entries", ...); where it indents, `start` opens a block collection.
+    fn block_indicator(&mut self, what: &str, start: Tok) -> R<()> {
+        if self.flow_level == 0 {
+            if !self.allow_simple_key {
+                return Err(err(self.mark, "", format!("{what} are not allowed here")));
+            }
+            if self.add_indent(col(self.mark.column)) {
+                self.push(start, self.mark);
+            }
+        }
+        Ok(())
+    }
+
+    /// Before a directive, a document indicator or the stream end: every block closed, no
+    /// simple key pending.
+    fn end_block_context(&mut self) -> R<()> {
+        self.unwind_indent(-1);
+        self.remove_possible_simple_key()?;
+        self.allow_simple_key = false;
+        Ok(())
+    }
+
     fn fetch_more_tokens(&mut self) -> R<bool> {
         self.scan_to_next_token();
         self.stale_possible_simple_keys()?;
@@ -320,9 +387,7 @@ impl Scanner {
     }
 
     fn fetch_stream_end(&mut self) -> R<()> {
-        self.unwind_indent(-1);
-        self.remove_possible_simple_key()?;
-        self.allow_simple_key = false;
+        self.end_block_context()?;
         for s in &mut self.possible_simple_keys {
             *s = None;
         }
@@ -331,9 +396,7 @@ impl Scanner {
     }
 
     fn fetch_directive(&mut self) -> R<()> {
-        self.unwind_indent(-1);
-        self.remove_possible_simple_key()?;
-        self.allow_simple_key = false;
+        self.end_block_context()?;
         let start = self.mark;
         let d = self.scan_directive()?;
         self.push(Tok::Directive(d), start);
@@ -345,9 +408,7 @@ impl Scanner {
     }
 
     fn fetch_document_indicator(&mut self, start_doc: bool) -> R<()> {
-        self.unwind_indent(-1);
-        self.remove_possible_simple_key()?;
-        self.allow_simple_key = false;
+        self.end_block_context()?;
         let start = self.mark;
         self.forward(3);
         self.push(
@@ -370,9 +431,7 @@ impl Scanner {
         }
         self.flow_level += 1;
         self.allow_simple_key = true;
-        let start = self.mark;
-        self.forward(1);
-        self.push(tok, start);
+        self.push_indicator(tok);
         Ok(())
     }
 
@@ -380,60 +439,30 @@ impl Scanner {
         self.remove_possible_simple_key()?;
         self.flow_level = self.flow_level.saturating_sub(1);
         self.allow_simple_key = false;
-        let start = self.mark;
-        self.forward(1);
-        self.push(tok, start);
+        self.push_indicator(tok);
         Ok(())
     }
 
     fn fetch_flow_entry(&mut self) -> R<()> {
-        self.allow_simple_key = true;
-        self.remove_possible_simple_key()?;
-        let start = self.mark;
-        self.forward(1);
-        self.push(Tok::FlowEntry, start);
-        Ok(())
+        self.push_separator(true, Tok::FlowEntry)
     }
 
     fn fetch_block_entry(&mut self) -> R<()> {
-        if self.flow_level == 0 {
-            if !self.allow_simple_key {
-                return Err(err(
-                    self.mark,
-                    "",
-                    "sequence entries are not allowed here".into(),
-                ));
-            }
-            if self.add_indent(col(self.mark.column)) {
-                self.push(Tok::BlockSequenceStart, self.mark);
-            }
-        }
-        self.allow_simple_key = true;
-        self.remove_possible_simple_key()?;
-        let start = self.mark;
-        self.forward(1);
-        self.push(Tok::BlockEntry, start);
-        Ok(())
+        self.block_indicator("sequence entries", Tok::BlockSequenceStart)?;
+        self.push_separator(true, Tok::BlockEntry)
     }
 
     fn fetch_key(&mut self) -> R<()> {
-        if self.flow_level == 0 {
-            if !self.allow_simple_key {
-                return Err(err(
-                    self.mark,
-                    "",
-                    "mapping keys are not allowed here".into(),
-                ));
-            }
-            if self.add_indent(col(self.mark.column)) {
-                self.push(Tok::BlockMappingStart, self.mark);
-            }
-        }
-        self.allow_simple_key = self.flow_level == 0;
+        self.block_indicator("mapping keys", Tok::BlockMappingStart)?;
+        self.push_separator(self.flow_level == 0, Tok::Key)
+    }
+
+    /// An indicator no pending simple key may span (`,`, `-`, `?`); whether a simple key may
+    /// start after it is `allow_simple_key`.
+    fn push_separator(&mut self, allow_simple_key: bool, tok: Tok) -> R<()> {
+        self.allow_simple_key = allow_simple_key;
         self.remove_possible_simple_key()?;
-        let start = self.mark;
-        self.forward(1);
-        self.push(Tok::Key, start);
+        self.push_indicator(tok);
         Ok(())
     }
 
@@ -458,24 +487,11 @@ impl Scanner {
             }
             self.allow_simple_key = false;
         } else {
-            if self.flow_level == 0 {
-                if !self.allow_simple_key {
-                    return Err(err(
-                        self.mark,
-                        "",
-                        "mapping values are not allowed here".into(),
-                    ));
-                }
-                if self.add_indent(col(self.mark.column)) {
-                    self.push(Tok::BlockMappingStart, self.mark);
-                }
-            }
+            self.block_indicator("mapping values", Tok::BlockMappingStart)?;
             self.allow_simple_key = self.flow_level == 0;
             self.remove_possible_simple_key()?;
         }
-        let start = self.mark;
-        self.forward(1);
-        self.push(Tok::Value, start);
+        self.push_indicator(Tok::Value);
         Ok(())
     }
 
@@ -485,31 +501,13 @@ impl Scanner {
         let start = self.mark;
         let name = if alias { "alias" } else { "anchor" };
         self.forward(1);
-        let mut len = 0;
-        while is_word(self.peek(len)) {
-            len += 1;
-        }
-        if len == 0 {
-            return Err(err(
-                self.mark,
-                &format!("while scanning an {name}"),
-                format!(
-                    "expected alphabetic or numeric character, but found {}",
-                    py_repr_char(self.peek(len))
-                ),
-            ));
-        }
-        let value = self.prefix(len);
-        self.forward(len);
+        let value = self.scan_word(&format!("while scanning an {name}"))?;
         let c = self.ch();
         if !(is_blankz(c) || "?:,]}%@`".contains(c)) {
-            return Err(err(
-                self.mark,
+            return Err(self.expected(
                 &format!("while scanning an {name}"),
-                format!(
-                    "expected alphabetic or numeric character, but found {}",
-                    py_repr_char(c)
-                ),
+                "alphabetic or numeric character",
+                c,
             ));
         }
         self.push(
@@ -532,11 +530,7 @@ impl Scanner {
             self.forward(2);
             let suffix = self.scan_tag_uri("tag", start)?;
             if self.ch() != '>' {
-                return Err(err(
-                    self.mark,
-                    "while parsing a tag",
-                    format!("expected '>', but found {}", py_repr_char(self.ch())),
-                ));
+                return Err(self.expected("while parsing a tag", "'>'", self.ch()));
             }
             self.forward(1);
             (None, suffix)
@@ -566,11 +560,7 @@ impl Scanner {
         };
         let c = self.ch();
         if !(c == '\0' || c == ' ' || is_break(c)) {
-            return Err(err(
-                self.mark,
-                "while scanning a tag",
-                format!("expected ' ', but found {}", py_repr_char(c)),
-            ));
+            return Err(self.expected("while scanning a tag", "' '", c));
         }
         self.push(Tok::Tag(handle, suffix), start);
         Ok(())
@@ -581,14 +571,7 @@ impl Scanner {
         self.remove_possible_simple_key()?;
         let start = self.mark;
         let value = self.scan_block_scalar(folded)?;
-        self.push(
-            Tok::Scalar {
-                value,
-                plain: false,
-                style: if folded { '>' } else { '|' },
-            },
-            start,
-        );
+        self.push_scalar(value, false, if folded { '>' } else { '|' }, start);
         Ok(())
     }
 
@@ -597,14 +580,7 @@ impl Scanner {
         self.allow_simple_key = false;
         let start = self.mark;
         let value = self.scan_flow_scalar(double)?;
-        self.push(
-            Tok::Scalar {
-                value,
-                plain: false,
-                style: if double { '"' } else { '\'' },
-            },
-            start,
-        );
+        self.push_scalar(value, false, if double { '"' } else { '\'' }, start);
         Ok(())
     }
 
@@ -613,14 +589,7 @@ impl Scanner {
         self.allow_simple_key = false;
         let start = self.mark;
         let value = self.scan_plain()?;
-        self.push(
-            Tok::Scalar {
-                value,
-                plain: true,
-                style: ' ',
-            },
-            start,
-        );
+        self.push_scalar(value, true, ' ', start);
         Ok(())
     }
 
@@ -637,14 +606,8 @@ impl Scanner {
             self.forward(1);
         }
         loop {
-            while self.ch() == ' ' {
-                self.forward(1);
-            }
-            if self.ch() == '#' {
-                while !is_breakz(self.ch()) {
-                    self.forward(1);
-                }
-            }
+            self.skip_spaces();
+            self.skip_comment();
             if self.scan_line_break().is_empty() {
                 break;
             } else if self.flow_level == 0 {
@@ -653,87 +616,63 @@ impl Scanner {
         }
     }
 
-    fn scan_directive(&mut self) -> R<Directive> {
-        let start = self.mark;
-        self.forward(1);
+    /// The word (letters, digits, `-`, `_`) at the mark, taken; refused when empty.
+    fn scan_word(&mut self, context: &str) -> R<String> {
         let mut len = 0;
         while is_word(self.peek(len)) {
             len += 1;
         }
         if len == 0 {
-            return Err(err(
-                self.mark,
-                "while scanning a directive",
-                format!(
-                    "expected alphabetic or numeric character, but found {}",
-                    py_repr_char(self.peek(len))
-                ),
-            ));
+            return Err(self.expected(context, "alphabetic or numeric character", self.peek(len)));
         }
-        let name = self.prefix(len);
+        let word = self.prefix(len);
         self.forward(len);
+        Ok(word)
+    }
+
+    fn scan_directive(&mut self) -> R<Directive> {
+        let start = self.mark;
+        self.forward(1);
+        let name = self.scan_word("while scanning a directive")?;
         if !is_blankz(self.ch()) || self.ch() == '\t' {
-            return Err(err(
-                self.mark,
+            return Err(self.expected(
                 "while scanning a directive",
-                format!(
-                    "expected alphabetic or numeric character, but found {}",
-                    py_repr_char(self.ch())
-                ),
+                "alphabetic or numeric character",
+                self.ch(),
             ));
         }
         let value = match name.as_str() {
             "YAML" => {
-                while self.ch() == ' ' {
-                    self.forward(1);
-                }
+                self.skip_spaces();
                 let major = self.scan_yaml_directive_number()?;
                 if self.ch() != '.' {
-                    return Err(err(
-                        self.mark,
+                    return Err(self.expected(
                         "while scanning a directive",
-                        format!(
-                            "expected a digit or '.', but found {}",
-                            py_repr_char(self.ch())
-                        ),
+                        "a digit or '.'",
+                        self.ch(),
                     ));
                 }
                 self.forward(1);
                 let minor = self.scan_yaml_directive_number()?;
                 if !is_blankz(self.ch()) || self.ch() == '\t' {
-                    return Err(err(
-                        self.mark,
+                    return Err(self.expected(
                         "while scanning a directive",
-                        format!(
-                            "expected a digit or ' ', but found {}",
-                            py_repr_char(self.ch())
-                        ),
+                        "a digit or ' '",
+                        self.ch(),
                     ));
                 }
                 Directive::Yaml(major, minor)
             }
             "TAG" => {
-                while self.ch() == ' ' {
-                    self.forward(1);
-                }
+                self.skip_spaces();
                 let handle = self.scan_tag_handle("directive", start)?;
                 if self.ch() != ' ' {
-                    return Err(err(
-                        self.mark,
-                        "while scanning a directive",
-                        format!("expected ' ', but found {}", py_repr_char(self.ch())),
-                    ));
+                    return Err(self.expected("while scanning a directive", "' '", self.ch()));
                 }
-                while self.ch() == ' ' {
-                    self.forward(1);
-                }
+                self.skip_spaces();
                 let prefix = self.scan_tag_uri("directive", start)?;
                 if !is_blankz(self.ch()) || self.ch() == '\t' {
-                    return Err(err(
-                        self.mark,
-                        "while scanning a directive",
-                        format!("expected ' ', but found {}", py_repr_char(self.ch())),
-                    ));
+                    return Err(self.expected("while scanning a directive", "' '", self.ch()));
                 }
                 Directive::Tag(handle, prefix)
             }
@@ -744,22 +683,13 @@ impl Scanner {
                 Directive::Other
             }
         };
-        while self.ch() == ' ' {
-            self.forward(1);
-        }
-        if self.ch() == '#' {
-            while !is_breakz(self.ch()) {
-                self.forward(1);
-            }
-        }
+        self.skip_spaces();
+        self.skip_comment();
         if !is_breakz(self.ch()) {
-            return Err(err(
-                self.mark,
+            return Err(self.expected(
                 "while scanning a directive",
-                format!(
-                    "expected a comment or a line break, but found {}",
-                    py_repr_char(self.ch())
-                ),
+                "a comment or a line break",
+                self.ch(),
             ));
         }
         self.scan_line_break();
@@ -768,11 +698,7 @@ impl Scanner {
 
     fn scan_yaml_directive_number(&mut self) -> R<u64> {
         if !self.ch().is_ascii_digit() {
-            return Err(err(
-                self.mark,
-                "while scanning a directive",
-                format!("expected a digit, but found {}", py_repr_char(self.ch())),
-            ));
+            return Err(self.expected("while scanning a directive", "a digit", self.ch()));
         }
         let mut len = 0;
         while self.peek(len).is_ascii_digit() {
@@ -792,11 +718,7 @@ impl Scanner {
     fn scan_tag_handle(&mut self, name: &str, _start: Mark) -> R<String> {
         let ctx = format!("while scanning a {name}");
         if self.ch() != '!' {
-            return Err(err(
-                self.mark,
-                &ctx,
-                format!("expected '!', but found {}", py_repr_char(self.ch())),
-            ));
+            return Err(self.expected(&ctx, "'!'", self.ch()));
         }
         let mut len = 1;
         let mut c = self.peek(len);
@@ -807,11 +729,7 @@ impl Scanner {
             }
             if c != '!' {
                 self.forward(len);
-                return Err(err(
-                    self.mark,
-                    &ctx,
-                    format!("expected '!', but found {}", py_repr_char(c)),
-                ));
+                return Err(self.expected(&ctx, "'!'", c));
             }
             len += 1;
         }
@@ -840,11 +758,7 @@ impl Scanner {
             self.forward(len);
         }
         if out.is_empty() {
-            return Err(err(
-                self.mark,
-                &format!("while parsing a {name}"),
-                format!("expected URI, but found {}", py_repr_char(c)),
-            ));
+            return Err(self.expected(&format!("while parsing a {name}"), "URI", c));
         }
         Ok(out)
     }
@@ -856,13 +770,10 @@ impl Scanner {
             let mut v = 0u32;
             for k in 0..2 {
                 let Some(d) = self.peek(k).to_digit(16) else {
-                    return Err(err(
-                        self.mark,
+                    return Err(self.expected(
                         &format!("while scanning a {name}"),
-                        format!(
-                            "expected URI escape sequence of 2 hexadecimal numbers, but found {}",
-                            py_repr_char(self.peek(k))
-                        ),
+                        "URI escape sequence of 2 hexadecimal numbers",
+                        self.peek(k),
                     ));
                 };
                 v = v * 16 + d;
@@ -880,74 +791,52 @@ impl Scanner {
         })
     }
 
+    /// A block scalar's chomping indicator at the mark, taken: `+` (keep) true, `-` (strip)
+    /// false.
+    fn chomping_indicator(&mut self) -> Option<bool> {
+        let c = self.ch();
+        (c == '+' || c == '-').then(|| {
+            self.forward(1);
+            c == '+'
+        })
+    }
+
+    /// A block scalar's indentation indicator (1 to 9) at the mark, taken.
+    fn indentation_indicator(&mut self, ctx: &str) -> R<Option<usize>> {
+        let Some(d) = self.ch().to_digit(10) else {
+            return Ok(None);
+        };
+        if d == 0 {
+            return Err(err(
+                self.mark,
+                ctx,
+                "expected indentation indicator in the range 1-9, but found 0".into(),
+            ));
+        }
+        self.forward(1);
+        Ok(Some(d as usize))
+    }
+
     fn scan_block_scalar(&mut self, folded: bool) -> R<String> {
         let start = self.mark;
         let ctx = "while scanning a block scalar";
         self.forward(1);
         // indicators
-        let mut chomping: Option<bool> = None;
-        let mut increment: Option<usize> = None;
-        let c = self.ch();
-        if c == '+' || c == '-' {
-            chomping = Some(c == '+');
-            self.forward(1);
-            let c = self.ch();
-            if let Some(d) = c.to_digit(10) {
-                if d == 0 {
-                    return Err(err(
-                        self.mark,
-                        ctx,
-                        "expected indentation indicator in the range 1-9, but found 0".into(),
-                    ));
-                }
-                increment = Some(d as usize);
-                self.forward(1);
-            }
-        } else if let Some(d) = c.to_digit(10) {
-            if d == 0 {
-                return Err(err(
-                    self.mark,
-                    ctx,
-                    "expected indentation indicator in the range 1-9, but found 0".into(),
-                ));
-            }
-            increment = Some(d as usize);
-            self.forward(1);
-            let c = self.ch();
-            if c == '+' || c == '-' {
-                chomping = Some(c == '+');
-                self.forward(1);
-            }
+        // in either order
+        let mut chomping = self.chomping_indicator();
+        let increment = self.indentation_indicator(ctx)?;
+        if chomping.is_none() && increment.is_some() {
+            chomping = self.chomping_indicator();
         }
         let c = self.ch();
         if !(c == '\0' || c == ' ' || is_break(c)) {
-            return Err(err(
-                self.mark,
-                ctx,
-                format!(
-                    "expected chomping or indentation indicators, but found {}",
-                    py_repr_char(c)
-                ),
-            ));
+            return Err(self.expected(ctx, "chomping or indentation indicators", c));
         }
         // ignored line
-        while self.ch() == ' ' {
-            self.forward(1);
-        }
-        if self.ch() == '#' {
-            while !is_breakz(self.ch()) {
-                self.forward(1);
-            }
-        }
+        self.skip_spaces();
+        self.skip_comment();
         if !is_breakz(self.ch()) {
-            return Err(err(
-                self.mark,
-                ctx,
-                format!(
-                    "expected a comment or a line break, but found {}",
-                    py_repr_char(self.ch())
-                ),
-            ));
+            return Err(self.expected(ctx, "a comment or a line break", self.ch()));
         }
         self.scan_line_break();
         let _ = start;
@@ -1116,13 +1005,10 @@ impl Scanner {
                     let mut code: u32 = 0;
                     for k in 0..n {
                         let Some(d) = self.peek(k).to_digit(16) else {
-                            return Err(err(
-                                self.mark,
+                            return Err(self.expected(
                                 "while scanning a double-quoted scalar",
-                                format!(
-                                    "expected escape sequence of {n} hexadecimal numbers, but found {}",
-                                    py_repr_char(self.peek(k))
-                                ),
+                                &format!("escape sequence of {n} hexadecimal numbers"),
+                                self.peek(k),
                             ));
                         };
                         code = code.wrapping_mul(16).wrapping_add(d);

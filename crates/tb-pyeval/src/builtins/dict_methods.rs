@@ -4,12 +4,7 @@
 use super::*;
 
 /// A method of a `dict`.
-pub(super) fn call(
-    recv: &Value,
-    name: &str,
-    args: Vec<Value>,
-    kwargs: Vec<(String, Value)>,
-) -> R<Value> {
+pub(super) fn call(recv: &Value, name: &str, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
     match (recv, name) {
         (Value::Dict(d), "get") => {
             arity("get", &args, 1, 2)?;

@@ -106,6 +106,18 @@ pub fn ascii(text: &str) -> String {
     out
 }
 
+/// The decimal number at `chars[*i..]` (0 where there is none, saturating), moving `i` past it.
+fn digits(chars: &[char], i: &mut usize) -> usize {
+    let mut n = 0usize;
+    while *i < chars.len() && chars[*i].is_ascii_digit() {
+        n = n
+            .saturating_mul(10)
+            .saturating_add(chars[*i] as usize - '0' as usize);
+        *i += 1;
+    }
+    n
+}
+
 /// `format(v, spec)` for the format-spec subset: `[[fill]align][sign][0][width][,][.prec][type]`.
 pub fn format_value(v: &Value, spec: &str) -> R<String> {
     if spec.is_empty() {
@@ -135,13 +147,7 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
         }
         i += 1;
     }
-    let mut width = 0usize;
-    while i < chars.len() && chars[i].is_ascii_digit() {
-        width = width
-            .saturating_mul(10)
-            .saturating_add(chars[i] as usize - '0' as usize);
-        i += 1;
-    }
+    let width = digits(&chars, &mut i);
     let mut grouping = false;
     if i < chars.len() && chars[i] == ',' {
         grouping = true;
@@ -150,14 +156,7 @@ pub fn format_value(v: &Value, spec: &str) -> R<String> {
     let mut precision = None;
     if i < chars.len() && chars[i] == '.' {
         i += 1;
-        let mut p = 0usize;
-        while i < chars.len() && chars[i].is_ascii_digit() {
-            p = p
-                .saturating_mul(10)
-                .saturating_add(chars[i] as usize - '0' as usize);
-            i += 1;
-        }
-        precision = Some(p.min(100));
+        precision = Some(digits(&chars, &mut i).min(100));
     }
     let ty = chars.get(i).copied();
     if i + usize::from(ty.is_some()) != chars.len() || width > 10_000 {

@@ -9,7 +9,7 @@ pub(super) fn call(
     recv: &Value,
     name: &str,
     args: Vec<Value>,
-    kwargs: Vec<(String, Value)>,
+    kwargs: Kwargs,
 ) -> R<Value> {
     match (recv, name) {
         (Value::List(l), "append") => {

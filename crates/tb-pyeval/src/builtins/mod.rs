@@ -8,8 +8,8 @@ use ruff_python_ast::{CmpOp, Operator};
 use crate::interp::{ExcKind, Interp, R, raise};
 use crate::repr::{DumpsOptions, json_dumps, repr, to_str};
 use crate::value::{
-    Builtin, Dict, Key, Module, SLOT, Set, TypeKind, Value, ViewKind, as_f64, as_int, py_eq,
-    view_set,
+    Builtin, Dict, Key, Kwargs, Module, SLOT, Set, TypeKind, Value, ViewKind, as_f64, as_int,
+    py_eq, view_set,
 };
 
 mod dict_methods;
@@ -572,7 +572,7 @@ pub fn call_builtin(
     interp: &mut Interp<'_>,
     b: Builtin,
     args: Vec<Value>,
-    kwargs: Vec<(String, Value)>,
+    kwargs: Kwargs,
 ) -> R<Value> {
     match b {
         Builtin::Len => {
@@ -923,7 +923,7 @@ pub fn construct(
     interp: &mut Interp<'_>,
     t: TypeKind,
     args: Vec<Value>,
-    kwargs: Vec<(String, Value)>,
+    kwargs: Kwargs,
 ) -> R<Value> {
     let _ = interp;
     let name = t.name();
@@ -1115,7 +1115,7 @@ pub fn call_method(
     recv: &Value,
     name: &str,
     args: Vec<Value>,
-    kwargs: Vec<(String, Value)>,
+    kwargs: Kwargs,
 ) -> R<Value> {
     match recv {
         Value::Object(o) if o.class.as_ref() == "Judge" => {

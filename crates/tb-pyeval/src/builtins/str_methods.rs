@@ -4,12 +4,7 @@
 use super::*;
 
 /// `s.name(*args, **kwargs)` on a `str`.
-pub(super) fn call(
-    recv: &Value,
-    name: &str,
-    args: Vec<Value>,
-    kwargs: Vec<(String, Value)>,
-) -> R<Value> {
+pub(super) fn call(recv: &Value, name: &str, args: Vec<Value>, kwargs: Kwargs) -> R<Value> {
     match (recv, name) {
         (Value::Str(s), "startswith" | "endswith") => {
             arity(name, &args, 1, 1)?;
