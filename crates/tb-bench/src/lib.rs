@@ -30,8 +30,8 @@
 //!   second MCP client, the HTTP round trip the SDK figure is compared to).
 //!
 //! - `startup_tools_ms`, `startup_run_test_ms`: `tb tools` and `tb run-test` on one task, each
-//!   a fresh process (see [`startup`]).
-//! - `test_body_us`: one airline test body evaluated in process (see [`test_body`]).
+//!   a fresh process (see `startup`).
+//! - `test_body_us`: one airline test body evaluated in process (see `test_body`).
 //!
 //! No figure here is asserted anywhere: this is a report, not a test.
 

@@ -42,7 +42,7 @@ pub(crate) fn error_json(kind: &str, message: &str) -> Value {
     json!({"type": kind, "message": message, "tb": "", "class": error_class(kind)})
 }
 
-/// The record of an attempt that failed for operational reasons outside [`attempt`] (e.g.
+/// The record of an attempt that failed for operational reasons outside [`crate::attempt`] (e.g.
 /// it panicked): a system error with `metadata.error {type, message, class}`.
 pub fn system_error_record(
     env: &RunEnv,

@@ -12,7 +12,7 @@
 //! checked on load; a file
 //! that does not parse, or whose key or checksum differs, is a miss and is rewritten. A hit
 //! gives exactly the lists the reader would build (serde_json keeps key order and float
-//! text), each with the sha256 of its compact JSON ([`list_sha256`], what
+//! text), each with the sha256 of its compact JSON (`list_sha256`, what
 //! [`crate::surface::Surface::server_hashes`] reports), stored beside it under the same
 //! checksum so a hit does not serialise and hash the lists again. `TB_SURFACE_CACHE=off`
 //! disables it.

@@ -52,7 +52,7 @@ pub enum Value {
 }
 
 /// The items of a list or tuple. Dropping one never recurses: nested containers held only
-/// here are taken apart one by one (see [`drop_values`]), so a list nested a million deep
+/// here are taken apart one by one (see `drop_values`), so a list nested a million deep
 /// is freed without a deep stack.
 #[derive(Debug, Default)]
 pub struct Items(pub Vec<Value>);
