@@ -7,6 +7,7 @@
 //! decides per connection whether to forward the request or to fail it. Everything listens
 //! on 127.0.0.1 only.
 
+use super::common::{example, infer_args, jsonl as lines, tb_async};
 use super::tb;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -15,35 +16,14 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tb_mock_model::{MockRequest, MockServer, Reply, Turn};
+use tb_mock_model::MockServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-async fn tb_async(args: Vec<String>) -> (i32, String) {
-    tokio::task::spawn_blocking(move || {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        tb(&a)
-    })
-    .await
-    .unwrap()
-}
-
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 fn keys(recs: &[Value]) -> Vec<String> {
     recs.iter()
         .map(|r| r["key"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
 }
 
 /// The benchmark data (panics when missing: call from `#[tb_test_support::data_test]`s only).
@@ -329,25 +309,13 @@ async fn model_campaign() -> ModelCampaign {
     }
     assert_eq!(ids.len(), 10);
     let server = MockServer::start().await.unwrap();
-    server.set_script("agent", move |r: &MockRequest| {
-        let query = r.turns.iter().find_map(|t| match t {
-            Turn::User(u) => Some(u.clone()),
-            _ => None,
-        });
-        let calls = query.and_then(|q| by_query.get(&q));
-        match calls.and_then(|c| c.get(r.tool_calls_so_far())) {
-            Some(c) => Reply::Calls(vec![c.clone()]),
-            None => Reply::Text("All done. <DONE>".into()),
-        }
-    });
-    server.set_script("user", |_r: &MockRequest| Reply::Text("Thanks.".into()));
-    server.set_script("judge", |_r: &MockRequest| Reply::Text("Yes".into()));
+    super::common::script_roles(&server, by_query);
     let (chaos, proxy) = start_chaos(server.addr()).await;
     let dir = tempfile::tempdir().unwrap();
     let list: String = ids.iter().map(|i| format!("- {i}\n")).collect();
     std::fs::write(dir.path().join("list.yaml"), list).unwrap();
-    let model = |role: &str, pad: &str| {
-        [
+    let model = |role: &str| {
+        vec![
             "type: aoai".to_string(),
             format!("deployment: mock-{role}"),
             format!("endpoint_url: http://{proxy}/{role}/v1/chat/completions"),
@@ -362,16 +330,8 @@ async fn model_campaign() -> ModelCampaign {
             "retry_backoff_max: 0.02".into(),
             "credential: {type: api-key, api_key: sk-test-secret-123}".into(),
         ]
-        .iter()
-        .map(|l| format!("{pad}{l}\n"))
-        .collect::<String>()
     };
-    let config = format!(
-        "orchestrator:\n  agent_model:\n{}user_model:\n{}judge_model:\n{}",
-        model("agent", "    "),
-        model("user", "  "),
-        model("judge", "  ")
-    );
+    let config = super::common::three_role_config(model);
     std::fs::write(dir.path().join("config.yaml"), config).unwrap();
     ModelCampaign {
         data,
@@ -578,23 +538,7 @@ async fn a_sigkill_mid_run_then_resume_leaves_every_key_exactly_once() {
 
 fn offline(out: &Path, extra: &[&str]) -> (i32, String) {
     let ex = example();
-    let mut args = vec![
-        "infer",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        ex.join("testlist.yaml").to_str().unwrap(),
-        "--agent",
-        "golden",
-        "--repeat",
-        "3",
-        "--output",
-        out.to_str().unwrap(),
-    ]
-    .into_iter()
-    .map(str::to_string)
-    .collect::<Vec<_>>();
-    args.extend(extra.iter().map(std::string::ToString::to_string));
+    let args = infer_args(&ex, &ex.join("testlist.yaml"), "golden", "3", out, extra);
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     tb(&a)
 }

@@ -11,14 +11,11 @@
 //! else `target/py-k8s/bin/python` (made by `scripts/ci-python-deps.sh`;
 //! `#[needs(python_k8s)]`).
 
+use super::common::example;
 use super::tb;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
-}
 
 /// `text` with the temporary directory, the example and the checkout shown as `[TMP]`,
 /// `[EXAMPLE]` and `[WS]`, for snapshots that do not depend on the machine.

@@ -336,24 +336,25 @@ fn assert_none(what: &str, problems: &[String]) {
     assert!(problems.is_empty(), "{what}:\n{}", problems.join("\n"));
 }
 
-#[test]
-fn every_relative_link_resolves() {
+/// Asserts that `check` (the workspace root, a checked file's path and its text) finds no
+/// problem in any checked file.
+fn assert_none_in_docs(what: &str, check: fn(&Path, &Path, &str) -> Vec<String>) {
     let root = workspace();
     let problems: Vec<String> = doc_files()
         .iter()
-        .flat_map(|(f, t)| broken_links(&root, f, t))
+        .flat_map(|(f, t)| check(&root, f, t))
         .collect();
-    assert_none("broken links", &problems);
+    assert_none(what, &problems);
+}
+
+#[test]
+fn every_relative_link_resolves() {
+    assert_none_in_docs("broken links", broken_links);
 }
 
 #[test]
 fn every_repository_path_exists() {
-    let root = workspace();
-    let problems: Vec<String> = doc_files()
-        .iter()
-        .flat_map(|(f, t)| missing_paths(&root, f, t))
-        .collect();
-    assert_none("paths that do not exist", &problems);
+    assert_none_in_docs("paths that do not exist", missing_paths);
 }
 
 /// ARCHITECTURE.md names files relative to the crate whose section (`### `crates/<crate>``)

@@ -2,13 +2,9 @@
 //! agent (every task passes) and the noop agent (only the read-only task passes), and the
 //! records say why.
 
+use super::common::example;
 use super::tb;
-use std::path::PathBuf;
 use std::process::Command;
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
-}
 
 /// `text` with the example (and `tmp`, when given) shown as `[EXAMPLE]` (`[TMP]`), for
 /// snapshots that do not depend on the machine.
@@ -22,19 +18,8 @@ fn redacted(text: &str, tmp: Option<&std::path::Path>) -> String {
 /// `tb infer` over the whole example with an offline agent.
 fn infer_example(agent: &str, repeat: &str, out: &std::path::Path) -> (i32, String) {
     let ex = example();
-    tb(&[
-        "infer",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        ex.join("testlist.yaml").to_str().unwrap(),
-        "--agent",
-        agent,
-        "--repeat",
-        repeat,
-        "--output",
-        out.to_str().unwrap(),
-    ])
+    let args = super::common::infer_args(&ex, &ex.join("testlist.yaml"), agent, repeat, out, &[]);
+    tb(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 fn records(path: &std::path::Path) -> Vec<serde_json::Value> {

@@ -30,6 +30,39 @@ pub(super) fn fixture() -> PathBuf {
     tb_test_support::tiny_library::root()
 }
 
+/// `tb infer` on the fixture's data with `agent` and `servers`, the tasks chosen by `select`
+/// (`["--test-list", <file>]` or `["-n", <id>]`), writing `out`, then `extra` options.
+fn infer_on_fixture(
+    select: [&str; 2],
+    agent: &str,
+    servers: &Path,
+    out: &Path,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+) -> (i32, String) {
+    let data = fixture();
+    let mut args = vec![
+        "infer",
+        "--data",
+        data.to_str().unwrap(),
+        select[0],
+        select[1],
+        "--agent",
+        agent,
+        "--servers",
+        servers.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    tb(&args, envs)
+}
+
+/// The path of the fixture's test list `name`, for [`infer_on_fixture`].
+fn test_list(name: &str) -> String {
+    fixture().join(name).to_str().unwrap().to_string()
+}
+
 /// `text` with the temporary directory, the fixture and the checkout shown as `[TMP]`,
 /// `[FIXTURE]` and `[WS]`, and `marker` (it holds this process's id) as `[MARKER]`.
 fn redacted(text: &str, tmp: &Path, marker: &str) -> String {
@@ -98,17 +131,12 @@ fn golden_agent_on_our_own_server_passes_with_records_as_native() {
     let teardown_log = dir.path().join("teardowns.log");
     let out = dir.path().join("out.jsonl");
     let servers = fixture().join("servers.yaml");
-    let (code, text) = tb(
+    let (code, text) = infer_on_fixture(
+        ["--test-list", &test_list("testlist.yaml")],
+        "golden",
+        &servers,
+        &out,
         &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "--test-list",
-            fixture().join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
             "--python",
             py.to_str().unwrap(),
             "--dump",
@@ -117,8 +145,6 @@ fn golden_agent_on_our_own_server_passes_with_records_as_native() {
             "2",
             "-b",
             "2",
-            "-o",
-            out.to_str().unwrap(),
         ],
         &[("TINY_TEARDOWN_LOG", teardown_log.to_str().unwrap())],
     );
@@ -203,25 +229,18 @@ fn a_server_killed_hung_or_printing_garbage_is_a_system_error_and_the_campaign_g
     let marker = format!("tb-broken-{}", std::process::id());
     let servers = servers_file(dir.path(), &marker);
     let out = dir.path().join("out.jsonl");
-    let (code, text) = tb(
+    let (code, text) = infer_on_fixture(
+        ["--test-list", &test_list("testlist_broken.yaml")],
+        "golden",
+        &servers,
+        &out,
         &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "--test-list",
-            fixture().join("testlist_broken.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
             "--python",
             py.to_str().unwrap(),
             "--server-call-timeout",
             "3",
             "-b",
             "3",
-            "-o",
-            out.to_str().unwrap(),
         ],
         &[],
     );
@@ -281,20 +300,12 @@ fn an_unstartable_server_is_a_session_error_per_attempt() {
     let servers = dir.path().join("servers.yaml");
     std::fs::write(&servers, "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{python}\", \"-c\", \"import sys; sys.stderr.write('boom at import\\\\n'); sys.exit(3)\"]\n").unwrap();
     let out = dir.path().join("out.jsonl");
-    let (_, text) = tb(
-        &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "--test-list",
-            fixture().join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
+    let (_, text) = infer_on_fixture(
+        ["--test-list", &test_list("testlist.yaml")],
+        "golden",
+        &servers,
+        &out,
+        &[],
         &[],
     );
     let errs = lines(&dir.path().join("out_errors.jsonl"));
@@ -355,20 +366,12 @@ fn a_streamable_http_server_runs_through_mcp_remote() {
     .unwrap();
     let out = dir.path().join("out.jsonl");
     // one task: a remote server keeps one state for all its sessions
-    let (code, text) = tb(
-        &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "-n",
-            "tiny_library.py:test_tl001_lend",
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
+    let (code, text) = infer_on_fixture(
+        ["-n", "tiny_library.py:test_tl001_lend"],
+        "golden",
+        &servers,
+        &out,
+        &[],
         &[],
     );
     assert_eq!(code, 0, "{text}");
@@ -423,32 +426,26 @@ async fn a_scripted_model_drives_our_server_through_the_episode_loop() {
     )
     .unwrap();
     let out = dir.path().join("out.jsonl");
-    let args: Vec<String> = [
-        "infer",
-        "--data",
-        fixture().to_str().unwrap(),
-        "-n",
-        "tiny_library.py:test_tl001_lend",
-        "--agent",
-        "think",
-        "-c",
-        cfg.to_str().unwrap(),
-        "--servers",
-        fixture().join("servers.yaml").to_str().unwrap(),
-        "--python",
-        py.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]
-    .iter()
-    .map(std::string::ToString::to_string)
-    .collect();
-    let (code, text) = tokio::task::spawn_blocking(move || {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        tb(&a, &[])
-    })
-    .await
-    .unwrap();
+    let (code, text) = {
+        let out = out.clone();
+        tokio::task::spawn_blocking(move || {
+            infer_on_fixture(
+                ["-n", "tiny_library.py:test_tl001_lend"],
+                "think",
+                &fixture().join("servers.yaml"),
+                &out,
+                &[
+                    "-c",
+                    cfg.to_str().unwrap(),
+                    "--python",
+                    py.to_str().unwrap(),
+                ],
+                &[],
+            )
+        })
+        .await
+        .unwrap()
+    };
     assert_eq!(code, 0, "{text}");
     let recs = lines(&out);
     assert_eq!(recs.len(), 1, "{text}");
@@ -482,17 +479,12 @@ fn two_hundred_attempts_at_concurrency_16_leave_no_process_behind() {
     let before = processes_with(&marker);
     let out = dir.path().join("out.jsonl");
     let t0 = std::time::Instant::now();
-    let (code, text) = tb(
+    let (code, text) = infer_on_fixture(
+        ["--test-list", &test_list("testlist.yaml")],
+        "golden",
+        &servers,
+        &out,
         &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "--test-list",
-            fixture().join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
             "--python",
             py.to_str().unwrap(),
             "--repeat",
@@ -501,8 +493,6 @@ fn two_hundred_attempts_at_concurrency_16_leave_no_process_behind() {
             "16",
             "--server-pool",
             "4",
-            "-o",
-            out.to_str().unwrap(),
         ],
         &[],
     );

@@ -111,14 +111,7 @@ impl Shown {
 pub(super) fn recorded_surface(shared: &Path, dir: &Path) -> PathBuf {
     let mut servers = Map::new();
     let tools = shared.join("tb-bench-v1/tools");
-    let mut files: Vec<_> = std::fs::read_dir(&tools)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    for f in files {
+    for f in super::common::files_ending(&tools, "json") {
         let doc: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
         let list: Vec<Value> = doc["tools"]
             .as_array()
@@ -483,14 +476,7 @@ impl Setup {
         let dir = tempfile::tempdir().unwrap();
         let tasks = shared.join("tb-bench-v1/tasks");
         let mut list = String::new();
-        let mut files: Vec<_> = std::fs::read_dir(&tasks)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        files.sort();
-        for f in files {
+        for f in super::common::files_ending(&tasks, "jsonl") {
             let first = std::fs::read_to_string(&f).unwrap();
             let t: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
             list.push_str(&format!("- {}\n", t["id"].as_str().unwrap()));

@@ -8,18 +8,14 @@
 //!
 //! Everything listens on 127.0.0.1 only; every wait is bounded.
 
+use super::common::example;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const KEY: &str = "sk-echoed-key-5d1f0a7c93b2e";
 const URL_PASSWORD: &str = "url-pw-8c4e21b7";
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
-}
 
 /// Answers every request with a 401 whose body quotes the whole request head.
 fn echo_401_server() -> std::net::SocketAddr {
