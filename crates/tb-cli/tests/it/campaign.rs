@@ -263,6 +263,21 @@ impl ModelCampaign {
         v
     }
 
+    /// `tb verify` on `run.jsonl`: asserts its exit code; its output.
+    async fn verify(&self, code: i32) -> String {
+        let (got, text) = tb_async(self.verify_args("run.jsonl")).await;
+        assert_eq!(got, code, "{text}");
+        text
+    }
+
+    /// `tb infer --resume` at concurrency 8 on `run.jsonl`: asserts it succeeds; its output.
+    async fn resume(&self) -> String {
+        let (code, text) =
+            tb_async(self.infer_args("run.jsonl", &["--resume", "--concurrency", "8"])).await;
+        assert_eq!(code, 0, "{text}");
+        text
+    }
+
     fn verify_args(&self, out: &str) -> Vec<String> {
         [
             "verify",
@@ -420,15 +435,12 @@ async fn random_endpoint_faults_land_in_the_sidecar_and_a_resume_fills_them() {
         assert!(!text.contains("sk-test-secret-123"), "{f} leaks the key");
     }
     // Not verified yet: the errors are unresolved.
-    let (code, text) = tb_async(c.verify_args("run.jsonl")).await;
-    assert_eq!(code, 1, "{text}");
+    let text = c.verify(1).await;
     assert!(text.contains("system errors not yet rerun"), "{text}");
 
     // The endpoint recovers; the resume reruns exactly the failed keys.
     c.chaos.rate.store(0, Ordering::SeqCst);
-    let (code, text) =
-        tb_async(c.infer_args("run.jsonl", &["--resume", "--concurrency", "8"])).await;
-    assert_eq!(code, 0, "{text}");
+    let text = c.resume().await;
     assert!(
         text.contains(&format!(
             "({} already done, {} run now)",
@@ -450,8 +462,7 @@ async fn random_endpoint_faults_land_in_the_sidecar_and_a_resume_fills_them() {
         errs.len(),
         "the sidecar keeps its audit trail"
     );
-    let (code, text) = tb_async(c.verify_args("run.jsonl")).await;
-    assert_eq!(code, 0, "{text}");
+    let text = c.verify(0).await;
     assert!(
         text.contains(&format!("{} system error(s) resolved", errs.len())),
         "{text}"
@@ -506,14 +517,11 @@ async fn a_sigkill_mid_run_then_resume_leaves_every_key_exactly_once() {
     let mut f = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
     std::io::Write::write_all(&mut f, br#"{"uid":"torn.py:t","key":"torn"#).unwrap();
     drop(f);
-    let (code, text) = tb_async(c.verify_args("run.jsonl")).await;
-    assert_eq!(code, 1, "{text}");
+    let text = c.verify(1).await;
     assert!(text.contains("torn last line"), "{text}");
 
     c.chaos.latency_ms.store(0, Ordering::SeqCst);
-    let (code, text) =
-        tb_async(c.infer_args("run.jsonl", &["--resume", "--concurrency", "8"])).await;
-    assert_eq!(code, 0, "{text}");
+    let text = c.resume().await;
     assert!(text.contains("cut a torn last line"), "{text}");
     let after = std::fs::read_to_string(&out).unwrap();
     assert!(
@@ -529,8 +537,7 @@ async fn a_sigkill_mid_run_then_resume_leaves_every_key_exactly_once() {
     let ks: BTreeSet<String> = keys(&recs).into_iter().collect();
     assert_eq!(recs.len(), 50, "no duplicate");
     assert_eq!(ks.len(), 50, "no lost key");
-    let (code, text) = tb_async(c.verify_args("run.jsonl")).await;
-    assert_eq!(code, 0, "{text}");
+    c.verify(0).await;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -80,6 +80,14 @@ fn plan(dir: &Path, scheduler: &str, shards: &str, extra: &[&str]) -> (i32, Stri
     tb(&args)
 }
 
+/// Snapshots each file of `dir` (with `tmp` redacted) as its snapshot: `(file, snapshot)`.
+fn assert_files(dir: &Path, tmp: &Path, files: &[(&str, &str)]) {
+    for (file, snapshot) in files {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        insta::assert_snapshot!(*snapshot, redacted(&text, tmp));
+    }
+}
+
 fn lines(p: &Path) -> Vec<String> {
     std::fs::read_to_string(p)
         .unwrap_or_default()
@@ -121,10 +129,14 @@ fn kubernetes_manifests_are_an_indexed_job_and_a_merge_job() {
     // The whole manifests: an indexed Job of 4 completions whose index is the shard, the
     // secret as environment, the image, the data read-only at /data, the campaign at /campaign;
     // the merge job runs `tb campaign merge /campaign`.
-    let job = std::fs::read_to_string(dir.join("k8s-job.yaml")).unwrap();
-    insta::assert_snapshot!("k8s_job_yaml", redacted(&job, d.path()));
-    let merge = std::fs::read_to_string(dir.join("k8s-merge-job.yaml")).unwrap();
-    insta::assert_snapshot!("k8s_merge_job_yaml", redacted(&merge, d.path()));
+    assert_files(
+        &dir,
+        d.path(),
+        &[
+            ("k8s-job.yaml", "k8s_job_yaml"),
+            ("k8s-merge-job.yaml", "k8s_merge_job_yaml"),
+        ],
+    );
 }
 
 #[tb_test_support::needs(python_k8s)]
@@ -177,10 +189,14 @@ fn slurm_script_shards_status_and_foreign_shards() {
     insta::assert_snapshot!("slurm_plan_output", redacted(&text, d.path()));
     // The whole script: an array 0-2, requeued, on partition cpu for an hour, each task
     // running `tb campaign run --shard "$SLURM_ARRAY_TASK_ID"`; merge.sh runs the merge.
-    let script = std::fs::read_to_string(a.join("slurm.sbatch")).unwrap();
-    insta::assert_snapshot!("slurm_sbatch", redacted(&script, d.path()));
-    let merge = std::fs::read_to_string(a.join("merge.sh")).unwrap();
-    insta::assert_snapshot!("slurm_merge_sh", redacted(&merge, d.path()));
+    assert_files(
+        &a,
+        d.path(),
+        &[
+            ("slurm.sbatch", "slurm_sbatch"),
+            ("merge.sh", "slurm_merge_sh"),
+        ],
+    );
     // planning over a campaign is refused; options the campaign sets are refused
     let (code, text) = plan(&a, "slurm", "3", &[]);
     assert_ne!(code, 0);

@@ -37,23 +37,30 @@ fn doc_files() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-/// Markdown link targets `[text](target)` outside code, with their line numbers.
-fn links(text: &str) -> Vec<(usize, String)> {
+/// The lines of `text` outside fenced code blocks (and not their fences), with their line
+/// numbers.
+fn prose_lines(text: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let mut fenced = false;
     for (i, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
-            continue;
+        } else if !fenced {
+            out.push((i + 1, line));
         }
-        if fenced {
-            continue;
-        }
+    }
+    out
+}
+
+/// Markdown link targets `[text](target)` outside code, with their line numbers.
+fn links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in prose_lines(text) {
         let mut rest = line;
         while let Some(at) = rest.find("](") {
             let after = &rest[at + 2..];
             let Some(end) = after.find(')') else { break };
-            out.push((i + 1, after[..end].to_string()));
+            out.push((n, after[..end].to_string()));
             rest = &after[end..];
         }
     }
@@ -89,19 +96,11 @@ const REPO_PREFIXES: &[&str] = &["crates/", "examples/", "scripts/", "docs/", ".
 /// Inline code spans of `text` outside fenced blocks, with their line numbers.
 fn code_spans(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut fenced = false;
-    for (i, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for (n, line) in prose_lines(text) {
         let mut parts = line.split('`');
         parts.next();
         while let Some(span) = parts.next() {
-            out.push((i + 1, span.to_string()));
+            out.push((n, span.to_string()));
             if parts.next().is_none() {
                 break;
             }

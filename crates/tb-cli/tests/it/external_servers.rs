@@ -17,6 +17,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The fixture's task of lending a book.
+const LEND: &str = "tiny_library.py:test_tl001_lend";
+
 /// The Python with the MCP SDK (call from `#[needs(python_mcp)]` tests only).
 pub(super) fn sdk_python() -> PathBuf {
     tb_test_support::need(tb_test_support::Need::PythonMcp)
@@ -30,37 +33,32 @@ pub(super) fn fixture() -> PathBuf {
     tb_test_support::tiny_library::root()
 }
 
-/// `tb infer` on the fixture's data with `agent` and `servers`, the tasks chosen by `select`
-/// (`["--test-list", <file>]` or `["-n", <id>]`), writing `out`, then `extra` options.
+/// `tb infer` on the fixture's data with `servers`, writing `out`: the tasks are the
+/// fixture's test list `tasks` (a `.yaml` name) or the one task of that uid; `python` runs the
+/// servers; `options` are further options separated by spaces (no path in them may hold one).
 fn infer_on_fixture(
-    select: [&str; 2],
-    agent: &str,
+    tasks: &str,
     servers: &Path,
+    python: Option<&Path>,
     out: &Path,
-    extra: &[&str],
+    options: &str,
     envs: &[(&str, &str)],
 ) -> (i32, String) {
     let data = fixture();
-    let mut args = vec![
-        "infer",
-        "--data",
-        data.to_str().unwrap(),
-        select[0],
-        select[1],
-        "--agent",
-        agent,
-        "--servers",
-        servers.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
+    let list = data.join(tasks);
+    let mut args = vec!["infer", "--data", data.to_str().unwrap()];
+    if list.extension().is_some_and(|x| x == "yaml") {
+        args.extend(["--test-list", list.to_str().unwrap()]);
+    } else {
+        args.extend(["-n", tasks]);
+    }
+    args.extend(["--servers", servers.to_str().unwrap()]);
+    args.extend(["-o", out.to_str().unwrap()]);
+    if let Some(py) = python {
+        args.extend(["--python", py.to_str().unwrap()]);
+    }
+    args.extend(options.split_whitespace());
     tb(&args, envs)
-}
-
-/// The path of the fixture's test list `name`, for [`infer_on_fixture`].
-fn test_list(name: &str) -> String {
-    fixture().join(name).to_str().unwrap().to_string()
 }
 
 /// `text` with the temporary directory, the fixture and the checkout shown as `[TMP]`,
@@ -132,20 +130,11 @@ fn golden_agent_on_our_own_server_passes_with_records_as_native() {
     let out = dir.path().join("out.jsonl");
     let servers = fixture().join("servers.yaml");
     let (code, text) = infer_on_fixture(
-        ["--test-list", &test_list("testlist.yaml")],
-        "golden",
+        "testlist.yaml",
         &servers,
+        Some(&py),
         &out,
-        &[
-            "--python",
-            py.to_str().unwrap(),
-            "--dump",
-            "tools",
-            "--server-pool",
-            "2",
-            "-b",
-            "2",
-        ],
+        "--agent golden --dump tools --server-pool 2 -b 2",
         &[("TINY_TEARDOWN_LOG", teardown_log.to_str().unwrap())],
     );
     assert_eq!(code, 0, "{text}");
@@ -230,18 +219,11 @@ fn a_server_killed_hung_or_printing_garbage_is_a_system_error_and_the_campaign_g
     let servers = servers_file(dir.path(), &marker);
     let out = dir.path().join("out.jsonl");
     let (code, text) = infer_on_fixture(
-        ["--test-list", &test_list("testlist_broken.yaml")],
-        "golden",
+        "testlist_broken.yaml",
         &servers,
+        Some(&py),
         &out,
-        &[
-            "--python",
-            py.to_str().unwrap(),
-            "--server-call-timeout",
-            "3",
-            "-b",
-            "3",
-        ],
+        "--agent golden --server-call-timeout 3 -b 3",
         &[],
     );
     assert_ne!(code, 2, "{text}");
@@ -300,14 +282,7 @@ fn an_unstartable_server_is_a_session_error_per_attempt() {
     let servers = dir.path().join("servers.yaml");
     std::fs::write(&servers, "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{python}\", \"-c\", \"import sys; sys.stderr.write('boom at import\\\\n'); sys.exit(3)\"]\n").unwrap();
     let out = dir.path().join("out.jsonl");
-    let (_, text) = infer_on_fixture(
-        ["--test-list", &test_list("testlist.yaml")],
-        "golden",
-        &servers,
-        &out,
-        &[],
-        &[],
-    );
+    let (_, text) = infer_on_fixture("testlist.yaml", &servers, None, &out, "--agent golden", &[]);
     let errs = lines(&dir.path().join("out_errors.jsonl"));
     assert_eq!(errs.len(), 4, "{text}");
     let mut messages = std::collections::BTreeSet::new();
@@ -366,14 +341,7 @@ fn a_streamable_http_server_runs_through_mcp_remote() {
     .unwrap();
     let out = dir.path().join("out.jsonl");
     // one task: a remote server keeps one state for all its sessions
-    let (code, text) = infer_on_fixture(
-        ["-n", "tiny_library.py:test_tl001_lend"],
-        "golden",
-        &servers,
-        &out,
-        &[],
-        &[],
-    );
+    let (code, text) = infer_on_fixture(LEND, &servers, None, &out, "--agent golden", &[]);
     assert_eq!(code, 0, "{text}");
     let recs = lines(&out);
     assert_eq!(recs[0]["verdict"]["passed"], true, "{text}");
@@ -429,19 +397,9 @@ async fn a_scripted_model_drives_our_server_through_the_episode_loop() {
     let (code, text) = {
         let out = out.clone();
         tokio::task::spawn_blocking(move || {
-            infer_on_fixture(
-                ["-n", "tiny_library.py:test_tl001_lend"],
-                "think",
-                &fixture().join("servers.yaml"),
-                &out,
-                &[
-                    "-c",
-                    cfg.to_str().unwrap(),
-                    "--python",
-                    py.to_str().unwrap(),
-                ],
-                &[],
-            )
+            let options = format!("--agent think -c {}", cfg.display());
+            let servers = fixture().join("servers.yaml");
+            infer_on_fixture(LEND, &servers, Some(&py), &out, &options, &[])
         })
         .await
         .unwrap()
@@ -480,20 +438,11 @@ fn two_hundred_attempts_at_concurrency_16_leave_no_process_behind() {
     let out = dir.path().join("out.jsonl");
     let t0 = std::time::Instant::now();
     let (code, text) = infer_on_fixture(
-        ["--test-list", &test_list("testlist.yaml")],
-        "golden",
+        "testlist.yaml",
         &servers,
+        Some(&py),
         &out,
-        &[
-            "--python",
-            py.to_str().unwrap(),
-            "--repeat",
-            "50",
-            "-b",
-            "16",
-            "--server-pool",
-            "4",
-        ],
+        "--agent golden --repeat 50 -b 16 --server-pool 4",
         &[],
     );
     eprintln!(

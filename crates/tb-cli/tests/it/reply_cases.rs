@@ -442,42 +442,20 @@ fn shown(shared: &Path, replies: &Path, dir: &Path) -> Vec<String> {
 
 /// What every run of the cases needs: the shared folder, its reply cases, a temporary
 /// directory, the surface and prompt options ([`shown`], written in it) and the data root.
-struct Cases {
-    shared: PathBuf,
-    replies: PathBuf,
-    tmp: tempfile::TempDir,
-    shown: Vec<String>,
-    data: PathBuf,
-}
-
-impl Cases {
-    fn new() -> Cases {
-        let shared = tb_test_support::shared();
-        let replies = replies(&shared);
-        let tmp = tempfile::tempdir().unwrap();
-        let shown = shown(&shared, &replies, tmp.path());
-        let data = super::reference_requests::data_root(&shared);
-        Cases {
-            shared,
-            replies,
-            tmp,
-            shown,
-            data,
-        }
-    }
+fn cases() -> (PathBuf, PathBuf, tempfile::TempDir, Vec<String>, PathBuf) {
+    let shared = tb_test_support::shared();
+    let replies = replies(&shared);
+    let tmp = tempfile::tempdir().unwrap();
+    let shown = shown(&shared, &replies, tmp.path());
+    let data = super::reference_requests::data_root(&shared);
+    (shared, replies, tmp, shown, data)
 }
 
 /// Every case of `tb-bench-v1/replies`: our bodies and records equal the reference's.
 #[tb_test_support::shared_test]
 #[test]
 fn every_reply_shape_sends_and_records_what_the_reference_did() {
-    let Cases {
-        shared,
-        replies,
-        tmp: _tmp,
-        shown,
-        data,
-    } = Cases::new();
+    let (shared, replies, _tmp, shown, data) = cases();
     let only = std::env::var("TB_REPLY_CASES").ok();
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&replies)
         .unwrap()
@@ -524,13 +502,7 @@ fn shape_of(case: &str) -> &str {
 #[tb_test_support::shared_test]
 #[test]
 fn responses_api_follows_the_same_rules_on_the_same_shapes() {
-    let Cases {
-        shared,
-        replies,
-        tmp,
-        shown,
-        data,
-    } = Cases::new();
+    let (shared, replies, tmp, shown, data) = cases();
     let listed = Command::new("python3")
         .arg(replies.join("scripts/mockrich.py"))
         .arg("--list-shapes")
@@ -627,13 +599,7 @@ fn responses_api_follows_the_same_rules_on_the_same_shapes() {
 #[tb_test_support::shared_test]
 #[test]
 fn lenient_reply_rules_read_what_the_reference_stops_on() {
-    let Cases {
-        shared,
-        replies,
-        tmp,
-        shown,
-        data,
-    } = Cases::new();
+    let (shared, replies, tmp, shown, data) = cases();
     for name in [
         "chat-contentlist",
         "chat-noid",
