@@ -30,6 +30,13 @@ async fn settle(marker: &str) -> usize {
     pids_with(marker).len()
 }
 
+/// Resets `ws` on [`LEND`]: asserts the reset observation; the frame.
+async fn reset_lend(ws: &mut Ws) -> Value {
+    let f = ask(ws, json!({"type": "reset", "data": {"test_uid": LEND}})).await;
+    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    f
+}
+
 async fn step(ws: &mut Ws, action: Value) -> Value {
     let f = ask(ws, json!({"type": "step", "data": action})).await;
     assert_eq!(f["type"], "observation", "{f}");
@@ -122,13 +129,8 @@ async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one
         ),
         (vec![("get_book", json!({"book_id": "B1"}))], 0.0),
     ] {
-        let f = ask(
-            &mut ws,
-            json!({"type": "reset", "data": {"test_uid": LEND}}),
-        )
-        .await;
+        let f = reset_lend(&mut ws).await;
         let o = &f["data"]["observation"];
-        assert_eq!(o["kind"], "reset", "{f}");
         assert_eq!(pids_with(&marker).len(), 1, "one server for the episode");
         let mut tools: Vec<&str> = o["tools"]
             .as_array()
@@ -199,12 +201,7 @@ async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
     let dir = tempfile::tempdir().unwrap();
     let (server, ext, marker, _mock) = start(dir.path(), "kill", 0, "").await;
     let mut ws = connect(&server.url()).await;
-    let f = ask(
-        &mut ws,
-        json!({"type": "reset", "data": {"test_uid": LEND}}),
-    )
-    .await;
-    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    reset_lend(&mut ws).await;
     let pids = pids_with(&marker);
     assert_eq!(pids.len(), 1, "{pids:?}");
     let killed = std::process::Command::new("kill")
@@ -225,12 +222,7 @@ async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
     assert_eq!(ob["test_summary"]["infrastructure_stage"], "tools", "{o}");
     assert_eq!(settle(&marker).await, 0, "no server process left");
     // the server goes on: the next episode gets a fresh server
-    let f = ask(
-        &mut ws,
-        json!({"type": "reset", "data": {"test_uid": LEND}}),
-    )
-    .await;
-    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    reset_lend(&mut ws).await;
     let r = step(
         &mut ws,
         json!({"type": "call_tool", "tool_name": "get_book", "arguments": {"book_id": "B1"}}),
@@ -272,12 +264,7 @@ async fn a_server_pool_is_up_before_the_first_reset_and_gone_after() {
     }
     assert_eq!(ahead.len(), 2, "{ahead:?}");
     let mut ws = connect(&server.url()).await;
-    let f = ask(
-        &mut ws,
-        json!({"type": "reset", "data": {"test_uid": LEND}}),
-    )
-    .await;
-    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    reset_lend(&mut ws).await;
     let o = step(
         &mut ws,
         json!({"type": "submit_message", "content": "Nothing to do. <DONE>"}),

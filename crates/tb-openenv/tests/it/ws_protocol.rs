@@ -105,6 +105,15 @@ async fn setup() -> Setup {
     Setup { dir, mock, config }
 }
 
+/// A session on a server of the bundled example: the setup (which must outlive the server),
+/// the server and a connected client.
+async fn example_session() -> (Setup, tb_openenv::RunningServer, Client) {
+    let s = setup().await;
+    let server = s.serve_example().await;
+    let c = Client::connect(&server.url()).await;
+    (s, server, c)
+}
+
 impl Setup {
     /// Options serving the bundled example with the mock's config.
     fn example_options(&self) -> tb_openenv::Options {
@@ -531,9 +540,7 @@ async fn ready_is_503_with_reasons_until_models_are_configured() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_frames_never_break_the_session() {
-    let s = setup().await;
-    let server = s.serve_example().await;
-    let mut c = Client::connect(&server.url()).await;
+    let (s, server, mut c) = example_session().await;
     let junk = [
         String::new(),
         "{".into(),
@@ -654,9 +661,7 @@ async fn rubric_judge_pass_fail_and_failure() {
 /// Shutting the server down closes open sessions (it does not wait for clients to leave).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_closes_open_sessions() {
-    let s = setup().await;
-    let server = s.serve_example().await;
-    let mut c = Client::connect(&server.url()).await;
+    let (_s, server, mut c) = example_session().await;
     let f = c
         .ask(json!({"type": "reset", "data": {"test_uid": BS001}}))
         .await;
@@ -672,9 +677,7 @@ async fn shutdown_closes_open_sessions() {
 /// with the limit as its reason), not a TCP reset; a message within it still works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_message_gets_a_close_frame_with_its_reason() {
-    let s = setup().await;
-    let server = s.serve_example().await;
-    let mut c = Client::connect(&server.url()).await;
+    let (_s, server, mut c) = example_session().await;
     let st = c.ask(json!({"type": "state"})).await;
     assert_eq!(st["type"], "state");
     let big = format!(
