@@ -144,3 +144,21 @@ impl V1 {
         }
     }
 }
+
+/// Prints what replaying the scripts of `what` gave (traces, matching calls, effects,
+/// verdicts and finish reasons) and asserts that nothing mismatched.
+pub fn report_scripts(what: &str, s: &tb_eval::script_replay::ScriptSummary) {
+    eprintln!(
+        "{what}: {} traces, calls {}/{}, effects {}/{}, verdicts {}/{}, finish {}",
+        s.traces,
+        s.calls_match,
+        s.calls,
+        s.effects_match,
+        s.effects,
+        s.verdicts_match,
+        s.verdicts,
+        s.finish_match
+    );
+    let shown: Vec<String> = s.mismatches.iter().map(|m| format!("{m:?}")).collect();
+    assert!(s.mismatches.is_empty(), "{}", shown.join("\n"));
+}
