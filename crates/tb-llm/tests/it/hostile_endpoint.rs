@@ -133,17 +133,28 @@ async fn a_huge_content_length_is_refused_before_reading() {
 /// The other origin a redirect points to: it answers as a model would and records whether a
 /// key came with the request.
 async fn other_origin() -> (String, Arc<Mutex<Vec<String>>>) {
-    serve(|mut s| async move {
-        let body = json!({"choices": [{"message": {"role": "assistant", "content": "from elsewhere"}}]}).to_string();
-        let _ = s
-            .write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                    body.len()
+    serve_json(
+        json!({"choices": [{"message": {"role": "assistant", "content": "from elsewhere"}}]})
+            .to_string(),
+    )
+    .await
+}
+
+/// An endpoint answering every request with `200 OK` and the JSON `body`.
+async fn serve_json(body: String) -> (String, Arc<Mutex<Vec<String>>>) {
+    serve(move |mut s| {
+        let body = body.clone();
+        async move {
+            let _ = s
+                .write_all(
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
                 )
-                .as_bytes(),
-            )
-            .await;
+                .await;
+        }
     })
     .await
 }
@@ -206,21 +217,7 @@ fn tool_reply(args: &str) -> String {
 async fn huge_tool_arguments_are_an_argument_error_and_kept_out_of_the_conversation() {
     let huge = format!("{{\"q\": \"{}\"}}", "x".repeat(3 << 20));
     let body = tool_reply(&huge);
-    let (base, _) = serve(move |mut s| {
-        let body = body.clone();
-        async move {
-            let _ = s
-                .write_all(
-                    format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                        body.len()
-                    )
-                    .as_bytes(),
-                )
-                .await;
-        }
-    })
-    .await;
+    let (base, _) = serve_json(body).await;
     let client = LlmClient::new(&cfg(&base)).unwrap();
     let mut session = tb_llm::ChatSession::new(client, &[]).unwrap();
     session.add(&user());
