@@ -18,12 +18,7 @@ async fn check_tasks(root: &Path, ids: &[String]) -> (usize, usize) {
     let (mut passed, mut failed) = (0, 0);
     for id in ids {
         let task = inproc.task(id);
-        for golden in [true, false] {
-            let calls = if golden {
-                golden_calls(&task)
-            } else {
-                Vec::new()
-            };
+        for (golden, calls) in golden_and_noop(&task) {
             let expected = inproc.run(&task, &calls);
             let tools = client.open(id).await.unwrap();
             assert_eq!(

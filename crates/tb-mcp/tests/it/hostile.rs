@@ -9,23 +9,6 @@ use serde_json::{Value, json};
 use tb_mcp::{HttpOptions, Limits};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-const TASK: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
-
-fn http() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
-async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
 fn mcp_post(
     h: &reqwest::Client,
     url: &str,
