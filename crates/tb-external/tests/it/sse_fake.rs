@@ -249,10 +249,24 @@ fn text(r: &rmcp::model::CallToolResult) -> String {
     tb_external::server::result_text("fake", "t", r).unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn round_trip_with_the_headers_on_the_get_and_every_post() {
+/// A fake MCP server over SSE and a connection to it (30 s per call).
+async fn mcp_fake() -> (Fake, ServerConn) {
     let fake = Fake::start(Mode::Mcp).await;
     let conn = fake.conn(30).await.unwrap();
+    (fake, conn)
+}
+
+/// The error of calling `tool` (no arguments) on `conn`, which must fail.
+async fn failed_call(conn: &ServerConn, tool: &str) -> String {
+    conn.call(tool, Map::new(), BUDGET)
+        .await
+        .unwrap_err()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trip_with_the_headers_on_the_get_and_every_post() {
+    let (fake, conn) = mcp_fake().await;
     let names: Vec<&str> = conn.tools().iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["echo", "garble", "reject", "end", "huge"]);
     for word in ["one", "two"] {
@@ -362,13 +376,8 @@ async fn an_endpoint_of_another_origin_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_message_fails_the_pending_call() {
-    let fake = Fake::start(Mode::Mcp).await;
-    let conn = fake.conn(30).await.unwrap();
-    let e = conn
-        .call("garble", Map::new(), BUDGET)
-        .await
-        .unwrap_err()
-        .to_string();
+    let (_fake, conn) = mcp_fake().await;
+    let e = failed_call(&conn, "garble").await;
     assert!(e.starts_with("server `fake`: tools/call garble: "), "{e}");
     assert!(
         e.contains("(a `message` event is not a JSON-RPC message: "),
@@ -382,13 +391,8 @@ async fn a_malformed_message_fails_the_pending_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_post_answered_500_fails_the_call() {
-    let fake = Fake::start(Mode::Mcp).await;
-    let conn = fake.conn(30).await.unwrap();
-    let e = conn
-        .call("reject", Map::new(), BUDGET)
-        .await
-        .unwrap_err()
-        .to_string();
+    let (fake, conn) = mcp_fake().await;
+    let e = failed_call(&conn, "reject").await;
     assert!(
         e.contains(&format!(
             "POST of a message to http://127.0.0.1:{}/messages?session=1 answered HTTP 500: boom",
@@ -402,14 +406,9 @@ async fn a_post_answered_500_fails_the_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_ending_fails_the_pending_call() {
-    let fake = Fake::start(Mode::Mcp).await;
-    let mut conn = fake.conn(30).await.unwrap();
+    let (_fake, mut conn) = mcp_fake().await;
     assert!(conn.is_alive());
-    let e = conn
-        .call("end", Map::new(), BUDGET)
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = failed_call(&conn, "end").await;
     assert!(e.starts_with("server `fake`: tools/call end: "), "{e}");
     assert!(e.contains("(the server ended the event stream)"), "{e}");
     assert!(!conn.is_alive());
