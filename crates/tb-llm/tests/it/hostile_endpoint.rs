@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use tb_core::Message;
 use tb_llm::config::{Credential, Secret};
-use tb_llm::{LlmClient, LlmConfig};
+use tb_llm::{LlmClient, LlmConfig, LlmError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -71,6 +71,15 @@ fn cfg(base: &str) -> LlmConfig {
     c
 }
 
+/// The error a client with `c` gets for [`user`]'s message (panics when it gets a reply).
+async fn refused(c: &LlmConfig) -> LlmError {
+    LlmClient::new(c)
+        .unwrap()
+        .complete_messages(&user())
+        .await
+        .unwrap_err()
+}
+
 fn user() -> Vec<Message> {
     vec![Message::text("user", "hi")]
 }
@@ -91,11 +100,7 @@ async fn a_reply_that_never_ends_stops_at_the_cap() {
     .await;
     let mut c = cfg(&base);
     c.max_reply_bytes = 4 << 20;
-    let e = LlmClient::new(&c)
-        .unwrap()
-        .complete_messages(&user())
-        .await
-        .unwrap_err();
+    let e = refused(&c).await;
     let msg = e.to_string();
     assert!(
         msg.contains("over the limit of 4194304 bytes (4 MiB, max_reply_bytes)"),
@@ -116,11 +121,7 @@ async fn a_huge_content_length_is_refused_before_reading() {
         tokio::time::sleep(std::time::Duration::from_mins(10)).await;
     })
     .await;
-    let e = LlmClient::new(&cfg(&base))
-        .unwrap()
-        .complete_messages(&user())
-        .await
-        .unwrap_err();
+    let e = refused(&cfg(&base)).await;
     let msg = e.to_string();
     assert!(
         msg.contains(
@@ -181,11 +182,7 @@ async fn redirects_are_not_followed_and_the_key_stays_home() {
             api_key: Secret::new("sk-redirect-test-key"),
             header: header.into(),
         });
-        let e = LlmClient::new(&c)
-            .unwrap()
-            .complete_messages(&user())
-            .await
-            .unwrap_err();
+        let e = refused(&c).await;
         let msg = e.to_string();
         assert!(msg.starts_with(&format!("HTTP {status} from ")), "{msg}");
         assert!(
