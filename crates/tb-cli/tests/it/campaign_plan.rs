@@ -80,8 +80,18 @@ fn plan(dir: &Path, scheduler: &str, shards: &str, extra: &[&str]) -> (i32, Stri
     tb(&args)
 }
 
-/// Snapshots each file of `dir` (with `tmp` redacted) as its snapshot: `(file, snapshot)`.
-fn assert_files(dir: &Path, tmp: &Path, files: &[(&str, &str)]) {
+/// Asserts that a plan (its exit code and output) succeeded; snapshots its output as
+/// `output` and each planned file of `dir` as its snapshot (`(file, snapshot)`), with `tmp`
+/// redacted.
+fn assert_plan(
+    planned: (i32, String),
+    (dir, tmp): (&Path, &Path),
+    output: &str,
+    files: &[(&str, &str)],
+) {
+    let (code, text) = planned;
+    assert_eq!(code, 0, "{text}");
+    insta::assert_snapshot!(output, redacted(&text, tmp));
     for (file, snapshot) in files {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         insta::assert_snapshot!(*snapshot, redacted(&text, tmp));
@@ -123,15 +133,13 @@ fn plan_k8s(dir: &Path) -> (i32, String) {
 fn kubernetes_manifests_are_an_indexed_job_and_a_merge_job() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("k");
-    let (code, text) = plan_k8s(&dir);
-    assert_eq!(code, 0, "{text}");
-    insta::assert_snapshot!("k8s_plan_output", redacted(&text, d.path()));
     // The whole manifests: an indexed Job of 4 completions whose index is the shard, the
     // secret as environment, the image, the data read-only at /data, the campaign at /campaign;
     // the merge job runs `tb campaign merge /campaign`.
-    assert_files(
-        &dir,
-        d.path(),
+    assert_plan(
+        plan_k8s(&dir),
+        (&dir, d.path()),
+        "k8s_plan_output",
         &[
             ("k8s-job.yaml", "k8s_job_yaml"),
             ("k8s-merge-job.yaml", "k8s_merge_job_yaml"),
@@ -179,19 +187,13 @@ fn slurm_script_shards_status_and_foreign_shards() {
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
     let b = d.path().join("b");
-    let (code, text) = plan(
-        &a,
-        "slurm",
-        "3",
-        &["--partition", "cpu", "--time", "01:00:00"],
-    );
-    assert_eq!(code, 0, "{text}");
-    insta::assert_snapshot!("slurm_plan_output", redacted(&text, d.path()));
     // The whole script: an array 0-2, requeued, on partition cpu for an hour, each task
     // running `tb campaign run --shard "$SLURM_ARRAY_TASK_ID"`; merge.sh runs the merge.
-    assert_files(
-        &a,
-        d.path(),
+    let options = ["--partition", "cpu", "--time", "01:00:00"];
+    assert_plan(
+        plan(&a, "slurm", "3", &options),
+        (&a, d.path()),
+        "slurm_plan_output",
         &[
             ("slurm.sbatch", "slurm_sbatch"),
             ("merge.sh", "slurm_merge_sh"),

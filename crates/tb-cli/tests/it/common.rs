@@ -77,6 +77,48 @@ pub(crate) fn infer_args(
     v
 }
 
+/// `tb infer` of the tasks of `list` in `data` with the `think` agent and the models of
+/// `cfg`, one attempt each at concurrency 1, overwriting `out`, then `more` arguments;
+/// without `THINKINGBOX_FRAMEWORK` and with `TB_LOG=error`.
+pub(crate) fn think_once(
+    data: &Path,
+    cfg: &Path,
+    list: &Path,
+    out: &Path,
+    more: &[String],
+) -> std::process::Command {
+    let mut c = std::process::Command::new(super::TB);
+    c.args(["infer", "--data"])
+        .arg(data)
+        .arg("-c")
+        .arg(cfg)
+        .args(["--agent", "think", "--test-list"])
+        .arg(list)
+        .args([
+            "--repeat",
+            "1",
+            "--concurrency",
+            "1",
+            "--overwrite",
+            "--output",
+        ])
+        .arg(out)
+        .args(more)
+        .env_remove("THINKINGBOX_FRAMEWORK")
+        .env("TB_LOG", "error");
+    c
+}
+
+/// What a finished process gave: its exit code (none when a signal ended it), its stdout and
+/// its stderr.
+pub(crate) fn code_and_streams(out: &std::process::Output) -> (Option<i32>, String, String) {
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// `tb` with owned arguments, off the async runtime's threads.
 pub(crate) async fn tb_async(args: Vec<String>) -> (i32, String) {
     tokio::task::spawn_blocking(move || {
@@ -121,4 +163,21 @@ pub(crate) fn three_role_config(model: impl Fn(&str) -> Vec<String>) -> String {
         block("user", "  "),
         block("judge", "  ")
     )
+}
+
+/// [`three_role_config`] whose models are the mock `server`'s, on Chat Completions as
+/// `mock-<role>`, each with the further YAML lines `rest`.
+pub(crate) fn mock_models_config(server: &MockServer, rest: &[&str]) -> String {
+    three_role_config(|role| {
+        let mut lines = vec![
+            "type: aoai".to_string(),
+            format!("deployment: mock-{role}"),
+            format!(
+                "endpoint_url: {}",
+                server.url(role, tb_mock_model::Api::Chat)
+            ),
+        ];
+        lines.extend(rest.iter().map(std::string::ToString::to_string));
+        lines
+    })
 }

@@ -237,11 +237,8 @@ fn tb(args: &[String]) -> (bool, String, String) {
         .env_remove("RUST_LOG")
         .output()
         .expect("tb runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (_, stdout, stderr) = super::common::code_and_streams(&out);
+    (out.status.success(), stdout, stderr)
 }
 
 /// Whether `tb args...` parses: the command runs with `--help` added after the last checked

@@ -22,6 +22,17 @@ fn infer_example(agent: &str, repeat: &str, out: &std::path::Path) -> (i32, Stri
     tb(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
+/// `tb validate` of the data root `root` with its `testlist.yaml`.
+fn validate(root: &std::path::Path) -> (i32, String) {
+    tb(&[
+        "validate",
+        "--data",
+        root.to_str().unwrap(),
+        "--test-list",
+        root.join("testlist.yaml").to_str().unwrap(),
+    ])
+}
+
 fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -84,13 +95,7 @@ fn noop_agent_fails_every_task_that_asks_for_a_change() {
 #[test]
 fn validate_reports_the_example() {
     let ex = example();
-    let (code, text) = tb(&[
-        "validate",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        ex.join("testlist.yaml").to_str().unwrap(),
-    ]);
+    let (code, text) = validate(&ex);
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("validate_output", redacted(&text, None));
 }
@@ -147,25 +152,13 @@ fn validate_reports_unsupported_python_with_file_and_line() {
     let line = src.lines().count() + 3;
     src.push_str("\n\ndef helper():\n    with open('x') as f:\n        return f\n");
     std::fs::write(&file, src).unwrap();
-    let (code, text) = tb(&[
-        "validate",
-        "--data",
-        copy.to_str().unwrap(),
-        "--test-list",
-        copy.join("testlist.yaml").to_str().unwrap(),
-    ]);
+    let (code, text) = validate(&copy);
     assert_ne!(code, 0, "{text}");
     // The problem names the `with` line of the appended helper.
     insta::with_settings!({filters => vec![(format!(r"brightside_retail\.py:{}:", line + 1).as_str(), "brightside_retail.py:[WITH_LINE]:")]}, {
         insta::assert_snapshot!("validate_unsupported_python", redacted(&text, Some(dir.path())));
     });
     // The unmodified example validates cleanly, test bodies included.
-    let (code, text) = tb(&[
-        "validate",
-        "--data",
-        example().to_str().unwrap(),
-        "--test-list",
-        example().join("testlist.yaml").to_str().unwrap(),
-    ]);
+    let (code, text) = validate(&example());
     assert_eq!(code, 0, "{text}");
 }

@@ -280,22 +280,16 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
         server.push_fault("agent", fault());
     }
     server.push_fault("judge", fault());
-    let model = |role: &str| {
-        vec![
-            "type: aoai".to_string(),
-            format!("deployment: mock-{role}"),
-            format!(
-                "endpoint_url: {}",
-                server.url(role, tb_mock_model::Api::Chat)
-            ),
-            "timeout: 10".into(),
-            "max_retries_server_error: 0".into(),
-            "retry_backoff_base: 0.01".into(),
-            "retry_backoff_max: 0.02".into(),
-            "credential: {type: api-key, api_key: sk-test-secret-123}".into(),
-        ]
-    };
-    let config = super::common::three_role_config(model);
+    let config = super::common::mock_models_config(
+        &server,
+        &[
+            "timeout: 10",
+            "max_retries_server_error: 0",
+            "retry_backoff_base: 0.01",
+            "retry_backoff_max: 0.02",
+            "credential: {type: api-key, api_key: sk-test-secret-123}",
+        ],
+    );
     std::fs::write(p("config.yaml"), config).unwrap();
     let cfg = p("config.yaml").to_str().unwrap().to_string();
     let (code, text) = tb_async(infer(

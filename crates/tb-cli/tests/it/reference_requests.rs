@@ -104,6 +104,14 @@ impl Shown {
     }
 }
 
+/// The items of a request body: its Chat Completions `messages` or its Responses `input`.
+fn conversation(body: &Value) -> &Vec<Value> {
+    body.get("messages")
+        .or_else(|| body.get("input"))
+        .and_then(Value::as_array)
+        .unwrap()
+}
+
 /// A surface file (`{"servers": {server: [tool]}}`) holding the tool listings the reference's
 /// servers sent over MCP, as `tb-bench-v1/tools/<server>.json` recorded them, each input schema
 /// as the framework's client hands it to the agent (`client_transform`, whose equality with the
@@ -499,38 +507,11 @@ impl Setup {
         std::fs::write(&cfg, config(self.addr, ty, path, agent)).unwrap();
         self.mock.dump.lock().unwrap().clear();
         let out = self.dir.path().join(format!("{name}.jsonl"));
-        let mut args: Vec<String> = [
-            "infer",
-            "--data",
-            shown.data.to_str().unwrap(),
-            "-c",
-            cfg.to_str().unwrap(),
-            "--agent",
-            "think",
-            "--test-list",
-            self.dir.path().join("list7.yaml").to_str().unwrap(),
-            "--repeat",
-            "1",
-            "--concurrency",
-            "1",
-            "--overwrite",
-            "--output",
-            out.to_str().unwrap(),
-        ]
-        .iter()
-        .map(std::string::ToString::to_string)
-        .collect();
-        args.extend(shown.args.iter().cloned());
-        let o = tokio::task::spawn_blocking(move || {
-            Command::new(env!("CARGO_BIN_EXE_tb"))
-                .args(&args)
-                .env_remove("THINKINGBOX_FRAMEWORK")
-                .env("TB_LOG", "error")
-                .output()
-                .unwrap()
-        })
-        .await
-        .unwrap();
+        let list = self.dir.path().join("list7.yaml");
+        let mut tb = super::common::think_once(&shown.data, &cfg, &list, &out, &shown.args);
+        let o = tokio::task::spawn_blocking(move || tb.output().unwrap())
+            .await
+            .unwrap();
         assert!(
             o.status.success(),
             "tb infer ({name}) failed:\n{}{}",
@@ -770,11 +751,7 @@ async fn own_mode_first_agent_requests_equal_the_references_but_for_descriptions
             .iter()
             .map(|b| serde_json::from_slice::<Value>(b).unwrap())
             .filter(|v| {
-                let items = v
-                    .get("messages")
-                    .or_else(|| v.get("input"))
-                    .and_then(Value::as_array)
-                    .unwrap();
+                let items = conversation(v);
                 items
                     .last()
                     .and_then(|m| m.get("role"))
@@ -802,11 +779,7 @@ async fn own_mode_first_agent_requests_equal_the_references_but_for_descriptions
             let mut reference: Value =
                 serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
             let query_of = |v: &Value| -> String {
-                let items = v
-                    .get("messages")
-                    .or_else(|| v.get("input"))
-                    .and_then(Value::as_array)
-                    .unwrap();
+                let items = conversation(v);
                 items
                     .iter()
                     .rev()

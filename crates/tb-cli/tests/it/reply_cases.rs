@@ -352,25 +352,7 @@ fn run_ours(
     }
     std::fs::write(&cfg, text).unwrap();
     let out = tmp.path().join("ours.jsonl");
-    let o = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(["infer", "--data"])
-        .arg(data)
-        .arg("-c")
-        .arg(&cfg)
-        .args(["--agent", "think", "--test-list"])
-        .arg(case.join("list.yaml"))
-        .args([
-            "--repeat",
-            "1",
-            "--concurrency",
-            "1",
-            "--overwrite",
-            "--output",
-        ])
-        .arg(&out)
-        .args(shown)
-        .env_remove("THINKINGBOX_FRAMEWORK")
-        .env("TB_LOG", "error")
+    let o = super::common::think_once(data, &cfg, &case.join("list.yaml"), &out, shown)
         .output()
         .unwrap();
     drop(mock);

@@ -272,21 +272,15 @@ async fn a_slurm_array_with_a_killed_and_requeued_task_gives_every_key_once() {
         server.push_fault("agent", Fault::Delay(Duration::from_millis(250)));
     }
     let work = tempfile::tempdir().unwrap();
-    let model = |role: &str| {
-        vec![
-            "type: aoai".to_string(),
-            format!("deployment: mock-{role}"),
-            format!(
-                "endpoint_url: {}",
-                server.url(role, tb_mock_model::Api::Chat)
-            ),
-            "timeout: 20".into(),
-            "credential:".into(),
-            "  type: api-key".into(),
-            "  api_key: ${MOCK_KEY}".into(),
-        ]
-    };
-    let config = super::common::three_role_config(model);
+    let config = super::common::mock_models_config(
+        &server,
+        &[
+            "timeout: 20",
+            "credential:",
+            "  type: api-key",
+            "  api_key: ${MOCK_KEY}",
+        ],
+    );
     let cfg = work.path().join("config.yaml");
     std::fs::write(&cfg, config).unwrap();
     let camp = work.path().join("camp");
