@@ -69,11 +69,7 @@ async fn a_stderr_flood_without_newlines_and_bad_bytes_is_drained() {
         .unwrap();
     assert_eq!(text(&r), "pong");
     // a failed call shows the last stderr lines: the cut flood line, then the lossy one
-    let e = c
-        .call("big", Map::new(), Duration::from_mins(1))
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = crate::failed_call(&c, "big", Duration::from_mins(1)).await;
     assert!(e.contains("its stderr ends with:\neeee"), "{e}");
     assert!(
         e.contains("\n\u{fffd}\u{fffd} bad bytes \u{fffd}( end-of-flood"),
@@ -96,11 +92,7 @@ async fn a_reply_over_the_size_limit_fails_the_call_at_once_naming_the_limit() {
     )
     .await;
     // a budget far beyond the test's own: an error here came from the size, not the clock
-    let e = c
-        .call("big", Map::new(), Duration::from_hours(1))
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = crate::failed_call(&c, "big", Duration::from_hours(1)).await;
     assert!(
         e.contains(
             "tools/call big: the server sent a message of more than 16777216 bytes (16 MiB), the transport's size limit"
