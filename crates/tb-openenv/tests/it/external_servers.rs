@@ -141,18 +141,7 @@ async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one
         tools.sort_unstable();
         // the scenario's grant: the server's `secret_admin_reset` and reserved tools are not
         // listed
-        assert_eq!(
-            tools,
-            [
-                "crash_server",
-                "emit_garbage",
-                "get_book",
-                "hang_forever",
-                "lend_book",
-                "list_loans",
-                "return_book"
-            ]
-        );
+        assert_eq!(tools, tb_test_support::tiny_library::GRANTED);
         // and not callable
         let r = step(
             &mut ws,

@@ -105,6 +105,14 @@ async fn setup() -> Setup {
     Setup { dir, mock, config }
 }
 
+/// Asserts that the observation `o` ends its episode with `end_turn_tool`; its messages.
+fn ended_by_end_turn_tool(o: &Value) -> &Vec<Value> {
+    assert_eq!(o["done"], true, "{o}");
+    let ob = &o["observation"];
+    assert_eq!(ob["finish_reason"], "end_turn_tool", "{o}");
+    ob["messages"].as_array().unwrap()
+}
+
 /// A session on a server of the bundled example: the setup (which must outlive the server),
 /// the server and a connected client.
 async fn example_session() -> (Setup, tb_openenv::RunningServer, Client) {
@@ -860,10 +868,7 @@ async fn the_adapter_clients_frames_and_terminal_turns() {
             {"name": calls[1].0, "arguments": calls[1].1, "call_id": "e2", "parse_error": null}
         ], "tool_calls_before_content": false}))
         .await;
-    assert_eq!(o["done"], true, "{o}");
-    let ob = &o["observation"];
-    assert_eq!(ob["finish_reason"], "end_turn_tool", "{o}");
-    let msgs = ob["messages"].as_array().unwrap();
+    let msgs = ended_by_end_turn_tool(&o);
     let n = msgs.len();
     assert_eq!(msgs[n - 2]["content"], "I am stopping here.", "{o}");
     let batch = &msgs[n - 1];
@@ -889,10 +894,7 @@ async fn the_adapter_clients_frames_and_terminal_turns() {
             {"name": END, "arguments": {"reason": "r"}, "call_id": "f1", "parse_error": null}
         ], "tool_calls_before_content": true}))
         .await;
-    assert_eq!(o["done"], true, "{o}");
-    let ob = &o["observation"];
-    assert_eq!(ob["finish_reason"], "end_turn_tool", "{o}");
-    let msgs = ob["messages"].as_array().unwrap();
+    let msgs = ended_by_end_turn_tool(&o);
     let n = msgs.len();
     assert_eq!(msgs[n - 2]["T"], "ParallelToolCall", "{o}");
     assert_eq!(msgs[n - 1]["content"], "Reporting this.", "{o}");
