@@ -117,9 +117,7 @@ impl V1 {
         let root = shared.join("thinkingbox-data");
         let ds = tb_dataset::Dataset::open(&root).unwrap();
         let tasks = ds
-            .load_test_list(
-                &root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"),
-            )
+            .load_test_list(&root.join(tb_test_support::V1_TEST_LIST))
             .unwrap();
         assert_eq!(tasks.len(), 507);
         let sandbox = tb_eval::sandbox::Sandbox::load(&root).unwrap();
