@@ -143,3 +143,28 @@ pub fn assert_message_starts(b: &Value, prefix: &str) {
     let message = b["content"]["value"].as_str().unwrap();
     assert!(message.starts_with(prefix), "{b}");
 }
+
+/// The session of `task` served over MCP on an in-memory pipe, as `tb mcp --stdio` serves
+/// it: the serving task (its effects at the end) and the client's end of the pipe.
+pub fn serve_in_memory(
+    registry: Arc<Registry>,
+    task: &'static str,
+) -> (
+    tokio::task::JoinHandle<Result<tb_mcp::registry::Effects, tb_mcp::stdio::StdioError>>,
+    tokio::io::DuplexStream,
+) {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let (server_in, server_out) = tokio::io::split(server_io);
+    let serving = tokio::spawn(tb_mcp::stdio::serve_one(
+        registry, task, server_in, server_out,
+    ));
+    (serving, client_io)
+}
+
+/// The bundled example's root, its in-process reference and its task `id`.
+pub fn example_task(id: &str) -> (PathBuf, InProcess, Task) {
+    let root = example_root();
+    let inproc = InProcess::open(&root);
+    let task = inproc.task(id);
+    (root, inproc, task)
+}

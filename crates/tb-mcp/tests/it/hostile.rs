@@ -113,14 +113,7 @@ async fn bad_mcp_messages_over_http_get_json_rpc_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_lines_over_stdio_get_json_rpc_errors() {
     let registry = registry(&example_root(), Limits::default());
-    let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let (server_in, server_out) = tokio::io::split(server_io);
-    let serving = tokio::spawn(tb_mcp::stdio::serve_one(
-        registry.clone(),
-        TASK,
-        server_in,
-        server_out,
-    ));
+    let (serving, client_io) = serve_in_memory(registry.clone(), TASK);
     let (client_in, mut client_out) = tokio::io::split(client_io);
     let mut replies = BufReader::new(client_in).lines();
     let mut cases = bad_messages();

@@ -285,21 +285,12 @@ async fn proxy_refusals_match_the_reference() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_session_served_alone_on_a_stream() {
-    let root = example_root();
-    let inproc = InProcess::open(&root);
     let id = "brightside_retail.py:test_bs005_return_defective_headphones";
-    let task = inproc.task(id);
+    let (root, inproc, task) = example_task(id);
     let calls = golden_calls(&task);
     let expected = inproc.run(&task, &calls);
     let registry = registry(&root, Limits::default());
-    let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let (server_in, server_out) = tokio::io::split(server_io);
-    let serving = tokio::spawn(tb_mcp::stdio::serve_one(
-        registry.clone(),
-        id,
-        server_in,
-        server_out,
-    ));
+    let (serving, client_io) = serve_in_memory(registry.clone(), id);
     let client = ().serve(client_io).await.unwrap();
     let listed: Vec<Value> = client
         .list_all_tools()
