@@ -116,6 +116,21 @@ fn open_on_server(
     (app, jobs, pids[0], external)
 }
 
+/// [`open_on_server`] for a human playing the agent (no models).
+fn open_for_agent(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    name: &str,
+    call_timeout: Duration,
+) -> (
+    App,
+    Vec<tb_tui::jobs::Job>,
+    i32,
+    Arc<tb_external::ExternalTools>,
+) {
+    open_on_server(rt, dir, name, Play::Agent, Models::default(), call_timeout)
+}
+
 fn last_verdict_note(app: &App) -> (NoteKind, String) {
     notes(app)
         .into_iter()
@@ -243,14 +258,8 @@ fn a_remote_session_lists_calls_shows_effects_and_grades_as_tb_infer() {
 fn a_killed_server_is_a_system_error_not_a_panic_and_is_reaped() {
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
-    let (mut app, _, pid, _external) = open_on_server(
-        &rt,
-        dir.path(),
-        "kill",
-        Play::Agent,
-        Models::default(),
-        Duration::from_mins(1),
-    );
+    let (mut app, _, pid, _external) =
+        open_for_agent(&rt, dir.path(), "kill", Duration::from_mins(1));
     // The server dies between two calls (as a crash would).
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &pid.to_string()])
@@ -354,14 +363,8 @@ fn quitting_stops_a_hung_call_and_reaps_the_server() {
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     // A short call budget: the teardown of the hung server is not answered either.
-    let (mut app, _, pid, _external) = open_on_server(
-        &rt,
-        dir.path(),
-        "hang",
-        Play::Agent,
-        Models::default(),
-        Duration::from_secs(2),
-    );
+    let (mut app, _, pid, _external) =
+        open_for_agent(&rt, dir.path(), "hang", Duration::from_secs(2));
     for c in "/tool hang_forever {}".chars() {
         app.on_key(crossterm::event::KeyEvent::new(
             crossterm::event::KeyCode::Char(c),
