@@ -670,22 +670,19 @@ fn shards_merged_equal_an_unsharded_run_key_for_key() {
         .enumerate()
         .map(|(i, k)| (format!(" {k}: "), format!(" [key of line {}]: ", i + 1)))
         .collect();
-    insta::assert_snapshot!(redacted_with(&text, d.path(), &by_line), @"
-    error: cannot merge: 13 problem(s):
-      duplicate key [key of line 1]: [TMP]/s0.jsonl line 1 and [TMP]/s0copy.jsonl line 1
-      duplicate key [key of line 2]: [TMP]/s0.jsonl line 2 and [TMP]/s0copy.jsonl line 2
-      duplicate key [key of line 3]: [TMP]/s0.jsonl line 3 and [TMP]/s0copy.jsonl line 3
-      duplicate key [key of line 4]: [TMP]/s0.jsonl line 4 and [TMP]/s0copy.jsonl line 4
-      duplicate key [key of line 5]: [TMP]/s0.jsonl line 5 and [TMP]/s0copy.jsonl line 5
-      duplicate key [key of line 6]: [TMP]/s0.jsonl line 6 and [TMP]/s0copy.jsonl line 6
-      duplicate key [key of line 7]: [TMP]/s0.jsonl line 7 and [TMP]/s0copy.jsonl line 7
-      duplicate key [key of line 8]: [TMP]/s0.jsonl line 8 and [TMP]/s0copy.jsonl line 8
-      duplicate key [key of line 9]: [TMP]/s0.jsonl line 9 and [TMP]/s0copy.jsonl line 9
-      duplicate key [key of line 10]: [TMP]/s0.jsonl line 10 and [TMP]/s0copy.jsonl line 10
-      duplicate key [key of line 11]: [TMP]/s0.jsonl line 11 and [TMP]/s0copy.jsonl line 11
-      duplicate key [key of line 12]: [TMP]/s0.jsonl line 12 and [TMP]/s0copy.jsonl line 12
-      duplicate key [key of line 13]: [TMP]/s0.jsonl line 13 and [TMP]/s0copy.jsonl line 13
-    ");
+    // one problem per line of the copy: the same key in both files
+    let problems: Vec<String> = (1..=13)
+        .map(|i| {
+            format!("  duplicate key [key of line {i}]: [TMP]/s0.jsonl line {i} and [TMP]/s0copy.jsonl line {i}")
+        })
+        .collect();
+    assert_eq!(
+        redacted_with(&text, d.path(), &by_line).trim_end(),
+        format!(
+            "error: cannot merge: 13 problem(s):\n{}",
+            problems.join("\n")
+        )
+    );
     assert!(!p("dup.jsonl").exists());
     // a shard run on another clock (another config hash) conflicts
     let (code, text) = offline(

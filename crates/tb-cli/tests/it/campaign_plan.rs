@@ -55,6 +55,28 @@ fn redacted(text: &str, tmp: &Path) -> String {
 fn plan(dir: &Path, scheduler: &str, shards: &str, extra: &[&str]) -> (i32, String) {
     let ex = example();
     let list = ex.join("testlist.yaml");
+    let infer = [
+        "--data",
+        ex.to_str().unwrap(),
+        "--test-list",
+        list.to_str().unwrap(),
+        "--agent",
+        "golden",
+        "--repeat",
+        "3",
+    ];
+    plan_with(dir, scheduler, shards, extra, &infer)
+}
+
+/// `tb campaign plan` into `dir` with `scheduler`, `shards` and the `extra` options, its
+/// `tb infer` options (after `--`) `infer`.
+fn plan_with(
+    dir: &Path,
+    scheduler: &str,
+    shards: &str,
+    extra: &[&str],
+    infer: &[&str],
+) -> (i32, String) {
     let mut args = vec![
         "campaign",
         "plan",
@@ -66,17 +88,8 @@ fn plan(dir: &Path, scheduler: &str, shards: &str, extra: &[&str]) -> (i32, Stri
         dir.to_str().unwrap(),
     ];
     args.extend(extra);
-    args.extend([
-        "--",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        list.to_str().unwrap(),
-        "--agent",
-        "golden",
-        "--repeat",
-        "3",
-    ]);
+    args.push("--");
+    args.extend(infer);
     tb(&args)
 }
 
@@ -203,21 +216,8 @@ fn slurm_script_shards_status_and_foreign_shards() {
     let (code, text) = plan(&a, "slurm", "3", &[]);
     assert_ne!(code, 0);
     insta::assert_snapshot!(redacted(&text, d.path()), @"error: [TMP]/a already holds a campaign: pass --force to replace it");
-    let (code, text) = tb(&[
-        "campaign",
-        "plan",
-        "--scheduler",
-        "slurm",
-        "--shards",
-        "2",
-        "--output",
-        d.path().join("c").to_str().unwrap(),
-        "--",
-        "--agent",
-        "golden",
-        "--shard",
-        "0/2",
-    ]);
+    let infer = ["--agent", "golden", "--shard", "0/2"];
+    let (code, text) = plan_with(&d.path().join("c"), "slurm", "2", &[], &infer);
     assert_ne!(code, 0);
     insta::assert_snapshot!(redacted(&text, d.path()), @"error: --shard is set by the campaign: leave it out of the `tb infer` options");
 
@@ -384,25 +384,18 @@ fn a_config_with_a_literal_key_is_refused() {
     .unwrap();
     let ex = example();
     let plan_with_config = || {
-        tb(&[
-            "campaign",
-            "plan",
-            "--scheduler",
-            "slurm",
-            "--shards",
-            "2",
-            "--output",
-            dir.to_str().unwrap(),
-            "--",
+        let list = ex.join("testlist.yaml");
+        let infer = [
             "--data",
             ex.to_str().unwrap(),
             "--test-list",
-            ex.join("testlist.yaml").to_str().unwrap(),
+            list.to_str().unwrap(),
             "--agent",
             "golden",
             "--config",
             cfg.to_str().unwrap(),
-        ])
+        ];
+        plan_with(&dir, "slurm", "2", &[], &infer)
     };
     let (code, text) = plan_with_config();
     assert_eq!(code, 2, "{text}");

@@ -422,6 +422,24 @@ fn shown(shared: &Path, replies: &Path, dir: &Path) -> Vec<String> {
     ]
 }
 
+/// Runs `compare` on each case folder: how many differ, and a report naming each that does
+/// (`<label><folder name>: differs`) with its differences.
+fn differences(
+    cases: &[PathBuf],
+    label: &str,
+    mut compare: impl FnMut(&Path) -> Vec<String>,
+) -> (usize, Vec<String>) {
+    let mut report = Vec::new();
+    for case in cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let d = compare(case);
+        if !d.is_empty() {
+            report.push(format!("{label}{name}: differs\n{}", d.join("\n")));
+        }
+    }
+    (report.len(), report)
+}
+
 /// What every run of the cases needs: the shared folder, its reply cases, a temporary
 /// directory, the surface and prompt options ([`shown`], written in it) and the data root.
 fn cases() -> (PathBuf, PathBuf, tempfile::TempDir, Vec<String>, PathBuf) {
@@ -452,16 +470,9 @@ fn every_reply_shape_sends_and_records_what_the_reference_did() {
         })
         .collect();
     cases.sort();
-    let mut report = Vec::new();
-    let mut differ = 0;
-    for case in &cases {
-        let name = case.file_name().unwrap().to_string_lossy().to_string();
-        let d = run_case(&shared, &replies, case, &shown, &data);
-        if !d.is_empty() {
-            differ += 1;
-            report.push(format!("{name}: differs\n{}", d.join("\n")));
-        }
-    }
+    let (differ, report) = differences(&cases, "", |case| {
+        run_case(&shared, &replies, case, &shown, &data)
+    });
     let summary = format!("{} cases, {differ} differ", cases.len());
     eprintln!("{}\n{summary}", report.join("\n"));
     if only.is_none() {
@@ -525,18 +536,12 @@ fn responses_api_follows_the_same_rules_on_the_same_shapes() {
         })
         .collect();
     cases.sort();
-    let mut report = Vec::new();
-    let mut differ = 0;
-    for case in &cases {
-        let name = case.file_name().unwrap().to_string_lossy().to_string();
+    let (mut differ, mut report) = differences(&cases, "responses:", |case| {
         let ours = run_ours(&shared, &replies, case, &shown, &data, true);
         let mut d: Vec<String> = ours.failed.iter().map(|e| format!("  {e}")).collect();
         d.extend(compare_records(&case.join("ref.jsonl"), &ours.records));
-        if !d.is_empty() {
-            differ += 1;
-            report.push(format!("responses:{name}: differs\n{}", d.join("\n")));
-        }
-    }
+        d
+    });
     // a reply without usage: the reference's system error, on the first agent reply
     let plain = replies.join("chat-plain");
     let dir = tmp.path().join("nousage");
