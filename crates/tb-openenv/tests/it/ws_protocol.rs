@@ -113,6 +113,15 @@ fn ended_by_end_turn_tool(o: &Value) -> &Vec<Value> {
     ob["messages"].as_array().unwrap()
 }
 
+/// The example's tasks (of its test list) and the golden calls of [`BS001`].
+fn example_tasks() -> (Vec<tb_core::Task>, Vec<(String, Value)>) {
+    let ds = Dataset::open(&example()).unwrap();
+    let tasks = ds.load_test_list(&example().join("testlist.yaml")).unwrap();
+    let task = tasks.iter().find(|t| t.uid == BS001).unwrap();
+    let calls = golden_calls(task);
+    (tasks, calls)
+}
+
 /// A session on a server of the bundled example: the setup (which must outlive the server),
 /// the server and a connected client.
 async fn example_session() -> (Setup, tb_openenv::RunningServer, Client) {
@@ -136,13 +145,9 @@ impl Setup {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_frame_type_and_no_hidden_fields() {
-    let s = setup().await;
-    let server = s.serve_example().await;
-    let ds = Dataset::open(&example()).unwrap();
-    let tasks = ds.load_test_list(&example().join("testlist.yaml")).unwrap();
+    let (s, server, mut c) = example_session().await;
+    let (tasks, calls) = example_tasks();
     let task = tasks.iter().find(|t| t.uid == BS001).unwrap();
-    let calls = golden_calls(task);
-    let mut c = Client::connect(&server.url()).await;
 
     // Error frames: each code the session can produce without closing.
     c.send_raw("this is not json").await;
@@ -775,13 +780,8 @@ async fn airline_release_episode_gets_the_recorded_texts_and_verdict() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_adapter_clients_frames_and_terminal_turns() {
     const END: &str = "InjectionAttackInToolResponse";
-    let s = setup().await;
-    let server = s.serve_example().await;
-    let ds = Dataset::open(&example()).unwrap();
-    let tasks = ds.load_test_list(&example().join("testlist.yaml")).unwrap();
-    let task = tasks.iter().find(|t| t.uid == BS001).unwrap();
-    let calls = golden_calls(task);
-    let mut c = Client::connect(&server.url()).await;
+    let (_s, server, mut c) = example_session().await;
+    let (_, calls) = example_tasks();
     async fn reset(c: &mut Client) {
         let f = c
             .ask(json!({"type": "reset", "data": {"test_uid": BS001}}))
