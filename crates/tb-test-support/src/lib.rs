@@ -95,6 +95,30 @@ pub fn adapter() -> (PathBuf, PathBuf) {
 /// The benchmark's test list (507 tasks), relative to the data root.
 pub const V1_TEST_LIST: &str = "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml";
 
+/// A child process that is killed and reaped when this is dropped (a server a test started);
+/// it derefs to the [`std::process::Child`].
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Reaped {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Reaped {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
 /// The instant the recorded reference traces (`tb-bench-v1/traces`) were taken at; replays and
 /// golden hashes need tools to see this time.
 pub const REPLAY_CLOCK: &str = "2026-11-30T12:00:00Z";

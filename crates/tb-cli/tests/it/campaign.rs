@@ -327,8 +327,7 @@ async fn model_campaign() -> ModelCampaign {
     super::common::script_roles(&server, by_query);
     let (chaos, proxy) = start_chaos(server.addr()).await;
     let dir = tempfile::tempdir().unwrap();
-    let list: String = ids.iter().map(|i| format!("- {i}\n")).collect();
-    std::fs::write(dir.path().join("list.yaml"), list).unwrap();
+    super::common::write_test_list(&dir.path().join("list.yaml"), &ids);
     let model = |role: &str| {
         vec![
             "type: aoai".to_string(),

@@ -37,6 +37,15 @@ pub(crate) fn files_ending(dir: &Path, ext: &str) -> Vec<PathBuf> {
     files
 }
 
+/// Writes the test list `path` of the task ids `ids`.
+pub(crate) fn write_test_list<I: IntoIterator<Item = S>, S: std::fmt::Display>(
+    path: &Path,
+    ids: I,
+) {
+    let text: String = ids.into_iter().map(|i| format!("- {i}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
 /// The JSON values of a JSON Lines file, every line of which must parse; none when the file
 /// is not there.
 pub(crate) fn jsonl(path: &Path) -> Vec<Value> {

@@ -315,14 +315,7 @@ fn a_streamable_http_server_runs_through_mcp_remote() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _guard = Kill(server);
+    let _guard = tb_test_support::Reaped(server);
     // ready when it accepts connections
     let t0 = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -549,27 +542,10 @@ fn the_reference_v1_servers_forced_external_give_the_native_verdicts_and_tool_te
     }
     assert_eq!(sample.len(), 15);
     let list_file = dir.path().join("sample.yaml");
-    std::fs::write(
-        &list_file,
-        sample
-            .iter()
-            .map(|i| format!("- {i}\n"))
-            .collect::<String>(),
-    )
-    .unwrap();
+    super::common::write_test_list(&list_file, &sample);
     let run = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "infer",
-            "--data",
-            root.to_str().unwrap(),
-            "--test-list",
-            list_file.to_str().unwrap(),
-            "--agent",
-            "golden",
-            "-o",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
+        let args = super::common::infer_args(&root, &list_file, "golden", "1", out, extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let pythonpath = data.join("servers/tb_business_ops_servers_202606");
         tb(
             &args,

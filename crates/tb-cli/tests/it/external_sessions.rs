@@ -14,22 +14,15 @@ use super::external_servers::{fixture, processes_with, sdk_python, servers_file}
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 use tb_mcp::client::McpServer;
 use tb_sandbox::CallOutcome;
 
 /// A running `tb mcp-start`, killed when dropped.
 struct Server {
-    child: Child,
+    child: tb_test_support::Reaped,
     url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Server {
@@ -80,7 +73,10 @@ fn start_with(servers: &Path, py: &Path, extra: &[&str], envs: &[(&str, &Path)])
     };
     // keep draining stderr so the server never blocks on a full pipe
     std::thread::spawn(move || for _ in lines {});
-    Server { child, url }
+    Server {
+        child: tb_test_support::Reaped(child),
+        url,
+    }
 }
 
 fn signal(sig: &str, pid: i32) {

@@ -49,14 +49,10 @@ fn hostile_airline(dir: &Path) -> (PathBuf, PathBuf) {
     let list = dir.join("list.yaml");
     let mut tasks: Vec<String> = GOOD.iter().map(|t| (*t).to_string()).collect();
     tasks.extend(["deep", "slow", "huge"].map(|n| format!("test_900_hostile_{n}")));
-    std::fs::write(
+    super::common::write_test_list(
         &list,
-        tasks
-            .iter()
-            .map(|t| format!("- airline_tau_bench.py:{t}\n"))
-            .collect::<String>(),
-    )
-    .unwrap();
+        tasks.iter().map(|t| format!("airline_tau_bench.py:{t}")),
+    );
     (root, list)
 }
 

@@ -224,8 +224,7 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
     let scenarios: std::collections::BTreeSet<&str> =
         sample.iter().map(|t| t.scenario.as_str()).collect();
     assert_eq!(scenarios.len(), 5, "{scenarios:?}");
-    let list: String = sample.iter().map(|t| format!("- {}\n", t.uid)).collect();
-    std::fs::write(p("list.yaml"), list).unwrap();
+    super::common::write_test_list(&p("list.yaml"), sample.iter().map(|t| &t.uid));
     let data_s = data.to_str().unwrap().to_string();
     let list = p("list.yaml");
     let infer = |agent: &str, repeat: &str, out: &Path, extra: &[&str]| {

@@ -17,7 +17,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 /// Record fields (paths) that hold run-specific or program-specific values: wall-clock
 /// durations of the trial's phases, the absolute path of the data checkout the task file was
@@ -84,17 +84,10 @@ fn extract(case: &Path, to: &Path) {
     assert!(st.success(), "extracting {}", case.display());
 }
 
-/// mockrich.py on a free port, killed on drop.
+/// mockrich.py on a free port, killed and reaped on drop.
 struct Mock {
-    child: Child,
+    _child: tb_test_support::Reaped,
     port: u16,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Mock {
@@ -118,7 +111,10 @@ impl Mock {
             // bounded wait for it to listen; a port taken meanwhile makes it exit: try another
             for _ in 0..100 {
                 if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Mock { child, port };
+                    return Mock {
+                        _child: tb_test_support::Reaped(child),
+                        port,
+                    };
                 }
                 if child.try_wait().unwrap().is_some() {
                     break;

@@ -8,7 +8,7 @@
 //!
 //! Everything listens on 127.0.0.1 only; every wait is bounded.
 
-use super::common::example;
+use super::common::{example, infer_args};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
@@ -68,22 +68,17 @@ fn an_echoed_key_reaches_no_file_console_or_log() {
     .unwrap();
     let out = dir.path().join("out.jsonl");
     let root = example();
+    let extra = ["-c", cfg.to_str().unwrap(), "--log", "debug"];
+    let args = infer_args(
+        &root,
+        &root.join("testlist.yaml"),
+        "think",
+        "1",
+        &out,
+        &extra,
+    );
     let run = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args([
-            "infer",
-            "--data",
-            root.to_str().unwrap(),
-            "--test-list",
-            root.join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "think",
-            "-c",
-            cfg.to_str().unwrap(),
-            "--output",
-            out.to_str().unwrap(),
-            "--log",
-            "debug",
-        ])
+        .args(&args)
         .env("TB_TEST_ECHO_KEY", KEY)
         .env_remove("THINKINGBOX_DATA")
         .output()
