@@ -12,7 +12,7 @@
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 use tb_eval::tools::ToolBackend;
@@ -32,15 +32,8 @@ fn sdk_python() -> PathBuf {
 
 /// The library server on a free port, killed and reaped when dropped.
 struct PyServer {
-    child: Child,
+    child: tb_test_support::Reaped,
     port: u16,
-}
-
-impl Drop for PyServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl PyServer {
@@ -60,7 +53,10 @@ impl PyServer {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut server = PyServer { child, port };
+        let mut server = PyServer {
+            child: tb_test_support::Reaped(child),
+            port,
+        };
         // ready when it accepts connections (Python start-up takes seconds on a busy machine)
         let t0 = std::time::Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
