@@ -55,17 +55,22 @@ fn redacted(text: &str, tmp: &Path) -> String {
 fn plan(dir: &Path, scheduler: &str, shards: &str, extra: &[&str]) -> (i32, String) {
     let ex = example();
     let list = ex.join("testlist.yaml");
-    let infer = [
+    let infer = golden_options(&ex, &list, &["--repeat", "3"]);
+    plan_with(dir, scheduler, shards, extra, &infer)
+}
+
+/// `tb infer` options running the golden agent on `list` of the data root `ex`, then `more`.
+fn golden_options<'a>(ex: &'a Path, list: &'a Path, more: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
         "--data",
         ex.to_str().unwrap(),
         "--test-list",
         list.to_str().unwrap(),
         "--agent",
         "golden",
-        "--repeat",
-        "3",
     ];
-    plan_with(dir, scheduler, shards, extra, &infer)
+    v.extend(more);
+    v
 }
 
 /// `tb campaign plan` into `dir` with `scheduler`, `shards` and the `extra` options, its
@@ -385,16 +390,7 @@ fn a_config_with_a_literal_key_is_refused() {
     let ex = example();
     let plan_with_config = || {
         let list = ex.join("testlist.yaml");
-        let infer = [
-            "--data",
-            ex.to_str().unwrap(),
-            "--test-list",
-            list.to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--config",
-            cfg.to_str().unwrap(),
-        ];
+        let infer = golden_options(&ex, &list, &["--config", cfg.to_str().unwrap()]);
         plan_with(&dir, "slurm", "2", &[], &infer)
     };
     let (code, text) = plan_with_config();

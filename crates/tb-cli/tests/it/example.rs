@@ -22,6 +22,17 @@ fn infer_example(agent: &str, repeat: &str, out: &std::path::Path) -> (i32, Stri
     tb(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
+/// [`infer_example`] into `<agent>.jsonl` of a new temporary directory: asserts that it
+/// succeeds; the directory, the records and the output.
+fn run_example(agent: &str, repeat: &str) -> (tempfile::TempDir, Vec<serde_json::Value>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(format!("{agent}.jsonl"));
+    let (code, text) = infer_example(agent, repeat, &out);
+    assert_eq!(code, 0, "{text}");
+    let recs = records(&out);
+    (dir, recs, text)
+}
+
 /// `tb validate` of the data root `root` with its `testlist.yaml`.
 fn validate(root: &std::path::Path) -> (i32, String) {
     tb(&[
@@ -43,12 +54,8 @@ fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn golden_agent_passes_every_example_task() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("golden.jsonl");
-    let (code, text) = infer_example("golden", "3", &out);
-    assert_eq!(code, 0, "{text}");
+    let (dir, recs, text) = run_example("golden", "3");
     insta::assert_snapshot!("golden_infer_output", redacted(&text, Some(dir.path())));
-    let recs = records(&out);
     assert_eq!(recs.len(), 24);
     let mut keys: Vec<&str> = recs.iter().map(|r| r["key"].as_str().unwrap()).collect();
     keys.sort_unstable();
@@ -72,11 +79,8 @@ fn golden_agent_passes_every_example_task() {
 
 #[test]
 fn noop_agent_fails_every_task_that_asks_for_a_change() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("noop.jsonl");
-    let (code, text) = infer_example("noop", "1", &out);
-    assert_eq!(code, 0, "{text}");
-    for r in records(&out) {
+    let (_dir, recs, _) = run_example("noop", "1");
+    for r in recs {
         let read_only = r["uid"]
             .as_str()
             .unwrap()

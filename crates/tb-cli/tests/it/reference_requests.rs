@@ -251,23 +251,25 @@ fn is_tool_result_user(m: &Value) -> bool {
     })
 }
 
+/// Whether `m` has the text `value` at `key`.
+fn has(m: &Value, key: &str, value: &str) -> bool {
+    m.get(key).and_then(Value::as_str) == Some(value)
+}
+
 fn n_tool_results(items: &[Value], api: Api) -> usize {
     match api {
         Api::Responses => items
             .iter()
-            .filter(|m| m.get("type").and_then(Value::as_str) == Some("function_call_output"))
+            .filter(|m| has(m, "type", "function_call_output"))
             .count(),
         Api::Anthropic => items
             .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .filter(|m| has(m, "role", "user"))
             .filter_map(|m| m.get("content").and_then(Value::as_array))
             .flatten()
-            .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .filter(|p| has(p, "type", "tool_result"))
             .count(),
-        Api::Chat => items
-            .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
-            .count(),
+        Api::Chat => items.iter().filter(|m| has(m, "role", "tool")).count(),
     }
 }
 

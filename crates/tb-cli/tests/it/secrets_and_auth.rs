@@ -83,11 +83,8 @@ fn an_echoed_key_reaches_no_file_console_or_log() {
         .env_remove("THINKINGBOX_DATA")
         .output()
         .expect("tb runs");
-    let console = format!(
-        "{}{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let (_, stdout, stderr) = super::common::code_and_streams(&run);
+    let console = stdout + &stderr;
     // The endpoint was reached and its error recorded (else this test shows nothing).
     let sidecar = dir.path().join("out_errors.jsonl");
     let errors = std::fs::read_to_string(&sidecar).unwrap_or_default();

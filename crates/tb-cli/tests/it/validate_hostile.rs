@@ -15,12 +15,8 @@ fn validate(root: &Path) -> (bool, String) {
         .env_remove("THINKINGBOX_DATA")
         .output()
         .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let (_, stdout, stderr) = super::common::code_and_streams(&out);
+    (out.status.success(), stdout + &stderr)
 }
 
 #[test]
