@@ -92,6 +92,33 @@ pub fn adapter() -> (PathBuf, PathBuf) {
     )
 }
 
+/// The benchmark's test list (507 tasks), relative to the data root.
+pub const V1_TEST_LIST: &str = "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml";
+
+/// A child process that is killed and reaped when this is dropped (a server a test started);
+/// it derefs to the [`std::process::Child`].
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Reaped {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Reaped {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
 /// The instant the recorded reference traces (`tb-bench-v1/traces`) were taken at; replays and
 /// golden hashes need tools to see this time.
 pub const REPLAY_CLOCK: &str = "2026-11-30T12:00:00Z";
@@ -199,6 +226,18 @@ pub fn redact(text: &str, paths: &[(&std::path::Path, &str)]) -> String {
 /// Python SDK, for the external-server tests of several crates.
 pub mod tiny_library {
     use std::path::{Path, PathBuf};
+
+    /// The tools the fixture's scenario grants, sorted: not the server's
+    /// `secret_admin_reset`, nor its reserved tools.
+    pub const GRANTED: [&str; 7] = [
+        "crash_server",
+        "emit_garbage",
+        "get_book",
+        "hang_forever",
+        "lend_book",
+        "list_loans",
+        "return_book",
+    ];
 
     /// The fixture's folder (a data root, with its `servers.yaml` and `server/`).
     pub fn root() -> PathBuf {

@@ -11,9 +11,7 @@ fn v1_golden_passes_everywhere_and_the_noop_pass_is_flagged() {
     let root = tb_test_support::data();
     let ds = tb_dataset::Dataset::open(&root).unwrap();
     let tasks = ds
-        .load_test_list(
-            &root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"),
-        )
+        .load_test_list(&root.join(tb_test_support::V1_TEST_LIST))
         .unwrap();
     assert_eq!(tasks.len(), 507);
     let sandbox = LoadedRoot::load(&root).unwrap();

@@ -32,11 +32,7 @@ fn tb_audit(list: &str, extra: &[&str]) -> (Option<i32>, String, String) {
         .env_remove("THINKINGBOX_DATA")
         .output()
         .expect("tb runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    super::common::code_and_streams(&out)
 }
 
 #[test]

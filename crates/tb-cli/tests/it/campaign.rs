@@ -7,6 +7,7 @@
 //! decides per connection whether to forward the request or to fail it. Everything listens
 //! on 127.0.0.1 only.
 
+use super::common::{example, infer_args, jsonl as lines, tb_async};
 use super::tb;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -15,35 +16,14 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tb_mock_model::{MockRequest, MockServer, Reply, Turn};
+use tb_mock_model::MockServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-async fn tb_async(args: Vec<String>) -> (i32, String) {
-    tokio::task::spawn_blocking(move || {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        tb(&a)
-    })
-    .await
-    .unwrap()
-}
-
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 fn keys(recs: &[Value]) -> Vec<String> {
     recs.iter()
         .map(|r| r["key"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
 }
 
 /// The benchmark data (panics when missing: call from `#[tb_test_support::data_test]`s only).
@@ -283,6 +263,21 @@ impl ModelCampaign {
         v
     }
 
+    /// `tb verify` on `run.jsonl`: asserts its exit code; its output.
+    async fn verify(&self, code: i32) -> String {
+        let (got, text) = tb_async(self.verify_args("run.jsonl")).await;
+        assert_eq!(got, code, "{text}");
+        text
+    }
+
+    /// `tb infer --resume` at concurrency 8 on `run.jsonl`: asserts it succeeds; its output.
+    async fn resume(&self) -> String {
+        let (code, text) =
+            tb_async(self.infer_args("run.jsonl", &["--resume", "--concurrency", "8"])).await;
+        assert_eq!(code, 0, "{text}");
+        text
+    }
+
     fn verify_args(&self, out: &str) -> Vec<String> {
         [
             "verify",
@@ -329,25 +324,12 @@ async fn model_campaign() -> ModelCampaign {
     }
     assert_eq!(ids.len(), 10);
     let server = MockServer::start().await.unwrap();
-    server.set_script("agent", move |r: &MockRequest| {
-        let query = r.turns.iter().find_map(|t| match t {
-            Turn::User(u) => Some(u.clone()),
-            _ => None,
-        });
-        let calls = query.and_then(|q| by_query.get(&q));
-        match calls.and_then(|c| c.get(r.tool_calls_so_far())) {
-            Some(c) => Reply::Calls(vec![c.clone()]),
-            None => Reply::Text("All done. <DONE>".into()),
-        }
-    });
-    server.set_script("user", |_r: &MockRequest| Reply::Text("Thanks.".into()));
-    server.set_script("judge", |_r: &MockRequest| Reply::Text("Yes".into()));
+    super::common::script_roles(&server, by_query);
     let (chaos, proxy) = start_chaos(server.addr()).await;
     let dir = tempfile::tempdir().unwrap();
-    let list: String = ids.iter().map(|i| format!("- {i}\n")).collect();
-    std::fs::write(dir.path().join("list.yaml"), list).unwrap();
-    let model = |role: &str, pad: &str| {
-        [
+    super::common::write_test_list(&dir.path().join("list.yaml"), &ids);
+    let model = |role: &str| {
+        vec![
             "type: aoai".to_string(),
             format!("deployment: mock-{role}"),
             format!("endpoint_url: http://{proxy}/{role}/v1/chat/completions"),
@@ -362,16 +344,8 @@ async fn model_campaign() -> ModelCampaign {
             "retry_backoff_max: 0.02".into(),
             "credential: {type: api-key, api_key: sk-test-secret-123}".into(),
         ]
-        .iter()
-        .map(|l| format!("{pad}{l}\n"))
-        .collect::<String>()
     };
-    let config = format!(
-        "orchestrator:\n  agent_model:\n{}user_model:\n{}judge_model:\n{}",
-        model("agent", "    "),
-        model("user", "  "),
-        model("judge", "  ")
-    );
+    let config = super::common::three_role_config(model);
     std::fs::write(dir.path().join("config.yaml"), config).unwrap();
     ModelCampaign {
         data,
@@ -460,15 +434,12 @@ async fn random_endpoint_faults_land_in_the_sidecar_and_a_resume_fills_them() {
         assert!(!text.contains("sk-test-secret-123"), "{f} leaks the key");
     }
     // Not verified yet: the errors are unresolved.
-    let (code, text) = tb_async(c.verify_args("run.jsonl")).await;
-    assert_eq!(code, 1, "{text}");
+    let text = c.verify(1).await;
     assert!(text.contains("system errors not yet rerun"), "{text}");
 
     // The endpoint recovers; the resume reruns exactly the failed keys.
     c.chaos.rate.store(0, Ordering::SeqCst);
-    let (code, text) =
-        tb_async(c.infer_args("run.jsonl", &["--resume", "--concurrency", "8"])).await;
-    assert_eq!(code, 0, "{text}");
+    let text = c.resume().await;
     assert!(
         text.contains(&format!(
             "({} already done, {} run now)",
@@ -490,8 +461,7 @@ async fn random_endpoint_faults_land_in_the_sidecar_and_a_resume_fills_them() {
         errs.len(),
         "the sidecar keeps its audit trail"
     );
-    let (code, text) = tb_async(c.verify_args("run.jsonl")).await;
-    assert_eq!(code, 0, "{text}");
+    let text = c.verify(0).await;
     assert!(
         text.contains(&format!("{} system error(s) resolved", errs.len())),
         "{text}"
@@ -546,14 +516,11 @@ async fn a_sigkill_mid_run_then_resume_leaves_every_key_exactly_once() {
     let mut f = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
     std::io::Write::write_all(&mut f, br#"{"uid":"torn.py:t","key":"torn"#).unwrap();
     drop(f);
-    let (code, text) = tb_async(c.verify_args("run.jsonl")).await;
-    assert_eq!(code, 1, "{text}");
+    let text = c.verify(1).await;
     assert!(text.contains("torn last line"), "{text}");
 
     c.chaos.latency_ms.store(0, Ordering::SeqCst);
-    let (code, text) =
-        tb_async(c.infer_args("run.jsonl", &["--resume", "--concurrency", "8"])).await;
-    assert_eq!(code, 0, "{text}");
+    let text = c.resume().await;
     assert!(text.contains("cut a torn last line"), "{text}");
     let after = std::fs::read_to_string(&out).unwrap();
     assert!(
@@ -569,8 +536,7 @@ async fn a_sigkill_mid_run_then_resume_leaves_every_key_exactly_once() {
     let ks: BTreeSet<String> = keys(&recs).into_iter().collect();
     assert_eq!(recs.len(), 50, "no duplicate");
     assert_eq!(ks.len(), 50, "no lost key");
-    let (code, text) = tb_async(c.verify_args("run.jsonl")).await;
-    assert_eq!(code, 0, "{text}");
+    c.verify(0).await;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -578,23 +544,7 @@ async fn a_sigkill_mid_run_then_resume_leaves_every_key_exactly_once() {
 
 fn offline(out: &Path, extra: &[&str]) -> (i32, String) {
     let ex = example();
-    let mut args = vec![
-        "infer",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        ex.join("testlist.yaml").to_str().unwrap(),
-        "--agent",
-        "golden",
-        "--repeat",
-        "3",
-        "--output",
-        out.to_str().unwrap(),
-    ]
-    .into_iter()
-    .map(str::to_string)
-    .collect::<Vec<_>>();
-    args.extend(extra.iter().map(std::string::ToString::to_string));
+    let args = infer_args(&ex, &ex.join("testlist.yaml"), "golden", "3", out, extra);
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     tb(&a)
 }
@@ -719,22 +669,19 @@ fn shards_merged_equal_an_unsharded_run_key_for_key() {
         .enumerate()
         .map(|(i, k)| (format!(" {k}: "), format!(" [key of line {}]: ", i + 1)))
         .collect();
-    insta::assert_snapshot!(redacted_with(&text, d.path(), &by_line), @"
-    error: cannot merge: 13 problem(s):
-      duplicate key [key of line 1]: [TMP]/s0.jsonl line 1 and [TMP]/s0copy.jsonl line 1
-      duplicate key [key of line 2]: [TMP]/s0.jsonl line 2 and [TMP]/s0copy.jsonl line 2
-      duplicate key [key of line 3]: [TMP]/s0.jsonl line 3 and [TMP]/s0copy.jsonl line 3
-      duplicate key [key of line 4]: [TMP]/s0.jsonl line 4 and [TMP]/s0copy.jsonl line 4
-      duplicate key [key of line 5]: [TMP]/s0.jsonl line 5 and [TMP]/s0copy.jsonl line 5
-      duplicate key [key of line 6]: [TMP]/s0.jsonl line 6 and [TMP]/s0copy.jsonl line 6
-      duplicate key [key of line 7]: [TMP]/s0.jsonl line 7 and [TMP]/s0copy.jsonl line 7
-      duplicate key [key of line 8]: [TMP]/s0.jsonl line 8 and [TMP]/s0copy.jsonl line 8
-      duplicate key [key of line 9]: [TMP]/s0.jsonl line 9 and [TMP]/s0copy.jsonl line 9
-      duplicate key [key of line 10]: [TMP]/s0.jsonl line 10 and [TMP]/s0copy.jsonl line 10
-      duplicate key [key of line 11]: [TMP]/s0.jsonl line 11 and [TMP]/s0copy.jsonl line 11
-      duplicate key [key of line 12]: [TMP]/s0.jsonl line 12 and [TMP]/s0copy.jsonl line 12
-      duplicate key [key of line 13]: [TMP]/s0.jsonl line 13 and [TMP]/s0copy.jsonl line 13
-    ");
+    // one problem per line of the copy: the same key in both files
+    let problems: Vec<String> = (1..=13)
+        .map(|i| {
+            format!("  duplicate key [key of line {i}]: [TMP]/s0.jsonl line {i} and [TMP]/s0copy.jsonl line {i}")
+        })
+        .collect();
+    assert_eq!(
+        redacted_with(&text, d.path(), &by_line).trim_end(),
+        format!(
+            "error: cannot merge: 13 problem(s):\n{}",
+            problems.join("\n")
+        )
+    );
     assert!(!p("dup.jsonl").exists());
     // a shard run on another clock (another config hash) conflicts
     let (code, text) = offline(

@@ -11,14 +11,11 @@
 //! else `target/py-k8s/bin/python` (made by `scripts/ci-python-deps.sh`;
 //! `#[needs(python_k8s)]`).
 
+use super::common::example;
 use super::tb;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
-}
 
 /// `text` with the temporary directory, the example and the checkout shown as `[TMP]`,
 /// `[EXAMPLE]` and `[WS]`, for snapshots that do not depend on the machine.
@@ -58,6 +55,33 @@ fn redacted(text: &str, tmp: &Path) -> String {
 fn plan(dir: &Path, scheduler: &str, shards: &str, extra: &[&str]) -> (i32, String) {
     let ex = example();
     let list = ex.join("testlist.yaml");
+    let infer = golden_options(&ex, &list, &["--repeat", "3"]);
+    plan_with(dir, scheduler, shards, extra, &infer)
+}
+
+/// `tb infer` options running the golden agent on `list` of the data root `ex`, then `more`.
+fn golden_options<'a>(ex: &'a Path, list: &'a Path, more: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "--data",
+        ex.to_str().unwrap(),
+        "--test-list",
+        list.to_str().unwrap(),
+        "--agent",
+        "golden",
+    ];
+    v.extend(more);
+    v
+}
+
+/// `tb campaign plan` into `dir` with `scheduler`, `shards` and the `extra` options, its
+/// `tb infer` options (after `--`) `infer`.
+fn plan_with(
+    dir: &Path,
+    scheduler: &str,
+    shards: &str,
+    extra: &[&str],
+    infer: &[&str],
+) -> (i32, String) {
     let mut args = vec![
         "campaign",
         "plan",
@@ -69,18 +93,27 @@ fn plan(dir: &Path, scheduler: &str, shards: &str, extra: &[&str]) -> (i32, Stri
         dir.to_str().unwrap(),
     ];
     args.extend(extra);
-    args.extend([
-        "--",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        list.to_str().unwrap(),
-        "--agent",
-        "golden",
-        "--repeat",
-        "3",
-    ]);
+    args.push("--");
+    args.extend(infer);
     tb(&args)
+}
+
+/// Asserts that a plan (its exit code and output) succeeded; snapshots its output as
+/// `output` and each planned file of `dir` as its snapshot (`(file, snapshot)`), with `tmp`
+/// redacted.
+fn assert_plan(
+    planned: (i32, String),
+    (dir, tmp): (&Path, &Path),
+    output: &str,
+    files: &[(&str, &str)],
+) {
+    let (code, text) = planned;
+    assert_eq!(code, 0, "{text}");
+    insta::assert_snapshot!(output, redacted(&text, tmp));
+    for (file, snapshot) in files {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        insta::assert_snapshot!(*snapshot, redacted(&text, tmp));
+    }
 }
 
 fn lines(p: &Path) -> Vec<String> {
@@ -118,16 +151,18 @@ fn plan_k8s(dir: &Path) -> (i32, String) {
 fn kubernetes_manifests_are_an_indexed_job_and_a_merge_job() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("k");
-    let (code, text) = plan_k8s(&dir);
-    assert_eq!(code, 0, "{text}");
-    insta::assert_snapshot!("k8s_plan_output", redacted(&text, d.path()));
     // The whole manifests: an indexed Job of 4 completions whose index is the shard, the
     // secret as environment, the image, the data read-only at /data, the campaign at /campaign;
     // the merge job runs `tb campaign merge /campaign`.
-    let job = std::fs::read_to_string(dir.join("k8s-job.yaml")).unwrap();
-    insta::assert_snapshot!("k8s_job_yaml", redacted(&job, d.path()));
-    let merge = std::fs::read_to_string(dir.join("k8s-merge-job.yaml")).unwrap();
-    insta::assert_snapshot!("k8s_merge_job_yaml", redacted(&merge, d.path()));
+    assert_plan(
+        plan_k8s(&dir),
+        (&dir, d.path()),
+        "k8s_plan_output",
+        &[
+            ("k8s-job.yaml", "k8s_job_yaml"),
+            ("k8s-merge-job.yaml", "k8s_merge_job_yaml"),
+        ],
+    );
 }
 
 #[tb_test_support::needs(python_k8s)]
@@ -170,39 +205,24 @@ fn slurm_script_shards_status_and_foreign_shards() {
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
     let b = d.path().join("b");
-    let (code, text) = plan(
-        &a,
-        "slurm",
-        "3",
-        &["--partition", "cpu", "--time", "01:00:00"],
-    );
-    assert_eq!(code, 0, "{text}");
-    insta::assert_snapshot!("slurm_plan_output", redacted(&text, d.path()));
     // The whole script: an array 0-2, requeued, on partition cpu for an hour, each task
     // running `tb campaign run --shard "$SLURM_ARRAY_TASK_ID"`; merge.sh runs the merge.
-    let script = std::fs::read_to_string(a.join("slurm.sbatch")).unwrap();
-    insta::assert_snapshot!("slurm_sbatch", redacted(&script, d.path()));
-    let merge = std::fs::read_to_string(a.join("merge.sh")).unwrap();
-    insta::assert_snapshot!("slurm_merge_sh", redacted(&merge, d.path()));
+    let options = ["--partition", "cpu", "--time", "01:00:00"];
+    assert_plan(
+        plan(&a, "slurm", "3", &options),
+        (&a, d.path()),
+        "slurm_plan_output",
+        &[
+            ("slurm.sbatch", "slurm_sbatch"),
+            ("merge.sh", "slurm_merge_sh"),
+        ],
+    );
     // planning over a campaign is refused; options the campaign sets are refused
     let (code, text) = plan(&a, "slurm", "3", &[]);
     assert_ne!(code, 0);
     insta::assert_snapshot!(redacted(&text, d.path()), @"error: [TMP]/a already holds a campaign: pass --force to replace it");
-    let (code, text) = tb(&[
-        "campaign",
-        "plan",
-        "--scheduler",
-        "slurm",
-        "--shards",
-        "2",
-        "--output",
-        d.path().join("c").to_str().unwrap(),
-        "--",
-        "--agent",
-        "golden",
-        "--shard",
-        "0/2",
-    ]);
+    let infer = ["--agent", "golden", "--shard", "0/2"];
+    let (code, text) = plan_with(&d.path().join("c"), "slurm", "2", &[], &infer);
     assert_ne!(code, 0);
     insta::assert_snapshot!(redacted(&text, d.path()), @"error: --shard is set by the campaign: leave it out of the `tb infer` options");
 
@@ -369,25 +389,9 @@ fn a_config_with_a_literal_key_is_refused() {
     .unwrap();
     let ex = example();
     let plan_with_config = || {
-        tb(&[
-            "campaign",
-            "plan",
-            "--scheduler",
-            "slurm",
-            "--shards",
-            "2",
-            "--output",
-            dir.to_str().unwrap(),
-            "--",
-            "--data",
-            ex.to_str().unwrap(),
-            "--test-list",
-            ex.join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--config",
-            cfg.to_str().unwrap(),
-        ])
+        let list = ex.join("testlist.yaml");
+        let infer = golden_options(&ex, &list, &["--config", cfg.to_str().unwrap()]);
+        plan_with(&dir, "slurm", "2", &[], &infer)
     };
     let (code, text) = plan_with_config();
     assert_eq!(code, 2, "{text}");

@@ -37,23 +37,30 @@ fn doc_files() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-/// Markdown link targets `[text](target)` outside code, with their line numbers.
-fn links(text: &str) -> Vec<(usize, String)> {
+/// The lines of `text` outside fenced code blocks (and not their fences), with their line
+/// numbers.
+fn prose_lines(text: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let mut fenced = false;
     for (i, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
-            continue;
+        } else if !fenced {
+            out.push((i + 1, line));
         }
-        if fenced {
-            continue;
-        }
+    }
+    out
+}
+
+/// Markdown link targets `[text](target)` outside code, with their line numbers.
+fn links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in prose_lines(text) {
         let mut rest = line;
         while let Some(at) = rest.find("](") {
             let after = &rest[at + 2..];
             let Some(end) = after.find(')') else { break };
-            out.push((i + 1, after[..end].to_string()));
+            out.push((n, after[..end].to_string()));
             rest = &after[end..];
         }
     }
@@ -89,19 +96,11 @@ const REPO_PREFIXES: &[&str] = &["crates/", "examples/", "scripts/", "docs/", ".
 /// Inline code spans of `text` outside fenced blocks, with their line numbers.
 fn code_spans(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut fenced = false;
-    for (i, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for (n, line) in prose_lines(text) {
         let mut parts = line.split('`');
         parts.next();
         while let Some(span) = parts.next() {
-            out.push((i + 1, span.to_string()));
+            out.push((n, span.to_string()));
             if parts.next().is_none() {
                 break;
             }
@@ -238,11 +237,8 @@ fn tb(args: &[String]) -> (bool, String, String) {
         .env_remove("RUST_LOG")
         .output()
         .expect("tb runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (_, stdout, stderr) = super::common::code_and_streams(&out);
+    (out.status.success(), stdout, stderr)
 }
 
 /// Whether `tb args...` parses: the command runs with `--help` added after the last checked
@@ -336,24 +332,25 @@ fn assert_none(what: &str, problems: &[String]) {
     assert!(problems.is_empty(), "{what}:\n{}", problems.join("\n"));
 }
 
-#[test]
-fn every_relative_link_resolves() {
+/// Asserts that `check` (the workspace root, a checked file's path and its text) finds no
+/// problem in any checked file.
+fn assert_none_in_docs(what: &str, check: fn(&Path, &Path, &str) -> Vec<String>) {
     let root = workspace();
     let problems: Vec<String> = doc_files()
         .iter()
-        .flat_map(|(f, t)| broken_links(&root, f, t))
+        .flat_map(|(f, t)| check(&root, f, t))
         .collect();
-    assert_none("broken links", &problems);
+    assert_none(what, &problems);
+}
+
+#[test]
+fn every_relative_link_resolves() {
+    assert_none_in_docs("broken links", broken_links);
 }
 
 #[test]
 fn every_repository_path_exists() {
-    let root = workspace();
-    let problems: Vec<String> = doc_files()
-        .iter()
-        .flat_map(|(f, t)| missing_paths(&root, f, t))
-        .collect();
-    assert_none("paths that do not exist", &problems);
+    assert_none_in_docs("paths that do not exist", missing_paths);
 }
 
 /// ARCHITECTURE.md names files relative to the crate whose section (`### `crates/<crate>``)

@@ -2,13 +2,9 @@
 //! agent (every task passes) and the noop agent (only the read-only task passes), and the
 //! records say why.
 
+use super::common::example;
 use super::tb;
-use std::path::PathBuf;
 use std::process::Command;
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
-}
 
 /// `text` with the example (and `tmp`, when given) shown as `[EXAMPLE]` (`[TMP]`), for
 /// snapshots that do not depend on the machine.
@@ -22,18 +18,29 @@ fn redacted(text: &str, tmp: Option<&std::path::Path>) -> String {
 /// `tb infer` over the whole example with an offline agent.
 fn infer_example(agent: &str, repeat: &str, out: &std::path::Path) -> (i32, String) {
     let ex = example();
+    let args = super::common::infer_args(&ex, &ex.join("testlist.yaml"), agent, repeat, out, &[]);
+    tb(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// [`infer_example`] into `<agent>.jsonl` of a new temporary directory: asserts that it
+/// succeeds; the directory, the records and the output.
+fn run_example(agent: &str, repeat: &str) -> (tempfile::TempDir, Vec<serde_json::Value>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(format!("{agent}.jsonl"));
+    let (code, text) = infer_example(agent, repeat, &out);
+    assert_eq!(code, 0, "{text}");
+    let recs = records(&out);
+    (dir, recs, text)
+}
+
+/// `tb validate` of the data root `root` with its `testlist.yaml`.
+fn validate(root: &std::path::Path) -> (i32, String) {
     tb(&[
-        "infer",
+        "validate",
         "--data",
-        ex.to_str().unwrap(),
+        root.to_str().unwrap(),
         "--test-list",
-        ex.join("testlist.yaml").to_str().unwrap(),
-        "--agent",
-        agent,
-        "--repeat",
-        repeat,
-        "--output",
-        out.to_str().unwrap(),
+        root.join("testlist.yaml").to_str().unwrap(),
     ])
 }
 
@@ -47,12 +54,8 @@ fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn golden_agent_passes_every_example_task() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("golden.jsonl");
-    let (code, text) = infer_example("golden", "3", &out);
-    assert_eq!(code, 0, "{text}");
+    let (dir, recs, text) = run_example("golden", "3");
     insta::assert_snapshot!("golden_infer_output", redacted(&text, Some(dir.path())));
-    let recs = records(&out);
     assert_eq!(recs.len(), 24);
     let mut keys: Vec<&str> = recs.iter().map(|r| r["key"].as_str().unwrap()).collect();
     keys.sort_unstable();
@@ -76,11 +79,8 @@ fn golden_agent_passes_every_example_task() {
 
 #[test]
 fn noop_agent_fails_every_task_that_asks_for_a_change() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("noop.jsonl");
-    let (code, text) = infer_example("noop", "1", &out);
-    assert_eq!(code, 0, "{text}");
-    for r in records(&out) {
+    let (_dir, recs, _) = run_example("noop", "1");
+    for r in recs {
         let read_only = r["uid"]
             .as_str()
             .unwrap()
@@ -99,13 +99,7 @@ fn noop_agent_fails_every_task_that_asks_for_a_change() {
 #[test]
 fn validate_reports_the_example() {
     let ex = example();
-    let (code, text) = tb(&[
-        "validate",
-        "--data",
-        ex.to_str().unwrap(),
-        "--test-list",
-        ex.join("testlist.yaml").to_str().unwrap(),
-    ]);
+    let (code, text) = validate(&ex);
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("validate_output", redacted(&text, None));
 }
@@ -162,25 +156,13 @@ fn validate_reports_unsupported_python_with_file_and_line() {
     let line = src.lines().count() + 3;
     src.push_str("\n\ndef helper():\n    with open('x') as f:\n        return f\n");
     std::fs::write(&file, src).unwrap();
-    let (code, text) = tb(&[
-        "validate",
-        "--data",
-        copy.to_str().unwrap(),
-        "--test-list",
-        copy.join("testlist.yaml").to_str().unwrap(),
-    ]);
+    let (code, text) = validate(&copy);
     assert_ne!(code, 0, "{text}");
     // The problem names the `with` line of the appended helper.
     insta::with_settings!({filters => vec![(format!(r"brightside_retail\.py:{}:", line + 1).as_str(), "brightside_retail.py:[WITH_LINE]:")]}, {
         insta::assert_snapshot!("validate_unsupported_python", redacted(&text, Some(dir.path())));
     });
     // The unmodified example validates cleanly, test bodies included.
-    let (code, text) = tb(&[
-        "validate",
-        "--data",
-        example().to_str().unwrap(),
-        "--test-list",
-        example().join("testlist.yaml").to_str().unwrap(),
-    ]);
+    let (code, text) = validate(&example());
     assert_eq!(code, 0, "{text}");
 }

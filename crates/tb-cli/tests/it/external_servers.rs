@@ -17,6 +17,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The fixture's task of lending a book.
+const LEND: &str = "tiny_library.py:test_tl001_lend";
+
 /// The Python with the MCP SDK (call from `#[needs(python_mcp)]` tests only).
 pub(super) fn sdk_python() -> PathBuf {
     tb_test_support::need(tb_test_support::Need::PythonMcp)
@@ -28,6 +31,34 @@ fn tb(args: &[&str], envs: &[(&str, &str)]) -> (i32, String) {
 
 pub(super) fn fixture() -> PathBuf {
     tb_test_support::tiny_library::root()
+}
+
+/// `tb infer` on the fixture's data with `servers`, writing `out`: the tasks are the
+/// fixture's test list `tasks` (a `.yaml` name) or the one task of that uid; `python` runs the
+/// servers; `options` are further options separated by spaces (no path in them may hold one).
+fn infer_on_fixture(
+    tasks: &str,
+    servers: &Path,
+    python: Option<&Path>,
+    out: &Path,
+    options: &str,
+    envs: &[(&str, &str)],
+) -> (i32, String) {
+    let data = fixture();
+    let list = data.join(tasks);
+    let mut args = vec!["infer", "--data", data.to_str().unwrap()];
+    if list.extension().is_some_and(|x| x == "yaml") {
+        args.extend(["--test-list", list.to_str().unwrap()]);
+    } else {
+        args.extend(["-n", tasks]);
+    }
+    args.extend(["--servers", servers.to_str().unwrap()]);
+    args.extend(["-o", out.to_str().unwrap()]);
+    if let Some(py) = python {
+        args.extend(["--python", py.to_str().unwrap()]);
+    }
+    args.extend(options.split_whitespace());
+    tb(&args, envs)
 }
 
 /// `text` with the temporary directory, the fixture and the checkout shown as `[TMP]`,
@@ -98,28 +129,12 @@ fn golden_agent_on_our_own_server_passes_with_records_as_native() {
     let teardown_log = dir.path().join("teardowns.log");
     let out = dir.path().join("out.jsonl");
     let servers = fixture().join("servers.yaml");
-    let (code, text) = tb(
-        &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "--test-list",
-            fixture().join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
-            "--python",
-            py.to_str().unwrap(),
-            "--dump",
-            "tools",
-            "--server-pool",
-            "2",
-            "-b",
-            "2",
-            "-o",
-            out.to_str().unwrap(),
-        ],
+    let (code, text) = infer_on_fixture(
+        "testlist.yaml",
+        &servers,
+        Some(&py),
+        &out,
+        "--agent golden --dump tools --server-pool 2 -b 2",
         &[("TINY_TEARDOWN_LOG", teardown_log.to_str().unwrap())],
     );
     assert_eq!(code, 0, "{text}");
@@ -203,26 +218,12 @@ fn a_server_killed_hung_or_printing_garbage_is_a_system_error_and_the_campaign_g
     let marker = format!("tb-broken-{}", std::process::id());
     let servers = servers_file(dir.path(), &marker);
     let out = dir.path().join("out.jsonl");
-    let (code, text) = tb(
-        &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "--test-list",
-            fixture().join("testlist_broken.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
-            "--python",
-            py.to_str().unwrap(),
-            "--server-call-timeout",
-            "3",
-            "-b",
-            "3",
-            "-o",
-            out.to_str().unwrap(),
-        ],
+    let (code, text) = infer_on_fixture(
+        "testlist_broken.yaml",
+        &servers,
+        Some(&py),
+        &out,
+        "--agent golden --server-call-timeout 3 -b 3",
         &[],
     );
     assert_ne!(code, 2, "{text}");
@@ -281,22 +282,7 @@ fn an_unstartable_server_is_a_session_error_per_attempt() {
     let servers = dir.path().join("servers.yaml");
     std::fs::write(&servers, "servers:\n  tiny_library:\n    type: mcp-process\n    command: [\"{python}\", \"-c\", \"import sys; sys.stderr.write('boom at import\\\\n'); sys.exit(3)\"]\n").unwrap();
     let out = dir.path().join("out.jsonl");
-    let (_, text) = tb(
-        &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "--test-list",
-            fixture().join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let (_, text) = infer_on_fixture("testlist.yaml", &servers, None, &out, "--agent golden", &[]);
     let errs = lines(&dir.path().join("out_errors.jsonl"));
     assert_eq!(errs.len(), 4, "{text}");
     let mut messages = std::collections::BTreeSet::new();
@@ -329,14 +315,7 @@ fn a_streamable_http_server_runs_through_mcp_remote() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _guard = Kill(server);
+    let _guard = tb_test_support::Reaped(server);
     // ready when it accepts connections
     let t0 = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -355,22 +334,7 @@ fn a_streamable_http_server_runs_through_mcp_remote() {
     .unwrap();
     let out = dir.path().join("out.jsonl");
     // one task: a remote server keeps one state for all its sessions
-    let (code, text) = tb(
-        &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "-n",
-            "tiny_library.py:test_tl001_lend",
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let (code, text) = infer_on_fixture(LEND, &servers, None, &out, "--agent golden", &[]);
     assert_eq!(code, 0, "{text}");
     let recs = lines(&out);
     assert_eq!(recs[0]["verdict"]["passed"], true, "{text}");
@@ -423,32 +387,16 @@ async fn a_scripted_model_drives_our_server_through_the_episode_loop() {
     )
     .unwrap();
     let out = dir.path().join("out.jsonl");
-    let args: Vec<String> = [
-        "infer",
-        "--data",
-        fixture().to_str().unwrap(),
-        "-n",
-        "tiny_library.py:test_tl001_lend",
-        "--agent",
-        "think",
-        "-c",
-        cfg.to_str().unwrap(),
-        "--servers",
-        fixture().join("servers.yaml").to_str().unwrap(),
-        "--python",
-        py.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]
-    .iter()
-    .map(std::string::ToString::to_string)
-    .collect();
-    let (code, text) = tokio::task::spawn_blocking(move || {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        tb(&a, &[])
-    })
-    .await
-    .unwrap();
+    let (code, text) = {
+        let out = out.clone();
+        tokio::task::spawn_blocking(move || {
+            let options = format!("--agent think -c {}", cfg.display());
+            let servers = fixture().join("servers.yaml");
+            infer_on_fixture(LEND, &servers, Some(&py), &out, &options, &[])
+        })
+        .await
+        .unwrap()
+    };
     assert_eq!(code, 0, "{text}");
     let recs = lines(&out);
     assert_eq!(recs.len(), 1, "{text}");
@@ -482,28 +430,12 @@ fn two_hundred_attempts_at_concurrency_16_leave_no_process_behind() {
     let before = processes_with(&marker);
     let out = dir.path().join("out.jsonl");
     let t0 = std::time::Instant::now();
-    let (code, text) = tb(
-        &[
-            "infer",
-            "--data",
-            fixture().to_str().unwrap(),
-            "--test-list",
-            fixture().join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "golden",
-            "--servers",
-            servers.to_str().unwrap(),
-            "--python",
-            py.to_str().unwrap(),
-            "--repeat",
-            "50",
-            "-b",
-            "16",
-            "--server-pool",
-            "4",
-            "-o",
-            out.to_str().unwrap(),
-        ],
+    let (code, text) = infer_on_fixture(
+        "testlist.yaml",
+        &servers,
+        Some(&py),
+        &out,
+        "--agent golden --repeat 50 -b 16 --server-pool 4",
         &[],
     );
     eprintln!(
@@ -610,27 +542,10 @@ fn the_reference_v1_servers_forced_external_give_the_native_verdicts_and_tool_te
     }
     assert_eq!(sample.len(), 15);
     let list_file = dir.path().join("sample.yaml");
-    std::fs::write(
-        &list_file,
-        sample
-            .iter()
-            .map(|i| format!("- {i}\n"))
-            .collect::<String>(),
-    )
-    .unwrap();
+    super::common::write_test_list(&list_file, &sample);
     let run = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "infer",
-            "--data",
-            root.to_str().unwrap(),
-            "--test-list",
-            list_file.to_str().unwrap(),
-            "--agent",
-            "golden",
-            "-o",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
+        let args = super::common::infer_args(&root, &list_file, "golden", "1", out, extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let pythonpath = data.join("servers/tb_business_ops_servers_202606");
         tb(
             &args,

@@ -6,20 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::common::{copy_dir, jsonl as lines};
 use serde_json::Value;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 const GOOD: [&str; 2] = [
     "test_000_book_one_way_economy_flight",
@@ -61,14 +49,10 @@ fn hostile_airline(dir: &Path) -> (PathBuf, PathBuf) {
     let list = dir.join("list.yaml");
     let mut tasks: Vec<String> = GOOD.iter().map(|t| (*t).to_string()).collect();
     tasks.extend(["deep", "slow", "huge"].map(|n| format!("test_900_hostile_{n}")));
-    std::fs::write(
+    super::common::write_test_list(
         &list,
-        tasks
-            .iter()
-            .map(|t| format!("- airline_tau_bench.py:{t}\n"))
-            .collect::<String>(),
-    )
-    .unwrap();
+        tasks.iter().map(|t| format!("airline_tau_bench.py:{t}")),
+    );
     (root, list)
 }
 
@@ -100,14 +84,6 @@ fn infer(root: &Path, list: &Path, out: &Path, resume: bool) -> (i32, String) {
             String::from_utf8_lossy(&o.stderr)
         ),
     )
-}
-
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// `(test name, test_result.tb)` of each line.

@@ -13,6 +13,7 @@ mod audit;
 mod broken_pipe;
 mod campaign;
 mod campaign_plan;
+mod common;
 mod docs;
 mod example;
 mod external_servers;

@@ -16,12 +16,13 @@
 //! `scripts/ci-python-deps.sh`; `#[needs(python_reference)]`), with the framework checkout on
 //! `PYTHONPATH`.
 
+use super::common::tb_async;
 use super::tb;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tb_mock_model::{Fault, MockRequest, MockServer, Reply, Turn};
+use tb_mock_model::{Fault, MockServer};
 
 struct Reference {
     python: PathBuf,
@@ -111,15 +112,6 @@ impl Reference {
         let tail = &text[text.find("Number of tests:").expect("closing lines")..];
         (json, tail.to_string())
     }
-}
-
-async fn tb_async(args: Vec<String>) -> (i32, String) {
-    tokio::task::spawn_blocking(move || {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        tb(&a)
-    })
-    .await
-    .unwrap()
 }
 
 fn cat(out: &Path, parts: &[&Path]) {
@@ -232,29 +224,11 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
     let scenarios: std::collections::BTreeSet<&str> =
         sample.iter().map(|t| t.scenario.as_str()).collect();
     assert_eq!(scenarios.len(), 5, "{scenarios:?}");
-    let list: String = sample.iter().map(|t| format!("- {}\n", t.uid)).collect();
-    std::fs::write(p("list.yaml"), list).unwrap();
+    super::common::write_test_list(&p("list.yaml"), sample.iter().map(|t| &t.uid));
     let data_s = data.to_str().unwrap().to_string();
-    let list_s = p("list.yaml").to_str().unwrap().to_string();
-    let infer = |agent: &str, repeat: &str, out: &Path, extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = [
-            "infer",
-            "--data",
-            &data_s,
-            "--test-list",
-            &list_s,
-            "--agent",
-            agent,
-            "--repeat",
-            repeat,
-            "--output",
-            out.to_str().unwrap(),
-        ]
-        .iter()
-        .map(std::string::ToString::to_string)
-        .collect();
-        v.extend(extra.iter().map(std::string::ToString::to_string));
-        v
+    let list = p("list.yaml");
+    let infer = |agent: &str, repeat: &str, out: &Path, extra: &[&str]| {
+        super::common::infer_args(&data, &list, agent, repeat, out, extra)
     };
 
     // Offline agents: golden and noop, 3 attempts each.
@@ -295,19 +269,7 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
         by_query.entry(q).or_insert(calls);
     }
     let server = MockServer::start().await.unwrap();
-    server.set_script("agent", move |req: &MockRequest| {
-        let query = req.turns.iter().find_map(|t| match t {
-            Turn::User(u) => Some(u.clone()),
-            _ => None,
-        });
-        let calls = query.and_then(|q| by_query.get(&q));
-        match calls.and_then(|c| c.get(req.tool_calls_so_far())) {
-            Some(c) => Reply::Calls(vec![c.clone()]),
-            None => Reply::Text("All done. <DONE>".into()),
-        }
-    });
-    server.set_script("user", |_r: &MockRequest| Reply::Text("Thanks.".into()));
-    server.set_script("judge", |_r: &MockRequest| Reply::Text("Yes".into()));
+    super::common::script_roles(&server, by_query);
     let fault = || Fault::Status {
         status: 500,
         retry_after: None,
@@ -317,29 +279,15 @@ async fn every_record_loads_in_the_reference_and_its_agg_gives_our_numbers() {
         server.push_fault("agent", fault());
     }
     server.push_fault("judge", fault());
-    let model = |role: &str, pad: &str| {
-        [
-            "type: aoai".to_string(),
-            format!("deployment: mock-{role}"),
-            format!(
-                "endpoint_url: {}",
-                server.url(role, tb_mock_model::Api::Chat)
-            ),
-            "timeout: 10".into(),
-            "max_retries_server_error: 0".into(),
-            "retry_backoff_base: 0.01".into(),
-            "retry_backoff_max: 0.02".into(),
-            "credential: {type: api-key, api_key: sk-test-secret-123}".into(),
-        ]
-        .iter()
-        .map(|l| format!("{pad}{l}\n"))
-        .collect::<String>()
-    };
-    let config = format!(
-        "orchestrator:\n  agent_model:\n{}user_model:\n{}judge_model:\n{}",
-        model("agent", "    "),
-        model("user", "  "),
-        model("judge", "  ")
+    let config = super::common::mock_models_config(
+        &server,
+        &[
+            "timeout: 10",
+            "max_retries_server_error: 0",
+            "retry_backoff_base: 0.01",
+            "retry_backoff_max: 0.02",
+            "credential: {type: api-key, api_key: sk-test-secret-123}",
+        ],
     );
     std::fs::write(p("config.yaml"), config).unwrap();
     let cfg = p("config.yaml").to_str().unwrap().to_string();

@@ -104,6 +104,14 @@ impl Shown {
     }
 }
 
+/// The items of a request body: its Chat Completions `messages` or its Responses `input`.
+fn conversation(body: &Value) -> &Vec<Value> {
+    body.get("messages")
+        .or_else(|| body.get("input"))
+        .and_then(Value::as_array)
+        .unwrap()
+}
+
 /// A surface file (`{"servers": {server: [tool]}}`) holding the tool listings the reference's
 /// servers sent over MCP, as `tb-bench-v1/tools/<server>.json` recorded them, each input schema
 /// as the framework's client hands it to the agent (`client_transform`, whose equality with the
@@ -111,14 +119,7 @@ impl Shown {
 pub(super) fn recorded_surface(shared: &Path, dir: &Path) -> PathBuf {
     let mut servers = Map::new();
     let tools = shared.join("tb-bench-v1/tools");
-    let mut files: Vec<_> = std::fs::read_dir(&tools)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    for f in files {
+    for f in super::common::files_ending(&tools, "json") {
         let doc: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
         let list: Vec<Value> = doc["tools"]
             .as_array()
@@ -250,23 +251,25 @@ fn is_tool_result_user(m: &Value) -> bool {
     })
 }
 
+/// Whether `m` has the text `value` at `key`.
+fn has(m: &Value, key: &str, value: &str) -> bool {
+    m.get(key).and_then(Value::as_str) == Some(value)
+}
+
 fn n_tool_results(items: &[Value], api: Api) -> usize {
     match api {
         Api::Responses => items
             .iter()
-            .filter(|m| m.get("type").and_then(Value::as_str) == Some("function_call_output"))
+            .filter(|m| has(m, "type", "function_call_output"))
             .count(),
         Api::Anthropic => items
             .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .filter(|m| has(m, "role", "user"))
             .filter_map(|m| m.get("content").and_then(Value::as_array))
             .flatten()
-            .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .filter(|p| has(p, "type", "tool_result"))
             .count(),
-        Api::Chat => items
-            .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
-            .count(),
+        Api::Chat => items.iter().filter(|m| has(m, "role", "tool")).count(),
     }
 }
 
@@ -483,14 +486,7 @@ impl Setup {
         let dir = tempfile::tempdir().unwrap();
         let tasks = shared.join("tb-bench-v1/tasks");
         let mut list = String::new();
-        let mut files: Vec<_> = std::fs::read_dir(&tasks)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        files.sort();
-        for f in files {
+        for f in super::common::files_ending(&tasks, "jsonl") {
             let first = std::fs::read_to_string(&f).unwrap();
             let t: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
             list.push_str(&format!("- {}\n", t["id"].as_str().unwrap()));
@@ -513,38 +509,11 @@ impl Setup {
         std::fs::write(&cfg, config(self.addr, ty, path, agent)).unwrap();
         self.mock.dump.lock().unwrap().clear();
         let out = self.dir.path().join(format!("{name}.jsonl"));
-        let mut args: Vec<String> = [
-            "infer",
-            "--data",
-            shown.data.to_str().unwrap(),
-            "-c",
-            cfg.to_str().unwrap(),
-            "--agent",
-            "think",
-            "--test-list",
-            self.dir.path().join("list7.yaml").to_str().unwrap(),
-            "--repeat",
-            "1",
-            "--concurrency",
-            "1",
-            "--overwrite",
-            "--output",
-            out.to_str().unwrap(),
-        ]
-        .iter()
-        .map(std::string::ToString::to_string)
-        .collect();
-        args.extend(shown.args.iter().cloned());
-        let o = tokio::task::spawn_blocking(move || {
-            Command::new(env!("CARGO_BIN_EXE_tb"))
-                .args(&args)
-                .env_remove("THINKINGBOX_FRAMEWORK")
-                .env("TB_LOG", "error")
-                .output()
-                .unwrap()
-        })
-        .await
-        .unwrap();
+        let list = self.dir.path().join("list7.yaml");
+        let mut tb = super::common::think_once(&shown.data, &cfg, &list, &out, &shown.args);
+        let o = tokio::task::spawn_blocking(move || tb.output().unwrap())
+            .await
+            .unwrap();
         assert!(
             o.status.success(),
             "tb infer ({name}) failed:\n{}{}",
@@ -784,11 +753,7 @@ async fn own_mode_first_agent_requests_equal_the_references_but_for_descriptions
             .iter()
             .map(|b| serde_json::from_slice::<Value>(b).unwrap())
             .filter(|v| {
-                let items = v
-                    .get("messages")
-                    .or_else(|| v.get("input"))
-                    .and_then(Value::as_array)
-                    .unwrap();
+                let items = conversation(v);
                 items
                     .last()
                     .and_then(|m| m.get("role"))
@@ -816,11 +781,7 @@ async fn own_mode_first_agent_requests_equal_the_references_but_for_descriptions
             let mut reference: Value =
                 serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
             let query_of = |v: &Value| -> String {
-                let items = v
-                    .get("messages")
-                    .or_else(|| v.get("input"))
-                    .and_then(Value::as_array)
-                    .unwrap();
+                let items = conversation(v);
                 items
                     .iter()
                     .rev()

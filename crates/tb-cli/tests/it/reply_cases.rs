@@ -17,7 +17,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 /// Record fields (paths) that hold run-specific or program-specific values: wall-clock
 /// durations of the trial's phases, the absolute path of the data checkout the task file was
@@ -84,17 +84,10 @@ fn extract(case: &Path, to: &Path) {
     assert!(st.success(), "extracting {}", case.display());
 }
 
-/// mockrich.py on a free port, killed on drop.
+/// mockrich.py on a free port, killed and reaped on drop.
 struct Mock {
-    child: Child,
+    _child: tb_test_support::Reaped,
     port: u16,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Mock {
@@ -118,7 +111,10 @@ impl Mock {
             // bounded wait for it to listen; a port taken meanwhile makes it exit: try another
             for _ in 0..100 {
                 if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Mock { child, port };
+                    return Mock {
+                        _child: tb_test_support::Reaped(child),
+                        port,
+                    };
                 }
                 if child.try_wait().unwrap().is_some() {
                     break;
@@ -352,25 +348,7 @@ fn run_ours(
     }
     std::fs::write(&cfg, text).unwrap();
     let out = tmp.path().join("ours.jsonl");
-    let o = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(["infer", "--data"])
-        .arg(data)
-        .arg("-c")
-        .arg(&cfg)
-        .args(["--agent", "think", "--test-list"])
-        .arg(case.join("list.yaml"))
-        .args([
-            "--repeat",
-            "1",
-            "--concurrency",
-            "1",
-            "--overwrite",
-            "--output",
-        ])
-        .arg(&out)
-        .args(shown)
-        .env_remove("THINKINGBOX_FRAMEWORK")
-        .env("TB_LOG", "error")
+    let o = super::common::think_once(data, &cfg, &case.join("list.yaml"), &out, shown)
         .output()
         .unwrap();
     drop(mock);
@@ -440,15 +418,40 @@ fn shown(shared: &Path, replies: &Path, dir: &Path) -> Vec<String> {
     ]
 }
 
-/// Every case of `tb-bench-v1/replies`: our bodies and records equal the reference's.
-#[tb_test_support::shared_test]
-#[test]
-fn every_reply_shape_sends_and_records_what_the_reference_did() {
+/// Runs `compare` on each case folder: how many differ, and a report naming each that does
+/// (`<label><folder name>: differs`) with its differences.
+fn differences(
+    cases: &[PathBuf],
+    label: &str,
+    mut compare: impl FnMut(&Path) -> Vec<String>,
+) -> (usize, Vec<String>) {
+    let mut report = Vec::new();
+    for case in cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let d = compare(case);
+        if !d.is_empty() {
+            report.push(format!("{label}{name}: differs\n{}", d.join("\n")));
+        }
+    }
+    (report.len(), report)
+}
+
+/// What every run of the cases needs: the shared folder, its reply cases, a temporary
+/// directory, the surface and prompt options ([`shown`], written in it) and the data root.
+fn cases() -> (PathBuf, PathBuf, tempfile::TempDir, Vec<String>, PathBuf) {
     let shared = tb_test_support::shared();
     let replies = replies(&shared);
     let tmp = tempfile::tempdir().unwrap();
     let shown = shown(&shared, &replies, tmp.path());
     let data = super::reference_requests::data_root(&shared);
+    (shared, replies, tmp, shown, data)
+}
+
+/// Every case of `tb-bench-v1/replies`: our bodies and records equal the reference's.
+#[tb_test_support::shared_test]
+#[test]
+fn every_reply_shape_sends_and_records_what_the_reference_did() {
+    let (shared, replies, _tmp, shown, data) = cases();
     let only = std::env::var("TB_REPLY_CASES").ok();
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&replies)
         .unwrap()
@@ -463,16 +466,9 @@ fn every_reply_shape_sends_and_records_what_the_reference_did() {
         })
         .collect();
     cases.sort();
-    let mut report = Vec::new();
-    let mut differ = 0;
-    for case in &cases {
-        let name = case.file_name().unwrap().to_string_lossy().to_string();
-        let d = run_case(&shared, &replies, case, &shown, &data);
-        if !d.is_empty() {
-            differ += 1;
-            report.push(format!("{name}: differs\n{}", d.join("\n")));
-        }
-    }
+    let (differ, report) = differences(&cases, "", |case| {
+        run_case(&shared, &replies, case, &shown, &data)
+    });
     let summary = format!("{} cases, {differ} differ", cases.len());
     eprintln!("{}\n{summary}", report.join("\n"));
     if only.is_none() {
@@ -495,11 +491,7 @@ fn shape_of(case: &str) -> &str {
 #[tb_test_support::shared_test]
 #[test]
 fn responses_api_follows_the_same_rules_on_the_same_shapes() {
-    let shared = tb_test_support::shared();
-    let replies = replies(&shared);
-    let tmp = tempfile::tempdir().unwrap();
-    let shown = shown(&shared, &replies, tmp.path());
-    let data = super::reference_requests::data_root(&shared);
+    let (shared, replies, tmp, shown, data) = cases();
     let listed = Command::new("python3")
         .arg(replies.join("scripts/mockrich.py"))
         .arg("--list-shapes")
@@ -540,18 +532,12 @@ fn responses_api_follows_the_same_rules_on_the_same_shapes() {
         })
         .collect();
     cases.sort();
-    let mut report = Vec::new();
-    let mut differ = 0;
-    for case in &cases {
-        let name = case.file_name().unwrap().to_string_lossy().to_string();
+    let (mut differ, mut report) = differences(&cases, "responses:", |case| {
         let ours = run_ours(&shared, &replies, case, &shown, &data, true);
         let mut d: Vec<String> = ours.failed.iter().map(|e| format!("  {e}")).collect();
         d.extend(compare_records(&case.join("ref.jsonl"), &ours.records));
-        if !d.is_empty() {
-            differ += 1;
-            report.push(format!("responses:{name}: differs\n{}", d.join("\n")));
-        }
-    }
+        d
+    });
     // a reply without usage: the reference's system error, on the first agent reply
     let plain = replies.join("chat-plain");
     let dir = tmp.path().join("nousage");
@@ -596,11 +582,7 @@ fn responses_api_follows_the_same_rules_on_the_same_shapes() {
 #[tb_test_support::shared_test]
 #[test]
 fn lenient_reply_rules_read_what_the_reference_stops_on() {
-    let shared = tb_test_support::shared();
-    let replies = replies(&shared);
-    let tmp = tempfile::tempdir().unwrap();
-    let shown = shown(&shared, &replies, tmp.path());
-    let data = super::reference_requests::data_root(&shared);
+    let (shared, replies, tmp, shown, data) = cases();
     for name in [
         "chat-contentlist",
         "chat-noid",

@@ -8,18 +8,14 @@
 //!
 //! Everything listens on 127.0.0.1 only; every wait is bounded.
 
+use super::common::{example, infer_args};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const KEY: &str = "sk-echoed-key-5d1f0a7c93b2e";
 const URL_PASSWORD: &str = "url-pw-8c4e21b7";
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
-}
 
 /// Answers every request with a 401 whose body quotes the whole request head.
 fn echo_401_server() -> std::net::SocketAddr {
@@ -72,31 +68,23 @@ fn an_echoed_key_reaches_no_file_console_or_log() {
     .unwrap();
     let out = dir.path().join("out.jsonl");
     let root = example();
+    let extra = ["-c", cfg.to_str().unwrap(), "--log", "debug"];
+    let args = infer_args(
+        &root,
+        &root.join("testlist.yaml"),
+        "think",
+        "1",
+        &out,
+        &extra,
+    );
     let run = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args([
-            "infer",
-            "--data",
-            root.to_str().unwrap(),
-            "--test-list",
-            root.join("testlist.yaml").to_str().unwrap(),
-            "--agent",
-            "think",
-            "-c",
-            cfg.to_str().unwrap(),
-            "--output",
-            out.to_str().unwrap(),
-            "--log",
-            "debug",
-        ])
+        .args(&args)
         .env("TB_TEST_ECHO_KEY", KEY)
         .env_remove("THINKINGBOX_DATA")
         .output()
         .expect("tb runs");
-    let console = format!(
-        "{}{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let (_, stdout, stderr) = super::common::code_and_streams(&run);
+    let console = stdout + &stderr;
     // The endpoint was reached and its error recorded (else this test shows nothing).
     let sidecar = dir.path().join("out_errors.jsonl");
     let errors = std::fs::read_to_string(&sidecar).unwrap_or_default();

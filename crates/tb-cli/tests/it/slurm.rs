@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tb_mock_model::{Fault, MockRequest, MockServer, Reply, Turn};
+use tb_mock_model::{Fault, MockServer};
 
 const SHARDS: u32 = 3;
 const REPEAT: u32 = 3;
@@ -254,7 +254,7 @@ async fn a_slurm_array_with_a_killed_and_requeued_task_gives_every_key_once() {
     let t0 = Instant::now();
     let cluster = tokio::task::spawn_blocking(Cluster::start).await.unwrap();
     eprintln!("[{:.1}s] one-node cluster up", t0.elapsed().as_secs_f64());
-    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside");
+    let example = super::common::example();
     let ds = tb_dataset::Dataset::open(&example).unwrap();
     let tasks = ds.load_test_list(Path::new("testlist.yaml")).unwrap();
     let mut by_query: HashMap<String, Vec<(String, Value)>> = HashMap::new();
@@ -267,47 +267,19 @@ async fn a_slurm_array_with_a_killed_and_requeued_task_gives_every_key_once() {
         by_query.insert(t.query.clone().unwrap_or_default(), calls);
     }
     let server = MockServer::start().await.unwrap();
-    server.set_script("agent", move |req: &MockRequest| {
-        let q = req.turns.iter().find_map(|t| match t {
-            Turn::User(u) => Some(u.clone()),
-            _ => None,
-        });
-        match q
-            .and_then(|q| by_query.get(&q))
-            .and_then(|c| c.get(req.tool_calls_so_far()))
-        {
-            Some(c) => Reply::Calls(vec![c.clone()]),
-            None => Reply::Text("All done. <DONE>".into()),
-        }
-    });
-    server.set_script("user", |_r: &MockRequest| Reply::Text("Thanks.".into()));
-    server.set_script("judge", |_r: &MockRequest| Reply::Text("Yes".into()));
+    super::common::script_roles(&server, by_query);
     for _ in 0..80 {
         server.push_fault("agent", Fault::Delay(Duration::from_millis(250)));
     }
     let work = tempfile::tempdir().unwrap();
-    let model = |role: &str, pad: &str| {
-        [
-            "type: aoai".to_string(),
-            format!("deployment: mock-{role}"),
-            format!(
-                "endpoint_url: {}",
-                server.url(role, tb_mock_model::Api::Chat)
-            ),
-            "timeout: 20".into(),
-            "credential:".into(),
-            "  type: api-key".into(),
-            "  api_key: ${MOCK_KEY}".into(),
-        ]
-        .iter()
-        .map(|l| format!("{pad}{l}\n"))
-        .collect::<String>()
-    };
-    let config = format!(
-        "orchestrator:\n  agent_model:\n{}user_model:\n{}judge_model:\n{}",
-        model("agent", "    "),
-        model("user", "  "),
-        model("judge", "  ")
+    let config = super::common::mock_models_config(
+        &server,
+        &[
+            "timeout: 20",
+            "credential:",
+            "  type: api-key",
+            "  api_key: ${MOCK_KEY}",
+        ],
     );
     let cfg = work.path().join("config.yaml");
     std::fs::write(&cfg, config).unwrap();

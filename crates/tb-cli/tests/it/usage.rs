@@ -12,11 +12,7 @@ fn tb(args: &[&str]) -> (Option<i32>, String, String) {
         .env_remove("RUST_LOG")
         .output()
         .expect("tb runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    super::common::code_and_streams(&out)
 }
 
 /// The snapshot text of one run.

@@ -2,25 +2,9 @@
 //! a problem with its file and line (and a "did you mean"); unknown keys are warned with
 //! their file and line.
 
-use std::path::{Path, PathBuf};
+use super::common::{copy_dir, example};
+use std::path::Path;
 use std::process::Command;
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/brightside")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 fn validate(root: &Path) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tb"))
@@ -31,12 +15,8 @@ fn validate(root: &Path) -> (bool, String) {
         .env_remove("THINKINGBOX_DATA")
         .output()
         .expect("tb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let (_, stdout, stderr) = super::common::code_and_streams(&out);
+    (out.status.success(), stdout + &stderr)
 }
 
 #[test]

@@ -41,19 +41,7 @@ async fn airline_scripts_replay_through_the_episode_loop() {
         };
         replay_script(&env, &task, record, &mut s).await;
     }
-    eprintln!(
-        "airline scripts: {} traces, calls {}/{}, effects {}/{}, verdicts {}/{}, finish {}",
-        s.traces,
-        s.calls_match,
-        s.calls,
-        s.effects_match,
-        s.effects,
-        s.verdicts_match,
-        s.verdicts,
-        s.finish_match
-    );
-    let shown: Vec<String> = s.mismatches.iter().map(|m| format!("{m:?}")).collect();
-    assert!(s.mismatches.is_empty(), "{}", shown.join("\n"));
+    common::report_scripts("airline scripts", &s);
     assert_eq!(s.traces, 44);
     assert_eq!(s.calls, 126);
     assert_eq!(

@@ -117,9 +117,7 @@ impl V1 {
         let root = shared.join("thinkingbox-data");
         let ds = tb_dataset::Dataset::open(&root).unwrap();
         let tasks = ds
-            .load_test_list(
-                &root.join("releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml"),
-            )
+            .load_test_list(&root.join(tb_test_support::V1_TEST_LIST))
             .unwrap();
         assert_eq!(tasks.len(), 507);
         let sandbox = tb_eval::root::LoadedRoot::load(&root).unwrap();
@@ -143,4 +141,22 @@ impl V1 {
             provenance: &self.provenance,
         }
     }
+}
+
+/// Prints what replaying the scripts of `what` gave (traces, matching calls, effects,
+/// verdicts and finish reasons) and asserts that nothing mismatched.
+pub fn report_scripts(what: &str, s: &tb_eval::script_replay::ScriptSummary) {
+    eprintln!(
+        "{what}: {} traces, calls {}/{}, effects {}/{}, verdicts {}/{}, finish {}",
+        s.traces,
+        s.calls_match,
+        s.calls,
+        s.effects_match,
+        s.effects,
+        s.verdicts_match,
+        s.verdicts,
+        s.finish_match
+    );
+    let shown: Vec<String> = s.mismatches.iter().map(|m| format!("{m:?}")).collect();
+    assert!(s.mismatches.is_empty(), "{}", shown.join("\n"));
 }

@@ -149,6 +149,39 @@ fn env(f: &Fixture, server: &MockServer, api: Api, task: &Task) -> RunEnv {
     }
 }
 
+/// An attempt of `task` by the model agent over `server`'s Chat Completions endpoint.
+async fn model_attempt(f: &Fixture, server: &MockServer, task: &Task) -> TrialRecord {
+    attempt(
+        &env(f, server, Api::Chat, task),
+        AgentChoice::Model,
+        task,
+        0,
+    )
+    .await
+}
+
+/// A mock server whose agent makes `calls`, one a turn, then says `closing`.
+async fn player(calls: Vec<(String, Value)>, closing: &str) -> MockServer {
+    let server = MockServer::start().await.unwrap();
+    server.set_script(
+        "agent",
+        ToolPlayer {
+            calls,
+            closing: closing.into(),
+        },
+    );
+    server
+}
+
+/// An HTTP error reply with `status`, its `Retry-After` header and `body`.
+fn status(status: u16, retry_after: Option<&str>, body: &str) -> Fault {
+    Fault::Status {
+        status,
+        retry_after: retry_after.map(str::to_string),
+        body: body.into(),
+    }
+}
+
 fn golden_calls(t: &Task) -> Vec<(String, Value)> {
     t.servers().iter().flat_map(|s| t.golden_calls(s)).collect()
 }
@@ -228,14 +261,11 @@ async fn attempts_reuse_the_agent_tools_of_a_fresh_build() {
         .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters, "direct_response": fresh.direct.get(&t.name), "is_end_turn": fresh.end_turn.contains(&t.name)}))
         .collect();
     for api in [Api::Chat, Api::Anthropic, Api::Chat] {
-        let server = MockServer::start().await.unwrap();
-        server.set_script(
-            "agent",
-            ToolPlayer {
-                calls: golden_calls(task),
-                closing: "Everything you asked for is done. <DONE>".into(),
-            },
-        );
+        let server = player(
+            golden_calls(task),
+            "Everything you asked for is done. <DONE>",
+        )
+        .await;
         let rec = attempt(&env(f, &server, api, task), AgentChoice::Model, task, 0).await;
         assert!(rec.verdict.as_ref().is_some_and(|v| v.passed), "{api:?}");
         assert_eq!(rec.tools, Some(Value::Array(expected.clone())), "{api:?}");
@@ -277,13 +307,7 @@ async fn skipping_the_last_state_change_fails_with_the_missing_effect_in_the_dif
             closing: "Done. <DONE>".into(),
         },
     );
-    let rec = attempt(
-        &env(f, &server, Api::Chat, task),
-        AgentChoice::Model,
-        task,
-        0,
-    )
-    .await;
+    let rec = model_attempt(f, &server, task).await;
     assert!(!rec.is_system_error);
     let v = rec.verdict.as_ref().unwrap();
     assert!(!v.passed);
@@ -301,14 +325,11 @@ async fn rubric_task_passes_or_fails_on_the_judges_answer() {
     let rubrics = tb_eval::grade::task_rubrics(task);
     assert!(!rubrics.is_empty());
     for (answer, expect) in [("Yes.", true), ("No", false)] {
-        let server = MockServer::start().await.unwrap();
-        server.set_script(
-            "agent",
-            ToolPlayer {
-                calls: golden_calls(task),
-                closing: "Here is a summary of what I did. <DONE>".into(),
-            },
-        );
+        let server = player(
+            golden_calls(task),
+            "Here is a summary of what I did. <DONE>",
+        )
+        .await;
         let a = answer.to_string();
         server.set_script("judge", move |r: &MockRequest| {
             assert!(r.last_user().unwrap().starts_with(
@@ -316,13 +337,7 @@ async fn rubric_task_passes_or_fails_on_the_judges_answer() {
             ));
             Reply::Text(a.clone())
         });
-        let rec = attempt(
-            &env(f, &server, Api::Chat, task),
-            AgentChoice::Model,
-            task,
-            0,
-        )
-        .await;
+        let rec = model_attempt(f, &server, task).await;
         let v = rec.verdict.as_ref().unwrap();
         assert!(v.state.iter().all(|s| s.passed));
         // a rubric not met ends the judging, as the reference's test asserts each in turn
@@ -375,13 +390,7 @@ async fn simulated_user_answers_from_context_then_agent_finishes() {
         }
     });
     server.set_script("user", ContextUser);
-    let rec = attempt(
-        &env(f, &server, Api::Chat, task),
-        AgentChoice::Model,
-        task,
-        0,
-    )
-    .await;
+    let rec = model_attempt(f, &server, task).await;
     assert!(!rec.is_system_error, "{:?}", rec.metadata.get("error"));
     assert_eq!(rec.finish_reason, FinishReason::Done);
     assert!(rec.verdict.as_ref().unwrap().passed);
@@ -429,13 +438,7 @@ async fn finish_reasons_user_limit_no_user_and_end_turn_tool() {
         Reply::Text("Anything else?".into())
     });
     server.set_script("user", ContextUser);
-    let rec = attempt(
-        &env(f, &server, Api::Chat, task),
-        AgentChoice::Model,
-        task,
-        0,
-    )
-    .await;
+    let rec = model_attempt(f, &server, task).await;
     assert_eq!(rec.finish_reason, FinishReason::UserLimit);
     assert_eq!(server.count("user"), 10);
     assert!(!rec.is_system_error);
@@ -451,13 +454,7 @@ async fn finish_reasons_user_limit_no_user_and_end_turn_tool() {
             json!({"reason": "the tool told me to"}),
         )])
     });
-    let rec = attempt(
-        &env(f, &server, Api::Chat, task),
-        AgentChoice::Model,
-        task,
-        0,
-    )
-    .await;
+    let rec = model_attempt(f, &server, task).await;
     assert_eq!(rec.finish_reason, FinishReason::EndTurnTool);
     assert!(
         !rec.messages
@@ -470,13 +467,7 @@ async fn finish_reasons_user_limit_no_user_and_end_turn_tool() {
     server.set_script("agent", |_r: &MockRequest| {
         Reply::Calls(vec![("no_such_tool".into(), json!({}))])
     });
-    let rec = attempt(
-        &env(f, &server, Api::Chat, &limited),
-        AgentChoice::Model,
-        &limited,
-        0,
-    )
-    .await;
+    let rec = model_attempt(f, &server, &limited).await;
     assert_eq!(rec.finish_reason, FinishReason::AgentLimit);
 }
 
@@ -494,13 +485,7 @@ async fn tool_errors_reach_the_agent_as_the_reference_shapes_them() {
         },
         _ => Reply::Text("Sorry. <DONE>".into()),
     });
-    let rec = attempt(
-        &env(f, &server, Api::Chat, task),
-        AgentChoice::Model,
-        task,
-        0,
-    )
-    .await;
+    let rec = model_attempt(f, &server, task).await;
     let responses: Vec<&str> = rec
         .messages
         .iter()
@@ -538,78 +523,24 @@ async fn endpoint_failures_are_retried_or_recorded_as_system_errors() {
     let (task, _) = &f.state_task;
     let calls = golden_calls(task);
     // retried: 429 (Retry-After 0), a listed 503, a malformed reply; then the attempt passes
-    let server = MockServer::start().await.unwrap();
-    server.set_script(
-        "agent",
-        ToolPlayer {
-            calls: calls.clone(),
-            closing: "Done <DONE>".into(),
-        },
-    );
-    server.push_fault(
-        "agent",
-        Fault::Status {
-            status: 429,
-            retry_after: Some("0".into()),
-            body: "{}".into(),
-        },
-    );
-    server.push_fault(
-        "agent",
-        Fault::Status {
-            status: 503,
-            retry_after: None,
-            body: "{}".into(),
-        },
-    );
+    let server = player(calls.clone(), "Done <DONE>").await;
+    server.push_fault("agent", status(429, Some("0"), "{}"));
+    server.push_fault("agent", status(503, None, "{}"));
     server.push_fault("agent", Fault::Malformed("{\"choices\": 7}".into()));
-    let rec = attempt(
-        &env(f, &server, Api::Chat, task),
-        AgentChoice::Model,
-        task,
-        0,
-    )
-    .await;
+    let rec = model_attempt(f, &server, task).await;
     assert!(!rec.is_system_error, "{:?}", rec.metadata.get("error"));
     assert!(rec.verdict.unwrap().passed);
     // not retried: an unlisted 500 -> system error, never a model failure
     for (fault, kind) in [
-        (
-            Fault::Status {
-                status: 500,
-                retry_after: None,
-                body: "{\"error\":\"boom\"}".into(),
-            },
-            "HttpError",
-        ),
+        (status(500, None, "{\"error\":\"boom\"}"), "HttpError"),
         (Fault::Malformed("garbage".into()), "MalformedReply"),
     ] {
-        let server = MockServer::start().await.unwrap();
-        server.set_script(
-            "agent",
-            ToolPlayer {
-                calls: calls.clone(),
-                closing: "Done <DONE>".into(),
-            },
-        );
-        server.push_fault(
-            "agent",
-            Fault::Status {
-                status: 429,
-                retry_after: None,
-                body: "{}".into(),
-            },
-        );
+        let server = player(calls.clone(), "Done <DONE>").await;
+        server.push_fault("agent", status(429, None, "{}"));
         for _ in 0..3 {
             server.push_fault("agent", fault.clone());
         }
-        let rec = attempt(
-            &env(f, &server, Api::Chat, task),
-            AgentChoice::Model,
-            task,
-            0,
-        )
-        .await;
+        let rec = model_attempt(f, &server, task).await;
         assert!(rec.is_system_error);
         assert_eq!(
             rec.metadata["error"]["type"], kind,
@@ -624,14 +555,7 @@ async fn endpoint_failures_are_retried_or_recorded_as_system_errors() {
         no_secret(&rec);
     }
     // a model call slower than the message budget -> Timeout system error
-    let server = MockServer::start().await.unwrap();
-    server.set_script(
-        "agent",
-        ToolPlayer {
-            calls: calls.clone(),
-            closing: "Done <DONE>".into(),
-        },
-    );
+    let server = player(calls.clone(), "Done <DONE>").await;
     server.push_fault("agent", Fault::Delay(Duration::from_millis(500)));
     let mut e = env(f, &server, Api::Chat, task);
     e.message_timeout = Some(Duration::from_millis(50));
@@ -648,21 +572,8 @@ async fn endpoint_failures_are_retried_or_recorded_as_system_errors() {
     server.set_script("agent", |_r: &MockRequest| {
         Reply::Text("Which order?".into())
     });
-    server.push_fault(
-        "user",
-        Fault::Status {
-            status: 401,
-            retry_after: None,
-            body: "{\"error\":\"bad key\"}".into(),
-        },
-    );
-    let rec = attempt(
-        &env(f, &server, Api::Chat, task),
-        AgentChoice::Model,
-        task,
-        0,
-    )
-    .await;
+    server.push_fault("user", status(401, None, "{\"error\":\"bad key\"}"));
+    let rec = model_attempt(f, &server, task).await;
     assert!(rec.is_system_error);
     assert!(
         rec.metadata["error"]["message"]
@@ -671,23 +582,9 @@ async fn endpoint_failures_are_retried_or_recorded_as_system_errors() {
             .starts_with("user model")
     );
     let rt = &f.rubric_task;
-    let server = MockServer::start().await.unwrap();
-    server.set_script(
-        "agent",
-        ToolPlayer {
-            calls: golden_calls(rt),
-            closing: "Done <DONE>".into(),
-        },
-    );
-    server.push_fault(
-        "judge",
-        Fault::Status {
-            status: 400,
-            retry_after: None,
-            body: "{\"error\":\"nope\"}".into(),
-        },
-    );
-    let rec = attempt(&env(f, &server, Api::Chat, rt), AgentChoice::Model, rt, 0).await;
+    let server = player(golden_calls(rt), "Done <DONE>").await;
+    server.push_fault("judge", status(400, None, "{\"error\":\"nope\"}"));
+    let rec = model_attempt(f, &server, rt).await;
     assert!(!rec.is_system_error);
     let tr = rec.test_result.unwrap();
     assert!(tr.is_system_error && !tr.result, "{tr:?}");

@@ -33,19 +33,7 @@ async fn replay(root: &Path, files: &[&str]) -> ScriptSummary {
             replay_script(&env, &task, &record, &mut s).await;
         }
     }
-    eprintln!(
-        "setup-check scripts {files:?}: {} traces, calls {}/{}, effects {}/{}, verdicts {}/{}, finish {}",
-        s.traces,
-        s.calls_match,
-        s.calls,
-        s.effects_match,
-        s.effects,
-        s.verdicts_match,
-        s.verdicts,
-        s.finish_match
-    );
-    let shown: Vec<String> = s.mismatches.iter().map(|m| format!("{m:?}")).collect();
-    assert!(s.mismatches.is_empty(), "{}", shown.join("\n"));
+    common::report_scripts(&format!("setup-check scripts {files:?}"), &s);
     s
 }
 

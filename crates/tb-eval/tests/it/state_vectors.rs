@@ -4,32 +4,21 @@
 
 use crate::common;
 
-#[tb_test_support::shared_test]
-#[test]
-fn retail_state_vectors() {
-    common::assert_state_vectors("sandbox_external_retail");
+/// One shared-data test per domain: `name` checks the state vectors of `domain`.
+macro_rules! state_vectors_tests {
+    ($($name:ident: $domain:literal,)*) => {$(
+        #[tb_test_support::shared_test]
+        #[test]
+        fn $name() {
+            common::assert_state_vectors($domain);
+        }
+    )*};
 }
 
-#[tb_test_support::shared_test]
-#[test]
-fn booking_state_vectors() {
-    common::assert_state_vectors("external_booking_v1");
-}
-
-#[tb_test_support::shared_test]
-#[test]
-fn auto_insurance_state_vectors() {
-    common::assert_state_vectors("sandbox_auto_insurance");
-}
-
-#[tb_test_support::shared_test]
-#[test]
-fn neobank_state_vectors() {
-    common::assert_state_vectors("sandbox_neobank_support_v1");
-}
-
-#[tb_test_support::shared_test]
-#[test]
-fn consulting_state_vectors() {
-    common::assert_state_vectors("sandbox_consulting");
+state_vectors_tests! {
+    retail_state_vectors: "sandbox_external_retail",
+    booking_state_vectors: "external_booking_v1",
+    auto_insurance_state_vectors: "sandbox_auto_insurance",
+    neobank_state_vectors: "sandbox_neobank_support_v1",
+    consulting_state_vectors: "sandbox_consulting",
 }

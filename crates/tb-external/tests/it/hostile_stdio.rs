@@ -17,6 +17,14 @@ fn fixture() -> PathBuf {
 }
 
 /// Starts the hostile server in `mode` with `arg`, plus `extra` YAML lines of its entry.
+/// The hostile server in `plain` mode, with the `extra` YAML lines of its entry, in a new
+/// temporary directory (returned, to outlive the server).
+async fn start_plain(extra: &str) -> (tempfile::TempDir, ServerConn) {
+    let dir = tempfile::tempdir().unwrap();
+    let c = start(dir.path(), "plain", "", extra).await;
+    (dir, c)
+}
+
 async fn start(dir: &Path, mode: &str, arg: &str, extra: &str) -> ServerConn {
     let py = python();
     let file = dir.join("servers.yaml");
@@ -69,11 +77,7 @@ async fn a_stderr_flood_without_newlines_and_bad_bytes_is_drained() {
         .unwrap();
     assert_eq!(text(&r), "pong");
     // a failed call shows the last stderr lines: the cut flood line, then the lossy one
-    let e = c
-        .call("big", Map::new(), Duration::from_mins(1))
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = crate::failed_call(&c, "big", Duration::from_mins(1)).await;
     assert!(e.contains("its stderr ends with:\neeee"), "{e}");
     assert!(
         e.contains("\n\u{fffd}\u{fffd} bad bytes \u{fffd}( end-of-flood"),
@@ -87,20 +91,9 @@ async fn a_stderr_flood_without_newlines_and_bad_bytes_is_drained() {
 #[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_over_the_size_limit_fails_the_call_at_once_naming_the_limit() {
-    let dir = tempfile::tempdir().unwrap();
-    let c = start(
-        dir.path(),
-        "plain",
-        "",
-        "    env: {HOSTILE_BIG_MIB: \"17\"}\n",
-    )
-    .await;
+    let (_dir, c) = start_plain("    env: {HOSTILE_BIG_MIB: \"17\"}\n").await;
     // a budget far beyond the test's own: an error here came from the size, not the clock
-    let e = c
-        .call("big", Map::new(), Duration::from_hours(1))
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = crate::failed_call(&c, "big", Duration::from_hours(1)).await;
     assert!(
         e.contains(
             "tools/call big: the server sent a message of more than 16777216 bytes (16 MiB), the transport's size limit"
@@ -115,14 +108,7 @@ async fn a_reply_over_the_size_limit_fails_the_call_at_once_naming_the_limit() {
 #[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_under_the_size_limit_passes() {
-    let dir = tempfile::tempdir().unwrap();
-    let c = start(
-        dir.path(),
-        "plain",
-        "",
-        "    env: {HOSTILE_BIG_MIB: \"15\"}\n",
-    )
-    .await;
+    let (_dir, c) = start_plain("    env: {HOSTILE_BIG_MIB: \"15\"}\n").await;
     let r = c
         .call("big", Map::new(), Duration::from_mins(2))
         .await
@@ -134,11 +120,7 @@ async fn a_reply_under_the_size_limit_passes() {
 #[tb_test_support::needs(python)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_sees_the_minimal_environment_and_what_its_entry_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let c = start(
-        dir.path(),
-        "plain",
-        "",
+    let (_dir, c) = start_plain(
         "    env: {EXTRA_FROM_FILE: \"1\"}\n    pass_env: [CARGO, TB_NOT_SET_ANYWHERE]\n",
     )
     .await;

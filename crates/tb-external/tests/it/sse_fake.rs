@@ -249,10 +249,25 @@ fn text(r: &rmcp::model::CallToolResult) -> String {
     tb_external::server::result_text("fake", "t", r).unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn round_trip_with_the_headers_on_the_get_and_every_post() {
+/// The error of starting the first server of the servers.yaml `yaml` (which must fail).
+async fn start_error(yaml: &str) -> String {
+    let cfg = ServersConfig::parse(Path::new("servers.yaml"), yaml).unwrap();
+    ServerConn::start(&cfg.servers[0], &StartOptions::default())
+        .await
+        .unwrap_err()
+        .to_string()
+}
+
+/// A fake MCP server over SSE and a connection to it (30 s per call).
+async fn mcp_fake() -> (Fake, ServerConn) {
     let fake = Fake::start(Mode::Mcp).await;
     let conn = fake.conn(30).await.unwrap();
+    (fake, conn)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trip_with_the_headers_on_the_get_and_every_post() {
+    let (fake, conn) = mcp_fake().await;
     let names: Vec<&str> = conn.tools().iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["echo", "garble", "reject", "end", "huge"]);
     for word in ["one", "two"] {
@@ -328,15 +343,10 @@ async fn a_refused_get_says_so_without_the_secret() {
         .local_addr()
         .unwrap()
         .port();
-    let cfg = ServersConfig::parse(
-        Path::new("servers.yaml"),
-        &format!("servers:\n  gone:\n    type: sse\n    url: http://127.0.0.1:{port}/sse\n"),
-    )
-    .unwrap();
-    let e = ServerConn::start(&cfg.servers[0], &StartOptions::default())
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = start_error(&format!(
+        "servers:\n  gone:\n    type: sse\n    url: http://127.0.0.1:{port}/sse\n"
+    ))
+    .await;
     assert!(
         e.starts_with(&format!(
             "server `gone`: start: http://127.0.0.1:{port}/sse: GET of the event stream: "
@@ -362,13 +372,8 @@ async fn an_endpoint_of_another_origin_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_message_fails_the_pending_call() {
-    let fake = Fake::start(Mode::Mcp).await;
-    let conn = fake.conn(30).await.unwrap();
-    let e = conn
-        .call("garble", Map::new(), BUDGET)
-        .await
-        .unwrap_err()
-        .to_string();
+    let (_fake, conn) = mcp_fake().await;
+    let e = crate::failed_call(&conn, "garble", BUDGET).await;
     assert!(e.starts_with("server `fake`: tools/call garble: "), "{e}");
     assert!(
         e.contains("(a `message` event is not a JSON-RPC message: "),
@@ -382,13 +387,8 @@ async fn a_malformed_message_fails_the_pending_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_post_answered_500_fails_the_call() {
-    let fake = Fake::start(Mode::Mcp).await;
-    let conn = fake.conn(30).await.unwrap();
-    let e = conn
-        .call("reject", Map::new(), BUDGET)
-        .await
-        .unwrap_err()
-        .to_string();
+    let (fake, conn) = mcp_fake().await;
+    let e = crate::failed_call(&conn, "reject", BUDGET).await;
     assert!(
         e.contains(&format!(
             "POST of a message to http://127.0.0.1:{}/messages?session=1 answered HTTP 500: boom",
@@ -402,14 +402,9 @@ async fn a_post_answered_500_fails_the_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_ending_fails_the_pending_call() {
-    let fake = Fake::start(Mode::Mcp).await;
-    let mut conn = fake.conn(30).await.unwrap();
+    let (_fake, mut conn) = mcp_fake().await;
     assert!(conn.is_alive());
-    let e = conn
-        .call("end", Map::new(), BUDGET)
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = crate::failed_call(&conn, "end", BUDGET).await;
     assert!(e.starts_with("server `fake`: tools/call end: "), "{e}");
     assert!(e.contains("(the server ended the event stream)"), "{e}");
     assert!(!conn.is_alive());
@@ -454,15 +449,7 @@ async fn an_oversized_event_closes_the_transport() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_header_value_is_named_but_not_shown() {
-    let cfg = ServersConfig::parse(
-        Path::new("servers.yaml"),
-        "servers:\n  fake:\n    type: sse\n    url: http://127.0.0.1:9/sse\n    headers: {X-Api-Key: \"half-a-secret\\nother-half\"}\n",
-    )
-    .unwrap();
-    let e = ServerConn::start(&cfg.servers[0], &StartOptions::default())
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = start_error("servers:\n  fake:\n    type: sse\n    url: http://127.0.0.1:9/sse\n    headers: {X-Api-Key: \"half-a-secret\\nother-half\"}\n").await;
     assert!(
         e.starts_with("server `fake`: headers: header `X-Api-Key`: "),
         "{e}"

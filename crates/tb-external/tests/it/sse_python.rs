@@ -12,7 +12,7 @@
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 use tb_eval::tools::ToolBackend;
@@ -30,20 +30,23 @@ fn sdk_python() -> PathBuf {
     tb_test_support::need(tb_test_support::Need::PythonMcp)
 }
 
+/// The error of calling `tool` with `args` in the session `s`, which must fail.
+async fn call_error(s: &mut tb_external::ExternalSession, tool: &str, args: &Value) -> String {
+    s.call_tool(tool, args).await.unwrap_err().to_string()
+}
+
 /// The library server on a free port, killed and reaped when dropped.
 struct PyServer {
-    child: Child,
+    child: tb_test_support::Reaped,
     port: u16,
 }
 
-impl Drop for PyServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl PyServer {
+    /// [`PyServer::start`] with the SDK's Python, its teardown log in `dir`.
+    fn in_dir(dir: &Path) -> PyServer {
+        PyServer::start(&sdk_python(), &dir.join("teardown.log"))
+    }
+
     fn start(py: &Path, teardown_log: &Path) -> PyServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -60,7 +63,10 @@ impl PyServer {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut server = PyServer { child, port };
+        let mut server = PyServer {
+            child: tb_test_support::Reaped(child),
+            port,
+        };
         // ready when it accepts connections (Python start-up takes seconds on a busy machine)
         let t0 = std::time::Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -178,9 +184,8 @@ async fn an_sdk_server_over_sse_runs_a_whole_session() {
 #[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_killed_mid_session_fails_the_next_call() {
-    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
-    let mut server = PyServer::start(&py, &dir.path().join("teardown.log"));
+    let mut server = PyServer::in_dir(dir.path());
     let task = task();
     let tools = server.tools(SECRET);
     let mut s = tools.open_session(&task).await.unwrap();
@@ -189,11 +194,7 @@ async fn the_server_killed_mid_session_fails_the_next_call() {
         .unwrap();
     server.child.kill().unwrap();
     server.child.wait().unwrap();
-    let e = s
-        .call_tool("get_book", &json!({"book_id": "B2"}))
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = call_error(&mut s, "get_book", &json!({"book_id": "B2"})).await;
     assert!(
         e.starts_with("server `tiny_library`: tools/call get_book: "),
         "{e}"
@@ -211,17 +212,12 @@ async fn the_server_killed_mid_session_fails_the_next_call() {
 #[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_dying_under_a_pending_call_fails_it() {
-    let py = sdk_python();
     let dir = tempfile::tempdir().unwrap();
-    let server = PyServer::start(&py, &dir.path().join("teardown.log"));
+    let server = PyServer::in_dir(dir.path());
     let tools = server.tools(SECRET);
     let mut s = tools.open_session(&task()).await.unwrap();
     // the tool SIGKILLs its own process while the call waits for its answer on the stream
-    let e = s
-        .call_tool("crash_server", &json!({}))
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = call_error(&mut s, "crash_server", &json!({})).await;
     assert!(
         e.starts_with("server `tiny_library`: tools/call crash_server: "),
         "{e}"

@@ -45,11 +45,7 @@ async fn a_stdio_server_whose_process_died_is_broken() {
     }
     assert!(c.is_broken(), "a dead stdio server still looks healthy");
     assert!(!c.is_alive());
-    let e = c
-        .call("get_book", Map::new(), Duration::from_mins(1))
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = crate::failed_call(&c, "get_book", Duration::from_mins(1)).await;
     assert!(e.contains("closed its stdout"), "{e}");
     c.shutdown(Duration::from_secs(2)).await;
     assert!(tiny_library::pids_with(&marker).is_empty());
@@ -68,11 +64,7 @@ async fn a_call_abandoned_before_its_budget_marks_the_server_broken() {
     .await;
     assert!(gave_up.is_err(), "hang_forever answered: {gave_up:?}");
     assert!(c.is_broken());
-    let e = c
-        .call("get_book", Map::new(), Duration::from_mins(1))
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = crate::failed_call(&c, "get_book", Duration::from_mins(1)).await;
     assert!(e.contains("failed an earlier call"), "{e}");
     c.shutdown(Duration::from_secs(2)).await;
     assert!(tiny_library::pids_with(&marker).is_empty());

@@ -23,6 +23,31 @@ fn cfg(server: &MockServer, role: &str, api: Api) -> LlmConfig {
     c
 }
 
+/// A mock server whose route `role` answers `text` to every request.
+async fn answering(role: &str, text: &'static str) -> MockServer {
+    let server = MockServer::start().await.unwrap();
+    server.set_script(role, move |_r: &tb_mock_model::MockRequest| {
+        Reply::Text(text.into())
+    });
+    server
+}
+
+/// An HTTP error reply with `status`, its `Retry-After` header and `body`.
+fn status(status: u16, retry_after: Option<&str>, body: &str) -> Fault {
+    Fault::Status {
+        status,
+        retry_after: retry_after.map(str::to_string),
+        body: body.into(),
+    }
+}
+
+/// `client` completing the one user message `x`.
+async fn ask_x(client: &LlmClient) -> Result<tb_llm::Completion, LlmError> {
+    client
+        .complete_messages(&[Message::text("user", "x")])
+        .await
+}
+
 fn tool() -> ToolSpec {
     ToolSpec {
         name: "get_order".into(),
@@ -78,32 +103,15 @@ async fn three_apis_round_trip_tool_calls_and_usage() {
 
 #[tokio::test]
 async fn retries_429_and_listed_5xx_then_succeeds() {
-    let server = MockServer::start().await.unwrap();
-    server.set_script("u", |_r: &tb_mock_model::MockRequest| {
-        Reply::Text("ok".into())
-    });
+    let server = answering("u", "ok").await;
     server.push_fault(
         "u",
-        Fault::Status {
-            status: 429,
-            retry_after: Some("0".into()),
-            body: "{\"error\":{\"message\":\"slow down\"}}".into(),
-        },
+        status(429, Some("0"), "{\"error\":{\"message\":\"slow down\"}}"),
     );
-    server.push_fault(
-        "u",
-        Fault::Status {
-            status: 503,
-            retry_after: None,
-            body: "busy".into(),
-        },
-    );
+    server.push_fault("u", status(503, None, "busy"));
     server.push_fault("u", Fault::Malformed("{\"nope\": 1}".into()));
     let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
-    let c = client
-        .complete_messages(&[Message::text("user", "x")])
-        .await
-        .unwrap();
+    let c = ask_x(&client).await.unwrap();
     assert_eq!(c.attempts, 4);
     assert_eq!(server.count("u"), 4);
     // every attempt sends the same request
@@ -181,20 +189,10 @@ async fn a_server_that_keeps_no_requests_still_counts_them() {
         let n = r.body["messages"].as_array().map_or(0, Vec::len);
         Reply::Text(format!("{} {n}", r.last_user().unwrap_or("")))
     });
-    server.push_fault(
-        "u",
-        Fault::Status {
-            status: 503,
-            retry_after: None,
-            body: "busy".into(),
-        },
-    );
+    server.push_fault("u", status(503, None, "busy"));
     let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
     for _ in 0..2 {
-        let c = client
-            .complete_messages(&[Message::text("user", "x")])
-            .await
-            .unwrap();
+        let c = ask_x(&client).await.unwrap();
         assert!(
             matches!(&c.messages[0], Message::Text { content, .. } if content == "x 1"),
             "{:?}",
@@ -208,23 +206,10 @@ async fn a_server_that_keeps_no_requests_still_counts_them() {
 
 #[tokio::test]
 async fn unlisted_500_is_an_error_at_once() {
-    let server = MockServer::start().await.unwrap();
-    server.set_script("u", |_r: &tb_mock_model::MockRequest| {
-        Reply::Text("ok".into())
-    });
-    server.push_fault(
-        "u",
-        Fault::Status {
-            status: 500,
-            retry_after: None,
-            body: "{\"error\":\"boom\"}".into(),
-        },
-    );
+    let server = answering("u", "ok").await;
+    server.push_fault("u", status(500, None, "{\"error\":\"boom\"}"));
     let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
-    let e = client
-        .complete_messages(&[Message::text("user", "x")])
-        .await
-        .unwrap_err();
+    let e = ask_x(&client).await.unwrap_err();
     assert!(
         matches!(&e, LlmError::Http { status: 500, message, attempts: 1, .. } if message == "boom"),
         "{e}"
@@ -239,10 +224,7 @@ async fn malformed_replies_exhaust_their_budget_with_a_clear_error() {
         server.push_fault("u", Fault::Malformed("not json".into()));
     }
     let client = LlmClient::new(&cfg(&server, "u", Api::Chat)).unwrap();
-    let e = client
-        .complete_messages(&[Message::text("user", "x")])
-        .await
-        .unwrap_err();
+    let e = ask_x(&client).await.unwrap_err();
     assert_eq!(e.kind(), "MalformedReply");
     insta::with_settings!({filters => vec![(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]")]}, {
         insta::assert_snapshot!(e, @"malformed reply: the body is not JSON (expected ident at line 1 column 2) (from http://127.0.0.1:[PORT]/u/v1/chat/completions, 3 attempt(s))");
@@ -252,27 +234,18 @@ async fn malformed_replies_exhaust_their_budget_with_a_clear_error() {
 
 #[tokio::test]
 async fn timeouts_are_retried_then_reported() {
-    let server = MockServer::start().await.unwrap();
-    server.set_script("u", |_r: &tb_mock_model::MockRequest| {
-        Reply::Text("late".into())
-    });
+    let server = answering("u", "late").await;
     let mut c = cfg(&server, "u", Api::Chat);
     c.timeout = 0.05;
     c.retry.max_retries_timeout = 1;
     server.push_fault("u", Fault::Delay(Duration::from_millis(400)));
     let client = LlmClient::new(&c).unwrap();
     // one timeout, then a normal answer
-    let ok = client
-        .complete_messages(&[Message::text("user", "x")])
-        .await
-        .unwrap();
+    let ok = ask_x(&client).await.unwrap();
     assert_eq!(ok.attempts, 2);
     server.push_fault("u", Fault::Delay(Duration::from_millis(400)));
     server.push_fault("u", Fault::Delay(Duration::from_millis(400)));
-    let e = client
-        .complete_messages(&[Message::text("user", "x")])
-        .await
-        .unwrap_err();
+    let e = ask_x(&client).await.unwrap_err();
     assert_eq!(e.kind(), "Timeout", "{e}");
 }
 
@@ -301,18 +274,8 @@ async fn a_dead_endpoint_gives_a_connect_error() {
 async fn requests_with_tools_are_sent_whole_with_a_length_also_when_retried() {
     // The tools' JSON is a shared segment of the body: the server must still get one whole
     // body with a `Content-Length`, on the first send and on a retry.
-    let server = MockServer::start().await.unwrap();
-    server.set_script("agent", |_r: &tb_mock_model::MockRequest| {
-        Reply::Text("ok <DONE>".into())
-    });
-    server.push_fault(
-        "agent",
-        Fault::Status {
-            status: 503,
-            retry_after: None,
-            body: "busy".into(),
-        },
-    );
+    let server = answering("agent", "ok <DONE>").await;
+    server.push_fault("agent", status(503, None, "busy"));
     let second = ToolSpec {
         name: "find".into(),
         ..tool()

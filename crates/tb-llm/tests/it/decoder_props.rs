@@ -78,6 +78,19 @@ fn args_ok(arg: &Value, loads: Loads) -> bool {
     !matches!((arg, loads), (Value::String(_), Loads::Other))
 }
 
+/// A tool call's (arguments, name, id): all there, the name and id strings, the arguments
+/// what `loads` reads.
+fn call_ok(
+    (arg, name, id): (Option<&Value>, Option<&Value>, Option<&Value>),
+    loads: Loads,
+) -> Result<(), Fail> {
+    let (arg, name, id) = (arg.ok_or(Fail)?, name.ok_or(Fail)?, id.ok_or(Fail)?);
+    if !name.is_string() || !id.is_string() || !args_ok(arg, loads) {
+        return Err(Fail);
+    }
+    Ok(())
+}
+
 fn chat_model(m: &Value, loads: &[Loads]) -> Result<(usize, usize, usize), Fail> {
     let mut texts = 0;
     if truthy(m.get("content")) {
@@ -94,12 +107,10 @@ fn chat_model(m: &Value, loads: &[Loads]) -> Result<(usize, usize, usize), Fail>
         for (i, tc) in list.iter().enumerate() {
             let f = tc.get("function").ok_or(Fail)?;
             let f = f.as_object().ok_or(Fail)?;
-            let arg = f.get("arguments").ok_or(Fail)?;
-            let name = f.get("name").ok_or(Fail)?;
-            let id = tc.get("id").ok_or(Fail)?;
-            if !name.is_string() || !id.is_string() || !args_ok(arg, loads[i % loads.len()]) {
-                return Err(Fail);
-            }
+            call_ok(
+                (f.get("arguments"), f.get("name"), tc.get("id")),
+                loads[i % loads.len()],
+            )?;
             calls += 1;
         }
     }
@@ -199,12 +210,10 @@ fn responses_model(b: &Value, loads: &[Loads]) -> Result<(usize, usize, usize), 
                 thoughts += 1;
             }
             (Some("function_call"), _) => {
-                let arg = o.get("arguments").ok_or(Fail)?;
-                let name = o.get("name").ok_or(Fail)?;
-                let id = o.get("call_id").ok_or(Fail)?;
-                if !name.is_string() || !id.is_string() || !args_ok(arg, loads[i % loads.len()]) {
-                    return Err(Fail);
-                }
+                call_ok(
+                    (o.get("arguments"), o.get("name"), o.get("call_id")),
+                    loads[i % loads.len()],
+                )?;
                 calls += 1;
             }
             (Some("message"), Some(role @ ("system" | "developer" | "user" | "assistant"))) => {

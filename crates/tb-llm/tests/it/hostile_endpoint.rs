@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use tb_core::Message;
 use tb_llm::config::{Credential, Secret};
-use tb_llm::{LlmClient, LlmConfig};
+use tb_llm::{LlmClient, LlmConfig, LlmError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -71,6 +71,15 @@ fn cfg(base: &str) -> LlmConfig {
     c
 }
 
+/// The error a client with `c` gets for [`user`]'s message (panics when it gets a reply).
+async fn refused(c: &LlmConfig) -> LlmError {
+    LlmClient::new(c)
+        .unwrap()
+        .complete_messages(&user())
+        .await
+        .unwrap_err()
+}
+
 fn user() -> Vec<Message> {
     vec![Message::text("user", "hi")]
 }
@@ -91,11 +100,7 @@ async fn a_reply_that_never_ends_stops_at_the_cap() {
     .await;
     let mut c = cfg(&base);
     c.max_reply_bytes = 4 << 20;
-    let e = LlmClient::new(&c)
-        .unwrap()
-        .complete_messages(&user())
-        .await
-        .unwrap_err();
+    let e = refused(&c).await;
     let msg = e.to_string();
     assert!(
         msg.contains("over the limit of 4194304 bytes (4 MiB, max_reply_bytes)"),
@@ -116,11 +121,7 @@ async fn a_huge_content_length_is_refused_before_reading() {
         tokio::time::sleep(std::time::Duration::from_mins(10)).await;
     })
     .await;
-    let e = LlmClient::new(&cfg(&base))
-        .unwrap()
-        .complete_messages(&user())
-        .await
-        .unwrap_err();
+    let e = refused(&cfg(&base)).await;
     let msg = e.to_string();
     assert!(
         msg.contains(
@@ -133,17 +134,28 @@ async fn a_huge_content_length_is_refused_before_reading() {
 /// The other origin a redirect points to: it answers as a model would and records whether a
 /// key came with the request.
 async fn other_origin() -> (String, Arc<Mutex<Vec<String>>>) {
-    serve(|mut s| async move {
-        let body = json!({"choices": [{"message": {"role": "assistant", "content": "from elsewhere"}}]}).to_string();
-        let _ = s
-            .write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                    body.len()
+    serve_json(
+        json!({"choices": [{"message": {"role": "assistant", "content": "from elsewhere"}}]})
+            .to_string(),
+    )
+    .await
+}
+
+/// An endpoint answering every request with `200 OK` and the JSON `body`.
+async fn serve_json(body: String) -> (String, Arc<Mutex<Vec<String>>>) {
+    serve(move |mut s| {
+        let body = body.clone();
+        async move {
+            let _ = s
+                .write_all(
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
                 )
-                .as_bytes(),
-            )
-            .await;
+                .await;
+        }
     })
     .await
 }
@@ -170,11 +182,7 @@ async fn redirects_are_not_followed_and_the_key_stays_home() {
             api_key: Secret::new("sk-redirect-test-key"),
             header: header.into(),
         });
-        let e = LlmClient::new(&c)
-            .unwrap()
-            .complete_messages(&user())
-            .await
-            .unwrap_err();
+        let e = refused(&c).await;
         let msg = e.to_string();
         assert!(msg.starts_with(&format!("HTTP {status} from ")), "{msg}");
         assert!(
@@ -206,21 +214,7 @@ fn tool_reply(args: &str) -> String {
 async fn huge_tool_arguments_are_an_argument_error_and_kept_out_of_the_conversation() {
     let huge = format!("{{\"q\": \"{}\"}}", "x".repeat(3 << 20));
     let body = tool_reply(&huge);
-    let (base, _) = serve(move |mut s| {
-        let body = body.clone();
-        async move {
-            let _ = s
-                .write_all(
-                    format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                        body.len()
-                    )
-                    .as_bytes(),
-                )
-                .await;
-        }
-    })
-    .await;
+    let (base, _) = serve_json(body).await;
     let client = LlmClient::new(&cfg(&base)).unwrap();
     let mut session = tb_llm::ChatSession::new(client, &[]).unwrap();
     session.add(&user());

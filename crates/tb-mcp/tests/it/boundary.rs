@@ -8,28 +8,11 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
 use tb_mcp::client::{ClientError, McpServer};
 use tb_mcp::{HttpOptions, Limits};
-
-const TASK: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
-
-fn http() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
-async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_session_reaches_only_its_tools_and_admin_needs_the_token() {
@@ -254,13 +237,7 @@ async fn bad_requests_get_clear_errors() {
     let (s, b) = send(post("/call_tool").body("[")).await;
     assert_eq!(s, 400);
     assert_eq!(b["success"], false);
-    assert!(
-        b["content"]["value"]
-            .as_str()
-            .unwrap()
-            .starts_with("Invalid input"),
-        "{b}"
-    );
+    assert_message_starts(&b, "Invalid input");
     let (s, b) = send(
         post("/call_tool")
             .json(&json!({"session_id": "nope", "tool_name": "get_order", "arguments": {}})),

@@ -18,12 +18,7 @@ async fn check_tasks(root: &Path, ids: &[String]) -> (usize, usize) {
     let (mut passed, mut failed) = (0, 0);
     for id in ids {
         let task = inproc.task(id);
-        for golden in [true, false] {
-            let calls = if golden {
-                golden_calls(&task)
-            } else {
-                Vec::new()
-            };
+        for (golden, calls) in golden_and_noop(&task) {
             let expected = inproc.run(&task, &calls);
             let tools = client.open(id).await.unwrap();
             assert_eq!(
@@ -77,10 +72,8 @@ async fn golden_and_noop_verdicts_match_in_process_on_the_benchmark_retail_tasks
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_errors_and_unknown_tools_come_back_as_in_process() {
-    let root = example_root();
-    let inproc = InProcess::open(&root);
     let id = "brightside_retail.py:test_bs001_cancel_unshipped_order";
-    let task = inproc.task(id);
+    let (root, inproc, task) = example_task(id);
     let server = server(registry(&root, Limits::default()), HttpOptions::default()).await;
     let tools = McpServer::new(&server.url())
         .unwrap()

@@ -100,9 +100,71 @@ impl InProcess {
 }
 
 /// Every golden call of a task, over its servers in order.
+/// The two runs the parity tests make of `task`: (`true`, its golden calls) and (`false`,
+/// no call).
+pub fn golden_and_noop(task: &Task) -> [(bool, Vec<(String, Value)>); 2] {
+    [(true, golden_calls(task)), (false, Vec::new())]
+}
+
 pub fn golden_calls(task: &Task) -> Vec<(String, Value)> {
     task.servers()
         .iter()
         .flat_map(|s| task.golden_calls(s))
         .collect()
+}
+
+/// The bundled example's task the HTTP tests open sessions on.
+pub const TASK: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
+
+/// An HTTP client for the servers on 127.0.0.1 (no proxy).
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// Sends `req`: the status and the body as JSON (as a JSON string when it is not JSON).
+pub async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// Sends `req`: its body, which must be JSON.
+pub async fn json_of(req: reqwest::RequestBuilder) -> Value {
+    req.send().await.unwrap().json().await.unwrap()
+}
+
+/// Asserts that the reference envelope `b`'s message (`content.value`) starts with `prefix`.
+pub fn assert_message_starts(b: &Value, prefix: &str) {
+    let message = b["content"]["value"].as_str().unwrap();
+    assert!(message.starts_with(prefix), "{b}");
+}
+
+/// The session of `task` served over MCP on an in-memory pipe, as `tb mcp --stdio` serves
+/// it: the serving task (its effects at the end) and the client's end of the pipe.
+pub fn serve_in_memory(
+    registry: Arc<Registry>,
+    task: &'static str,
+) -> (
+    tokio::task::JoinHandle<Result<tb_mcp::registry::Effects, tb_mcp::stdio::StdioError>>,
+    tokio::io::DuplexStream,
+) {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let (server_in, server_out) = tokio::io::split(server_io);
+    let serving = tokio::spawn(tb_mcp::stdio::serve_one(
+        registry, task, server_in, server_out,
+    ));
+    (serving, client_io)
+}
+
+/// The bundled example's root, its in-process reference and its task `id`.
+pub fn example_task(id: &str) -> (PathBuf, InProcess, Task) {
+    let root = example_root();
+    let inproc = InProcess::open(&root);
+    let task = inproc.task(id);
+    (root, inproc, task)
 }

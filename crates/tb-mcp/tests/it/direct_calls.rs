@@ -78,20 +78,15 @@ async fn direct_tool_calls_answer_exactly_as_rmcp() {
     let inproc = InProcess::open(&root);
     let server = server(registry(&root, Limits::default()), HttpOptions::default()).await;
     let base = server.url();
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = http();
     let open = |task: String| {
         let (http, base) = (http.clone(), base.clone());
         async move {
-            let r: Value = http
-                .post(format!("{base}/admin/sessions"))
-                .json(&json!({ "task": task }))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let r = json_of(
+                http.post(format!("{base}/admin/sessions"))
+                    .json(&json!({ "task": task })),
+            )
+            .await;
             (
                 r["session"].as_str().unwrap().to_string(),
                 r["mcp_url"].as_str().unwrap().to_string(),
@@ -137,14 +132,9 @@ async fn direct_tool_calls_answer_exactly_as_rmcp() {
         let effects = |s: String| {
             let (http, base) = (http.clone(), base.clone());
             async move {
-                let v: Value = http
-                    .get(format!("{base}/admin/sessions/{s}/effects?states=false"))
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
+                let v =
+                    json_of(http.get(format!("{base}/admin/sessions/{s}/effects?states=false")))
+                        .await;
                 (v["result_hash"].clone(), v["passed"].clone())
             }
         };

@@ -9,23 +9,6 @@ use serde_json::{Value, json};
 use tb_mcp::{HttpOptions, Limits};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-const TASK: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
-
-fn http() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
-async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
 fn mcp_post(
     h: &reqwest::Client,
     url: &str,
@@ -130,14 +113,7 @@ async fn bad_mcp_messages_over_http_get_json_rpc_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_lines_over_stdio_get_json_rpc_errors() {
     let registry = registry(&example_root(), Limits::default());
-    let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let (server_in, server_out) = tokio::io::split(server_io);
-    let serving = tokio::spawn(tb_mcp::stdio::serve_one(
-        registry.clone(),
-        TASK,
-        server_in,
-        server_out,
-    ));
+    let (serving, client_io) = serve_in_memory(registry.clone(), TASK);
     let (client_in, mut client_out) = tokio::io::split(client_io);
     let mut replies = BufReader::new(client_in).lines();
     let mut cases = bad_messages();

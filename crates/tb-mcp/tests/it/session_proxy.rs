@@ -12,15 +12,15 @@ use serde_json::{Map, Value, json};
 use std::path::Path;
 use tb_mcp::{HttpOptions, Limits};
 
-fn http() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
 async fn post(h: &reqwest::Client, url: String, body: Value) -> (u16, Value) {
     let resp = h.post(url).json(&body).send().await.unwrap();
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap())
+}
+
+/// `POST <base>/session_create` with `body`.
+async fn create_session(h: &reqwest::Client, base: &str, body: Value) -> (u16, Value) {
+    post(h, format!("{base}/session_create"), body).await
 }
 
 /// The scenario's tool names, as the reference client sends them in `available_tools`.
@@ -42,12 +42,7 @@ async fn proxy_flow(root: &Path, ids: &[String]) {
     let h = http();
     for id in ids {
         let task = inproc.task(id);
-        for golden in [true, false] {
-            let calls = if golden {
-                golden_calls(&task)
-            } else {
-                Vec::new()
-            };
+        for (golden, calls) in golden_and_noop(&task) {
             let expected = inproc.run(&task, &calls);
             let sid = format!("{}-{golden}", uuid_like(id));
             let (s, b) = post(
@@ -192,44 +187,17 @@ async fn proxy_refusals_match_the_reference() {
     let create = |sid: &str, config: Value, tools: &[String]| json!({"session_id": sid, "server_config": config, "available_tools": tools});
     let cfg = Value::Object(task.world_state.clone());
 
-    let (s, b) = post(
-        &h,
-        format!("{base}/session_create"),
-        create("a", cfg.clone(), &tools),
-    )
-    .await;
+    let (s, b) = create_session(&h, &base, create("a", cfg.clone(), &tools)).await;
     assert_eq!(s, 200, "{b}");
-    let (s, b) = post(
-        &h,
-        format!("{base}/session_create"),
-        create("a", cfg.clone(), &tools),
-    )
-    .await;
+    let (s, b) = create_session(&h, &base, create("a", cfg.clone(), &tools)).await;
     assert_eq!(s, 400);
-    assert!(
-        b["content"]["value"]
-            .as_str()
-            .unwrap()
-            .starts_with("Session already exists"),
-        "{b}"
-    );
-    let (s, b) = post(
-        &h,
-        format!("{base}/session_create"),
-        create("b", json!({"no_such_server": {}}), &[]),
-    )
-    .await;
+    assert_message_starts(&b, "Session already exists");
+    let (s, b) = create_session(&h, &base, create("b", json!({"no_such_server": {}}), &[])).await;
     assert_eq!(s, 400);
-    assert!(
-        b["content"]["value"]
-            .as_str()
-            .unwrap()
-            .starts_with("Server no_such_server does not exist"),
-        "{b}"
-    );
-    let (s, b) = post(
+    assert_message_starts(&b, "Server no_such_server does not exist");
+    let (s, b) = create_session(
         &h,
-        format!("{base}/session_create"),
+        &base,
         create("c", cfg.clone(), &["no_such_tool".to_string()]),
     )
     .await;
@@ -239,34 +207,18 @@ async fn proxy_refusals_match_the_reference() {
     );
     let bad_patch =
         json!({"sandbox_external_retail": {"data_patch": {"no_such_table": [{"id": 1}]}}});
-    let (s, b) = post(
-        &h,
-        format!("{base}/session_create"),
-        create("d", bad_patch, &[]),
-    )
-    .await;
+    let (s, b) = create_session(&h, &base, create("d", bad_patch, &[])).await;
     assert_eq!(s, 400, "{b}");
     insta::assert_snapshot!(b["content"]["value"], @r#""Error calling sandbox_external_retail init: Data patch validation failed: Unknown table 'no_such_table'""#);
-    let (s, b) = post(
-        &h,
-        format!("{base}/session_create"),
-        json!({"session_id": "e"}),
-    )
-    .await;
+    let (s, b) = create_session(&h, &base, json!({"session_id": "e"})).await;
     assert_eq!(s, 400);
-    assert!(
-        b["content"]["value"]
-            .as_str()
-            .unwrap()
-            .starts_with("Invalid input"),
-        "{b}"
-    );
+    assert_message_starts(&b, "Invalid input");
 
     // Only visible tools are callable, also through __reserved__server_tool (the reference
     // lets it reach any server tool; here the session's grant holds on every route).
-    let (s, b) = post(
+    let (s, b) = create_session(
         &h,
-        format!("{base}/session_create"),
+        &base,
         create("f", cfg.clone(), &["get_order".to_string()]),
     )
     .await;
@@ -333,21 +285,12 @@ async fn proxy_refusals_match_the_reference() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_session_served_alone_on_a_stream() {
-    let root = example_root();
-    let inproc = InProcess::open(&root);
     let id = "brightside_retail.py:test_bs005_return_defective_headphones";
-    let task = inproc.task(id);
+    let (root, inproc, task) = example_task(id);
     let calls = golden_calls(&task);
     let expected = inproc.run(&task, &calls);
     let registry = registry(&root, Limits::default());
-    let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let (server_in, server_out) = tokio::io::split(server_io);
-    let serving = tokio::spawn(tb_mcp::stdio::serve_one(
-        registry.clone(),
-        id,
-        server_in,
-        server_out,
-    ));
+    let (serving, client_io) = serve_in_memory(registry.clone(), id);
     let client = ().serve(client_io).await.unwrap();
     let listed: Vec<Value> = client
         .list_all_tools()

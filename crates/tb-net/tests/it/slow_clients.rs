@@ -26,6 +26,33 @@ async fn echo(body: Body) -> axum::response::Response {
     }
 }
 
+/// A server with `places` regular and `places` overflow connections, a minute to send a
+/// request's head, `busy_header_timeout` when the regular places are taken.
+async fn start_capped(
+    places: usize,
+    busy_header_timeout: Duration,
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    start(ServeLimits {
+        max_connections: places,
+        overflow_connections: places,
+        header_timeout: Duration::from_mins(1),
+        busy_header_timeout,
+        ..ServeLimits::default()
+    })
+    .await
+}
+
+/// `n` connections to `addr` that sent the first line of a request and stall.
+async fn stall(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
+    let mut stalled = Vec::new();
+    for _ in 0..n {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"GET /health HTTP/1.1\r\n").await.unwrap();
+        stalled.push(s);
+    }
+    stalled
+}
+
 async fn start(limits: ServeLimits) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let app = Router::new()
         .route("/health", get(|| async { "OK" }))
@@ -130,21 +157,9 @@ async fn a_stalled_body_gets_an_answer() {
 
 #[tokio::test]
 async fn health_answers_while_stalled_connections_hold_every_place() {
-    let (addr, _stop) = start(ServeLimits {
-        max_connections: 4,
-        overflow_connections: 4,
-        header_timeout: Duration::from_mins(1),
-        busy_header_timeout: Duration::from_millis(200),
-        ..ServeLimits::default()
-    })
-    .await;
+    let (addr, _stop) = start_capped(4, Duration::from_millis(200)).await;
     // Four stalled connections take every regular place (and keep it: 60 s header timeout).
-    let mut stalled = Vec::new();
-    for _ in 0..4 {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(b"GET /health HTTP/1.1\r\n").await.unwrap();
-        stalled.push(s);
-    }
+    let mut stalled = stall(addr, 4).await;
     // Let the server accept them all.
     let mut answered = None;
     for _ in 0..50 {
@@ -159,8 +174,7 @@ async fn health_answers_while_stalled_connections_hold_every_place() {
     let r = answered.expect("/health must answer past the connection cap");
     assert!(r.ends_with("OK"), "{r}");
     // Stalled connections in the overflow are closed after the short header timeout.
-    let mut extra = TcpStream::connect(addr).await.unwrap();
-    extra.write_all(b"GET /health HTTP/1.1\r\n").await.unwrap();
+    let mut extra = stall(addr, 1).await.pop().unwrap();
     let (_, closed) = read_all(&mut extra, Duration::from_secs(20)).await;
     assert!(closed, "a stalled overflow connection stays open");
     // The regular places are still held by the first four.
@@ -177,20 +191,8 @@ async fn health_answers_while_stalled_connections_hold_every_place() {
 
 #[tokio::test]
 async fn past_the_overflow_connections_are_closed_at_once() {
-    let (addr, _stop) = start(ServeLimits {
-        max_connections: 2,
-        overflow_connections: 2,
-        header_timeout: Duration::from_mins(1),
-        busy_header_timeout: Duration::from_mins(1),
-        ..ServeLimits::default()
-    })
-    .await;
-    let mut stalled = Vec::new();
-    for _ in 0..4 {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(b"GET /health HTTP/1.1\r\n").await.unwrap();
-        stalled.push(s);
-    }
+    let (addr, _stop) = start_capped(2, Duration::from_mins(1)).await;
+    let stalled = stall(addr, 4).await;
     // A complete request on a fifth connection: closed without an answer, not queued.
     let mut refused = None;
     for _ in 0..50 {

@@ -9,17 +9,15 @@
 //! missing, the tests fail under CI and skip loudly otherwise.
 
 use crate::common::*;
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::Message as WsMessage;
-
-/// Longest wait for one reply; only a guard against hanging, not a timing check.
-const GUARD: Duration = Duration::from_mins(2);
 
 use tb_test_support::tiny_library::{pids_with, root as fixture};
+
+/// The fixture's task of lending a book.
+const LEND: &str = "tiny_library.py:test_tl001_lend";
 
 /// Waits (bounded) until no process holds `marker`; how many are left.
 async fn settle(marker: &str) -> usize {
@@ -32,30 +30,11 @@ async fn settle(marker: &str) -> usize {
     pids_with(marker).len()
 }
 
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-async fn connect(url: &str) -> Ws {
-    tokio_tungstenite::connect_async(format!("{}/ws", url.replace("http://", "ws://")))
-        .await
-        .expect("websocket connect")
-        .0
-}
-
-async fn ask(ws: &mut Ws, frame: Value) -> Value {
-    ws.send(WsMessage::Text(frame.to_string().into()))
-        .await
-        .expect("send");
-    loop {
-        let m = tokio::time::timeout(GUARD, ws.next())
-            .await
-            .expect("the server did not answer")
-            .expect("the socket is open")
-            .expect("a frame");
-        if let WsMessage::Text(t) = m {
-            return serde_json::from_str(&t).expect("server frames are JSON");
-        }
-    }
+/// Resets `ws` on [`LEND`]: asserts the reset observation; the frame.
+async fn reset_lend(ws: &mut Ws) -> Value {
+    let f = ask(ws, json!({"type": "reset", "data": {"test_uid": LEND}})).await;
+    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    f
 }
 
 async fn step(ws: &mut Ws, action: Value) -> Value {
@@ -64,9 +43,31 @@ async fn step(ws: &mut Ws, action: Value) -> Value {
     f["data"].clone()
 }
 
-/// A server over the fixture whose episodes run the library server from a servers.yaml
-/// carrying `marker` (so its processes can be counted).
+/// A server over the fixture (its models the mock's, its config in `dir`) whose episodes
+/// run the library server from a servers.yaml in `dir` with the `extra` YAML lines and a
+/// pool of `pool`: the server, its backend, the marker on the library server's command line
+/// (`tb-openenv-<name>-<our pid>`, so its processes can be counted) and the mock model.
 async fn start(
+    dir: &Path,
+    name: &str,
+    pool: usize,
+    extra: &str,
+) -> (
+    tb_openenv::RunningServer,
+    Arc<tb_external::ExternalTools>,
+    String,
+    tb_mock_model::MockServer,
+) {
+    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
+    let mock = mock().await;
+    let config = write_config(dir, &mock);
+    let marker = format!("tb-openenv-{name}-{}", std::process::id());
+    let (server, ext) = serve(dir, &py, &marker, config, pool, extra).await;
+    (server, ext, marker, mock)
+}
+
+/// [`start`] with the library server's Python and the mock's config given.
+async fn serve(
     dir: &Path,
     py: &Path,
     marker: &str,
@@ -102,10 +103,7 @@ async fn start(
             .clone() as Arc<dyn tb_eval::tools::RemoteTools>
         },
     )));
-    let server = tb_openenv::spawn("127.0.0.1:0".parse().unwrap(), o)
-        .await
-        .expect("server");
-    server.shared.wait_loaded().await;
+    let server = start_server(o).await;
     let ext = made
         .get()
         .expect("the backend is built with the data")
@@ -116,12 +114,8 @@ async fn start(
 #[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one() {
-    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
     let dir = tempfile::tempdir().unwrap();
-    let mock = mock().await;
-    let config = write_config(dir.path(), &mock);
-    let marker = format!("tb-openenv-ext-{}", std::process::id());
-    let (server, ext) = start(dir.path(), &py, &marker, config, 0, "").await;
+    let (server, ext, marker, _mock) = start(dir.path(), "ext", 0, "").await;
     let mut ws = connect(&server.url()).await;
 
     // two episodes: the golden one passes, one that does nothing fails
@@ -135,13 +129,8 @@ async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one
         ),
         (vec![("get_book", json!({"book_id": "B1"}))], 0.0),
     ] {
-        let f = ask(
-            &mut ws,
-            json!({"type": "reset", "data": {"test_uid": "tiny_library.py:test_tl001_lend"}}),
-        )
-        .await;
+        let f = reset_lend(&mut ws).await;
         let o = &f["data"]["observation"];
-        assert_eq!(o["kind"], "reset", "{f}");
         assert_eq!(pids_with(&marker).len(), 1, "one server for the episode");
         let mut tools: Vec<&str> = o["tools"]
             .as_array()
@@ -152,18 +141,7 @@ async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one
         tools.sort_unstable();
         // the scenario's grant: the server's `secret_admin_reset` and reserved tools are not
         // listed
-        assert_eq!(
-            tools,
-            [
-                "crash_server",
-                "emit_garbage",
-                "get_book",
-                "hang_forever",
-                "lend_book",
-                "list_loans",
-                "return_book"
-            ]
-        );
+        assert_eq!(tools, tb_test_support::tiny_library::GRANTED);
         // and not callable
         let r = step(
             &mut ws,
@@ -209,19 +187,10 @@ async fn an_episode_on_an_external_server_is_served_and_graded_like_a_native_one
 #[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
-    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
     let dir = tempfile::tempdir().unwrap();
-    let mock = mock().await;
-    let config = write_config(dir.path(), &mock);
-    let marker = format!("tb-openenv-kill-{}", std::process::id());
-    let (server, ext) = start(dir.path(), &py, &marker, config, 0, "").await;
+    let (server, ext, marker, _mock) = start(dir.path(), "kill", 0, "").await;
     let mut ws = connect(&server.url()).await;
-    let f = ask(
-        &mut ws,
-        json!({"type": "reset", "data": {"test_uid": "tiny_library.py:test_tl001_lend"}}),
-    )
-    .await;
-    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    reset_lend(&mut ws).await;
     let pids = pids_with(&marker);
     assert_eq!(pids.len(), 1, "{pids:?}");
     let killed = std::process::Command::new("kill")
@@ -242,12 +211,7 @@ async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
     assert_eq!(ob["test_summary"]["infrastructure_stage"], "tools", "{o}");
     assert_eq!(settle(&marker).await, 0, "no server process left");
     // the server goes on: the next episode gets a fresh server
-    let f = ask(
-        &mut ws,
-        json!({"type": "reset", "data": {"test_uid": "tiny_library.py:test_tl001_lend"}}),
-    )
-    .await;
-    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    reset_lend(&mut ws).await;
     let r = step(
         &mut ws,
         json!({"type": "call_tool", "tool_name": "get_book", "arguments": {"book_id": "B1"}}),
@@ -274,14 +238,10 @@ async fn a_killed_external_server_ends_the_episode_as_a_system_error() {
 #[tb_test_support::needs(python_mcp)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_pool_is_up_before_the_first_reset_and_gone_after() {
-    let py = tb_test_support::need(tb_test_support::Need::PythonMcp);
     let dir = tempfile::tempdir().unwrap();
-    let mock = mock().await;
-    let config = write_config(dir.path(), &mock);
-    let marker = format!("tb-openenv-pool-{}", std::process::id());
     let log = dir.path().join("teardowns.log");
     let extra = format!("    env: {{TINY_TEARDOWN_LOG: \"{}\"}}\n", log.display());
-    let (server, ext) = start(dir.path(), &py, &marker, config, 2, &extra).await;
+    let (server, ext, marker, _mock) = start(dir.path(), "pool", 2, &extra).await;
     // two servers started with the data, before any reset
     let mut ahead = Vec::new();
     for _ in 0..2400 {
@@ -293,12 +253,7 @@ async fn a_server_pool_is_up_before_the_first_reset_and_gone_after() {
     }
     assert_eq!(ahead.len(), 2, "{ahead:?}");
     let mut ws = connect(&server.url()).await;
-    let f = ask(
-        &mut ws,
-        json!({"type": "reset", "data": {"test_uid": "tiny_library.py:test_tl001_lend"}}),
-    )
-    .await;
-    assert_eq!(f["data"]["observation"]["kind"], "reset", "{f}");
+    reset_lend(&mut ws).await;
     let o = step(
         &mut ws,
         json!({"type": "submit_message", "content": "Nothing to do. <DONE>"}),

@@ -19,6 +19,49 @@ use tb_eval::root::LoadedRoot;
 
 /// Starts a server on `data` restricted to `test_list`, writes the spec for these tasks, runs
 /// the Python client, and checks its verdicts.
+/// Runs the client script `tests/py/<script>` (`what`, for messages) with `py`, its episode
+/// spec written to `dir/spec.json` and `envs`, for at most `limit` (a guard against a hung
+/// interpreter, not a timing check): asserts that it succeeds and that its last JSON line says
+/// `ok`; that line and its whole output.
+async fn run_client(
+    what: &str,
+    py: &Path,
+    script: &str,
+    spec: &Value,
+    dir: &Path,
+    envs: &[(&str, &Path)],
+    limit: Duration,
+) -> (Value, String) {
+    let spec_path = dir.join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/py")
+        .join(script);
+    let child = tokio::process::Command::new(py)
+        .arg(&script)
+        .arg(&spec_path)
+        .envs(envs.iter().copied())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(limit, child)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish"))
+        .expect("running python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what} failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    let last: Value = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no result line:\n{stdout}\n{stderr}"));
+    assert_eq!(last["ok"], true, "{last}");
+    (last, stdout.to_string())
+}
+
 async fn play(py: &Path, data: &Path, test_list: &Path, uids: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let mock = mock().await;
@@ -58,31 +101,16 @@ async fn play(py: &Path, data: &Path, test_list: &Path, uids: &[&str]) {
             &mock,
         ),
     });
-    let spec_path = dir.path().join("spec.json");
-    std::fs::write(&spec_path, spec.to_string()).unwrap();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/openenv_episode.py");
-    let child = tokio::process::Command::new(py)
-        .arg(&script)
-        .arg(&spec_path)
-        .kill_on_drop(true)
-        .output();
-    // A guard against a hung interpreter, not a timing check.
-    let out = tokio::time::timeout(Duration::from_mins(15), child)
-        .await
-        .expect("the Python client did not finish")
-        .expect("running python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the OpenEnv client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-    );
-    let last: Value = stdout
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| panic!("no result line:\n{stdout}\n{stderr}"));
-    assert_eq!(last["ok"], true, "{last}");
+    let (last, _) = run_client(
+        "the OpenEnv client",
+        py,
+        "openenv_episode.py",
+        &spec,
+        dir.path(),
+        &[],
+        Duration::from_mins(15),
+    )
+    .await;
     let want: Vec<f64> = uids.iter().flat_map(|_| [1.0, 0.0]).collect();
     assert_eq!(last["rewards"], json!(want), "{last}");
     eprintln!("openenv client: {last}");
@@ -150,32 +178,16 @@ async fn the_adapters_client_plays_the_bundled_example() {
         "end_turn_tool": "InjectionAttackInToolResponse",
         "episodes": [episode_spec(uid, &calls, 1.0), episode_spec(uid, &fewer, 0.0)],
     });
-    let spec_path = dir.path().join("spec.json");
-    std::fs::write(&spec_path, spec.to_string()).unwrap();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/adapter_client.py");
-    let child = tokio::process::Command::new(&py)
-        .arg(&script)
-        .arg(&spec_path)
-        .env("PYTHONPATH", &adapter)
-        .kill_on_drop(true)
-        .output();
-    // A guard against a hung interpreter, not a timing check.
-    let out = tokio::time::timeout(Duration::from_mins(10), child)
-        .await
-        .expect("the adapter's client did not finish")
-        .expect("running python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the adapter's client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-    );
-    let last: Value = stdout
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| panic!("no result line:\n{stdout}\n{stderr}"));
-    assert_eq!(last["ok"], true, "{last}");
+    let (last, stdout) = run_client(
+        "the adapter's client",
+        &py,
+        "adapter_client.py",
+        &spec,
+        dir.path(),
+        &[("PYTHONPATH", adapter.as_path())],
+        Duration::from_mins(10),
+    )
+    .await;
     assert_eq!(last["rewards"], json!([1.0, 0.0]), "{last}");
     eprintln!("{stdout}");
     server.shutdown().await.unwrap();

@@ -105,25 +105,49 @@ async fn setup() -> Setup {
     Setup { dir, mock, config }
 }
 
-async fn start(options: tb_openenv::Options) -> tb_openenv::RunningServer {
-    let server = tb_openenv::spawn("127.0.0.1:0".parse().unwrap(), options)
-        .await
-        .expect("server");
-    server.shared.wait_loaded().await;
-    server
+/// Asserts that the observation `o` ends its episode with `end_turn_tool`; its messages.
+fn ended_by_end_turn_tool(o: &Value) -> &Vec<Value> {
+    assert_eq!(o["done"], true, "{o}");
+    let ob = &o["observation"];
+    assert_eq!(ob["finish_reason"], "end_turn_tool", "{o}");
+    ob["messages"].as_array().unwrap()
 }
 
-const BS001: &str = "brightside_retail.py:test_bs001_cancel_unshipped_order";
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_frame_type_and_no_hidden_fields() {
-    let s = setup().await;
-    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
+/// The example's tasks (of its test list) and the golden calls of [`BS001`].
+fn example_tasks() -> (Vec<tb_core::Task>, Vec<(String, Value)>) {
     let ds = Dataset::open(&example()).unwrap();
     let tasks = ds.load_test_list(&example().join("testlist.yaml")).unwrap();
     let task = tasks.iter().find(|t| t.uid == BS001).unwrap();
     let calls = golden_calls(task);
-    let mut c = Client::connect(&server.url()).await;
+    (tasks, calls)
+}
+
+/// A session on a server of the bundled example: the setup (which must outlive the server),
+/// the server and a connected client.
+async fn example_session() -> (Setup, tb_openenv::RunningServer, Client) {
+    let s = setup().await;
+    let server = s.serve_example().await;
+    let c = Client::connect(&server.url()).await;
+    (s, server, c)
+}
+
+impl Setup {
+    /// Options serving the bundled example with the mock's config.
+    fn example_options(&self) -> tb_openenv::Options {
+        tb_openenv::Options::new(example(), Some(self.config.clone()))
+    }
+
+    /// A server of the bundled example with the mock's config, its data loaded.
+    async fn serve_example(&self) -> tb_openenv::RunningServer {
+        start_server(self.example_options()).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_frame_type_and_no_hidden_fields() {
+    let (s, server, mut c) = example_session().await;
+    let (tasks, calls) = example_tasks();
+    let task = tasks.iter().find(|t| t.uid == BS001).unwrap();
 
     // Error frames: each code the session can produce without closing.
     c.send_raw("this is not json").await;
@@ -413,10 +437,10 @@ async fn user_simulator_failure(s: &Setup, server: &tb_openenv::RunningServer) -
 /// is closed. A third server with a short idle timeout: an idle session is closed by the
 /// reaper, and its place is free again.
 async fn capacity_and_reaper(s: &Setup) -> Vec<String> {
-    let mut o = tb_openenv::Options::new(example(), Some(s.config.clone()));
+    let mut o = s.example_options();
     o.max_envs = 2;
     o.idle_timeout = None;
-    let server = start(o).await;
+    let server = start_server(o).await;
     let mut a = Client::connect(&server.url()).await;
     let mut b = Client::connect(&server.url()).await;
     // Both sessions are registered once they answer a frame.
@@ -455,9 +479,9 @@ async fn capacity_and_reaper(s: &Setup) -> Vec<String> {
     frames.extend(d.frames);
     server.shutdown().await.unwrap();
 
-    let mut o = tb_openenv::Options::new(example(), Some(s.config.clone()));
+    let mut o = s.example_options();
     o.idle_timeout = Some(Duration::from_millis(200));
-    let server = start(o).await;
+    let server = start_server(o).await;
     let mut e = Client::connect(&server.url()).await;
     e.ask(json!({"type": "reset", "data": {"test_uid": BS001}}))
         .await;
@@ -473,7 +497,7 @@ async fn ready_is_503_with_reasons_until_models_are_configured() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("no-models.yaml");
     std::fs::write(&cfg, "judge_type: legacy\n").unwrap();
-    let server = start(tb_openenv::Options::new(example(), Some(cfg.clone()))).await;
+    let server = start_server(tb_openenv::Options::new(example(), Some(cfg.clone()))).await;
     let get_json = |path: &str| {
         let url = format!("{}{path}", server.url());
         async move {
@@ -521,7 +545,7 @@ async fn ready_is_503_with_reasons_until_models_are_configured() {
 
     // Ready with both models.
     let s = setup().await;
-    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
+    let server = s.serve_example().await;
     let r = http("GET", &format!("{}/ready", server.url())).await;
     assert_eq!(r.0, 200, "{}", r.1);
     server.shutdown().await.unwrap();
@@ -529,9 +553,7 @@ async fn ready_is_503_with_reasons_until_models_are_configured() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_frames_never_break_the_session() {
-    let s = setup().await;
-    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
-    let mut c = Client::connect(&server.url()).await;
+    let (s, server, mut c) = example_session().await;
     let junk = [
         String::new(),
         "{".into(),
@@ -583,7 +605,7 @@ async fn rubric_judge_pass_fail_and_failure() {
     std::fs::write(&list, format!("- {}\n", task.uid)).unwrap();
     let mut o = tb_openenv::Options::new(&data, Some(s.config.clone()));
     o.test_list = Some(list.clone());
-    let server = start(o).await;
+    let server = start_server(o).await;
     let calls = golden_calls(task);
     let mut frames = Vec::new();
     let mut play = async |judge: &str| -> Value {
@@ -652,9 +674,7 @@ async fn rubric_judge_pass_fail_and_failure() {
 /// Shutting the server down closes open sessions (it does not wait for clients to leave).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_closes_open_sessions() {
-    let s = setup().await;
-    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
-    let mut c = Client::connect(&server.url()).await;
+    let (_s, server, mut c) = example_session().await;
     let f = c
         .ask(json!({"type": "reset", "data": {"test_uid": BS001}}))
         .await;
@@ -670,9 +690,7 @@ async fn shutdown_closes_open_sessions() {
 /// with the limit as its reason), not a TCP reset; a message within it still works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_message_gets_a_close_frame_with_its_reason() {
-    let s = setup().await;
-    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
-    let mut c = Client::connect(&server.url()).await;
+    let (_s, server, mut c) = example_session().await;
     let st = c.ask(json!({"type": "state"})).await;
     assert_eq!(st["type"], "state");
     let big = format!(
@@ -724,7 +742,7 @@ async fn airline_release_episode_gets_the_recorded_texts_and_verdict() {
         data.join("releases/dataset_2604_airline_tau_bench/testlist_2604_airline_tau_bench.yaml"),
     );
     o.clock = tb_sandbox::Clock::parse(rec["clock"]["now_utc"].as_str().unwrap()).unwrap();
-    let server = start(o).await;
+    let server = start_server(o).await;
     let mut c = Client::connect(&server.url()).await;
     let f = c
         .ask(json!({"type": "reset", "data": {"test_uid": rec["id"]}}))
@@ -762,13 +780,8 @@ async fn airline_release_episode_gets_the_recorded_texts_and_verdict() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_adapter_clients_frames_and_terminal_turns() {
     const END: &str = "InjectionAttackInToolResponse";
-    let s = setup().await;
-    let server = start(tb_openenv::Options::new(example(), Some(s.config.clone()))).await;
-    let ds = Dataset::open(&example()).unwrap();
-    let tasks = ds.load_test_list(&example().join("testlist.yaml")).unwrap();
-    let task = tasks.iter().find(|t| t.uid == BS001).unwrap();
-    let calls = golden_calls(task);
-    let mut c = Client::connect(&server.url()).await;
+    let (_s, server, mut c) = example_session().await;
+    let (_, calls) = example_tasks();
     async fn reset(c: &mut Client) {
         let f = c
             .ask(json!({"type": "reset", "data": {"test_uid": BS001}}))
@@ -855,10 +868,7 @@ async fn the_adapter_clients_frames_and_terminal_turns() {
             {"name": calls[1].0, "arguments": calls[1].1, "call_id": "e2", "parse_error": null}
         ], "tool_calls_before_content": false}))
         .await;
-    assert_eq!(o["done"], true, "{o}");
-    let ob = &o["observation"];
-    assert_eq!(ob["finish_reason"], "end_turn_tool", "{o}");
-    let msgs = ob["messages"].as_array().unwrap();
+    let msgs = ended_by_end_turn_tool(&o);
     let n = msgs.len();
     assert_eq!(msgs[n - 2]["content"], "I am stopping here.", "{o}");
     let batch = &msgs[n - 1];
@@ -884,10 +894,7 @@ async fn the_adapter_clients_frames_and_terminal_turns() {
             {"name": END, "arguments": {"reason": "r"}, "call_id": "f1", "parse_error": null}
         ], "tool_calls_before_content": true}))
         .await;
-    assert_eq!(o["done"], true, "{o}");
-    let ob = &o["observation"];
-    assert_eq!(ob["finish_reason"], "end_turn_tool", "{o}");
-    let msgs = ob["messages"].as_array().unwrap();
+    let msgs = ended_by_end_turn_tool(&o);
     let n = msgs.len();
     assert_eq!(msgs[n - 2]["T"], "ParallelToolCall", "{o}");
     assert_eq!(msgs[n - 1]["content"], "Reporting this.", "{o}");

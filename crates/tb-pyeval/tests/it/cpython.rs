@@ -88,24 +88,27 @@ fn an_except_name_is_unbound_after_its_handler() {
 
 // ---- differential: generated expressions on both ----
 
+/// The float literals of the generated expressions.
+const FLOATS: [&str; 10] = [
+    "0.0",
+    "1.5",
+    "-2.25",
+    "3.14159",
+    "1e-05",
+    "1e+20",
+    "100.0",
+    "0.1",
+    "2.5",
+    "1234.5678",
+];
+
 fn atom() -> impl Strategy<Value = String> {
     prop_oneof![
         (-50i64..50).prop_map(|i| i.to_string()),
         (-100_000i64..100_000).prop_map(|i| i.to_string()),
-        prop::sample::select(vec![
-            "0.0",
-            "1.5",
-            "-2.25",
-            "3.14159",
-            "1e-05",
-            "1e+20",
-            "100.0",
-            "0.1",
-            "-0.0",
-            "2.5",
-            "1234.5678",
-        ])
-        .prop_map(str::to_string),
+        // -0.0 among them, before the last two (the order the fixed seed draws from)
+        prop::sample::select([&FLOATS[..8], &["-0.0"], &FLOATS[8..]].concat())
+            .prop_map(str::to_string),
         prop::sample::select(vec!["'a'", "'abc'", "''", "'x y'", "'A-b'", "'1,2'"])
             .prop_map(str::to_string),
         prop::sample::select(vec!["True", "False", "None"]).prop_map(str::to_string),
@@ -115,22 +118,7 @@ fn atom() -> impl Strategy<Value = String> {
 fn number() -> impl Strategy<Value = String> {
     prop_oneof![
         (-50i64..50).prop_map(|i| i.to_string()),
-        prop::sample::select(vec![
-            "0.0",
-            "1.5",
-            "-2.25",
-            "3.14159",
-            "1e-05",
-            "1e+20",
-            "100.0",
-            "0.1",
-            "2.5",
-            "1234.5678",
-            "0",
-            "7",
-            "-3",
-        ])
-        .prop_map(str::to_string),
+        prop::sample::select([&FLOATS[..], &["0", "7", "-3"]].concat()).prop_map(str::to_string),
     ]
 }
 

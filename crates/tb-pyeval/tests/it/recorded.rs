@@ -92,11 +92,25 @@ fn same_message(ours: &str, theirs: &str, set_order_varies: bool) -> bool {
     a == b
 }
 
+#[derive(Default)]
 struct Tally {
     records: usize,
     verdicts: usize,
     matched: usize,
     mismatches: Vec<String>,
+}
+
+impl Tally {
+    /// Prints how many verdicts of `what` matched; asserts that there were `records` records
+    /// and no mismatch.
+    fn report(&self, what: &str, records: usize) {
+        eprintln!(
+            "{what}: {}/{} verdicts match over {} records",
+            self.matched, self.verdicts, self.records
+        );
+        assert_eq!(self.records, records);
+        assert!(self.mismatches.is_empty(), "{}", self.mismatches.join("\n"));
+    }
 }
 
 fn check_record(file: &TestFile, record: &Value, ctx: &Value, tally: &mut Tally) {
@@ -140,12 +154,7 @@ fn airline_recorded_verdicts_are_reproduced() {
     let file = TestFile::read(&data).unwrap();
     file.check().unwrap();
     let initial = initial_effects(&shared);
-    let mut tally = Tally {
-        records: 0,
-        verdicts: 0,
-        matched: 0,
-        mismatches: Vec::new(),
-    };
+    let mut tally = Tally::default();
     let text = std::fs::read_to_string(shared.join("tb-bench-v1/airline/traces.jsonl")).unwrap();
     for line in text.lines() {
         let record: Value = serde_json::from_str(line).unwrap();
@@ -155,28 +164,14 @@ fn airline_recorded_verdicts_are_reproduced() {
         let ctx = context(&record, Value::Object(all));
         check_record(&file, &record, &ctx, &mut tally);
     }
-    eprintln!(
-        "airline: {}/{} verdicts match over {} records",
-        tally.matched, tally.verdicts, tally.records
-    );
-    assert_eq!(tally.records, 44);
-    assert!(
-        tally.mismatches.is_empty(),
-        "{}",
-        tally.mismatches.join("\n")
-    );
+    tally.report("airline", 44);
 }
 
 #[tb_test_support::shared_test]
 #[test]
 fn setup_check_recorded_verdicts_are_reproduced() {
     let shared = crate::shared();
-    let mut tally = Tally {
-        records: 0,
-        verdicts: 0,
-        matched: 0,
-        mismatches: Vec::new(),
-    };
+    let mut tally = Tally::default();
     for stem in [
         "banking",
         "banking_email",
@@ -196,14 +191,5 @@ fn setup_check_recorded_verdicts_are_reproduced() {
             check_record(&file, &record, &ctx, &mut tally);
         }
     }
-    eprintln!(
-        "setup checks: {}/{} verdicts match over {} records",
-        tally.matched, tally.verdicts, tally.records
-    );
-    assert_eq!(tally.records, 42);
-    assert!(
-        tally.mismatches.is_empty(),
-        "{}",
-        tally.mismatches.join("\n")
-    );
+    tally.report("setup checks", 42);
 }

@@ -22,14 +22,29 @@ fn example() -> PathBuf {
 
 fn setup(root: &Path, uid: &str, play: Play, models: Models) -> Setup {
     let ds = tb_dataset::Dataset::open(root).unwrap();
-    let sandbox = tb_eval::root::LoadedRoot::load(ds.root()).unwrap();
+    let sandbox = Arc::new(tb_eval::root::LoadedRoot::load(ds.root()).unwrap());
+    let clock = tb_sandbox::Clock::default();
+    setup_over(ds, sandbox, clock, uid, play, models, None)
+}
+
+/// The session of task `uid` of `ds` over `sandbox` with the `think` agent, `models` and a
+/// 20 s message budget, its tools from `remote` when given.
+pub(crate) fn setup_over(
+    ds: tb_dataset::Dataset,
+    sandbox: Arc<tb_eval::root::LoadedRoot>,
+    clock: tb_sandbox::Clock,
+    uid: &str,
+    play: Play,
+    models: Models,
+    remote: Option<Arc<dyn tb_eval::tools::RemoteTools>>,
+) -> Setup {
     let task = ds.load_task(uid).unwrap();
     let mut scenarios = std::collections::HashMap::new();
     scenarios.insert(task.scenario.clone(), ds.scenario(&task.scenario).unwrap());
     let env = RunEnv {
-        sandbox: Arc::new(sandbox),
+        sandbox,
         judge: Arc::new(tb_eval::judge::StateJudge::new()),
-        clock: tb_sandbox::Clock::default(),
+        clock,
         agent_name: "think".into(),
         agent: ds.agent("think").ok(),
         scenarios,
@@ -48,7 +63,7 @@ fn setup(root: &Path, uid: &str, play: Play, models: Models) -> Setup {
         dataset: Some(Arc::new(ds)),
         agent_label: "human".into(),
         notes: Vec::new(),
-        remote: None,
+        remote,
     }
 }
 
@@ -348,6 +363,18 @@ fn model_yaml(server: &MockServer, role: &str) -> String {
     )
 }
 
+/// The models of a session: the mock `server`'s client for each role in `roles` (of
+/// `agent`, `user`, `judge`), none for the others.
+pub(crate) fn models(server: &MockServer, roles: &[&str]) -> Models {
+    let role = |r: &str| roles.contains(&r).then(|| client(server, r));
+    Models {
+        agent: role("agent"),
+        user: role("user"),
+        judge: role("judge"),
+        prompts: Arc::default(),
+    }
+}
+
 pub(crate) fn client(server: &MockServer, role: &str) -> tb_llm::LlmClient {
     let cfg: tb_llm::LlmConfig = {
         let yaml = format!(
@@ -388,12 +415,7 @@ fn user_mode_model_agent_plays_and_survives_a_failing_endpoint() {
             body: "boom".into(),
         },
     );
-    let models = Models {
-        agent: Some(client(&server, "agent")),
-        user: None,
-        judge: None,
-        prompts: Arc::default(),
-    };
+    let models = models(&server, &["agent"]);
     let (mut app, jobs) = {
         let _g = rt.enter();
         App::new(setup(&example(), BS001, Play::User, models)).unwrap()
@@ -457,12 +479,7 @@ fn watch_mode_runs_the_episode_with_the_simulated_user() {
         }
     });
     server.set_script("user", tb_mock_model::ContextUser);
-    let models = Models {
-        agent: Some(client(&server, "agent")),
-        user: Some(client(&server, "user")),
-        judge: None,
-        prompts: Arc::default(),
-    };
+    let models = models(&server, &["agent", "user"]);
     let (mut app, jobs) = {
         let _g = rt.enter();
         App::new(setup(&example(), BS001, Play::Watch, models)).unwrap()
@@ -539,12 +556,7 @@ fn agent_mode_the_simulated_user_answers_from_the_task_context() {
     let rt = rt();
     let server = rt.block_on(MockServer::start()).unwrap();
     server.set_script("user", tb_mock_model::ContextUser);
-    let models = Models {
-        agent: None,
-        user: Some(client(&server, "user")),
-        judge: None,
-        prompts: Arc::default(),
-    };
+    let models = models(&server, &["user"]);
     let (mut app, jobs) = {
         let _g = rt.enter();
         App::new(setup(&example(), BS001, Play::Agent, models)).unwrap()

@@ -10,11 +10,11 @@
 //! missing, the tests fail under CI (`CI=true`) and are ignored otherwise
 //! (`#[needs(python_mcp)]`).
 
-use super::app::{client, drive, notes, rt, screen, shown, type_line, typed};
+use super::app::{drive, notes, rt, screen, shown, type_line, typed};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tb_eval::run::{Dump, Models, RunEnv};
+use tb_eval::run::Models;
 use tb_mock_model::{MockServer, ToolPlayer};
 use tb_tui::app::{App, AppError, NoteKind};
 use tb_tui::view::Theme;
@@ -62,9 +62,6 @@ fn setup(
 ) -> (Setup, Arc<tb_external::ExternalTools>) {
     let ds = tb_dataset::Dataset::open(&tiny_library::root()).unwrap();
     let sandbox = Arc::new(tb_eval::root::LoadedRoot::load(ds.root()).unwrap());
-    let task = ds.load_task(uid).unwrap();
-    let mut scenarios = std::collections::HashMap::new();
-    scenarios.insert(task.scenario.clone(), ds.scenario(&task.scenario).unwrap());
     let clock = tb_sandbox::Clock::default();
     let opts = tb_external::ExternalOptions {
         start: tb_external::StartOptions {
@@ -80,35 +77,58 @@ fn setup(
         clock,
         opts,
     ));
-    let env = RunEnv {
-        sandbox,
-        judge: Arc::new(tb_eval::judge::StateJudge::new()),
-        clock,
-        agent_name: "think".into(),
-        agent: ds.agent("think").ok(),
-        scenarios,
-        models,
-        user_can_end: false,
-        message_timeout: Some(Duration::from_secs(20)),
-        attempt_timeout: None,
-        dump: Dump::default(),
-        provenance: serde_json::Map::default(),
-    };
-    let setup = Setup {
-        env,
-        task,
-        is_task: true,
-        play,
-        dataset: Some(Arc::new(ds)),
-        agent_label: "human".into(),
-        notes: Vec::new(),
-        remote: Some(external.clone() as Arc<dyn tb_eval::tools::RemoteTools>),
-    };
+    let remote = Some(external.clone() as Arc<dyn tb_eval::tools::RemoteTools>);
+    let setup = super::app::setup_over(ds, sandbox, clock, uid, play, models, remote);
     (setup, external)
 }
 
 fn open(rt: &tokio::runtime::Runtime, setup: Setup) -> (App, Vec<tb_tui::jobs::Job>) {
     rt.block_on(App::open(setup)).unwrap()
+}
+
+/// A session on task [`LEND`] over a fresh library server (in `dir`, marked
+/// `tb-tui-<name>-<our pid>`) with `play`, `models` and `call_timeout`: the app, its first
+/// jobs, the pid of the server's one process and the backend (which must outlive the app).
+fn open_on_server(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    name: &str,
+    play: Play,
+    models: Models,
+    call_timeout: Duration,
+) -> (
+    App,
+    Vec<tb_tui::jobs::Job>,
+    i32,
+    Arc<tb_external::ExternalTools>,
+) {
+    let py = tb_test_support::need(Need::PythonMcp);
+    let marker = format!("tb-tui-{name}-{}", std::process::id());
+    let servers = servers_file(dir, &marker);
+    let (setup, external) = setup(&servers, &py, LEND, play, models, call_timeout);
+    let (app, jobs) = open(rt, setup);
+    let pids = pids_with(&marker);
+    assert_eq!(
+        pids.len(),
+        1,
+        "one server process for the session: {pids:?}"
+    );
+    (app, jobs, pids[0], external)
+}
+
+/// [`open_on_server`] for a human playing the agent (no models).
+fn open_for_agent(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    name: &str,
+    call_timeout: Duration,
+) -> (
+    App,
+    Vec<tb_tui::jobs::Job>,
+    i32,
+    Arc<tb_external::ExternalTools>,
+) {
+    open_on_server(rt, dir, name, Play::Agent, Models::default(), call_timeout)
 }
 
 fn last_verdict_note(app: &App) -> (NoteKind, String) {
@@ -236,25 +256,13 @@ fn a_remote_session_lists_calls_shows_effects_and_grades_as_tb_infer() {
 #[tb_test_support::needs(python_mcp)]
 #[test]
 fn a_killed_server_is_a_system_error_not_a_panic_and_is_reaped() {
-    let py = tb_test_support::need(Need::PythonMcp);
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
-    let marker = format!("tb-tui-kill-{}", std::process::id());
-    let servers = servers_file(dir.path(), &marker);
-    let (setup, _external) = setup(
-        &servers,
-        &py,
-        LEND,
-        Play::Agent,
-        Models::default(),
-        Duration::from_mins(1),
-    );
-    let (mut app, _) = open(&rt, setup);
-    let pids = pids_with(&marker);
-    assert_eq!(pids.len(), 1, "{pids:?}");
+    let (mut app, _, pid, _external) =
+        open_for_agent(&rt, dir.path(), "kill", Duration::from_mins(1));
     // The server dies between two calls (as a crash would).
     let killed = std::process::Command::new("kill")
-        .args(["-KILL", &pids[0].to_string()])
+        .args(["-KILL", &pid.to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
@@ -294,17 +302,14 @@ fn a_killed_server_is_a_system_error_not_a_panic_and_is_reaped() {
     assert!(rec.verdict.is_none());
     assert_eq!(rec.metadata["error"]["type"], "ToolBackendError");
     rt.block_on(app.close());
-    assert!(reaped(pids[0]), "the killed server is reaped");
+    assert!(reaped(pid), "the killed server is reaped");
 }
 
 #[tb_test_support::needs(python_mcp)]
 #[test]
 fn a_model_agent_plays_on_the_server_and_a_crash_mid_turn_is_a_system_error() {
-    let py = tb_test_support::need(Need::PythonMcp);
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
-    let marker = format!("tb-tui-model-{}", std::process::id());
-    let servers = servers_file(dir.path(), &marker);
     let server = rt.block_on(MockServer::start()).unwrap();
     let task = tb_dataset::Dataset::open(&tiny_library::root())
         .unwrap()
@@ -320,23 +325,15 @@ fn a_model_agent_plays_on_the_server_and_a_crash_mid_turn_is_a_system_error() {
             closing: "Lent. <DONE>".into(),
         },
     );
-    let models = Models {
-        agent: Some(client(&server, "agent")),
-        user: None,
-        judge: None,
-        prompts: Arc::default(),
-    };
-    let (setup, _external) = setup(
-        &servers,
-        &py,
-        LEND,
+    let models = super::app::models(&server, &["agent"]);
+    let (mut app, jobs, pid, _external) = open_on_server(
+        &rt,
+        dir.path(),
+        "model",
         Play::User,
         models,
         Duration::from_mins(1),
     );
-    let (mut app, jobs) = open(&rt, setup);
-    let pids = pids_with(&marker);
-    assert_eq!(pids.len(), 1, "{pids:?}");
     assert_eq!(jobs.len(), 1, "the task's query goes to the agent at once");
     drive(&rt, &mut app, jobs);
     // The golden calls reached the server (its effects, reported after each call, match the
@@ -357,29 +354,17 @@ fn a_model_agent_plays_on_the_server_and_a_crash_mid_turn_is_a_system_error() {
     assert!(app.system_error().is_some());
     assert!(app.busy().is_none());
     rt.block_on(app.close());
-    assert!(reaped(pids[0]), "the crashed server is reaped");
+    assert!(reaped(pid), "the crashed server is reaped");
 }
 
 #[tb_test_support::needs(python_mcp)]
 #[test]
 fn quitting_stops_a_hung_call_and_reaps_the_server() {
-    let py = tb_test_support::need(Need::PythonMcp);
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
-    let marker = format!("tb-tui-hang-{}", std::process::id());
-    let servers = servers_file(dir.path(), &marker);
     // A short call budget: the teardown of the hung server is not answered either.
-    let (setup, _external) = setup(
-        &servers,
-        &py,
-        LEND,
-        Play::Agent,
-        Models::default(),
-        Duration::from_secs(2),
-    );
-    let (mut app, _) = open(&rt, setup);
-    let pids = pids_with(&marker);
-    assert_eq!(pids.len(), 1, "{pids:?}");
+    let (mut app, _, pid, _external) =
+        open_for_agent(&rt, dir.path(), "hang", Duration::from_secs(2));
     for c in "/tool hang_forever {}".chars() {
         app.on_key(crossterm::event::KeyEvent::new(
             crossterm::event::KeyCode::Char(c),
@@ -405,7 +390,7 @@ fn quitting_stops_a_hung_call_and_reaps_the_server() {
     );
     assert!(app.should_quit());
     rt.block_on(app.close());
-    assert!(reaped(pids[0]), "the hung server is killed and reaped");
+    assert!(reaped(pid), "the hung server is killed and reaped");
 }
 
 #[tb_test_support::needs(python_mcp)]
