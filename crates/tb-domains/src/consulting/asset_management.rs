@@ -2,9 +2,24 @@
 
 use super::probe_id;
 use super::tables::{ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, ASSET_MANAGEMENT_DEVICES};
-use crate::vocab::{SessionRows, project};
+use crate::vocab::{SessionRows, Shown, project};
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
+
+/// A device as `get_device_details` shows it.
+const DEVICE: Shown = Shown {
+    table: ASSET_MANAGEMENT_DEVICES,
+    what: "Device",
+    fields: &[
+        "id",
+        "device_type",
+        "model",
+        "age_months",
+        "inventory_status",
+        "location",
+    ],
+    datetimes: &[],
+};
 
 /// `asset_management_api`: `get_employee_devices`, `get_device_details`, `check_inventory`,
 /// `reserve_device`, `assign_device`, `retire_device`.
@@ -26,23 +41,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 .collect();
             Ok(json!({ "devices": devices }))
         }
-        "get_device_details" => {
-            let id = a.require_str_nonempty("asset_id")?;
-            let r = s.require_row(ASSET_MANAGEMENT_DEVICES, id, "Device")?;
-            let data = project(
-                &r,
-                &[
-                    "id",
-                    "device_type",
-                    "model",
-                    "age_months",
-                    "inventory_status",
-                    "location",
-                ],
-                &[],
-            );
-            Ok(json!({ "device_data": data }))
-        }
+        "get_device_details" => DEVICE.answer(s, a, "asset_id", "device_data"),
         "check_inventory" => {
             let (kind, location) = (
                 a.require_str_nonempty("device_type")?,

@@ -2,30 +2,29 @@
 
 use super::probe_id;
 use super::tables::{BOX_FOLDER_ACCESS_LOGS, BOX_FOLDERS};
-use crate::vocab::{SessionRows, project};
+use crate::vocab::Shown;
 use serde_json::json;
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
+
+/// A folder as `get_folder_details` shows it.
+const FOLDER: Shown = Shown {
+    table: BOX_FOLDERS,
+    what: "Folder",
+    fields: &[
+        "id",
+        "folder_name",
+        "confidentiality_level",
+        "owner_email",
+        "client_id",
+        "engagement_code",
+    ],
+    datetimes: &[],
+};
 
 /// `box_api`: `get_folder_details`, `grant_folder_access`.
 pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
-        "get_folder_details" => {
-            let id = a.require_str_nonempty("folder_id")?;
-            let r = s.require_row(BOX_FOLDERS, id, "Folder")?;
-            let data = project(
-                &r,
-                &[
-                    "id",
-                    "folder_name",
-                    "confidentiality_level",
-                    "owner_email",
-                    "client_id",
-                    "engagement_code",
-                ],
-                &[],
-            );
-            Ok(json!({ "folder_data": data }))
-        }
+        "get_folder_details" => FOLDER.answer(s, a, "folder_id", "folder_data"),
         "grant_folder_access" => {
             let email = a.require_str_nonempty("email")?;
             let folder = a.require_str_nonempty("folder_id")?;
