@@ -1,7 +1,7 @@
 //! IT asset management: devices, inventory, reservations and assignments.
 
-use super::probe_id;
 use super::tables::{ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, ASSET_MANAGEMENT_DEVICES};
+use super::{employee_rows, probe_id};
 use crate::vocab::{SessionRows, Shown, project};
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
@@ -27,10 +27,8 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "get_employee_devices" => {
             let email = a.require_str_nonempty("email")?;
-            let devices: Vec<Value> = s
-                .rows_where(ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, |r| {
-                    r.str_or_empty("employee_email") == email && r.is_none("returned_at")
-                })?
+            let devices: Vec<Value> = employee_rows(s, ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, email)?
+                .filter(|r| r.is_none("returned_at"))
                 .map(|r| {
                     project(
                         r,

@@ -1,14 +1,14 @@
 //! Client access management: CLIENT_ACCESS_VPN_ACCESS grants, client-system access, client requirements and an
 //! employee's prerequisites (clearance, NDA, completed trainings).
 
-use super::probe_id;
 use super::tables::{
     CLIENT_ACCESS_CLEARANCE_RECORD, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, CLIENT_ACCESS_NDA_RECORD,
-    CLIENT_ACCESS_VPN_ACCESS, DEGREED_TRAINING_ENROLLMENTS, SALESFORCE_CRM_CLIENTS,
+    CLIENT_ACCESS_VPN_ACCESS, SALESFORCE_CRM_CLIENTS,
 };
+use super::{completed_trainings, employee_row, employee_rows, probe_id};
 use crate::vocab::{SessionRows, project};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError, ToolResult};
 
 /// When `revoke_vpn` stamps a grant: 2025-10-01T00:00:00Z, fixed.
 const REVOKED_AT: &str = "2025-10-01T00:00:00Z";
@@ -27,10 +27,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         "check_vpn_access" => {
             let email = a.require_str_nonempty("email")?;
-            let grants: Vec<Value> = s
-                .rows_where(CLIENT_ACCESS_VPN_ACCESS, |v| {
-                    v.str_or_empty("employee_email") == email && v.is_none("revoked_at")
-                })?
+            let grants: Vec<Value> = open_vpn_grants(s, email)?
                 .map(|v| {
                     project(
                         v,
@@ -43,10 +40,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         "revoke_vpn" => {
             let email = a.require_str_nonempty("email")?;
-            let targets: Vec<_> = s
-                .rows_where(CLIENT_ACCESS_VPN_ACCESS, |v| {
-                    v.str_or_empty("employee_email") == email && v.is_none("revoked_at")
-                })?
+            let targets: Vec<_> = open_vpn_grants(s, email)?
                 .filter(|v| {
                     client.is_none_or(|c| v.get("client_id").and_then(Value::as_str) == Some(c))
                 })
@@ -85,10 +79,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "get_employee_prerequisites" => {
             let email = a.require_str_nonempty("email")?;
             let client = a.require_str_nonempty("client_id")?;
-            let clearance = s
-                .row_where(CLIENT_ACCESS_CLEARANCE_RECORD, |c| {
-                    c.str_or_empty("employee_email") == email
-                })?
+            let clearance = employee_row(s, CLIENT_ACCESS_CLEARANCE_RECORD, email)?
                 .map_or_else(|| json!("not_initiated"), |c| c.value("status"));
             let nda = s
                 .row_where(CLIENT_ACCESS_NDA_RECORD, |n| {
@@ -96,10 +87,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                         && n.str_or_empty("client_id") == client
                 })?
                 .map_or_else(|| json!("not_signed"), |n| n.value("status"));
-            let completed: Vec<Value> = s
-                .rows_where(DEGREED_TRAINING_ENROLLMENTS, |e| {
-                    e.str_or_empty("employee_email") == email && !e.is_none("completion_date")
-                })?
+            let completed: Vec<Value> = completed_trainings(s, email)?
                 .map(|e| e.value("course_id"))
                 .collect();
             Ok(
@@ -108,4 +96,12 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         other => Err(ToolError::new(format!("Invalid action: {other}"))),
     }
+}
+
+/// The employee's VPN grants not revoked.
+fn open_vpn_grants<'s>(
+    s: &'s Session,
+    email: &'s str,
+) -> Result<impl Iterator<Item = &'s Row> + use<'s>, ToolError> {
+    Ok(employee_rows(s, CLIENT_ACCESS_VPN_ACCESS, email)?.filter(|v| v.is_none("revoked_at")))
 }

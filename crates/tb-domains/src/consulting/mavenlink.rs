@@ -1,7 +1,8 @@
 //! Mavenlink resource management: engagements and staffing assignments.
 
+use super::employee_rows;
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, MAVENLINK_MV_ENGAGEMENTS};
-use crate::vocab::{SessionRows, Shown, project};
+use crate::vocab::{Shown, project};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -25,11 +26,8 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "get_engagement" => ENGAGEMENT.answer(s, a, "engagement_code", "engagement_data"),
         "get_employee_assignments" => {
             let email = a.require_str_nonempty("email")?;
-            let assignments: Vec<Value> = s
-                .rows_where(MAVENLINK_EMPLOYEE_ASSIGNMENTS, |r| {
-                    r.str_or_empty("employee_email") == email
-                        && matches!(r.str_or_empty("assignment_status"), "active" | "booked")
-                })?
+            let assignments: Vec<Value> = employee_rows(s, MAVENLINK_EMPLOYEE_ASSIGNMENTS, email)?
+                .filter(|r| matches!(r.str_or_empty("assignment_status"), "active" | "booked"))
                 .map(|r| {
                     project(
                         r,
