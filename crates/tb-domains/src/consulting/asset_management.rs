@@ -1,7 +1,7 @@
 //! IT asset management: devices, inventory, reservations and assignments.
 
 use super::tables::{ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, ASSET_MANAGEMENT_DEVICES};
-use super::{employee_rows, probe_id};
+use super::{employee_rows, insert_probed};
 use crate::vocab::{SessionRows, Shown, project};
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
@@ -76,10 +76,11 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
             let email = a.require_str_nonempty("email")?;
             let asset = a.require_str_nonempty("asset_id")?;
             let mut device = s.require_row(ASSET_MANAGEMENT_DEVICES, asset, "Device")?;
-            let id = probe_id(s, ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, "ASMT-2")?;
-            s.insert(
+            insert_probed(
+                s,
                 ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS,
-                &json!({"id": id, "asset_id": asset, "employee_email": email, "returned_at": null}),
+                "ASMT-2",
+                json!({"asset_id": asset, "employee_email": email, "returned_at": null}),
             )?;
             device.insert("inventory_status".into(), json!("assigned"));
             s.replace(ASSET_MANAGEMENT_DEVICES, &Value::Object(device))?;

@@ -5,7 +5,7 @@ use super::tables::{
     CLIENT_ACCESS_CLEARANCE_RECORD, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, CLIENT_ACCESS_NDA_RECORD,
     CLIENT_ACCESS_VPN_ACCESS, SALESFORCE_CRM_CLIENTS,
 };
-use super::{completed_trainings, employee_row, employee_rows, probe_id};
+use super::{completed_trainings, employee_row, employee_rows, insert_probed};
 use crate::vocab::{SessionRows, project};
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError, ToolResult};
@@ -21,8 +21,13 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "provision_vpn" => {
             let email = a.require_str_nonempty("email")?;
-            let id = probe_id(s, CLIENT_ACCESS_VPN_ACCESS, "CLIENT_ACCESS_VPN_ACCESS-2")?;
-            s.insert(CLIENT_ACCESS_VPN_ACCESS, &json!({"id": id, "employee_email": email, "client_id": client, "revoked_at": null}))?;
+            let row = json!({"employee_email": email, "client_id": client, "revoked_at": null});
+            insert_probed(
+                s,
+                CLIENT_ACCESS_VPN_ACCESS,
+                "CLIENT_ACCESS_VPN_ACCESS-2",
+                row,
+            )?;
             Ok(json!({ "success": true }))
         }
         "check_vpn_access" => {
@@ -60,10 +65,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
             let client = a.require_str_nonempty("client_id")?;
             let system = a.require_str_nonempty("system_name")?;
             let access = a.require_str_nonempty("access_type")?;
-            let id = probe_id(s, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, "CSA-2")?;
-            let row = json!({"id": id, "employee_email": email, "client_id": client, "system_name": system,
+            let row = json!({"employee_email": email, "client_id": client, "system_name": system,
                 "access_type": access, "revoked_at": null});
-            s.insert(CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, &row)?;
+            insert_probed(s, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, "CSA-2", row)?;
             Ok(json!({ "success": true }))
         }
         "check_client_requirements" => {

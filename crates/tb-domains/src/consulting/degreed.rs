@@ -4,7 +4,7 @@ use super::tables::{
     DEGREED_CERTIFICATIONS, DEGREED_TRAINING_COURSES, DEGREED_TRAINING_ENROLLMENTS,
     SALESFORCE_CRM_CLIENTS,
 };
-use super::{completed_trainings, employee_rows, out, probe_id};
+use super::{completed_trainings, employee_rows, insert_probed, out};
 use crate::vocab::{SessionRows, project};
 use serde_json::{Map, Value, json};
 use tb_python::datetime::isoformat_field;
@@ -65,11 +65,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "enroll_employee" => {
             let email = a.require_str_nonempty("email")?;
             let id = a.require_str_nonempty("course_id")?;
-            if s.row_by_id(DEGREED_TRAINING_COURSES, id)?.is_none() {
-                return Err(ToolError::new(format!("Course not found: {id}")));
-            }
-            let new_id = probe_id(s, DEGREED_TRAINING_ENROLLMENTS, "ENR-2")?;
-            s.insert(DEGREED_TRAINING_ENROLLMENTS, &json!({"id": new_id, "employee_email": email, "course_id": id, "completion_date": null}))?;
+            s.require_row(DEGREED_TRAINING_COURSES, id, "Course")?;
+            let row = json!({"employee_email": email, "course_id": id, "completion_date": null});
+            insert_probed(s, DEGREED_TRAINING_ENROLLMENTS, "ENR-2", row)?;
             Ok(json!({ "success": true }))
         }
         "get_training_history" => {

@@ -2,6 +2,7 @@
 //! per toolset of the reference (in the order the reference registers them).
 
 use crate::vocab::SessionRows;
+use serde_json::{Map, Value};
 use tb_sandbox::{Domain, DomainError, Fields, Row, Session, ToolError, Tools};
 
 mod approval;
@@ -148,6 +149,23 @@ pub(crate) fn probe_id(s: &Session, table: &str, prefix: &str) -> Result<String,
         }
         n += 1;
     }
+}
+
+/// Inserts `fields` (an object) into `table` as a new row whose id, first, is the first free
+/// one ([`probe_id`]); that id.
+pub(crate) fn insert_probed(
+    s: &mut Session,
+    table: &str,
+    prefix: &str,
+    fields: Value,
+) -> Result<String, ToolError> {
+    let id = probe_id(s, table, prefix)?;
+    let mut row = Map::from_iter([("id".to_string(), Value::String(id.clone()))]);
+    if let Value::Object(fields) = fields {
+        row.extend(fields);
+    }
+    s.insert(table, &Value::Object(row))?;
+    Ok(id)
 }
 
 /// The rows of `table` that belong to the employee `email` (their `employee_email`), in table
