@@ -1,13 +1,14 @@
 //! Words the table domains' tool functions share beyond `tb_sandbox::tool`: a row that must
-//! exist, the rows that pass a condition, two arguments of which one is needed, and an output
-//! model projected from a row's fields.
+//! exist, the rows that pass a condition, two arguments of which one is needed, an output
+//! model projected from a row's fields, and the action that shows one row as such a model.
 
+use serde_json::Map;
 use serde_json::Value;
 use std::iter::Filter;
 use tb_python::datetime::isoformat_field;
 use tb_sandbox::state::RowsIter;
 use tb_sandbox::tool::out;
-use tb_sandbox::{Args, Fields, Row, Session, ToolError};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError, ToolResult};
 
 /// The rows a tool reads: one it cannot go on without, and the ones a condition picks out.
 pub(crate) trait SessionRows {
@@ -99,6 +100,31 @@ pub(crate) fn select(row: &Row, fields: &[&str]) -> Value {
             .map(|&f| (f.to_string(), row.value(f)))
             .collect(),
     )
+}
+
+/// An output model of one table's rows, looked up by id: the table, the `<what>` of its
+/// `<what> not found: <id>` error, and the model's `fields` (those in `datetimes` shown by
+/// `isoformat()`), as [`project`] builds it.
+pub(crate) struct Shown {
+    pub table: &'static str,
+    pub what: &'static str,
+    pub fields: &'static [&'static str],
+    pub datetimes: &'static [&'static str],
+}
+
+impl Shown {
+    /// The row of id `id`, projected; the not-found error when there is none.
+    pub(crate) fn row(&self, s: &Session, id: &str) -> Result<Value, ToolError> {
+        let r = s.require_row(self.table, id, self.what)?;
+        Ok(project(&r, self.fields, self.datetimes))
+    }
+
+    /// The action that shows one row: the id from the argument `arg` (required, not empty),
+    /// answered as `{key: model}`.
+    pub(crate) fn answer(&self, s: &Session, a: &Args, arg: &str, key: &str) -> ToolResult {
+        let model = self.row(s, a.require_str_nonempty(arg)?)?;
+        Ok(Value::Object(Map::from_iter([(key.to_string(), model)])))
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,11 @@ fn base() -> Base {
     Base::load(&config, &root).expect("airline data loads")
 }
 
+/// A session of [`base`] at the default clock, seeded `x`.
+fn session() -> AirlineSession {
+    base().session("x", default_clock())
+}
+
 /// `json.dumps(v, sort_keys=True)` with the default separators.
 fn sorted(v: &Value) -> Value {
     match v {
@@ -51,8 +56,7 @@ fn tools_pair_with_declarations() {
 #[tb_test_support::data_test]
 #[test]
 fn initial_effects_hash_like_the_reference() {
-    let base = base();
-    let s = base.session("x", default_clock());
+    let s = session();
     let text = pyjson::dumps(&sorted(&s.effects()), pyjson::Layout::Default);
     let h = sha256_hex(&text);
     assert!(h.starts_with("80dec928") && h.ends_with("e551"), "{h}");
@@ -61,16 +65,17 @@ fn initial_effects_hash_like_the_reference() {
 #[tb_test_support::data_test]
 #[test]
 fn errors_have_the_server_shapes() {
-    let base = base();
-    let mut s = base.session("x", default_clock());
+    let mut s = session();
     let r = s.call("get_user_details", &json!({"user_id": "nobody"}));
     assert_eq!(r, ToolReply::ok("Error!\nUser nobody not found".into()));
-    let r = s.call("calculate", &json!({"expression": "1 / 0"}));
-    assert_eq!(r.text, "Error!");
-    let r = s.call("calculate", &json!({"expression": "2 ** 0.5 + x"}));
-    assert_eq!(r.text, "Error!\nInvalid characters in expression");
-    let r = s.call("calculate", &json!({"expression": "(1 + 2) / 4"}));
-    assert_eq!(r.text, r#"{"status": "ok", "result": 0.75}"#);
+    for (expression, text) in [
+        ("1 / 0", "Error!"),
+        ("2 ** 0.5 + x", "Error!\nInvalid characters in expression"),
+        ("(1 + 2) / 4", r#"{"status": "ok", "result": 0.75}"#),
+    ] {
+        let r = s.call("calculate", &json!({ "expression": expression }));
+        assert_eq!(r.text, text, "{expression}");
+    }
     let r = s.call("get_reservation_details", &json!({}));
     assert!(r.is_error, "{r:?}");
     assert!(
@@ -92,8 +97,7 @@ fn errors_have_the_server_shapes() {
 #[tb_test_support::data_test]
 #[test]
 fn a_cancelled_reservation_cannot_be_cancelled_again() {
-    let base = base();
-    let mut s = base.session("x", default_clock());
+    let mut s = session();
     let first = s.call("cancel_reservation", &json!({"reservation_id": "4WQ150"}));
     assert!(
         first.text.starts_with(

@@ -1,6 +1,6 @@
 //! Approval workflow: create requests (`APR-2-<n>` ids) and read their status.
 
-use super::probe_id;
+use super::insert_probed;
 use super::tables::APPROVAL_APPROVAL_REQUESTS;
 use crate::vocab::SessionRows;
 use serde_json::{Value, json};
@@ -9,9 +9,7 @@ use tb_sandbox::{Args, Fields, Session, ToolResult};
 
 /// `approval_create_request`: a new pending request.
 pub(crate) fn create_request(s: &mut Session, a: &Args) -> ToolResult {
-    let id = probe_id(s, APPROVAL_APPROVAL_REQUESTS, "APR-2")?;
     let row = json!({
-        "id": id,
         "request_type": a.value("request_type"),
         "requester_email": a.value("requester_email"),
         "approver_email": a.value("approver_email"),
@@ -19,7 +17,7 @@ pub(crate) fn create_request(s: &mut Session, a: &Args) -> ToolResult {
         "engagement_code": a.value("engagement_code"),
         "status": "pending",
     });
-    s.insert(APPROVAL_APPROVAL_REQUESTS, &row)?;
+    let id = insert_probed(s, APPROVAL_APPROVAL_REQUESTS, "APR-2", row)?;
     Ok(json!({ "approval_id": id }))
 }
 

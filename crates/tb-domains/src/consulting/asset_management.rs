@@ -1,10 +1,25 @@
 //! IT asset management: devices, inventory, reservations and assignments.
 
-use super::probe_id;
 use super::tables::{ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, ASSET_MANAGEMENT_DEVICES};
-use crate::vocab::{SessionRows, project};
+use super::{employee_rows, insert_probed};
+use crate::vocab::{SessionRows, Shown, project};
 use serde_json::{Map, Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
+
+/// A device as `get_device_details` shows it.
+const DEVICE: Shown = Shown {
+    table: ASSET_MANAGEMENT_DEVICES,
+    what: "Device",
+    fields: &[
+        "id",
+        "device_type",
+        "model",
+        "age_months",
+        "inventory_status",
+        "location",
+    ],
+    datetimes: &[],
+};
 
 /// `asset_management_api`: `get_employee_devices`, `get_device_details`, `check_inventory`,
 /// `reserve_device`, `assign_device`, `retire_device`.
@@ -12,10 +27,8 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "get_employee_devices" => {
             let email = a.require_str_nonempty("email")?;
-            let devices: Vec<Value> = s
-                .rows_where(ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, |r| {
-                    r.str_or_empty("employee_email") == email && r.is_none("returned_at")
-                })?
+            let devices: Vec<Value> = employee_rows(s, ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, email)?
+                .filter(|r| r.is_none("returned_at"))
                 .map(|r| {
                     project(
                         r,
@@ -26,23 +39,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                 .collect();
             Ok(json!({ "devices": devices }))
         }
-        "get_device_details" => {
-            let id = a.require_str_nonempty("asset_id")?;
-            let r = s.require_row(ASSET_MANAGEMENT_DEVICES, id, "Device")?;
-            let data = project(
-                &r,
-                &[
-                    "id",
-                    "device_type",
-                    "model",
-                    "age_months",
-                    "inventory_status",
-                    "location",
-                ],
-                &[],
-            );
-            Ok(json!({ "device_data": data }))
-        }
+        "get_device_details" => DEVICE.answer(s, a, "asset_id", "device_data"),
         "check_inventory" => {
             let (kind, location) = (
                 a.require_str_nonempty("device_type")?,
@@ -79,10 +76,11 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
             let email = a.require_str_nonempty("email")?;
             let asset = a.require_str_nonempty("asset_id")?;
             let mut device = s.require_row(ASSET_MANAGEMENT_DEVICES, asset, "Device")?;
-            let id = probe_id(s, ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS, "ASMT-2")?;
-            s.insert(
+            insert_probed(
+                s,
                 ASSET_MANAGEMENT_DEVICE_ASSIGNMENTS,
-                &json!({"id": id, "asset_id": asset, "employee_email": email, "returned_at": null}),
+                "ASMT-2",
+                json!({"asset_id": asset, "employee_email": email, "returned_at": null}),
             )?;
             device.insert("inventory_status".into(), json!("assigned"));
             s.replace(ASSET_MANAGEMENT_DEVICES, &Value::Object(device))?;

@@ -1,7 +1,7 @@
 //! Sterling BackCheck: clearance status, starting a check, and processing times.
 
+use super::employee_row;
 use super::tables::CLIENT_ACCESS_CLEARANCE_RECORD;
-use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
 
@@ -10,9 +10,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "get_status" => {
             let email = a.require_str_nonempty("email")?;
-            let data = match s.row_where(CLIENT_ACCESS_CLEARANCE_RECORD, |c| {
-                c.str_or_empty("employee_email") == email
-            })? {
+            let data = match employee_row(s, CLIENT_ACCESS_CLEARANCE_RECORD, email)? {
                 Some(c) => {
                     json!({"clearance_level": c.get("clearance_level"), "status": c.get("status")})
                 }
@@ -23,11 +21,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "initiate" => {
             let email = a.require_str_nonempty("email")?;
             let level = a.require_str_nonempty("clearance_level")?;
-            let existing = s
-                .row_where(CLIENT_ACCESS_CLEARANCE_RECORD, |c| {
-                    c.str_or_empty("employee_email") == email
-                })?
-                .cloned();
+            let existing = employee_row(s, CLIENT_ACCESS_CLEARANCE_RECORD, email)?.cloned();
             match existing {
                 Some(mut c) => {
                     c.insert("clearance_level".into(), json!(level));

@@ -1,14 +1,14 @@
 //! Client access management: CLIENT_ACCESS_VPN_ACCESS grants, client-system access, client requirements and an
 //! employee's prerequisites (clearance, NDA, completed trainings).
 
-use super::probe_id;
 use super::tables::{
     CLIENT_ACCESS_CLEARANCE_RECORD, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, CLIENT_ACCESS_NDA_RECORD,
-    CLIENT_ACCESS_VPN_ACCESS, DEGREED_TRAINING_ENROLLMENTS, SALESFORCE_CRM_CLIENTS,
+    CLIENT_ACCESS_VPN_ACCESS, SALESFORCE_CRM_CLIENTS,
 };
+use super::{completed_trainings, employee_row, employee_rows, insert_probed};
 use crate::vocab::{SessionRows, project};
 use serde_json::{Value, json};
-use tb_sandbox::{Args, Fields, Session, ToolError, ToolResult};
+use tb_sandbox::{Args, Fields, Row, Session, ToolError, ToolResult};
 
 /// When `revoke_vpn` stamps a grant: 2025-10-01T00:00:00Z, fixed.
 const REVOKED_AT: &str = "2025-10-01T00:00:00Z";
@@ -21,16 +21,18 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
     match a.str_or_empty("action") {
         "provision_vpn" => {
             let email = a.require_str_nonempty("email")?;
-            let id = probe_id(s, CLIENT_ACCESS_VPN_ACCESS, "CLIENT_ACCESS_VPN_ACCESS-2")?;
-            s.insert(CLIENT_ACCESS_VPN_ACCESS, &json!({"id": id, "employee_email": email, "client_id": client, "revoked_at": null}))?;
+            let row = json!({"employee_email": email, "client_id": client, "revoked_at": null});
+            insert_probed(
+                s,
+                CLIENT_ACCESS_VPN_ACCESS,
+                "CLIENT_ACCESS_VPN_ACCESS-2",
+                row,
+            )?;
             Ok(json!({ "success": true }))
         }
         "check_vpn_access" => {
             let email = a.require_str_nonempty("email")?;
-            let grants: Vec<Value> = s
-                .rows_where(CLIENT_ACCESS_VPN_ACCESS, |v| {
-                    v.str_or_empty("employee_email") == email && v.is_none("revoked_at")
-                })?
+            let grants: Vec<Value> = open_vpn_grants(s, email)?
                 .map(|v| {
                     project(
                         v,
@@ -43,10 +45,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         "revoke_vpn" => {
             let email = a.require_str_nonempty("email")?;
-            let targets: Vec<_> = s
-                .rows_where(CLIENT_ACCESS_VPN_ACCESS, |v| {
-                    v.str_or_empty("employee_email") == email && v.is_none("revoked_at")
-                })?
+            let targets: Vec<_> = open_vpn_grants(s, email)?
                 .filter(|v| {
                     client.is_none_or(|c| v.get("client_id").and_then(Value::as_str) == Some(c))
                 })
@@ -66,10 +65,9 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
             let client = a.require_str_nonempty("client_id")?;
             let system = a.require_str_nonempty("system_name")?;
             let access = a.require_str_nonempty("access_type")?;
-            let id = probe_id(s, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, "CSA-2")?;
-            let row = json!({"id": id, "employee_email": email, "client_id": client, "system_name": system,
+            let row = json!({"employee_email": email, "client_id": client, "system_name": system,
                 "access_type": access, "revoked_at": null});
-            s.insert(CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, &row)?;
+            insert_probed(s, CLIENT_ACCESS_CLIENT_SYSTEM_ACCESS, "CSA-2", row)?;
             Ok(json!({ "success": true }))
         }
         "check_client_requirements" => {
@@ -85,10 +83,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "get_employee_prerequisites" => {
             let email = a.require_str_nonempty("email")?;
             let client = a.require_str_nonempty("client_id")?;
-            let clearance = s
-                .row_where(CLIENT_ACCESS_CLEARANCE_RECORD, |c| {
-                    c.str_or_empty("employee_email") == email
-                })?
+            let clearance = employee_row(s, CLIENT_ACCESS_CLEARANCE_RECORD, email)?
                 .map_or_else(|| json!("not_initiated"), |c| c.value("status"));
             let nda = s
                 .row_where(CLIENT_ACCESS_NDA_RECORD, |n| {
@@ -96,10 +91,7 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
                         && n.str_or_empty("client_id") == client
                 })?
                 .map_or_else(|| json!("not_signed"), |n| n.value("status"));
-            let completed: Vec<Value> = s
-                .rows_where(DEGREED_TRAINING_ENROLLMENTS, |e| {
-                    e.str_or_empty("employee_email") == email && !e.is_none("completion_date")
-                })?
+            let completed: Vec<Value> = completed_trainings(s, email)?
                 .map(|e| e.value("course_id"))
                 .collect();
             Ok(
@@ -108,4 +100,12 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         }
         other => Err(ToolError::new(format!("Invalid action: {other}"))),
     }
+}
+
+/// The employee's VPN grants not revoked.
+fn open_vpn_grants<'s>(
+    s: &'s Session,
+    email: &'s str,
+) -> Result<impl Iterator<Item = &'s Row> + use<'s>, ToolError> {
+    Ok(employee_rows(s, CLIENT_ACCESS_VPN_ACCESS, email)?.filter(|v| v.is_none("revoked_at")))
 }

@@ -4,7 +4,7 @@ use super::tables::{
     DEGREED_CERTIFICATIONS, DEGREED_TRAINING_COURSES, DEGREED_TRAINING_ENROLLMENTS,
     SALESFORCE_CRM_CLIENTS,
 };
-use super::{out, probe_id};
+use super::{completed_trainings, employee_rows, insert_probed, out};
 use crate::vocab::{SessionRows, project};
 use serde_json::{Map, Value, json};
 use tb_python::datetime::isoformat_field;
@@ -65,25 +65,17 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "enroll_employee" => {
             let email = a.require_str_nonempty("email")?;
             let id = a.require_str_nonempty("course_id")?;
-            if s.row_by_id(DEGREED_TRAINING_COURSES, id)?.is_none() {
-                return Err(ToolError::new(format!("Course not found: {id}")));
-            }
-            let new_id = probe_id(s, DEGREED_TRAINING_ENROLLMENTS, "ENR-2")?;
-            s.insert(DEGREED_TRAINING_ENROLLMENTS, &json!({"id": new_id, "employee_email": email, "course_id": id, "completion_date": null}))?;
+            s.require_row(DEGREED_TRAINING_COURSES, id, "Course")?;
+            let row = json!({"employee_email": email, "course_id": id, "completion_date": null});
+            insert_probed(s, DEGREED_TRAINING_ENROLLMENTS, "ENR-2", row)?;
             Ok(json!({ "success": true }))
         }
         "get_training_history" => {
             let email = a.require_str_nonempty("email")?;
-            let completed: Vec<Value> = s
-                .rows_where(DEGREED_TRAINING_ENROLLMENTS, |e| {
-                    e.str_or_empty("employee_email") == email && !e.is_none("completion_date")
-                })?
+            let completed: Vec<Value> = completed_trainings(s, email)?
                 .map(|e| json!({ "course_id": e.value("course_id") }))
                 .collect();
-            let certifications: Vec<Value> = s
-                .rows_where(DEGREED_CERTIFICATIONS, |c| {
-                    c.str_or_empty("employee_email") == email
-                })?
+            let certifications: Vec<Value> = employee_rows(s, DEGREED_CERTIFICATIONS, email)?
                 .map(|c| {
                     project(
                         c,
@@ -103,10 +95,8 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
         "check_certification_status" => {
             let email = a.require_str_nonempty("email")?;
             let name = a.require_str_nonempty("certification_name")?.to_lowercase();
-            let has = s.state.rows(DEGREED_CERTIFICATIONS)?.iter().any(|c| {
-                c.str_or_empty("employee_email") == email
-                    && c.str_or_empty("certification_name").to_lowercase() == name
-            });
+            let has = employee_rows(s, DEGREED_CERTIFICATIONS, email)?
+                .any(|c| c.str_or_empty("certification_name").to_lowercase() == name);
             Ok(json!({ "has_certification": has }))
         }
         "get_required_trainings" => {

@@ -1,6 +1,6 @@
 //! License management: pool availability, allocations and cost.
 
-use super::probe_id;
+use super::insert_probed;
 use super::tables::{
     LICENSE_MANAGEMENT_LICENSE_ALLOCATION, LICENSE_MANAGEMENT_LICENSE_POOL_RECORD,
     SOFTWARE_CATALOG_SOFTWARE_CATALOG,
@@ -42,16 +42,14 @@ pub(crate) fn api(s: &mut Session, a: &Args) -> ToolResult {
             let catalog = a.require_str_nonempty("catalog_id")?;
             let email = a.require_str_nonempty("email")?;
             let pool_type = a.require_str_nonempty("pool_type")?;
-            let id = probe_id(s, LICENSE_MANAGEMENT_LICENSE_ALLOCATION, "LIC-2")?;
             let row = json!({
-                "id": id,
                 "catalog_id": catalog,
                 "employee_email": email,
                 "engagement_code": a.value("engagement_code"),
                 "pool_type": pool_type,
                 "deallocated_at": null,
             });
-            s.insert(LICENSE_MANAGEMENT_LICENSE_ALLOCATION, &row)?;
+            insert_probed(s, LICENSE_MANAGEMENT_LICENSE_ALLOCATION, "LIC-2", row)?;
             Ok(json!({ "success": true }))
         }
         "get_cost" => {

@@ -1,7 +1,9 @@
 //! The `sandbox_consulting` server: its tables, its zendesk variant and its own tools, one file
 //! per toolset of the reference (in the order the reference registers them).
 
-use tb_sandbox::{Domain, DomainError, Fields, Session, ToolError, Tools};
+use crate::vocab::SessionRows;
+use serde_json::{Map, Value};
+use tb_sandbox::{Domain, DomainError, Fields, Row, Session, ToolError, Tools};
 
 mod approval;
 mod approver_lookup;
@@ -147,6 +149,53 @@ pub(crate) fn probe_id(s: &Session, table: &str, prefix: &str) -> Result<String,
         }
         n += 1;
     }
+}
+
+/// Inserts `fields` (an object) into `table` as a new row whose id, first, is the first free
+/// one ([`probe_id`]); that id.
+pub(crate) fn insert_probed(
+    s: &mut Session,
+    table: &str,
+    prefix: &str,
+    fields: Value,
+) -> Result<String, ToolError> {
+    let id = probe_id(s, table, prefix)?;
+    let mut row = Map::from_iter([("id".to_string(), Value::String(id.clone()))]);
+    if let Value::Object(fields) = fields {
+        row.extend(fields);
+    }
+    s.insert(table, &Value::Object(row))?;
+    Ok(id)
+}
+
+/// The rows of `table` that belong to the employee `email` (their `employee_email`), in table
+/// order.
+pub(crate) fn employee_rows<'s>(
+    s: &'s Session,
+    table: &str,
+    email: &'s str,
+) -> Result<impl Iterator<Item = &'s Row> + use<'s>, ToolError> {
+    s.rows_where(table, move |r| r.str_or_empty("employee_email") == email)
+}
+
+/// The first row of `table` of the employee `email` (their clearance record, say).
+pub(crate) fn employee_row<'s>(
+    s: &'s Session,
+    table: &str,
+    email: &'s str,
+) -> Result<Option<&'s Row>, ToolError> {
+    Ok(employee_rows(s, table, email)?.next())
+}
+
+/// The employee's training enrollments that have a completion date.
+pub(crate) fn completed_trainings<'s>(
+    s: &'s Session,
+    email: &'s str,
+) -> Result<impl Iterator<Item = &'s Row> + use<'s>, ToolError> {
+    Ok(
+        employee_rows(s, tables::DEGREED_TRAINING_ENROLLMENTS, email)?
+            .filter(|e| !e.is_none("completion_date")),
+    )
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Okta: application access provisioning (an access-log row per grant).
 
-use super::probe_id;
+use super::insert_probed;
 use super::tables::OKTA_APPLICATION_ACCESS_LOGS;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Session, ToolResult};
@@ -11,13 +11,11 @@ pub(crate) fn provision_access(s: &mut Session, a: &Args) -> ToolResult {
         Some(Value::String(t)) => t.clone(),
         _ => "full_access".to_string(),
     };
-    let id = probe_id(s, OKTA_APPLICATION_ACCESS_LOGS, "AAL-2")?;
     let row = json!({
-        "id": id,
         "employee_email": a.value("email"),
         "app_name": a.value("app_name"),
         "access_type": access,
     });
-    s.insert(OKTA_APPLICATION_ACCESS_LOGS, &row)?;
+    insert_probed(s, OKTA_APPLICATION_ACCESS_LOGS, "AAL-2", row)?;
     Ok(json!({ "success": true }))
 }

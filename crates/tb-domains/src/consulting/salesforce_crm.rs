@@ -2,7 +2,7 @@
 //! (the latter reads the resource-management assignments, as the reference does).
 
 use super::tables::{MAVENLINK_EMPLOYEE_ASSIGNMENTS, SALESFORCE_CRM_SF_ENGAGEMENTS};
-use crate::vocab::{SessionRows, project};
+use crate::vocab::Shown;
 use serde_json::json;
 use tb_python::datetime::isoformat_field;
 use tb_sandbox::{Args, Fields, Session, ToolResult};
@@ -26,20 +26,22 @@ pub(crate) fn check_employee_assignment(s: &mut Session, a: &Args) -> ToolResult
     ]))
 }
 
+/// A CRM engagement as `salesforce_crm_get_engagement` shows it.
+const ENGAGEMENT: Shown = Shown {
+    table: SALESFORCE_CRM_SF_ENGAGEMENTS,
+    what: "Engagement",
+    fields: &[
+        "engagement_code",
+        "client_id",
+        "engagement_manager_email",
+        "status",
+        "start_date",
+        "end_date",
+    ],
+    datetimes: &["start_date", "end_date"],
+};
+
 /// `salesforce_crm_get_engagement`: one CRM engagement by code.
 pub(crate) fn get_engagement(s: &mut Session, a: &Args) -> ToolResult {
-    let code = a.str_or_empty("engagement_code");
-    let r = s.require_row(SALESFORCE_CRM_SF_ENGAGEMENTS, code, "Engagement")?;
-    Ok(project(
-        &r,
-        &[
-            "engagement_code",
-            "client_id",
-            "engagement_manager_email",
-            "status",
-            "start_date",
-            "end_date",
-        ],
-        &["start_date", "end_date"],
-    ))
+    ENGAGEMENT.row(s, a.str_or_empty("engagement_code"))
 }

@@ -1,7 +1,7 @@
 //! Asset management: employee devices, device details, warehouse inventory, assignment and
 //! retirement of hardware.
 
-use super::{DEC_17, next_id, out, py_repr, require_employee, tables};
+use super::{DEC_17, active_rows, next_id, out, py_repr, require_employee, tables};
 use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_python::datetime::{days_between, fromisoformat_z, strftime_z};
@@ -69,9 +69,7 @@ pub fn get_employee_devices(s: &mut Session, a: &Args) -> Result<Value, ToolErro
     let eid = e.str_or_empty("id");
     let assets = s.state.rows(tables::ASSETS)?;
     let mut devices = Vec::new();
-    for asn in s.rows_where(tables::ASSIGNMENTS, |r| {
-        r.str_or_empty("employee_id") == eid && r.bool_or_false("is_active")
-    })? {
+    for asn in active_rows(s, tables::ASSIGNMENTS, "employee_id", eid)? {
         let Some(asset) = assets
             .iter()
             .find(|x| x.str_or_empty("id") == asn.str_or_empty("asset_id"))
@@ -102,9 +100,7 @@ pub fn get_device_details(s: &mut Session, a: &Args) -> Result<Value, ToolError>
     let mut assigned_to = Value::Null;
     if asset.bool_or_false("is_assigned") {
         let id = asset.str_or_empty("id");
-        if let Some(r) = s.row_where(tables::ASSIGNMENTS, |r| {
-            r.str_or_empty("asset_id") == id && r.bool_or_false("is_active")
-        })? {
+        if let Some(r) = active_rows(s, tables::ASSIGNMENTS, "asset_id", id)?.next() {
             assigned_to = r.value("employee_id");
         }
     }
@@ -201,10 +197,7 @@ pub fn retire_device(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let stamp = strftime_z(&DEC_17);
     if was_assigned {
         let id = asset.str_or_empty("id").to_string();
-        let open: Vec<Row> = s
-            .rows_where(tables::ASSIGNMENTS, |r| {
-                r.str_or_empty("asset_id") == id && r.bool_or_false("is_active")
-            })?
+        let open: Vec<Row> = active_rows(s, tables::ASSIGNMENTS, "asset_id", &id)?
             .cloned()
             .collect();
         for mut r in open {

@@ -1,6 +1,6 @@
 //! License management: pool type, free seats, allocation.
 
-use super::{next_id, out, require_employee, tables};
+use super::{active_rows, next_id, out, require_employee, tables};
 use crate::vocab::SessionRows;
 use serde_json::{Value, json};
 use tb_sandbox::{Args, Fields, Row, Session, ToolError};
@@ -16,10 +16,7 @@ fn pool(s: &Session, name: &str) -> Result<Option<Row>, ToolError> {
 
 /// Active allocations of a pool.
 fn active_count(s: &Session, license_id: &str) -> Result<usize, ToolError> {
-    Ok(s.rows_where(tables::ALLOCATIONS, |r| {
-        r.str_or_empty("license_id") == license_id && r.bool_or_false("is_active")
-    })?
-    .count())
+    Ok(active_rows(s, tables::ALLOCATIONS, "license_id", license_id)?.count())
 }
 
 fn total(l: &Row) -> i64 {
@@ -68,11 +65,8 @@ pub fn allocate_license(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let e = require_employee(s, email, "Employee not found: ")?;
     let l = pool(s, name)?.ok_or_else(|| ToolError::new(format!("Software not found: {name}")))?;
     let (eid, lid) = (e.str_or_empty("id"), l.str_or_empty("id"));
-    let has = s.state.rows(tables::ALLOCATIONS)?.iter().any(|r| {
-        r.str_or_empty("license_id") == lid
-            && r.str_or_empty("employee_id") == eid
-            && r.bool_or_false("is_active")
-    });
+    let has = active_rows(s, tables::ALLOCATIONS, "employee_id", eid)?
+        .any(|r| r.str_or_empty("license_id") == lid);
     if has {
         return Err(ToolError::new(format!(
             "Employee already has a license for this software: {name}"

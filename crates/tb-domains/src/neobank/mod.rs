@@ -140,6 +140,18 @@ pub(crate) fn require_employee(s: &Session, email: &str, prefix: &str) -> Result
 
 pub(crate) use tb_sandbox::tool::out;
 
+/// The active rows (`is_active`) of `table` whose `field` is `value`, in table order.
+pub(crate) fn active_rows<'s>(
+    s: &'s Session,
+    table: &str,
+    field: &'s str,
+    value: &'s str,
+) -> Result<impl Iterator<Item = &'s Row> + use<'s>, ToolError> {
+    s.rows_where(table, move |r| {
+        r.str_or_empty(field) == value && r.bool_or_false("is_active")
+    })
+}
+
 /// `f"{prefix}{n:0{width}d}"` with n = current row count + 1.
 pub(crate) fn next_id(
     s: &Session,

@@ -1,8 +1,7 @@
 //! Okta: application access (provision, check, revoke), group membership, and security
 //! operations with their audit log.
 
-use super::{DEC_18, next_id, out, require_employee, tables};
-use crate::vocab::SessionRows;
+use super::{DEC_18, active_rows, next_id, out, require_employee, tables};
 use crate::vocab::project;
 use serde_json::{Value, json};
 use tb_python::datetime::{add_hours, fromisoformat_z};
@@ -10,12 +9,11 @@ use tb_sandbox::{Args, Fields, Row, Session, ToolError};
 
 /// Index and row of the first active access of an employee to an app.
 fn active_access(s: &Session, employee_id: &str, app: &str) -> Result<Option<Row>, ToolError> {
-    Ok(s.row_where(tables::OKTA_APP_ACCESS, |r| {
-        r.str_or_empty("employee_id") == employee_id
-            && r.str_or_empty("app_name") == app
-            && r.bool_or_false("is_active")
-    })?
-    .cloned())
+    Ok(
+        active_rows(s, tables::OKTA_APP_ACCESS, "employee_id", employee_id)?
+            .find(|r| r.str_or_empty("app_name") == app)
+            .cloned(),
+    )
 }
 
 /// `okta_api_provision_access`: a new active access record `OAA-{n:08d}`.
@@ -82,10 +80,7 @@ pub fn get_user_groups(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let email = a.str_or_empty("email");
     let e = require_employee(s, email, "Employee not found: ")?;
     let eid = e.str_or_empty("id");
-    let groups: Vec<Value> = s
-        .rows_where(tables::OKTA_GROUPS, |m| {
-            m.str_or_empty("employee_id") == eid && m.bool_or_false("is_active")
-        })?
+    let groups: Vec<Value> = active_rows(s, tables::OKTA_GROUPS, "employee_id", eid)?
         .map(|m| project(m, &["group_name", "added_at"], &[]))
         .collect();
     Ok(json!({ "groups": groups }))
@@ -97,11 +92,8 @@ pub fn add_to_group(s: &mut Session, a: &Args) -> Result<Value, ToolError> {
     let group = a.str_or_empty("group_name");
     let e = require_employee(s, email, "Employee not found: ")?;
     let eid = e.str_or_empty("id");
-    let exists = s.state.rows(tables::OKTA_GROUPS)?.iter().any(|m| {
-        m.str_or_empty("employee_id") == eid
-            && m.str_or_empty("group_name") == group
-            && m.bool_or_false("is_active")
-    });
+    let exists = active_rows(s, tables::OKTA_GROUPS, "employee_id", eid)?
+        .any(|m| m.str_or_empty("group_name") == group);
     if exists {
         return Err(ToolError::new(format!(
             "Employee is already a member of this group: {group}"

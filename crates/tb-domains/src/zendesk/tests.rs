@@ -8,6 +8,23 @@ fn session(server: &str) -> Session {
     crate::testdata::session(server, json!({}), Clock::default())
 }
 
+/// `zendesk_create_item` of `item` in `table`.
+fn create(s: &mut Session, table: &str, item: Value) -> Value {
+    let args = json!({"table": table, "item": item});
+    call(s, "zendesk_create_item", args)
+}
+
+/// `zendesk_create_item` of a ticket.
+fn create_ticket(s: &mut Session, item: Value) -> Value {
+    create(s, "tickets", item)
+}
+
+/// `zendesk_update_item` of ticket `id` with `item`.
+fn update_ticket(s: &mut Session, id: &str, item: Value) -> Value {
+    let args = json!({"table": "tickets", "id": id, "item": item});
+    call(s, "zendesk_update_item", args)
+}
+
 fn err(v: &Value) -> &str {
     v.get("error")
         .and_then(Value::as_str)
@@ -65,11 +82,7 @@ fn unsupported_and_unknown() {
 #[test]
 fn input_validation_of_the_item_union() {
     let mut s = session("sandbox_external_retail");
-    let r = call(
-        &mut s,
-        "zendesk_create_item",
-        json!({"table": "tickets", "item": {"subject": "x", "status": "bogus"}}),
-    );
+    let r = create_ticket(&mut s, json!({"subject": "x", "status": "bogus"}));
     assert!(err(&r).contains("item.TicketCreateInput.status: Input should be 'new', 'open', 'pending', 'hold', 'solved' or 'closed'"), "{r}");
     calls!(s;
         "zendesk_create_item" {"table": "tickets"} => error "Tool execution failed: Input validation failed: item: Field required";
@@ -89,38 +102,26 @@ fn input_validation_of_the_item_union() {
 fn create_ids_timestamps_and_null_handling() {
     let mut s = session("sandbox_external_retail");
     let n = s.state.count("zendesk_tickets").unwrap();
-    let r = call(
-        &mut s,
-        "zendesk_create_item",
-        json!({"table": "tickets", "item": {"subject": "x", "tags": null}}),
-    );
+    let r = create_ticket(&mut s, json!({"subject": "x", "tags": null}));
     assert_eq!(r["item"]["id"], json!((n + 1).to_string()), "{r}");
     assert_eq!(r["item"]["tags"], json!([]));
     assert_eq!(r["item"]["status"], "new");
     assert_eq!(r["item"]["created_at"], "2025-10-01T13:00:05Z");
     // An explicit null for a field the row requires fails the row model.
-    let r = call(
-        &mut s,
-        "zendesk_create_item",
-        json!({"table": "tickets", "item": {"subject": "x", "status": null}}),
-    );
+    let r = create_ticket(&mut s, json!({"subject": "x", "status": null}));
     assert!(
         err(&r).starts_with("Tool execution failed: Failed to create item: 1 validation error for Ticket\nstatus\n  Input should be 'new', 'open', 'pending', 'hold', 'solved' or 'closed' [type=enum, input_value=None, input_type=NoneType]"),
         "{r}"
     );
     // A user-shaped item for the tickets table misses the subject.
-    let r = call(
-        &mut s,
-        "zendesk_create_item",
-        json!({"table": "tickets", "item": {"name": "A", "email": "a@b"}}),
-    );
+    let r = create_ticket(&mut s, json!({"name": "A", "email": "a@b"}));
     assert!(err(&r).contains("validation error for Ticket\nsubject\n  Field required [type=missing, input_value={'name': 'A'"), "{r}");
     // ticket_comments: numeric ids, key and generated html_body.
     let c = i64::try_from(s.state.count("zendesk_ticket_comments").unwrap()).unwrap();
-    let r = call(
+    let r = create(
         &mut s,
-        "zendesk_create_item",
-        json!({"table": "ticket_comments", "item": {"ticket_id": 1, "author_id": 2, "body": "hi"}}),
+        "ticket_comments",
+        json!({"ticket_id": 1, "author_id": 2, "body": "hi"}),
     );
     assert_eq!(r["item"]["id"], json!(23118465221916 + c), "{r}");
     assert_eq!(r["item"]["key"], json!((23118465221916 + c).to_string()));
@@ -144,11 +145,7 @@ fn duplicate_create_after_delete() {
         "zendesk_delete_item" {"table": "users", "id": first} => {"success": true};
     );
     // The count-based id now equals the last existing id.
-    let r = call(
-        &mut s,
-        "zendesk_create_item",
-        json!({"table": "users", "item": {"name": "A", "email": "a@b"}}),
-    );
+    let r = create(&mut s, "users", json!({"name": "A", "email": "a@b"}));
     let last = s.state.rows("zendesk_users").unwrap().last().unwrap()["id"].clone();
     if last == json!(n.to_string()) {
         assert_eq!(
@@ -166,32 +163,16 @@ fn update_merges_sent_fields() {
         .as_str()
         .unwrap()
         .to_string();
-    let r = call(
-        &mut s,
-        "zendesk_update_item",
-        json!({"table": "tickets", "id": id, "item": {"tags": ["a"], "status": "pending"}}),
-    );
+    let r = update_ticket(&mut s, &id, json!({"tags": ["a"], "status": "pending"}));
     assert_eq!(r["item"]["tags"], json!(["a"]), "{r}");
     assert_eq!(r["item"]["updated_at"], "2025-10-01T13:00:10Z");
     // Generic: null keeps scalars but empties list fields.
-    let r = call(
-        &mut s,
-        "zendesk_update_item",
-        json!({"table": "tickets", "id": id, "item": {"tags": null, "status": null}}),
-    );
+    let r = update_ticket(&mut s, &id, json!({"tags": null, "status": null}));
     assert_eq!(r["item"]["tags"], json!([]), "{r}");
     assert_eq!(r["item"]["status"], "pending");
     // Absent tags stay.
-    call(
-        &mut s,
-        "zendesk_update_item",
-        json!({"table": "tickets", "id": id, "item": {"tags": ["b"]}}),
-    );
-    let r = call(
-        &mut s,
-        "zendesk_update_item",
-        json!({"table": "tickets", "id": id, "item": {"priority": "high"}}),
-    );
+    update_ticket(&mut s, &id, json!({"tags": ["b"]}));
+    let r = update_ticket(&mut s, &id, json!({"priority": "high"}));
     assert_eq!(r["item"]["tags"], json!(["b"]), "{r}");
 }
 
@@ -200,21 +181,13 @@ fn update_merges_sent_fields() {
 fn status_violation_rows() {
     let mut s = session("sandbox_auto_insurance");
     let before = s.state.count("zendesk_ticket_status_violations").unwrap();
-    let r = call(
-        &mut s,
-        "zendesk_create_item",
-        json!({"table": "tickets", "item": {"subject": "x", "status": "open"}}),
-    );
+    let r = create_ticket(&mut s, json!({"subject": "x", "status": "open"}));
     assert!(r.get("item").is_some(), "{r}");
     assert_eq!(
         s.state.count("zendesk_ticket_status_violations").unwrap(),
         before
     );
-    let r = call(
-        &mut s,
-        "zendesk_create_item",
-        json!({"table": "tickets", "item": {"subject": "y"}}),
-    );
+    let r = create_ticket(&mut s, json!({"subject": "y"}));
     let rows = s.state.rows("zendesk_ticket_status_violations").unwrap();
     assert_eq!(rows.len(), before + 1);
     let v = rows.last().unwrap();
@@ -224,11 +197,7 @@ fn status_violation_rows() {
     assert_eq!(v["created_at"], "2025-10-01T13:00:05Z");
     // Generic has no violation table rule.
     let mut g = session("sandbox_external_retail");
-    let r = call(
-        &mut g,
-        "zendesk_create_item",
-        json!({"table": "tickets", "item": {"subject": "y"}}),
-    );
+    let r = create_ticket(&mut g, json!({"subject": "y"}));
     assert!(r.get("item").is_some());
 }
 
@@ -237,19 +206,17 @@ fn status_violation_rows() {
 fn neobank_and_booking_tags() {
     {
         let mut s = session("sandbox_neobank_support_v1");
-        let r = call(
+        let r = create_ticket(
             &mut s,
-            "zendesk_create_item",
-            json!({"table": "tickets", "item": {"subject": "x", "status": "open", "tags": " VPN, access ,b"}}),
+            json!({"subject": "x", "status": "open", "tags": " VPN, access ,b"}),
         );
         assert_eq!(r["item"]["tags"], json!(["access", "b", "vpn"]), "{r}");
     }
     {
         let mut s = session("external_booking_v1");
-        let r = call(
+        let r = create_ticket(
             &mut s,
-            "zendesk_create_item",
-            json!({"table": "tickets", "item": {"subject": "x", "tags": ["b", "VIP-customer", "A"]}}),
+            json!({"subject": "x", "tags": ["b", "VIP-customer", "A"]}),
         );
         assert_eq!(r["item"]["tags"], json!(["b", "VIP-customer", "A"]), "{r}");
         assert_eq!(r["item"]["refund_amount"], json!(0.0));

@@ -79,65 +79,58 @@ fn literal_quirks() {
 
 #[test]
 fn type_errors_surface() {
-    assert_eq!(
-        run("priority gt 'a'", false),
-        Err("'>' not supported between instances of 'NoneType' and 'str'".into())
-    );
-    assert_eq!(
-        run("status lt 3", false),
-        Err("'<' not supported between instances of 'str' and 'int'".into())
-    );
-    assert_eq!(
-        run("n gt null", false),
-        Err("'>' not supported between instances of 'int' and 'Null'".into())
-    );
-    assert_eq!(
-        run("verified gt true", false),
-        Err("'>' not supported between instances of 'bool' and 'str'".into())
-    );
-    assert_eq!(
-        run("due_at gt 2025-01-01", false),
-        Err("'>' not supported between instances of 'NoneType' and 'Date'".into())
-    );
+    for (filter, (op, left, right)) in [
+        ("priority gt 'a'", (">", "NoneType", "str")),
+        ("status lt 3", ("<", "str", "int")),
+        ("n gt null", (">", "int", "Null")),
+        ("verified gt true", (">", "bool", "str")),
+        ("due_at gt 2025-01-01", (">", "NoneType", "Date")),
+    ] {
+        let message = format!("'{op}' not supported between instances of '{left}' and '{right}'");
+        assert_eq!(run(filter, false), Err(message), "{filter}");
+    }
 }
 
 #[test]
 fn parse_errors_match_the_library() {
-    let e = |s: &str| parse(s).unwrap_err().to_string();
-    assert_eq!(
-        e("email eq \"x@y.com\""),
-        "Failed to tokenize at: Token(type='ERROR', value='\"x@y.com\"', lineno=1, index=9)"
-    );
-    assert_eq!(
-        e("status eq"),
-        "Failed to parse at: Token(type='WS', value=' ', lineno=1, index=6)"
-    );
-    assert_eq!(
-        e("status eq 'open' "),
-        "Failed to parse at: Token(type='WS', value=' ', lineno=1, index=16)"
-    );
-    assert_eq!(e("(a eq 1"), "Failed to parse at: None");
-    assert_eq!(e("foo(a)"), "Unknown function: 'foo'");
-    assert_eq!(
-        e("contains(a)"),
-        "Function 'contains' takes 2 arguments. 1 given."
-    );
-    assert_eq!(
-        e("substring(a)"),
-        "Function 'substring' takes between 2 and 3 arguments. 1 given."
-    );
-    assert_eq!(
-        e("a in ('x')"),
-        "Failed to parse at: Token(type=')', value=')', lineno=1, index=9)"
-    );
-    assert_eq!(
-        e("anything eq 1"),
-        "Failed to parse at: Token(type='ANY', value=Any(), lineno=1, index=0)"
-    );
-    assert_eq!(
-        e("a eq 'it''s"),
-        "Failed to tokenize at: Token(type='ERROR', value=\"'s\", lineno=1, index=9)"
-    );
+    for (filter, message) in [
+        (
+            "email eq \"x@y.com\"",
+            "Failed to tokenize at: Token(type='ERROR', value='\"x@y.com\"', lineno=1, index=9)",
+        ),
+        (
+            "status eq",
+            "Failed to parse at: Token(type='WS', value=' ', lineno=1, index=6)",
+        ),
+        (
+            "status eq 'open' ",
+            "Failed to parse at: Token(type='WS', value=' ', lineno=1, index=16)",
+        ),
+        ("(a eq 1", "Failed to parse at: None"),
+        ("foo(a)", "Unknown function: 'foo'"),
+        (
+            "contains(a)",
+            "Function 'contains' takes 2 arguments. 1 given.",
+        ),
+        (
+            "substring(a)",
+            "Function 'substring' takes between 2 and 3 arguments. 1 given.",
+        ),
+        (
+            "a in ('x')",
+            "Failed to parse at: Token(type=')', value=')', lineno=1, index=9)",
+        ),
+        (
+            "anything eq 1",
+            "Failed to parse at: Token(type='ANY', value=Any(), lineno=1, index=0)",
+        ),
+        (
+            "a eq 'it''s",
+            "Failed to tokenize at: Token(type='ERROR', value=\"'s\", lineno=1, index=9)",
+        ),
+    ] {
+        assert_eq!(parse(filter).unwrap_err().to_string(), message, "{filter}");
+    }
     assert_eq!(
         parse("a eq 2025-01-01T10:00Z").map(|n| n.to_string()),
         Ok("Compare(comparator=Eq(), left=Identifier(name='a', namespace=()), right=DateTime(val='2025-01-01T10:00Z'))".into())
@@ -161,22 +154,26 @@ fn tokens_follow_pattern_order() {
             "Token(type='STRING', value=String(val='x'), lineno=1, index=5)",
         ]
     );
-    assert_eq!(
-        kinds("x.y.z")[0],
-        "Token(type='ODATA_IDENTIFIER', value=Identifier(name='z', namespace=('x', 'y')), lineno=1, index=0)"
-    );
-    assert_eq!(
-        kinds("TRUE")[0],
-        "Token(type='BOOLEAN', value=Boolean(val='TRUE'), lineno=1, index=0)"
-    );
-    assert_eq!(
-        kinds("1.5e3")[0],
-        "Token(type='DECIMAL', value=Float(val='1.5e3'), lineno=1, index=0)"
-    );
-    assert_eq!(
-        kinds("duration'p1dt2h'")[0],
-        "Token(type='DURATION', value=Duration(val='P1DT2H'), lineno=1, index=0)"
-    );
+    for (filter, first) in [
+        (
+            "x.y.z",
+            "Token(type='ODATA_IDENTIFIER', value=Identifier(name='z', namespace=('x', 'y')), lineno=1, index=0)",
+        ),
+        (
+            "TRUE",
+            "Token(type='BOOLEAN', value=Boolean(val='TRUE'), lineno=1, index=0)",
+        ),
+        (
+            "1.5e3",
+            "Token(type='DECIMAL', value=Float(val='1.5e3'), lineno=1, index=0)",
+        ),
+        (
+            "duration'p1dt2h'",
+            "Token(type='DURATION', value=Duration(val='P1DT2H'), lineno=1, index=0)",
+        ),
+    ] {
+        assert_eq!(kinds(filter)[0], first, "{filter}");
+    }
 }
 
 /// Runs `f` on a thread with tokio's default worker stack (2 MiB): deep input must fail
