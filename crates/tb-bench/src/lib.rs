@@ -168,6 +168,22 @@ struct Loaded {
     prepared: Vec<tb_eval::root::PreparedTask>,
 }
 
+/// The test list `list` names (default: the v1 release list under the data root) and its
+/// tasks; an empty list is an error.
+pub fn test_list_tasks(
+    ds: &tb_dataset::Dataset,
+    list: Option<&PathBuf>,
+) -> Result<(PathBuf, Vec<Task>)> {
+    let list = list.cloned().unwrap_or_else(|| ds.root().join(TEST_LIST));
+    let tasks = ds
+        .load_test_list(&ds.resolve_test_list(&list))
+        .with_context(|| format!("loading the test list {}", list.display()))?;
+    if tasks.is_empty() {
+        bail!("the test list {} has no tasks", list.display());
+    }
+    Ok((list, tasks))
+}
+
 fn load(a: &BenchOptions) -> Result<(Loaded, tb_dataset::Dataset, PathBuf)> {
     let root = a.data.clone();
     let ds = tb_dataset::Dataset::open(&root)?;
@@ -179,16 +195,7 @@ fn load(a: &BenchOptions) -> Result<(Loaded, tb_dataset::Dataset, PathBuf)> {
     })?;
     // Domains load on first use; `load_s` counts loading them all.
     sandbox.preload()?;
-    let list = a
-        .test_list
-        .clone()
-        .unwrap_or_else(|| ds.root().join(TEST_LIST));
-    let tasks = ds
-        .load_test_list(&ds.resolve_test_list(&list))
-        .with_context(|| format!("loading the test list {}", list.display()))?;
-    if tasks.is_empty() {
-        bail!("the test list {} has no tasks", list.display());
-    }
+    let (_, tasks) = test_list_tasks(&ds, a.test_list.as_ref())?;
     let calls = tasks
         .iter()
         .map(|t| {

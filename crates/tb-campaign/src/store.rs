@@ -736,9 +736,13 @@ mod tests {
         );
         let errs = std::fs::read_to_string(p("m_errors.jsonl")).unwrap();
         assert!(errs.contains("c::repeat::0") && !errs.contains("a::repeat::0"));
+        // refused merges into x.jsonl: the error
+        let refused = |inputs: &[(PathBuf, PathBuf)]| {
+            merge(inputs, &p("x.jsonl"), &p("x_errors.jsonl")).unwrap_err()
+        };
         // the same shard twice, under two spellings: refused before reading
         let dotted = (d.path().join(".").join("s0.jsonl"), p("s0_errors.jsonl"));
-        let e = merge(&[pair("s0"), dotted], &p("x.jsonl"), &p("x_errors.jsonl")).unwrap_err();
+        let e = refused(&[pair("s0"), dotted]);
         let s0 = std::fs::canonicalize(p("s0.jsonl")).unwrap();
         assert_eq!(
             e.to_string(),
@@ -763,26 +767,16 @@ mod tests {
         // a copy of a shard: duplicate keys
         std::fs::copy(p("s0.jsonl"), p("s0b.jsonl")).unwrap();
         std::fs::copy(p("s0_errors.jsonl"), p("s0b_errors.jsonl")).unwrap();
-        let e = merge(
-            &[pair("s0"), pair("s0b")],
-            &p("x.jsonl"),
-            &p("x_errors.jsonl"),
-        )
-        .unwrap_err();
+        let e = refused(&[pair("s0"), pair("s0b")]);
         assert!(e.to_string().contains("duplicate key a::repeat::0"), "{e}");
         assert!(!p("x.jsonl").exists());
         // a shard on another bundle
         std::fs::write(p("s2.jsonl"), rec("d::repeat::0", Outcome::Passed, "other")).unwrap();
-        let e = merge(
-            &[pair("s0"), pair("s2")],
-            &p("x.jsonl"),
-            &p("x_errors.jsonl"),
-        )
-        .unwrap_err();
+        let e = refused(&[pair("s0"), pair("s2")]);
         assert!(e.to_string().contains("different data or configs"), "{e}");
         // a torn shard
         std::fs::write(p("s3.jsonl"), "{\"key\":").unwrap();
-        let e = merge(&[pair("s3")], &p("x.jsonl"), &p("x_errors.jsonl")).unwrap_err();
+        let e = refused(&[pair("s3")]);
         assert!(e.to_string().contains("torn"), "{e}");
     }
 }

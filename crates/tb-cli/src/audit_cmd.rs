@@ -1,15 +1,12 @@
 //! `tb audit`: check the benchmark itself (golden, noop, mutants, clock, look-alikes,
 //! rubrics). The checks live in `tb-audit`; rules in docs/audit.md.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 use tb_audit::{AuditOptions, render};
-
-/// The benchmark's test list, relative to the data root.
-const TEST_LIST: &str = "releases/thinkingbox_bench_v1/testlist_thinkingbox_bench_v1.yaml";
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -52,16 +49,7 @@ pub struct AuditArgs {
 pub fn run(a: &AuditArgs) -> Result<ExitCode> {
     let root = crate::common::data_root(&a.data)?;
     let (ds, sandbox) = crate::common::open(&root)?;
-    let list = a
-        .test_list
-        .clone()
-        .unwrap_or_else(|| ds.root().join(TEST_LIST));
-    let tasks = ds
-        .load_test_list(&ds.resolve_test_list(&list))
-        .with_context(|| format!("loading the test list {}", list.display()))?;
-    if tasks.is_empty() {
-        bail!("the test list {} has no tasks", list.display());
-    }
+    let (list, tasks) = tb_bench::test_list_tasks(&ds, a.test_list.as_ref())?;
     let mut opts = AuditOptions {
         clock: crate::common::clock(&a.now)?,
         ..AuditOptions::default()

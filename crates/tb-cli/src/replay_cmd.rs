@@ -63,13 +63,18 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         let s = &summary;
-        println!("traces            {}", s.traces);
-        println!("initial_match     {}/{}", s.initial_match, s.traces);
-        println!("golden_hash_match {}/{}", s.golden_hash_match, s.traces);
-        println!("golden_diff_match {}/{}", s.golden_diff_match, s.traces);
-        println!("calls_match       {}/{}", s.calls_match, s.calls);
-        println!("final_match       {}/{}", s.final_match, s.traces);
-        println!("diff_match        {}/{}", s.diff_match, s.traces);
+        print_counts(
+            18,
+            s.traces,
+            &[
+                ("initial_match", s.initial_match, s.traces),
+                ("golden_hash_match", s.golden_hash_match, s.traces),
+                ("golden_diff_match", s.golden_diff_match, s.traces),
+                ("calls_match", s.calls_match, s.calls),
+                ("final_match", s.final_match, s.traces),
+                ("diff_match", s.diff_match, s.traces),
+            ],
+        );
         for m in s.mismatches.iter().take(a.show) {
             let call = m
                 .call
@@ -83,6 +88,15 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         more_mismatches(s.mismatches.len(), a.show);
     }
     Ok(exit_code(summary.clean()))
+}
+
+/// The summary's figures: `traces`, then each check's matches out of its cases, names
+/// padded to `width`.
+fn print_counts(width: usize, traces: usize, rows: &[(&str, usize, usize)]) {
+    println!("{:<width$}{traces}", "traces");
+    for (name, matched, of) in rows {
+        println!("{name:<width$}{matched}/{of}");
+    }
 }
 
 /// The line after the mismatches shown, when `--show` left some out.
@@ -154,11 +168,16 @@ fn run_scripts(
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         let s = &summary;
-        println!("traces          {}", s.traces);
-        println!("calls_match     {}/{}", s.calls_match, s.calls);
-        println!("effects_match   {}/{}", s.effects_match, s.effects);
-        println!("verdicts_match  {}/{}", s.verdicts_match, s.verdicts);
-        println!("finish_match    {}/{}", s.finish_match, s.traces);
+        print_counts(
+            16,
+            s.traces,
+            &[
+                ("calls_match", s.calls_match, s.calls),
+                ("effects_match", s.effects_match, s.effects),
+                ("verdicts_match", s.verdicts_match, s.verdicts),
+                ("finish_match", s.finish_match, s.traces),
+            ],
+        );
         for m in s.mismatches.iter().take(a.show) {
             println!("  {} [{}] {}: {}", m.trace, m.kind, m.what, m.detail);
         }

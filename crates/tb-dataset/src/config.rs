@@ -111,13 +111,7 @@ impl Fields<'_> {
     }
 
     fn wrong(&self, ptr: &str, field: &str, want: &str, got: &Value) -> DatasetError {
-        self.invalid(
-            ptr,
-            format!(
-                "`{field}` must be {want}, found {}",
-                tb_yaml::type_name(got, true)
-            ),
-        )
+        self.invalid(ptr, tb_yaml::must_be(field, want, got))
     }
 
     /// The required top-level `key`, `want` (as `pick` takes it).

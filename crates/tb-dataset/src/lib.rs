@@ -583,31 +583,22 @@ impl Dataset {
         let bot_instructions = f.opt_str(y, "", &ctx("bot_instructions"), "bot_instructions")?;
         let max_user = f.opt_uint(y, "", &ctx("max_user_sim_turns"), "max_user_sim_turns")?;
         let max_agent = f.opt_uint(y, "", &ctx("max_agent_sim_turns"), "max_agent_sim_turns")?;
+        let not_mapping = |field: &str, v: &Value| {
+            let found = tb_yaml::type_name(v, false);
+            f.invalid(
+                "",
+                format!("{}: `{field}` must be a mapping, found {found}", t.name),
+            )
+        };
         let init = match y.get("init") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(m)) => {
                 if let Some((k, v)) = m.iter().find(|(_, v)| !v.is_object()) {
-                    return Err(f.invalid(
-                        "",
-                        format!(
-                            "{}: `init.{k}` must be a mapping, found {}",
-                            t.name,
-                            tb_yaml::type_name(v, false)
-                        ),
-                    ));
+                    return Err(not_mapping(&format!("init.{k}"), v));
                 }
                 m.clone()
             }
-            Some(v) => {
-                return Err(f.invalid(
-                    "",
-                    format!(
-                        "{}: `init` must be a mapping, found {}",
-                        t.name,
-                        tb_yaml::type_name(v, false)
-                    ),
-                ));
-            }
+            Some(v) => return Err(not_mapping("init", v)),
         };
         if let Some(v) = y.get("format_query")
             && !v.is_boolean()

@@ -145,30 +145,30 @@ pub fn replay_trace(
             return;
         }
     };
+    // How a state differs from the trace's (and its hash), and how our diff between two
+    // states differs from the trace's `diff_initial_vs_golden` (none: they agree).
+    let state_differs = |ours: &Value, expected: &Value, hash: &str| {
+        (ours != expected || hash_stable(ours) != hash).then(|| first_difference(ours, expected))
+    };
+    let diff_differs = |from: &Value, to: &Value| {
+        let expected = trace.diff_initial_vs_golden.as_ref()?;
+        let ours = Value::Array(deep_diff(from, to));
+        (&ours != expected).then(|| first_difference(&ours, expected))
+    };
+    let miss = |what: &'static str| move |detail: String| mismatch(what, None, detail);
     let initial = session.state.stable_state();
-    if initial == trace.initial_state && hash_stable(&initial) == trace.initial_hash {
-        summary.initial_match += 1;
-    } else {
-        summary.mismatches.push(mismatch(
-            "initial_state",
-            None,
-            first_difference(&initial, &trace.initial_state),
-        ));
-    }
-    if let Some(expected) = &trace.diff_initial_vs_golden {
-        let ours = Value::Array(deep_diff(&initial, &trace.golden_state));
-        if &ours == expected {
-            summary.golden_diff_match += 1;
-        } else {
-            summary.mismatches.push(mismatch(
-                "golden_diff",
-                None,
-                first_difference(&ours, expected),
-            ));
-        }
-    } else {
-        summary.golden_diff_match += 1;
-    }
+    let differs = state_differs(&initial, &trace.initial_state, &trace.initial_hash);
+    tally(
+        &mut summary.initial_match,
+        &mut summary.mismatches,
+        differs.map(miss("initial_state")),
+    );
+    let differs = diff_differs(&initial, &trace.golden_state);
+    tally(
+        &mut summary.golden_diff_match,
+        &mut summary.mismatches,
+        differs.map(miss("golden_diff")),
+    );
     for (i, call) in trace.calls.iter().enumerate() {
         summary.calls += 1;
         let params = if call.parameters.is_null() {
@@ -188,26 +188,25 @@ pub fn replay_trace(
         }
     }
     let final_state = session.state.stable_state();
-    if final_state == trace.golden_state && hash_stable(&final_state) == trace.golden_hash {
-        summary.final_match += 1;
-    } else {
-        summary.mismatches.push(mismatch(
-            "final_state",
-            None,
-            first_difference(&final_state, &trace.golden_state),
-        ));
-    }
-    if let Some(expected) = &trace.diff_initial_vs_golden {
-        let ours = Value::Array(deep_diff(&initial, &final_state));
-        if &ours == expected {
-            summary.diff_match += 1;
-        } else {
-            summary
-                .mismatches
-                .push(mismatch("diff", None, first_difference(&ours, expected)));
-        }
-    } else {
-        summary.diff_match += 1;
+    let differs = state_differs(&final_state, &trace.golden_state, &trace.golden_hash);
+    tally(
+        &mut summary.final_match,
+        &mut summary.mismatches,
+        differs.map(miss("final_state")),
+    );
+    let differs = diff_differs(&initial, &final_state);
+    tally(
+        &mut summary.diff_match,
+        &mut summary.mismatches,
+        differs.map(miss("diff")),
+    );
+}
+
+/// Counts a check that agrees in `count`, or records its mismatch.
+fn tally(count: &mut usize, mismatches: &mut Vec<Mismatch>, mismatch: Option<Mismatch>) {
+    match mismatch {
+        None => *count += 1,
+        Some(m) => mismatches.push(m),
     }
 }
 

@@ -372,13 +372,7 @@ impl ConfigFile {
             .map(|v| (v, "/orchestrator/agent_model"));
         if let Some(o) = root.get("orchestrator") {
             if !o.is_object() {
-                return Err(p.err(
-                    "/orchestrator",
-                    format!(
-                        "`orchestrator` must be a mapping, found {}",
-                        tb_yaml::type_name(o, true)
-                    ),
-                ));
+                return Err(p.wrong_type("/orchestrator", "orchestrator", "a mapping", o));
             }
             if let Some(t) = o.get("type").filter(|t| t.as_str() != Some("thinkingbox")) {
                 return Err(p.err(
@@ -433,13 +427,8 @@ impl ConfigFile {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
             Some(v) => {
-                return Err(p.err(
-                    "/user_can_end_conversation",
-                    format!(
-                        "`user_can_end_conversation` must be a boolean, found {}",
-                        tb_yaml::type_name(v, true)
-                    ),
-                ));
+                let k = "user_can_end_conversation";
+                return Err(p.wrong_type(&format!("/{k}"), k, "a boolean", v));
             }
         };
         let redacted = redact(&Value::Object(root.clone()));
@@ -642,6 +631,31 @@ impl Parser<'_> {
         }
     }
 
+    /// ``field` must be {want}, found {type}` at `ptr`.
+    fn wrong_type(&self, ptr: &str, field: &str, want: &str, found: &Value) -> ConfigError {
+        self.err(ptr, tb_yaml::must_be(field, want, found))
+    }
+
+    /// The key `k` of the mapping `m` (at `ptr`, named `field`): none when absent or null,
+    /// a wrong-type error (`want`: "a string", "a list", ...) when `is` rejects it.
+    fn typed<'v>(
+        &self,
+        m: &'v Map<String, Value>,
+        ptr: &str,
+        field: &str,
+        k: &str,
+        want: &str,
+        is: fn(&Value) -> bool,
+    ) -> Result<Option<&'v Value>, ConfigError> {
+        match m.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(x) if is(x) => Ok(Some(x)),
+            Some(x) => {
+                Err(self.wrong_type(&format!("{ptr}/{k}"), &format!("{field}.{k}"), want, x))
+            }
+        }
+    }
+
     /// `${VAR}` expansion in a string.
     fn expand(&self, s: &str, ptr: &str, field: &str) -> Result<String, ConfigError> {
         let mut out = String::new();
@@ -709,98 +723,42 @@ impl Parser<'_> {
 
     fn llm(&self, v: &Value, ptr: &str, field: &str) -> Result<LlmConfig, ConfigError> {
         let Value::Object(_) = v else {
-            return Err(self.err(
-                ptr,
-                format!(
-                    "`{field}` must be a mapping, found {}",
-                    tb_yaml::type_name(v, true)
-                ),
-            ));
+            return Err(self.wrong_type(ptr, field, "a mapping", v));
         };
         let v = self.expand_all(v, ptr, field)?;
         let m = v.as_object().cloned().unwrap_or_default();
         let f = |k: &str| format!("{field}.{k}");
         let at = |k: &str| format!("{ptr}/{k}");
+        let get =
+            |k: &str, want: &str, is: fn(&Value) -> bool| self.typed(&m, ptr, field, k, want, is);
         let s = |k: &str| -> Result<Option<String>, ConfigError> {
-            match m.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(x)) => Ok(Some(x.clone())),
-                Some(x) => Err(self.err(
-                    &at(k),
-                    format!(
-                        "`{}` must be a string, found {}",
-                        f(k),
-                        tb_yaml::type_name(x, true)
-                    ),
-                )),
-            }
+            let x = get(k, "a string", Value::is_string)?;
+            Ok(x.and_then(Value::as_str).map(str::to_string))
         };
         let num = |k: &str| -> Result<Option<f64>, ConfigError> {
-            match m.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => Ok(n.as_f64()),
-                Some(x) => Err(self.err(
-                    &at(k),
-                    format!(
-                        "`{}` must be a number, found {}",
-                        f(k),
-                        tb_yaml::type_name(x, true)
-                    ),
-                )),
-            }
+            Ok(get(k, "a number", Value::is_number)?.and_then(Value::as_f64))
         };
         let int = |k: &str| -> Result<Option<i64>, ConfigError> {
-            match m.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) if n.as_i64().is_some() => Ok(n.as_i64()),
-                Some(x) => Err(self.err(
-                    &at(k),
-                    format!(
-                        "`{}` must be an integer, found {}",
-                        f(k),
-                        tb_yaml::type_name(x, true)
-                    ),
-                )),
-            }
+            Ok(get(k, "an integer", Value::is_i64)?.and_then(Value::as_i64))
         };
         let boolean = |k: &str| -> Result<Option<bool>, ConfigError> {
-            match m.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Bool(b)) => Ok(Some(*b)),
-                Some(x) => Err(self.err(
-                    &at(k),
-                    format!(
-                        "`{}` must be a boolean, found {}",
-                        f(k),
-                        tb_yaml::type_name(x, true)
-                    ),
-                )),
-            }
+            Ok(get(k, "a boolean", Value::is_boolean)?.and_then(Value::as_bool))
         };
         let strings = |k: &str| -> Result<Vec<String>, ConfigError> {
-            match m.get(k) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| {
-                        x.as_str().map(str::to_string).ok_or_else(|| {
-                            self.err(
-                                &format!("{}/{i}", at(k)),
-                                format!("`{}[{i}]` must be a string", f(k)),
-                            )
-                        })
+            let Some(a) = get(k, "a list", Value::is_array)?.and_then(Value::as_array) else {
+                return Ok(Vec::new());
+            };
+            a.iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    x.as_str().map(str::to_string).ok_or_else(|| {
+                        self.err(
+                            &format!("{}/{i}", at(k)),
+                            format!("`{}[{i}]` must be a string", f(k)),
+                        )
                     })
-                    .collect(),
-                Some(x) => Err(self.err(
-                    &at(k),
-                    format!(
-                        "`{}` must be a list, found {}",
-                        f(k),
-                        tb_yaml::type_name(x, true)
-                    ),
-                )),
-            }
+                })
+                .collect()
         };
         let provider = match s("type")?.as_deref() {
             Some("aoai") => Provider::Chat,
@@ -934,20 +892,10 @@ impl Parser<'_> {
         cfg.stop_sequences = strings("stop_sequences")?;
         cfg.thinking = m.get("thinking").filter(|v| !v.is_null()).cloned();
         cfg.output_config = m.get("output_config").filter(|v| !v.is_null()).cloned();
-        cfg.extra_body = match m.get("extra_body") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(o)) => o.clone(),
-            Some(x) => {
-                return Err(self.err(
-                    &at("extra_body"),
-                    format!(
-                        "`{}` must be a mapping, found {}",
-                        f("extra_body"),
-                        tb_yaml::type_name(x, true)
-                    ),
-                ));
-            }
-        };
+        cfg.extra_body = get("extra_body", "a mapping", Value::is_object)?
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         if let Some(t) = num("timeout")? {
             if t <= 0.0 {
                 return Err(self.err(
@@ -1061,14 +1009,7 @@ impl Parser<'_> {
                 })
             }
             Some(x) => {
-                return Err(self.err(
-                    &at("credential"),
-                    format!(
-                        "`{}` must be a mapping, found {}",
-                        f("credential"),
-                        tb_yaml::type_name(x, true)
-                    ),
-                ));
+                return Err(self.wrong_type(&at("credential"), &f("credential"), "a mapping", x));
             }
         };
         let key_header = s("api_key_header")?;
@@ -1139,14 +1080,7 @@ impl Parser<'_> {
                 out
             }
             Some(x) => {
-                return Err(self.err(
-                    &at("headers"),
-                    format!(
-                        "`{}` must be a mapping, found {}",
-                        f("headers"),
-                        tb_yaml::type_name(x, true)
-                    ),
-                ));
+                return Err(self.wrong_type(&at("headers"), &f("headers"), "a mapping", x));
             }
         };
         for k in ["client_certificate", "trust_ca_path"] {

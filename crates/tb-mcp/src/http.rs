@@ -23,6 +23,7 @@
 #![allow(clippy::result_large_err)]
 
 use crate::error::SessionError;
+use crate::jsonrpc::kind;
 use crate::mcp::{BoundSession, SessionHandler};
 use crate::registry::{ProxyOptions, Registry};
 use axum::Router;
@@ -521,24 +522,15 @@ async fn read_object(
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+/// ``field `key` must be {want}, got {type}``.
+fn wrong_field(key: &str, want: &str, other: &Value) -> String {
+    format!("field `{key}` must be {want}, got {}", kind(other))
 }
 
 fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
     match m.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!(
-            "field `{key}` must be a string, got {}",
-            kind(other)
-        )),
+        Some(other) => Err(wrong_field(key, "a string", other)),
         None => Err(format!("missing field `{key}`")),
     }
 }
@@ -729,10 +721,7 @@ async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Resp
                 })
                 .collect::<Result<Vec<_>, _>>()?,
             Some(other) => {
-                return Err(format!(
-                    "field `server_config` must be an object, got {}",
-                    kind(other)
-                ));
+                return Err(wrong_field("server_config", "an object", other));
             }
             None => return Err("missing field `server_config`".into()),
         };
@@ -746,10 +735,7 @@ async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Resp
                 })
                 .collect::<Result<Vec<_>, _>>()?,
             Some(other) => {
-                return Err(format!(
-                    "field `available_tools` must be a list, got {}",
-                    kind(other)
-                ));
+                return Err(wrong_field("available_tools", "a list", other));
             }
             None => return Err("missing field `available_tools`".into()),
         };
@@ -760,20 +746,14 @@ async fn proxy_session_create(State(state): State<AppState>, body: Body) -> Resp
                 n.as_f64().unwrap_or(f64::INFINITY),
             )?),
             Some(other) => {
-                return Err(format!(
-                    "field `timeout` must be a number, got {}",
-                    kind(other)
-                ));
+                return Err(wrong_field("timeout", "a number", other));
             }
         };
         let flag = |k: &str| -> Result<bool, String> {
             match m.get(k) {
                 None | Some(Value::Null) => Ok(false),
                 Some(Value::Bool(b)) => Ok(*b),
-                Some(other) => Err(format!(
-                    "field `{k}` must be a boolean, got {}",
-                    kind(other)
-                )),
+                Some(other) => Err(wrong_field(k, "a boolean", other)),
             }
         };
         let options = ProxyOptions {
@@ -806,10 +786,7 @@ async fn proxy_session_info(State(state): State<AppState>, body: Body) -> Respon
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(u)) => u.clone(),
         Some(other) => {
-            return invalid(format!(
-                "field `update` must be an object, got {}",
-                kind(other)
-            ));
+            return invalid(wrong_field("update", "an object", other));
         }
     };
     ok_object(Value::Object(slot.info(&update)))
@@ -851,10 +828,7 @@ async fn proxy_call_tool(State(state): State<AppState>, body: Body) -> Response 
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v.clone(),
         Some(other) => {
-            return invalid(format!(
-                "field `arguments` must be an object, got {}",
-                kind(other)
-            ));
+            return invalid(wrong_field("arguments", "an object", other));
         }
     };
     let result = if tool == "__reserved__server_tool" {

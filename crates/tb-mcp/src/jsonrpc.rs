@@ -58,7 +58,8 @@ impl Rejection {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
+/// A JSON value's type as messages name it (`a string`, `an object`, ...).
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

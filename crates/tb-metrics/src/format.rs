@@ -6,6 +6,11 @@ use crate::agg::{KMap, Summary};
 use crate::failure::FailureSummary;
 use serde_json::Value;
 
+/// Column names as owned strings (a table's header).
+fn owned(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| (*s).to_string()).collect()
+}
+
 /// A table: header, rows, and which columns are right-aligned.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Table {
@@ -174,7 +179,7 @@ const UNEQUAL_NOTE: &str = "* unequal attempt counts: the reference prints no pa
 /// The reference's numbers, one row per model.
 pub fn reference_table(reports: &[ModelReport]) -> Table {
     let ks = union_ks(reports.iter().map(|m| &m.summary.pass_at));
-    let mut header: Vec<String> = [
+    let mut header: Vec<String> = owned(&[
         "model",
         "tasks",
         "attempts/task",
@@ -182,10 +187,7 @@ pub fn reference_table(reports: &[ModelReport]) -> Table {
         "errors",
         "mean pass",
         "95% CI (Jeffreys)",
-    ]
-    .iter()
-    .map(std::string::ToString::to_string)
-    .collect();
+    ]);
     header.extend(ks.iter().map(|k| format!("pass@{k}")));
     header.extend(ks.iter().map(|k| format!("pass^{k}")));
     let mut t = Table::new(
@@ -220,20 +222,18 @@ pub fn reference_table(reports: &[ModelReport]) -> Table {
 /// Our numbers, one row per model.
 pub fn ours_table(reports: &[ModelReport]) -> Table {
     let ks = union_ks(reports.iter().map(|m| &m.summary.pass_all_unbiased));
-    let mut header: Vec<String> = ["model", "pass@1", "SE binomial", "SE task-clustered"]
-        .iter()
-        .map(std::string::ToString::to_string)
-        .collect();
+    let mut header: Vec<String> = owned(&["model", "pass@1", "SE binomial", "SE task-clustered"]);
     header.extend(
         ks.iter()
             .filter(|k| **k > 1)
             .map(|k| format!("all-of-{k} C(c,k)/C(n,k)")),
     );
-    header.extend(
-        ["observed k/k", "never solved", "retention", "system errors"]
-            .iter()
-            .map(std::string::ToString::to_string),
-    );
+    header.extend(owned(&[
+        "observed k/k",
+        "never solved",
+        "retention",
+        "system errors",
+    ]));
     let mut t = Table::new(
         "Ours (task-weighted; observed k/k = tasks passing every recorded attempt)",
         header,
@@ -275,7 +275,7 @@ pub fn ours_table(reports: &[ModelReport]) -> Table {
 
 /// One row per model and domain.
 pub fn domain_table(reports: &[ModelReport]) -> Table {
-    let header: Vec<String> = [
+    let header: Vec<String> = owned(&[
         "model",
         "domain",
         "tasks",
@@ -290,10 +290,7 @@ pub fn domain_table(reports: &[ModelReport]) -> Table {
         "never solved",
         "retention",
         "system errors",
-    ]
-    .iter()
-    .map(std::string::ToString::to_string)
-    .collect();
+    ]);
     let mut t = Table::new(
         "Per domain (metadata.scenario); k = the largest reported",
         header,
@@ -339,7 +336,7 @@ pub fn cost_table(reports: &[ModelReport]) -> Option<Table> {
     if reports.iter().all(|m| m.cost.is_none()) {
         return None;
     }
-    let header: Vec<String> = [
+    let header: Vec<String> = owned(&[
         "model",
         "total",
         "per attempt",
@@ -349,10 +346,7 @@ pub fn cost_table(reports: &[ModelReport]) -> Option<Table> {
         "judge share",
         "frontier (success / dependable)",
         "unpriced roles",
-    ]
-    .iter()
-    .map(std::string::ToString::to_string)
-    .collect();
+    ]);
     let mut t = Table::new(
         "Cost (in the price table's currency; agent, user and judge tokens)",
         header,
@@ -399,21 +393,17 @@ fn failure_table_of(reports: &[ModelReport], by_domain: bool) -> Table {
     if by_domain {
         header.push("domain".into());
     }
-    header.extend(
-        [
-            "failed",
-            "system errors",
-            "wrong value",
-            "extra effect",
-            "missing effect",
-            "rubric failed",
-            "clean termination",
-        ]
-        .iter()
-        .map(std::string::ToString::to_string),
-    );
+    header.extend(owned(&[
+        "failed",
+        "system errors",
+        "wrong value",
+        "extra effect",
+        "missing effect",
+        "rubric failed",
+        "clean termination",
+    ]));
     let sigs = crate::failure::Signature::model_failure_names();
-    header.extend(sigs.iter().map(std::string::ToString::to_string));
+    header.extend(owned(&sigs));
     let title = if by_domain {
         "Failures per domain (shares of failed attempts that are not system errors)"
     } else {

@@ -89,27 +89,15 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         Value::Str(s) => out.push_str(&str_repr(s)),
         Value::List(l) => {
             out.push('[');
-            for (i, x) in l.borrow().iter().enumerate() {
-                if crate::budget::over(out.len()) {
-                    return;
-                }
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_repr(out, x, seen);
+            if !write_joined(out, l.borrow().iter(), |out, x| write_repr(out, x, seen)) {
+                return;
             }
             out.push(']');
         }
         Value::Tuple(t) => {
             out.push('(');
-            for (i, x) in t.iter().enumerate() {
-                if crate::budget::over(out.len()) {
-                    return;
-                }
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_repr(out, x, seen);
+            if !write_joined(out, t.iter(), |out, x| write_repr(out, x, seen)) {
+                return;
             }
             if t.len() == 1 {
                 out.push(',');
@@ -118,16 +106,13 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
         }
         Value::Dict(d) => {
             out.push('{');
-            for (i, (k, x)) in d.borrow().map().values().enumerate() {
-                if crate::budget::over(out.len()) {
-                    return;
-                }
-                if i > 0 {
-                    out.push_str(", ");
-                }
+            let pairs = d.borrow();
+            if !write_joined(out, pairs.map().values(), |out, (k, x)| {
                 write_repr(out, k, seen);
                 out.push_str(": ");
                 write_repr(out, x, seen);
+            }) {
+                return;
             }
             out.push('}');
         }
@@ -137,14 +122,8 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
                 out.push_str("set()");
             } else {
                 out.push('{');
-                for (i, x) in s.map.values().enumerate() {
-                    if crate::budget::over(out.len()) {
-                        return;
-                    }
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    write_repr(out, x, seen);
+                if !write_joined(out, s.map.values(), |out, x| write_repr(out, x, seen)) {
+                    return;
                 }
                 out.push('}');
             }
@@ -157,24 +136,19 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             };
             out.push_str(name);
             out.push_str("([");
-            for (i, (k, x)) in d.borrow().map().values().enumerate() {
-                if crate::budget::over(out.len()) {
-                    return;
-                }
-                if i > 0 {
+            let pairs = d.borrow();
+            if !write_joined(out, pairs.map().values(), |out, (k, x)| match kind {
+                ViewKind::Keys => write_repr(out, k, seen),
+                ViewKind::Values => write_repr(out, x, seen),
+                ViewKind::Items => {
+                    out.push('(');
+                    write_repr(out, k, seen);
                     out.push_str(", ");
+                    write_repr(out, x, seen);
+                    out.push(')');
                 }
-                match kind {
-                    ViewKind::Keys => write_repr(out, k, seen),
-                    ViewKind::Values => write_repr(out, x, seen),
-                    ViewKind::Items => {
-                        out.push('(');
-                        write_repr(out, k, seen);
-                        out.push_str(", ");
-                        write_repr(out, x, seen);
-                        out.push(')');
-                    }
-                }
+            }) {
+                return;
             }
             out.push_str("])");
         }
@@ -199,16 +173,12 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
             // pydantic models print as `Class(field=value, ...)`.
             out.push_str(&o.class);
             out.push('(');
-            for (i, (k, x)) in o.attrs.borrow().iter().enumerate() {
-                if crate::budget::over(out.len()) {
-                    return;
-                }
-                if i > 0 {
-                    out.push_str(", ");
-                }
+            if !write_joined(out, o.attrs.borrow().iter(), |out, (k, x)| {
                 out.push_str(k);
                 out.push('=');
                 write_repr(out, x, seen);
+            }) {
+                return;
             }
             out.push(')');
         }
@@ -220,6 +190,25 @@ fn write_repr(out: &mut String, v: &Value, seen: &mut Vec<usize>) {
     if ptr.is_some() {
         seen.pop();
     }
+}
+
+/// Writes `items` separated by `, `, each with `each`; false when the text passed the
+/// memory budget before an item (the caller then stops writing).
+fn write_joined<T>(
+    out: &mut String,
+    items: impl IntoIterator<Item = T>,
+    mut each: impl FnMut(&mut String, T),
+) -> bool {
+    for (i, x) in items.into_iter().enumerate() {
+        if crate::budget::over(out.len()) {
+            return false;
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        each(out, x);
+    }
+    true
 }
 
 /// `json.dumps(v, ...)`; `Err` carries the `TypeError` message for a value JSON cannot hold.

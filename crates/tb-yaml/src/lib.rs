@@ -88,6 +88,12 @@ pub fn type_name(v: &Value, float_or_integer: bool) -> &'static str {
     }
 }
 
+/// The wrong-type message of a typed field: ``field` must be {want}, found {type}` (`want`
+/// as "a string", "a list", ...; the type as [`type_name`] names it, floats and integers apart).
+pub fn must_be(field: &str, want: &str, found: &Value) -> String {
+    format!("`{field}` must be {want}, found {}", type_name(found, true))
+}
+
 /// Load a YAML document as `yaml.safe_load` would, as JSON. An empty stream gives `Null`.
 pub fn load(src: &str) -> Result<Value, YamlError> {
     load_with_lines(src, None)

@@ -40,6 +40,21 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The command words (`/tool`, `/user`, ...) that start with `typed`, each once, in table
+/// order: the completions of a command being typed.
+pub(crate) fn command_words(typed: &str) -> Vec<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|(c, _)| c.split(' ').next().unwrap_or(c))
+        .filter(|c| c.starts_with(typed))
+        .fold(Vec::new(), |mut v, c| {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+            v
+        })
+}
+
 /// A slash command line (without its `/`), parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Command<'a> {

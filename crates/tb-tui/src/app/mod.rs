@@ -1217,16 +1217,7 @@ impl App {
             return;
         }
         if !text.contains(' ') {
-            let cands: Vec<&str> = COMMANDS
-                .iter()
-                .map(|(c, _)| c.split(' ').next().unwrap_or(c))
-                .filter(|c| c.starts_with(text.as_str()))
-                .fold(Vec::new(), |mut v, c| {
-                    if !v.contains(&c) {
-                        v.push(c);
-                    }
-                    v
-                });
+            let cands = commands::command_words(&text);
             self.complete_from(&text, &cands, "");
             return;
         }
@@ -1311,16 +1302,7 @@ impl App {
             return format!("tools: {}  (Tab completes)", names.join("  "));
         }
         if text.starts_with('/') && !text.contains(' ') {
-            let c: Vec<&str> = COMMANDS
-                .iter()
-                .map(|(c, _)| c.split(' ').next().unwrap_or(c))
-                .filter(|c| c.starts_with(text.as_str()))
-                .fold(Vec::new(), |mut v, c| {
-                    if !v.contains(&c) {
-                        v.push(c);
-                    }
-                    v
-                });
+            let c = commands::command_words(&text);
             return c.join("  ");
         }
         match (self.play, self.busy.as_deref()) {
