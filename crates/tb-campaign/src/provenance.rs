@@ -71,7 +71,7 @@ pub fn bundle_hash(root: &Path, files: &[PathBuf]) -> std::io::Result<String> {
         h.update((bytes.len() as u64).to_be_bytes());
         h.update(&bytes);
     }
-    Ok(format!("sha256:{}", hex(&h.finalize())))
+    Ok(format!("sha256:{}", tb_core::digest::hex(&h.finalize())))
 }
 
 /// `v` as canonical JSON: object keys sorted at every level, no whitespace.
@@ -83,7 +83,7 @@ pub fn canonical_json(v: &Value) -> String {
 pub fn json_hash(v: &Value) -> String {
     format!(
         "sha256:{}",
-        hex(&Sha256::digest(canonical_json(v).as_bytes()))
+        tb_core::sha256_hex(canonical_json(v).as_bytes())
     )
 }
 
@@ -94,7 +94,7 @@ pub fn test_list_hash<S: AsRef<str>>(ids: &[S]) -> String {
         h.update(id.as_ref().as_bytes());
         h.update(b"\n");
     }
-    format!("sha256:{}", hex(&h.finalize()))
+    format!("sha256:{}", tb_core::digest::hex(&h.finalize()))
 }
 
 /// The git state of the checkout holding `dir`, if any: `{commit, dirty, toplevel}`
@@ -119,10 +119,6 @@ pub fn git_state(dir: &Path) -> Option<Value> {
     let dirty =
         git(&["status", "--porcelain", "--untracked-files=no", "--", "."]).map(|s| !s.is_empty());
     Some(serde_json::json!({"commit": commit, "dirty": dirty, "toplevel": toplevel}))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

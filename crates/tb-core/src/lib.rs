@@ -1,11 +1,13 @@
 //! Shared data types of thinkingbox-rs: tasks, conversation messages, trial records and
-//! verdicts. No IO lives here.
+//! verdicts, and the hex digests they carry. No IO lives here.
 
+pub mod digest;
 pub mod record;
 pub mod tags;
 pub mod task;
 pub mod text;
 
+pub use digest::sha256_hex;
 pub use record::{
     FinishReason, Message, RubricVerdict, StateVerdict, TestResult, TestTags, ToolCall,
     TrialRecord, Usage, UsageByRole, Verdict, attempt_key,

@@ -6,7 +6,6 @@
 //! `tb tools --export prompts` writes). Templates are filled with Python `str.format`
 //! semantics, and their placeholders must be exactly the ones our code fills.
 
-use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use tb_dataset::{PyValue, py_assignments};
@@ -203,7 +202,7 @@ impl Prompts {
         Ok(Prompts {
             source: PromptSource::File {
                 path: path.to_path_buf(),
-                sha256: sha256_hex(&bytes),
+                sha256: tb_core::sha256_hex(&bytes),
             },
             user_system: text("user_system")?,
             user_system_with_end: text("user_system_with_end")?,
@@ -306,7 +305,7 @@ impl Prompts {
             ("judge_system", self.judge_system.as_str()),
             ("judge_template", self.judge_template.as_str()),
         ] {
-            h.insert(k.into(), sha256_hex(v.as_bytes()).into());
+            h.insert(k.into(), tb_core::sha256_hex(v.as_bytes()).into());
         }
         m.insert("sha256".into(), h.into());
         serde_json::Value::Object(m)
@@ -317,12 +316,6 @@ fn sorted<'a>(fields: &[&'a str]) -> Vec<&'a str> {
     let mut v = fields.to_vec();
     v.sort_unstable();
     v
-}
-
-/// Lower-case hex sha256.
-pub fn sha256_hex(b: &[u8]) -> String {
-    let d = Sha256::digest(b);
-    d.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// The git HEAD commit of a checkout (`.git` folder or `.git` file of a worktree), or

@@ -12,7 +12,6 @@ use crate::pybody::{BodyJudge, run_body};
 use crate::root::LoadedRoot;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use tb_core::{Message, Task, ToolCall};
@@ -136,10 +135,7 @@ impl Agent for ScriptAgent {
 /// `sha256(json.dumps(v, sort_keys=True))` with Python's default separators.
 pub fn effects_sha256(v: &Value) -> String {
     let text = pyjson::dumps(v, pyjson::Layout::SortKeys);
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    tb_core::sha256_hex(text.as_bytes())
 }
 
 fn short(v: &str) -> String {

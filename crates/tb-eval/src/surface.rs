@@ -271,7 +271,7 @@ impl Surface {
                 .map_err(|e| fail(e.to_string()))?;
             servers.push((d.name.clone(), list));
         }
-        let sha = crate::prompts::sha256_hex(&bytes);
+        let sha = tb_core::sha256_hex(&bytes);
         Ok(Surface {
             kind: SurfaceKind::File,
             reader: None,

@@ -35,7 +35,7 @@ pub(crate) type Hashed = Vec<(String, String, Vec<Value>)>;
 /// The sha256 (hex) of a tool list as clients get it: compact JSON.
 pub(crate) fn list_sha256(list: &[Value]) -> String {
     let bytes = serde_json::to_vec(list).unwrap_or_default();
-    crate::prompts::sha256_hex(&bytes)
+    tb_core::sha256_hex(&bytes)
 }
 
 /// The lists with their hashes.
@@ -122,7 +122,7 @@ pub(crate) fn key(data_root: &Path) -> Option<String> {
     text.push_str(&format!("root {:?}\n", root.display().to_string()));
     let servers = root.join("servers");
     walk(&root, &servers, 0, &mut text).ok()?;
-    Some(crate::prompts::sha256_hex(text.as_bytes()))
+    Some(tb_core::sha256_hex(text.as_bytes()))
 }
 
 /// The cache file of a data root.
@@ -130,7 +130,7 @@ fn file_of(dir: &Path, data_root: &Path) -> PathBuf {
     let root = data_root
         .canonicalize()
         .unwrap_or_else(|_| data_root.to_path_buf());
-    let h = crate::prompts::sha256_hex(root.display().to_string().as_bytes());
+    let h = tb_core::sha256_hex(root.display().to_string().as_bytes());
     dir.join(format!("surface-{}.json", &h[..16]))
 }
 
@@ -155,7 +155,7 @@ pub(crate) fn load(dir: &Path, data_root: &Path, key: &str) -> Option<Hashed> {
         return None;
     }
     let servers = rest.get(1..)?;
-    if header.servers_sha256 != crate::prompts::sha256_hex(servers) {
+    if header.servers_sha256 != tb_core::sha256_hex(servers) {
         return None;
     }
     serde_json::from_slice(servers).ok()
@@ -170,7 +170,7 @@ pub(crate) fn store(dir: &Path, data_root: &Path, key: &str, lists: &Hashed) {
         format: FORMAT.into(),
         key: key.into(),
         data_root: data_root.display().to_string(),
-        servers_sha256: crate::prompts::sha256_hex(&servers),
+        servers_sha256: tb_core::sha256_hex(&servers),
     };
     let Ok(mut text) = serde_json::to_vec(&header) else {
         return;
@@ -225,7 +225,7 @@ mod tests {
         )]);
         assert_eq!(
             lists[0].1,
-            crate::prompts::sha256_hex(serde_json::to_string(&lists[0].2).unwrap().as_bytes())
+            tb_core::sha256_hex(serde_json::to_string(&lists[0].2).unwrap().as_bytes())
         );
         store(&cache, d.path(), "k", &lists);
         assert_eq!(load(&cache, d.path(), "k").unwrap(), lists);

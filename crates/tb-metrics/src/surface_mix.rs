@@ -27,12 +27,9 @@ pub fn shown_label(provenance: &serde_json::Map<String, Value>) -> String {
             || "unknown".into(),
             |h| {
                 let text = serde_json::to_string(h).unwrap_or_default();
-                use sha2::Digest;
-                let d = sha2::Sha256::digest(text.as_bytes());
-                d.iter()
-                    .take(4)
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<String>()
+                let mut hex = tb_core::sha256_hex(text.as_bytes());
+                hex.truncate(8);
+                hex
             },
         );
     format!("surface={surface} prompts={prompts} tools={tools}")

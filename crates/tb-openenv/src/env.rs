@@ -78,7 +78,7 @@ fn bundle_sha256(root: &Path) -> std::io::Result<String> {
         h.update(std::fs::read(path)?);
         h.update([0u8]);
     }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(tb_core::digest::hex(&h.finalize()))
 }
 
 /// The data checkout's release tag and commit (`git describe --tags --exact-match`, `git
@@ -119,7 +119,7 @@ fn executable_sha256() -> String {
     let bytes = std::env::current_exe()
         .and_then(std::fs::read)
         .unwrap_or_default();
-    sha256_hex(&bytes)
+    tb_core::sha256_hex(&bytes)
 }
 
 /// Test list used when none is given and the data root has no `testlist.yaml`.
@@ -246,12 +246,6 @@ const MAX_OTHER_ROOTS: usize = 8;
 /// Longest accepted `dataset` / `config` path in a reset.
 const MAX_RESET_PATH: usize = 4096;
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(bytes);
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn load_settings(path: Option<&Path>) -> Settings {
     let mut s = Settings::default();
     let Some(path) = path else {
@@ -273,7 +267,7 @@ fn load_settings(path: Option<&Path>) -> Settings {
         }
     };
     s.parsed = true;
-    s.sha256 = std::fs::read(path).ok().map(|b| sha256_hex(&b));
+    s.sha256 = std::fs::read(path).ok().map(|b| tb_core::sha256_hex(&b));
     s.user_can_end = cfg.user_can_end_conversation;
     let client = |c: &Option<tb_llm::LlmConfig>, role: &str| match c {
         None => None,
@@ -408,10 +402,13 @@ impl Shared {
         provenance.insert("config_sha256".into(), json!(self.settings.sha256));
         provenance.insert("data_bundle_sha256".into(), json!(bundle));
         provenance.insert("manifest_path".into(), json!(manifest_path));
-        provenance.insert("manifest_sha256".into(), json!(sha256_hex(&manifest)));
+        provenance.insert(
+            "manifest_sha256".into(),
+            json!(tb_core::sha256_hex(&manifest)),
+        );
         provenance.insert(
             "manifest_uids_sha256".into(),
-            json!(sha256_hex(uids_json.as_bytes())),
+            json!(tb_core::sha256_hex(uids_json.as_bytes())),
         );
         provenance.insert("task_count".into(), json!(map.len()));
         let mut own = Map::new();
@@ -630,7 +627,7 @@ mod tests {
         // `path \0 bytes \0` per file, sorted by path.
         let mut h = Sha256::new();
         h.update(b"dataset/a/x.yaml\0x\0");
-        let want: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let want = tb_core::digest::hex(&h.finalize());
         assert_eq!(before, want);
         std::fs::write(root.join("LICENSE.txt"), "L").unwrap();
         assert_ne!(bundle_sha256(root).unwrap(), before);

@@ -406,11 +406,7 @@ mod tests {
         let v = json!({"k": "x".repeat(20_000), "n": [1, 2.0]});
         let mut w = HashWriter::new();
         write_canonical(&mut w, &v);
-        use sha2::Digest;
-        let want: String = sha2::Sha256::digest(canonical(&v).as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let want = tb_core::sha256_hex(canonical(&v).as_bytes());
         assert_eq!(w.hex(), want);
     }
 }

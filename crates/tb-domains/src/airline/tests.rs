@@ -21,31 +21,6 @@ fn session() -> AirlineSession {
     base().session("x", default_clock())
 }
 
-/// `json.dumps(v, sort_keys=True)` with the default separators.
-fn sorted(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&m[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
-}
-
-fn sha256_hex(s: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(s.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn tools_pair_with_declarations() {
     let a = Airline::get().unwrap();
@@ -57,8 +32,8 @@ fn tools_pair_with_declarations() {
 #[test]
 fn initial_effects_hash_like_the_reference() {
     let s = session();
-    let text = pyjson::dumps(&sorted(&s.effects()), pyjson::Layout::Default);
-    let h = sha256_hex(&text);
+    let text = pyjson::dumps(&s.effects(), pyjson::Layout::SortKeys);
+    let h = tb_core::sha256_hex(text.as_bytes());
     assert!(h.starts_with("80dec928") && h.ends_with("e551"), "{h}");
 }
 

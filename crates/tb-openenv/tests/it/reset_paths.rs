@@ -5,7 +5,6 @@
 
 use crate::common::*;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 use tb_mock_model::{Api, MockRequest, Reply};
 
@@ -47,10 +46,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn sha256_file(p: &Path) -> String {
-    Sha256::digest(std::fs::read(p).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    tb_core::sha256_hex(&std::fs::read(p).unwrap())
 }
 
 /// Folders: the run config's, the data root, another data root under a `--reset-root`
