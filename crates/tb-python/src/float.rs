@@ -1,4 +1,4 @@
-//! Python's `repr(float)` and the float text `json.dumps` writes.
+//! Python's `repr(float)`, the float text `json.dumps` writes, and float `divmod`.
 
 use std::fmt::Write as _;
 
@@ -95,9 +95,47 @@ fn finite_repr_general(f: f64) -> String {
     out
 }
 
+/// Python's `divmod` of two floats, `y` not zero: the floored quotient and the remainder,
+/// which takes the divisor's sign (a zero remainder too: `-0.0 % 1` is `0.0`). The quotient
+/// is computed from the remainder, not as `floor(x / y)`, so `1 // 0.1` is `9.0` as in
+/// CPython (the rounded `1 / 0.1` is exactly 10).
+pub fn divmod(x: f64, y: f64) -> (f64, f64) {
+    let mut rem = x % y;
+    let mut div = (x - rem) / y;
+    if rem == 0.0 {
+        rem = 0f64.copysign(y);
+    } else if (y < 0.0) != (rem < 0.0) {
+        rem += y;
+        div -= 1.0;
+    }
+    let quotient = if div == 0.0 {
+        0f64.copysign(x / y)
+    } else {
+        let floor = div.floor();
+        if div - floor > 0.5 {
+            floor + 1.0
+        } else {
+            floor
+        }
+    };
+    (quotient, rem)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn divmod_as_cpython() {
+        // divmod(1, 0.1), divmod(-0.0, 1), divmod(0.0, -5), divmod(-7.5, 2), divmod(-0.0, 5)
+        assert_eq!(divmod(1.0, 0.1), (9.0, 0.099_999_999_999_999_95));
+        let (q, r) = divmod(-0.0, 1.0);
+        assert!(q == 0.0 && q.is_sign_negative() && r == 0.0 && r.is_sign_positive());
+        let (_, r) = divmod(0.0, -5.0);
+        assert!(r == 0.0 && r.is_sign_negative());
+        assert_eq!(divmod(-7.5, 2.0), (-4.0, 0.5));
+        assert_eq!(divmod(-1.0, 0.1).0, -10.0);
+    }
 
     proptest::proptest! {
         /// The whole-number shortcut writes what the general path writes.

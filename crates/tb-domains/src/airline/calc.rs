@@ -58,25 +58,6 @@ fn int_op(a: i128, b: i128, f: fn(i128, i128) -> Option<i128>, g: fn(f64, f64) -
     f(a, b).map_or_else(|| Num::Float(g(a as f64, b as f64)), Num::Int)
 }
 
-fn float_floor_div(a: f64, b: f64) -> f64 {
-    // CPython's float_floor_div via divmod.
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-        div -= 1.0;
-    }
-    if div == 0.0 {
-        0.0f64.copysign(a / b)
-    } else {
-        let floor = div.floor();
-        if div - floor > 0.5 {
-            floor + 1.0
-        } else {
-            floor
-        }
-    }
-}
-
 fn binary(op: &str, a: Num, b: Num) -> R {
     use Num::{Float, Int};
     Ok(match (op, a, b) {
@@ -109,14 +90,14 @@ fn binary(op: &str, a: Num, b: Num) -> R {
                         q
                     })
                 }
-                None => Float(float_floor_div(x as f64, y as f64)),
+                None => Float(tb_python::float::divmod(x as f64, y as f64).0),
             }
         }
         ("//", x, y) => {
             if y.to_f64() == 0.0 {
                 return Err(CalcError);
             }
-            Float(float_floor_div(x.to_f64(), y.to_f64()))
+            Float(tb_python::float::divmod(x.to_f64(), y.to_f64()).0)
         }
         ("**", x, y) => return power(x, y),
         _ => return Err(CalcError),

@@ -120,32 +120,6 @@ pub(super) fn overflow<T>() -> R<T> {
 
 /// `x ** y` on floats, with CPython's errors: a negative power of zero, a result too large,
 /// and a fractional power of a negative number (a complex number in CPython).
-/// Python's `divmod` of two floats, `y` not zero: the floored quotient and the remainder,
-/// which takes the divisor's sign (a zero remainder too: `-0.0 % 1` is `0.0`). The quotient
-/// is computed from the remainder, not as `floor(x / y)`, so `1 // 0.1` is `9.0` as in
-/// CPython (the rounded `1 / 0.1` is exactly 10).
-fn float_divmod(x: f64, y: f64) -> (f64, f64) {
-    let mut rem = x % y;
-    let mut div = (x - rem) / y;
-    if rem == 0.0 {
-        rem = 0f64.copysign(y);
-    } else if (y < 0.0) != (rem < 0.0) {
-        rem += y;
-        div -= 1.0;
-    }
-    let quotient = if div == 0.0 {
-        0f64.copysign(x / y)
-    } else {
-        let floor = div.floor();
-        if div - floor > 0.5 {
-            floor + 1.0
-        } else {
-            floor
-        }
-    };
-    (quotient, rem)
-}
-
 pub(super) fn float_pow(x: f64, y: f64) -> R<Value> {
     if x == 0.0 && y < 0.0 {
         return raise(
@@ -262,13 +236,13 @@ pub fn binary_op(op: Operator, a: &Value, b: &Value) -> R<Value> {
                 if y == 0.0 {
                     return raise(ExcKind::ZeroDivisionError, "float floor division by zero");
                 }
-                float_divmod(x, y).0
+                tb_python::float::divmod(x, y).0
             }
             Operator::Mod => {
                 if y == 0.0 {
                     return raise(ExcKind::ZeroDivisionError, "float modulo");
                 }
-                float_divmod(x, y).1
+                tb_python::float::divmod(x, y).1
             }
             Operator::Pow => return float_pow(x, y),
             _ => return type_error(),
